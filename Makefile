@@ -1,0 +1,123 @@
+# PerfTracker build.  `make` builds the optimised tree in build/, `make test`
+# a separate ASan+UBSan tree in build-test/ and runs every test, `make demo`
+# runs the main job.  Sources are found by folder (one folder per stage), so
+# adding a file needs no edit here.
+
+CC      ?= cc
+PYTHON  ?= /usr/bin/python3
+PREFIX  ?= /usr/local
+FUZZ_SECONDS ?= 30
+
+LIB_DIRS := util model trace analysis diagnose report control agent display
+LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
+CLI_SRC  := $(wildcard src/cli/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+
+BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -g -pthread \
+	-D_GNU_SOURCE -Isrc -DPT_BUILD
+LIBS := -lz -lsqlite3 -lm -lpthread -ldl
+
+OPT_CFLAGS  := $(BASE_CFLAGS) -O2 -fPIC
+TEST_CFLAGS := $(BASE_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined -DPT_TEST
+TEST_LDFLAGS := -fsanitize=address,undefined
+
+B  := build
+BT := build-test
+BF := build-fuzz
+
+LIB_OBJ      := $(LIB_SRC:%.c=$(B)/obj/%.o)
+CLI_OBJ      := $(CLI_SRC:%.c=$(B)/obj/%.o)
+LIB_OBJ_T    := $(LIB_SRC:%.c=$(BT)/obj/%.o)
+CLI_OBJ_T    := $(CLI_SRC:%.c=$(BT)/obj/%.o)
+UNIT_BIN     := $(UNIT_SRC:tests/unit/%.c=$(BT)/tests/%)
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(BF)/%)
+BENCH_BIN    := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
+
+.PHONY: all deps test unit fuzz bench demo install clean
+all: $(B)/perftracker $(B)/libperftracker.a $(B)/libperftracker.so $(B)/perftracker.pc
+
+deps:
+	@sh scripts/deps.sh
+
+# ---- optimised tree -------------------------------------------------------
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/libperftracker.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/libperftracker.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LIBS)
+
+$(B)/perftracker: $(CLI_OBJ) $(B)/libperftracker.a
+	$(CC) -o $@ $(CLI_OBJ) $(B)/libperftracker.a $(LIBS)
+
+$(B)/perftracker.pc: scripts/perftracker.pc.in
+	sed 's|@PREFIX@|$(PREFIX)|g' $< > $@
+
+$(B)/bench/%: bench/%.c $(B)/libperftracker.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT_CFLAGS) -o $@ $< $(B)/libperftracker.a $(LIBS)
+
+# ---- sanitizer tree (tests) -------------------------------------------------
+$(BT)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BT)/libperftracker.a: $(LIB_OBJ_T)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BT)/perftracker: $(CLI_OBJ_T) $(BT)/libperftracker.a
+	$(CC) $(TEST_LDFLAGS) -o $@ $(CLI_OBJ_T) $(BT)/libperftracker.a $(LIBS)
+
+$(BT)/tests/%: tests/unit/%.c $(BT)/libperftracker.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(TEST_LDFLAGS) -MMD -MP -o $@ $< $(BT)/libperftracker.a -lcmocka $(LIBS)
+
+# ---- fuzzers (clang libFuzzer) ----------------------------------------------
+$(BF)/%: tests/fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
+		-o $@ $< $(LIB_SRC) $(LIBS)
+
+unit: $(UNIT_BIN) $(BT)/perftracker
+fuzz: $(FUZZ_BIN)
+
+test: deps
+	$(MAKE) all unit fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) PYTHON=$(PYTHON) bash tests/run
+
+bench: all $(BENCH_BIN)
+	sh bench/run.sh
+
+demo: deps all
+	sh scripts/demo.sh
+
+# Headers keep their src/ layout under include/perftracker/ (perftracker.h
+# includes them by relative path); pkg-config adds that folder to -I.
+PUB_HDR_DIRS := util model trace analysis diagnose report
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(B)/perftracker $(DESTDIR)$(PREFIX)/bin/perftracker
+	install -m 644 $(B)/libperftracker.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/libperftracker.so $(DESTDIR)$(PREFIX)/lib/
+	for d in $(PUB_HDR_DIRS); do \
+		install -d $(DESTDIR)$(PREFIX)/include/perftracker/$$d && \
+		install -m 644 src/$$d/*.h $(DESTDIR)$(PREFIX)/include/perftracker/$$d/ || exit 1; \
+	done
+	install -m 644 src/perftracker.h $(DESTDIR)$(PREFIX)/include/perftracker/perftracker.h
+	sed 's|@PREFIX@|$(PREFIX)|g' scripts/perftracker.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/perftracker.pc
+
+clean:
+	rm -rf $(B) $(BT) $(BF)
+
+# Per-component rules (collector, web page, display server) live in mk/.
+-include $(wildcard mk/*.mk)
+
+-include $(shell find $(B) $(BT) -name '*.d' 2>/dev/null)

@@ -1,0 +1,142 @@
+#!/bin/bash
+# bench/run.sh - the analyzer's benchmarks (`make bench` runs this).
+#
+# Generates large traces from the real 8-rank DLRM set (bench/gen_trace.c:
+# the steps repeated with shifted timestamps) into bench/out/ (gitignored),
+# then measures, all in one run so the ratios are fair:
+#   summarize of a 200 MB trace (and 1 GB with --full) beside cat, a read()
+#   loop and Python's json.load, and of its .json.gz beside zcat;
+#   analyze of 8 traces with --jobs 1 and --jobs 2;
+#   diagnose of 10,000 worker summaries beside cat of the same files.
+# Prints the tables and writes them to bench/out/results.md.
+#
+# usage: bench/run.sh [--full] [--no-python]
+# env:   BENCH_FULL=1 (= --full), BENCH_SIZE (default 200M), BENCH_FULL_SIZE
+#        (1G), BENCH_ANALYZE_SIZE (per trace; 64M, 100M with --full),
+#        BENCH_DIAG_N (10000), BENCH_REPEAT (3), BENCH_NO_PYTHON=1
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+cd "$(dirname "$0")/.."
+
+full=${BENCH_FULL:-0}
+for a in "$@"; do
+	case $a in
+	--full) full=1 ;;
+	--no-python) export BENCH_NO_PYTHON=1 ;;
+	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "bench/run.sh: unknown option '$a'" >&2; exit 2 ;;
+	esac
+done
+
+export PT=${PT:-build/perftracker}
+GEN=${GEN:-build/bench/gen_trace}
+export RL=${RL:-build/bench/readloop}
+SRC_DIR=tests/data/dlrm
+[ -d "$SRC_DIR" ] || SRC_DIR=/work/shared/traces/param/et_replay/tests/inputs/dlrm_kineto
+OUT=bench/out
+DATA=$OUT/data
+export RES=$OUT/results.md
+export LOGS=$OUT/logs
+size=${BENCH_SIZE:-200M}
+full_size=${BENCH_FULL_SIZE:-1G}
+if [ "$full" = 1 ]; then an_size=${BENCH_ANALYZE_SIZE:-100M}; else an_size=${BENCH_ANALYZE_SIZE:-64M}; fi
+diag_n=${BENCH_DIAG_N:-10000}
+
+mkdir -p "$DATA" "$LOGS"
+. bench/lib.sh
+
+# Binaries: `make bench` has built them; when run by hand, build what is missing.
+for b in "$PT" "$GEN" "$RL"; do
+	[ -x "$b" ] || make -s "$b" || { echo "bench/run.sh: cannot build $b" >&2; exit 1; }
+done
+
+bytes_of() {  # 200M -> 200000000
+	awk -v s="$1" 'BEGIN { m = 1; u = substr(s, length(s));
+		if (u == "K" || u == "k") m = 1e3; else if (u == "M" || u == "m") m = 1e6;
+		else if (u == "G" || u == "g") m = 1e9;
+		printf "%.0f", (m == 1 ? s : substr(s, 1, length(s) - 1)) * m }'
+}
+
+# Room: the traces, their .gz (~2%), the analyze set, summaries; 20% slack.
+need=$(( ($(bytes_of "$size") + 8 * $(bytes_of "$an_size")) / 1024 * 12 / 10 ))
+[ "$full" = 1 ] && need=$((need + $(bytes_of "$full_size") / 1024 * 12 / 10))
+avail=$(disk_avail_kb "$OUT")
+if [ "$avail" -lt "$need" ]; then
+	if [ "$full" = 1 ]; then
+		echo "bench/run.sh: only $(mib "$avail") MiB free in $OUT, --full needs $(mib "$need"); running the default size" >&2
+		full=0
+		need=$(( ($(bytes_of "$size") + 8 * $(bytes_of "$an_size")) / 1024 * 12 / 10 ))
+	fi
+	if [ "$avail" -lt "$need" ]; then
+		echo "bench/run.sh: only $(mib "$avail") MiB free in $OUT, need $(mib "$need")" >&2
+		exit 1
+	fi
+fi
+
+# gen SOURCE SIZE OUT : generate unless OUT is newer than the generator and source.
+gen() {
+	if [ -s "$3" ] && [ "$3" -nt "$GEN" ] && [ "$3" -nt "$1" ] && [ -f "$3.size" ] &&
+	   [ "$(cat "$3.size")" = "$2" ]; then
+		return 0
+	fi
+	"$GEN" -s "$2" -o "$3.tmp" "$1" 2>>"$LOGS/gen.log" && mv "$3.tmp" "$3" && echo "$2" >"$3.size"
+}
+gz() {
+	if [ -s "$1.gz" ] && [ "$1.gz" -nt "$1" ]; then return 0; fi
+	gzip -c "$1" >"$1.gz.tmp" && mv "$1.gz.tmp" "$1.gz"
+}
+
+rank0=$(ls "$SRC_DIR"/worker0_*.json | head -1)
+t0=$(date +%s)
+# The generator's self-check: one repetition must reproduce the source exactly.
+"$GEN" -n 1 -o "$DATA/selfcheck.json" "$rank0" 2>/dev/null && cmp -s "$DATA/selfcheck.json" "$rank0" ||
+	{ echo "bench/run.sh: $GEN -n 1 does not reproduce $rank0" >&2; exit 1; }
+rm -f "$DATA/selfcheck.json"
+echo "generating traces in $DATA (from $SRC_DIR) ..."
+gen "$rank0" "$size" "$DATA/dlrm0_$size.json" && gz "$DATA/dlrm0_$size.json" || exit 1
+if [ "$full" = 1 ]; then
+	gen "$rank0" "$full_size" "$DATA/dlrm0_$full_size.json" && gz "$DATA/dlrm0_$full_size.json" || exit 1
+fi
+# analyze set: one trace per DLRM rank, named <host>_<rank>_<pid>.json
+rm -rf "$DATA/analyze.tmp"
+an_files=()
+for src in "$SRC_DIR"/worker*_*.json; do
+	r=$(basename "$src" | sed 's/^worker\([0-9]*\)_.*/\1/')
+	pid=$(grep -m1 -o '"pid": [0-9][0-9][0-9]*' "$src" | grep -o '[0-9]*$')
+	f=$DATA/analyze/node0_${r}_${pid:-0}.json
+	mkdir -p "$DATA/analyze"
+	gen "$src" "$an_size" "$f" || exit 1
+	an_files+=("$f")
+done
+echo "generated in $(($(date +%s) - t0)) s"
+
+# Header of the results file.
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+os=$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")
+ccv=$(${CC:-cc} --version 2>/dev/null | head -1)
+{
+	echo "# PerfTracker benchmark results"
+	echo
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores ($cpu), $(mib "$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)") MiB RAM; $os, kernel $(uname -r); $ccv, -O2."
+	echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg). Best of ${BENCH_REPEAT:-3} runs, warm page cache; MB = 10^6 bytes, MiB = 2^20."
+	echo "Inputs made by build/bench/gen_trace from $SRC_DIR (the real 8-rank DLRM traces, one step each, repeated with shifted timestamps)."
+} >"$RES"
+cat "$RES"
+
+bash bench/bench_summarize.sh "$DATA/dlrm0_$size.json" "$DATA/dlrm0_$size.json.gz"
+if [ "$full" = 1 ]; then
+	bash bench/bench_summarize.sh "$DATA/dlrm0_$full_size.json" "$DATA/dlrm0_$full_size.json.gz"
+else
+	say "(1 GB trace not run: use \`make bench BENCH_FULL=1\` or \`bench/run.sh --full\`.)"
+fi
+
+bash bench/bench_analyze.sh "${an_files[@]}"
+
+if [ -f bench/bench_diagnose.sh ]; then
+	BENCH_DIAG_N=$diag_n bash bench/bench_diagnose.sh
+else
+	say "(diagnose benchmark not present: bench/bench_diagnose.sh)"
+fi
+
+echo
+echo "total $(($(date +%s) - t0)) s; results in $RES"

@@ -1,0 +1,101 @@
+"""PerfTracker demo job: a small MLP trained with DDP on gloo (CPU), one rank
+slower than the others because of one Python function.
+
+Start one process per rank with RANK, WORLD_SIZE, LOCAL_RANK,
+LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set (scripts/demo.sh does), then
+run `perftracker --trigger-on --auto-analyze` while it trains: the report
+names the slow rank and `slow_augment`.
+
+The two PerfTracker lines are exactly the reference guide's.
+"""
+import argparse
+import os
+import time
+
+try:
+    from c4d_perftracker_collector.PerfTracker import PerfTracker
+    my_tracer = PerfTracker()
+except Exception:
+    my_tracer = None
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seconds", type=float, default=60.0,
+                   help="train this long (all ranks stop at the same step)")
+    p.add_argument("--steps", type=int, default=0, help="or this many steps (0: by --seconds)")
+    p.add_argument("--slow-rank", type=int, default=2, help="rank that runs slow_augment (-1: none)")
+    p.add_argument("--slow-ms", type=float, default=30.0, help="extra time slow_augment costs")
+    p.add_argument("--load-ms", type=float, default=10.0, help="simulated data loading per step")
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--stop-file", default="",
+                   help="stop (all ranks at the same step) once this file exists")
+    p.add_argument("--no-ddp", action="store_true",
+                   help="no process group: ranks train independently (no collectives)")
+    return p.parse_args()
+
+
+def load_batch(batch, dim, ms):
+    """Stands in for a data loader: mostly waiting."""
+    time.sleep(ms / 1000.0)
+    return torch.randn(batch, dim), torch.randn(batch, 1)
+
+
+def slow_augment(x, ms):
+    """The planted problem: a slow Python-side augmentation on one rank (it
+    waits rather than spins, so that the demo stays light on small machines)."""
+    time.sleep(ms / 1000.0)
+    return x * 1.0
+
+
+def main():
+    args = parse_args()
+    rank = int(os.environ.get("RANK", "0"))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    ddp = not args.no_ddp and world > 1
+    if ddp:
+        dist.init_process_group("gloo", rank=rank, world_size=world)
+    model = nn.Sequential(nn.Linear(64, args.hidden), nn.ReLU(), nn.Linear(args.hidden, args.hidden),
+                          nn.ReLU(), nn.Linear(args.hidden, 1))
+    if ddp:
+        model = nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = nn.MSELoss()
+    stop_at = time.time() + args.seconds
+    step = 0
+    while True:
+        x, y = load_batch(args.batch, 64, args.load_ms)
+        if rank == args.slow_rank:
+            x = slow_augment(x, args.slow_ms)
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        step += 1
+        if my_tracer is not None:
+            my_tracer.step()
+        if args.steps:
+            done = step >= args.steps
+        else:
+            done = time.time() >= stop_at or bool(args.stop_file and os.path.exists(args.stop_file))
+            if ddp:  # every rank stops at the same step
+                flag = torch.tensor([1.0 if done else 0.0])
+                dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+                done = flag.item() > 0
+        if done:
+            break
+    if ddp:
+        dist.barrier()
+        dist.destroy_process_group()
+    print("rank %d: %d steps, loss %.4f" % (rank, step, loss.item()), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+# PerfDisplay (src/display): the page template compiled into the library and
+# the HTTP server's library.  Included by the Makefile (mk/*.mk, alphabetical,
+# so names shared with mk/web.mk are defined here).
+#
+# web/index.html + web/style.css + web/app.js + web/app.py + the charting
+# library from npm --(build/gen/pt-inline, from web/inline.c)-->
+# build/gen/page_template.h, #included by src/display/page.c.
+
+LIBS += -lmicrohttpd
+
+PT_VERSION ?= 0.1.0
+GEN := $(B)/gen
+PAGE_TEMPLATE := $(GEN)/page_template.h
+WEB_STAMP := node_modules/.package-lock.json
+WEB_LIB := node_modules/echarts/dist/echarts.min.js
+WEB_SRC := web/index.html web/style.css web/app.js web/app.py
+
+$(GEN)/pt-inline: web/inline.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -o $@ $<
+
+# build/gen/page.html is the same page with no report embedded (it fetches
+# report.json when served); the tests and the benchmark use it.
+$(PAGE_TEMPLATE): $(GEN)/pt-inline $(WEB_SRC) $(WEB_STAMP)
+	$(GEN)/pt-inline $@.tmp web/index.html web/style.css $(WEB_LIB) web/app.js web/app.py \
+		$(PT_VERSION) $(GEN)/page.html
+	mv $@.tmp $@
+
+# page.c includes the generated header (by a path relative to itself, so the
+# fuzz build that compiles the sources directly finds it too).
+$(B)/obj/src/display/page.o $(BT)/obj/src/display/page.o $(FUZZ_BIN): $(PAGE_TEMPLATE)
+
+.PHONY: page
+page: $(PAGE_TEMPLATE)

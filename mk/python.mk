@@ -1,0 +1,41 @@
+# Python collector: the C extension perftracker._collector, built in place
+# under python/ for $(PYTHON) (the interpreter that has torch), so that
+# PYTHONPATH=<repo>/python makes `perftracker` and the compatibility path
+# `c4d_perftracker_collector` importable.  Included from the Makefile.
+
+PY_EXT_SUFFIX := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX") or ".so")' 2>/dev/null)
+PY_INCLUDE    := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+PY_SITE       := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("platlib"))' 2>/dev/null)
+PY_EXT        := python/perftracker/_collector$(PY_EXT_SUFFIX)
+# util/error.h uses size_t without <stddef.h>; harmless once it includes it.
+PY_EXT_CFLAGS ?= -include stddef.h
+# The extension links the control-directory protocol and the JSON and
+# string helpers it needs from source (compiled -fPIC here), not the whole
+# library: the training process loads nothing else.
+PY_EXT_SRC    := python/perftracker/_collector.c src/control/control.c src/util/json.c \
+		 src/util/strbuf.c src/util/error.c
+PY_EXT_HDR    := src/control/control.h src/util/json.h src/util/strbuf.h src/util/error.h \
+		 src/util/xalloc.h
+
+.PHONY: python python-install
+all: $(PY_EXT)
+python: $(PY_EXT)
+
+$(PY_EXT): $(PY_EXT_SRC) $(PY_EXT_HDR)
+	$(CC) $(BASE_CFLAGS) $(PY_EXT_CFLAGS) -O2 -fPIC -shared -I$(PY_INCLUDE) -o $@ $(PY_EXT_SRC) -lpthread
+
+# Install the packages for $(PYTHON): DESTDIR-aware, PY_SITE overridable.
+python-install: $(PY_EXT)
+	install -d $(DESTDIR)$(PY_SITE)/perftracker $(DESTDIR)$(PY_SITE)/c4d_perftracker_collector
+	install -m 644 python/perftracker/__init__.py python/perftracker/_window.py \
+		$(DESTDIR)$(PY_SITE)/perftracker/
+	install -m 755 $(PY_EXT) $(DESTDIR)$(PY_SITE)/perftracker/
+	install -m 644 python/c4d_perftracker_collector/__init__.py \
+		python/c4d_perftracker_collector/PerfTracker.py \
+		$(DESTDIR)$(PY_SITE)/c4d_perftracker_collector/
+install: python-install
+
+clean: clean-python
+.PHONY: clean-python
+clean-python:
+	rm -f python/perftracker/_collector*.so

@@ -1,0 +1,149 @@
+"""PerfTracker collector: add two lines to a training script.
+
+    from perftracker import PerfTracker      # or c4d_perftracker_collector.PerfTracker
+    tracer = PerfTracker()
+    ...
+    tracer.step()                             # once per iteration
+
+PerfTracker() registers the process in the control directory
+($PERFTRACKER_CONTROL_DIR, default /tmp/perftracker/control); step() is a C
+function that counts iterations.  `perftracker --trigger-on` on the master
+then profiles every worker for a few steps.  See docs/collector.md.
+
+Nothing here raises into the training script: a problem is logged once to
+stderr and the collector stays inert.
+"""
+
+import os
+import shutil
+import sys
+
+__all__ = ["PerfTracker", "__version__"]
+__version__ = "1.0.0"
+
+
+def _log(msg):
+    try:
+        sys.stderr.write("perftracker: collector: %s\n" % msg)
+    except Exception:
+        pass
+
+
+try:
+    from . import _collector
+    _Base = _collector.Collector
+except Exception as _e:  # extension not built: stay inert
+    _collector = None
+    _log("extension not available (%s); run 'make' in the PerfTracker tree" % _e)
+
+    class _Base(object):
+        def __init__(self, *a, **k):
+            pass
+
+        def step(self):
+            pass
+
+
+def _env_int(names, default):
+    for n in names:
+        v = os.environ.get(n)
+        if v is None or v == "":
+            continue
+        try:
+            return int(v)
+        except ValueError:
+            continue
+    return default
+
+
+def _find_binary():
+    """The perftracker binary that runs the agent: $PERFTRACKER_BIN, the
+    build tree next to this package, or PATH."""
+    b = os.environ.get("PERFTRACKER_BIN")
+    if b:
+        return b if os.access(b, os.X_OK) else None
+    here = os.path.dirname(os.path.abspath(__file__))
+    cand = os.path.join(os.path.dirname(os.path.dirname(here)), "build", "perftracker")
+    if os.access(cand, os.X_OK):
+        return cand
+    for name in ("perftracker", "c4d_perftracker"):
+        p = shutil.which(name)
+        if p:
+            return p
+    return None
+
+
+def _agent_argv(control_dir, local_rank):
+    if local_rank != 0 or os.environ.get("PERFTRACKER_AUTO_AGENT", "1") == "0":
+        return None
+    b = _find_binary()
+    if not b:
+        return None
+    argv = [b, "agent", "--control-dir", control_dir, "--detach",
+            "--exit-when-idle", os.environ.get("PERFTRACKER_AGENT_IDLE_EXIT", "300")]
+    spool = os.environ.get("PERFTRACKER_SPOOL_DIR")
+    if spool:
+        argv += ["--spool-dir", spool]
+    return argv
+
+
+_shutdown_registered = False
+
+
+class PerfTracker(_Base):
+    """The collector of this training process.  step() marks one iteration.
+
+    Arguments (all optional; environment variables in brackets):
+      control_dir  [PERFTRACKER_CONTROL_DIR] shared control directory
+      rank, local_rank, world_size, local_world_size  [RANK, LOCAL_RANK, ...]
+    Further knobs: PERFTRACKER_SPOOL_DIR, PERFTRACKER_HOST,
+    PERFTRACKER_HEARTBEAT_MS (1000), PERFTRACKER_POLL_MS (250),
+    PERFTRACKER_TRACE_EVENTS (2097152), PERFTRACKER_AUTO_AGENT (1),
+    PERFTRACKER_DISABLE (0), PERFTRACKER_DEBUG (0).
+    """
+
+    # No instance dict: `tracer.step` resolves straight to the C method.
+    __slots__ = ()
+
+    def __init__(self, control_dir=None, rank=None, local_rank=None, world_size=None,
+                 local_world_size=None):
+        global _shutdown_registered
+        try:
+            if os.environ.get("PERFTRACKER_DISABLE", "0") not in ("", "0") or _collector is None:
+                return
+            from . import _window
+            cdir = control_dir or os.environ.get("PERFTRACKER_CONTROL_DIR") or \
+                "/tmp/perftracker/control"
+            cdir = os.path.abspath(cdir)
+            if rank is None:
+                rank = _env_int(("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"), 0)
+            if local_rank is None:
+                local_rank = _env_int(("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                       "SLURM_LOCALID"), 0)
+            if world_size is None:
+                world_size = _env_int(("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                       "SLURM_NTASKS"), 1)
+            if local_world_size is None:
+                local_world_size = _env_int(("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"),
+                                            1)
+            spool = os.environ.get("PERFTRACKER_SPOOL_DIR") or None
+            super().__init__(
+                control_dir=cdir, spool_dir=spool, rank=int(rank), local_rank=int(local_rank),
+                world_size=int(world_size), local_world_size=int(local_world_size),
+                hook=_window, agent_argv=_agent_argv(cdir, int(local_rank)),
+                heartbeat_ms=_env_int(("PERFTRACKER_HEARTBEAT_MS",), 1000),
+                poll_ms=_env_int(("PERFTRACKER_POLL_MS",), 250),
+                trace_events=_env_int(("PERFTRACKER_TRACE_EVENTS",), 1 << 21))
+            if not _shutdown_registered:
+                import atexit
+                atexit.register(_collector.shutdown)
+                _shutdown_registered = True
+        except Exception as e:  # never into the training script
+            _log("disabled: %s" % e)
+
+    def info(self):
+        """The collector's state (step count, worker id, state) as a dict."""
+        try:
+            return _collector.info() if _collector else {}
+        except Exception:
+            return {}

@@ -1,0 +1,1528 @@
+/*
+ * _collector.c - the collector inside every training process (C extension
+ * of the `perftracker` Python package).
+ *
+ * First stage of the online flow (DESIGN.md): step() counts iterations; a
+ * background thread registers the worker in the control directory, writes
+ * heartbeats, polls for a trigger and arms the profiling window; when the
+ * step count reaches the armed step, step() calls the thin Python layer
+ * (_window.py) that drives torch.profiler, and, where torch cannot record
+ * Python functions (no Kineto), runs the Python function tracer below.  The
+ * background thread then merges the tracer's events into the exported trace
+ * and drops it in the node-local spool for the agent (src/agent).
+ *
+ * Rules: step() never does I/O, never takes a lock and never raises; every
+ * error is logged once to stderr and the collector goes quiet.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <frameobject.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control/control.h"
+#include "util/strbuf.h"
+
+extern char **environ;
+
+#define NO_ACTION INT64_MAX
+
+/* ---- logging ------------------------------------------------------------- */
+
+static int log_verbose;
+static int log_count;
+
+/* First message goes to stderr, later ones only with PERFTRACKER_DEBUG=1:
+ * a broken control directory must not flood the training log. */
+static void plog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void plog(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n, first = __atomic_fetch_add(&log_count, 1, __ATOMIC_RELAXED) == 0;
+
+	if (!first && !log_verbose)
+		return;
+	n = snprintf(buf, sizeof(buf), "perftracker: collector: ");
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 40)
+		n = (int)sizeof(buf) - 40;
+	if (first && !log_verbose)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, " (further errors not shown)");
+	buf[n++] = '\n';
+	if (write(2, buf, (size_t)n) < 0) {
+		/* nothing left to report to */
+	}
+}
+
+static void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void dlog(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	if (!log_verbose)
+		return;
+	n = snprintf(buf, sizeof(buf), "perftracker: collector[%ld]: ", (long)getpid());
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(2, buf, (size_t)n) < 0) {
+	}
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- Python function tracer ---------------------------------------------- */
+
+/* One call or return, 16 bytes.  Returns carry no key: setprofile delivers
+ * calls and returns strictly nested per thread, so the conversion pairs them
+ * with a stack and only needs to know whether a return is Python or C. */
+typedef struct tev {
+	int64_t ts;
+	uint32_t key;
+	uint32_t what;
+} tev;
+
+enum { EV_CALL = 0, EV_RET_PY = 1, EV_RET_C = 2 };
+
+typedef struct tkey {
+	const void *a, *b;  /* code object, or (PyMethodDef, self type) */
+	char *name;
+	int is_c;
+} tkey;
+
+static struct tracer {
+	tev *ev;
+	size_t n, cap;
+	uint64_t dropped;
+	int64_t drop_depth;  /* nesting of calls dropped because the buffer was full */
+	int full;
+	int active, paused;
+	tkey *keys;          /* keys[0] unused */
+	uint32_t nkeys, keycap;
+	uint32_t *hash;      /* open addressing, 0 = empty */
+	uint32_t hashcap;
+	PyObject **refs;     /* code objects held for the window */
+	size_t nrefs, refcap;
+	int64_t start_ns, stop_ns;
+	uint32_t *stack0;    /* frames active at start, outermost first */
+	size_t nstack0;
+	int oom;
+} T;
+
+static uint32_t hash_ptrs(const void *a, const void *b)
+{
+	uint64_t x = (uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ull ^
+		     (uint64_t)(uintptr_t)b * 0xC2B2AE3D27D4EB4Full;
+
+	return (uint32_t)(x >> 32) ^ (uint32_t)x;
+}
+
+static int hash_grow(void)
+{
+	uint32_t nc = T.hashcap ? T.hashcap * 2 : 4096;
+	uint32_t *nh = calloc(nc, sizeof(uint32_t));
+
+	if (!nh)
+		return -1;
+	for (uint32_t k = 1; k < T.nkeys; k++) {
+		uint32_t h = hash_ptrs(T.keys[k].a, T.keys[k].b) & (nc - 1);
+
+		while (nh[h])
+			h = (h + 1) & (nc - 1);
+		nh[h] = k;
+	}
+	free(T.hash);
+	T.hash = nh;
+	T.hashcap = nc;
+	return 0;
+}
+
+/* Intern (a, b); name is only built (with the GIL held) on first sight.
+ * Returns 0 when out of memory (the event is dropped). */
+static uint32_t intern(const void *a, const void *b, PyObject *obj, int is_c)
+{
+	uint32_t h, k;
+	char *name = NULL;
+
+	if (!T.hashcap || (T.nkeys + 1) * 2 > T.hashcap)
+		if (hash_grow())
+			return 0;
+	h = hash_ptrs(a, b) & (T.hashcap - 1);
+	while ((k = T.hash[h])) {
+		if (T.keys[k].a == a && T.keys[k].b == b)
+			return k;
+		h = (h + 1) & (T.hashcap - 1);
+	}
+	if (T.nkeys >= T.keycap) {
+		uint32_t nc = T.keycap ? T.keycap * 2 : 1024;
+		tkey *nk = realloc(T.keys, nc * sizeof(tkey));
+
+		if (!nk)
+			return 0;
+		T.keys = nk;
+		T.keycap = nc;
+		if (T.nkeys == 0)
+			T.nkeys = 1;
+	}
+	if (!is_c) {
+		PyCodeObject *co = (PyCodeObject *)obj;
+		const char *file = PyUnicode_AsUTF8(co->co_filename);
+		const char *fn = PyUnicode_AsUTF8(co->co_name);
+		size_t len;
+
+		if (!file || !fn) {
+			PyErr_Clear();
+			file = file ? file : "?";
+			fn = fn ? fn : "?";
+		}
+		/* torch's Python tracer writes "file.py(123): func" */
+		len = strlen(file) + strlen(fn) + 32;
+		name = malloc(len);
+		if (name)
+			snprintf(name, len, "%s(%d): %s", file, co->co_firstlineno, fn);
+		if (T.nrefs >= T.refcap) {
+			size_t nc = T.refcap ? T.refcap * 2 : 1024;
+			PyObject **nr = realloc(T.refs, nc * sizeof(PyObject *));
+
+			if (!nr) {
+				free(name);
+				return 0;
+			}
+			T.refs = nr;
+			T.refcap = nc;
+		}
+		Py_INCREF(obj);
+		T.refs[T.nrefs++] = obj;
+	} else {
+		PyCFunctionObject *f = (PyCFunctionObject *)obj;
+		const char *mn = f->m_ml && f->m_ml->ml_name ? f->m_ml->ml_name : "?";
+		size_t len;
+
+		/* What repr() of the builtin says, with the address normalised
+		 * the way the trace reader normalises it ("at 0x>"). */
+		if (!b) {
+			len = strlen(mn) + 32;
+			name = malloc(len);
+			if (name)
+				snprintf(name, len, "<built-in function %s>", mn);
+		} else {
+			const char *tn = ((PyTypeObject *)b)->tp_name;
+			const char *dot = strrchr(tn, '.');
+
+			tn = dot ? dot + 1 : tn;
+			len = strlen(mn) + strlen(tn) + 64;
+			name = malloc(len);
+			if (name)
+				snprintf(name, len, "<built-in method %s of %s object at 0x>", mn, tn);
+		}
+	}
+	if (!name)
+		return 0;
+	k = T.nkeys++;
+	T.keys[k].a = a;
+	T.keys[k].b = b;
+	T.keys[k].name = name;
+	T.keys[k].is_c = is_c;
+	T.hash[h] = k;
+	return k;
+}
+
+static uint32_t key_code(PyCodeObject *co)
+{
+	return intern(co, NULL, (PyObject *)co, 0);
+}
+
+static uint32_t key_cfunc(PyObject *arg)
+{
+	PyCFunctionObject *f;
+	PyObject *self;
+	const void *tp;
+
+	if (!PyCFunction_Check(arg))
+		return 0;
+	f = (PyCFunctionObject *)arg;
+	self = f->m_self;
+	tp = (!self || PyModule_Check(self)) ? NULL : (const void *)Py_TYPE(self);
+	return intern(f->m_ml, tp, arg, 1);
+}
+
+static inline void put(int64_t ts, uint32_t key, uint32_t what)
+{
+	tev *e = &T.ev[T.n++];
+
+	e->ts = ts;
+	e->key = key;
+	e->what = what;
+}
+
+/* Room kept for returns of frames opened before the buffer filled. */
+#define TRACE_RESERVE 4096
+
+static int trace_cb(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+	int64_t ts;
+	uint32_t key = 0;
+
+	if (T.paused)
+		return 0;
+	ts = now_ns();
+	switch (what) {
+	case PyTrace_CALL:
+	case PyTrace_C_CALL:
+		if (T.full || T.n + TRACE_RESERVE >= T.cap) {
+			T.full = 1;
+			T.drop_depth++;
+			T.dropped++;
+			return 0;
+		}
+		if (what == PyTrace_CALL) {
+			PyCodeObject *co = PyFrame_GetCode(frame);
+
+			key = key_code(co);
+			Py_DECREF(co);
+		} else {
+			key = key_cfunc(arg);
+		}
+		if (!key) {
+			/* Not a PyCFunction, or out of memory: keep nesting right. */
+			T.full = T.full || T.oom;
+			T.drop_depth++;
+			T.dropped++;
+			return 0;
+		}
+		put(ts, key, EV_CALL);
+		return 0;
+	case PyTrace_RETURN:
+	case PyTrace_C_RETURN:
+	case PyTrace_C_EXCEPTION:
+		if (T.drop_depth > 0) {
+			T.drop_depth--;
+			return 0;
+		}
+		if (T.n < T.cap)
+			put(ts, 0, what == PyTrace_RETURN ? EV_RET_PY : EV_RET_C);
+		else
+			T.dropped++;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static void tracer_free(void)
+{
+	for (uint32_t k = 1; k < T.nkeys; k++)
+		free(T.keys[k].name);
+	free(T.keys);
+	free(T.hash);
+	free(T.ev);
+	free(T.stack0);
+	free(T.refs);  /* references were dropped in tracer_stop */
+	memset(&T, 0, sizeof(T));
+}
+
+/* Allocate the event buffer (no GIL needed). */
+static int tracer_alloc(size_t cap)
+{
+	tracer_free();
+	if (cap < TRACE_RESERVE * 2)
+		cap = TRACE_RESERVE * 2;
+	T.ev = malloc(cap * sizeof(tev));
+	if (!T.ev)
+		return -1;
+	T.cap = cap;
+	return 0;
+}
+
+/* With the GIL held, in the thread to trace.  Records the frames already
+ * active as the bottom of the stack, so stacks start at <module>. */
+static int tracer_start(void)
+{
+	PyThreadState *ts = PyThreadState_Get();
+	PyFrameObject *f;
+	size_t depth = 0, cap = 0;
+	uint32_t *rev = NULL;
+
+	if (!T.ev)
+		return -1;
+	if (ts->c_profilefunc) {
+		plog("python tracer not started: another profiler (sys.setprofile) is active");
+		return -1;
+	}
+	f = PyEval_GetFrame();  /* borrowed */
+	Py_XINCREF(f);
+	while (f) {
+		PyCodeObject *co = PyFrame_GetCode(f);
+		uint32_t k = key_code(co);
+		PyFrameObject *back = PyFrame_GetBack(f);
+
+		Py_DECREF(co);
+		Py_DECREF(f);
+		f = back;
+		if (!k)
+			continue;
+		if (depth >= cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			uint32_t *nr = realloc(rev, nc * sizeof(uint32_t));
+
+			if (!nr)
+				break;
+			rev = nr;
+			cap = nc;
+		}
+		rev[depth++] = k;
+	}
+	Py_XDECREF(f);
+	T.stack0 = malloc((depth ? depth : 1) * sizeof(uint32_t));
+	if (T.stack0) {
+		for (size_t i = 0; i < depth; i++)
+			T.stack0[i] = rev[depth - 1 - i];
+		T.nstack0 = depth;
+	}
+	free(rev);
+	T.start_ns = now_ns();
+	T.active = 1;
+	T.paused = 0;
+	PyEval_SetProfile(trace_cb, NULL);
+	return 0;
+}
+
+/* With the GIL held.  Drops the code-object references (names were copied). */
+static void tracer_stop(void)
+{
+	if (T.active) {
+		PyEval_SetProfile(NULL, NULL);
+		T.stop_ns = now_ns();
+		T.active = 0;
+	}
+	for (size_t i = 0; i < T.nrefs; i++)
+		Py_DECREF(T.refs[i]);
+	T.nrefs = 0;
+}
+
+typedef struct open_frame {
+	uint32_t key;
+	int64_t ts;
+} open_frame;
+
+static void emit_x(FILE *f, uint32_t key, int64_t ts, int64_t end, int64_t base_ns,
+		   const char *pid_tok, const char *tid_tok, pt_sb *sb, int *first)
+{
+	int64_t rel = ts - base_ns, dur = end - ts;
+	const char *name = T.keys[key].name;
+
+	if (dur < 0)
+		dur = 0;
+	pt_sb_reset(sb);
+	if (!*first)
+		pt_sb_addc(sb, ',');
+	*first = 0;
+	pt_sb_adds(sb, "\n{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":");
+	pt_sb_add_json_str(sb, name, strlen(name));
+	pt_sb_addf(sb, ",\"pid\":%s,\"tid\":%s,\"ts\":%s%lld.%03lld,\"dur\":%lld.%03lld,\"args\":{}}",
+		   pid_tok, tid_tok, rel < 0 ? "-" : "", (long long)(llabs(rel) / 1000),
+		   (long long)(llabs(rel) % 1000), (long long)(dur / 1000), (long long)(dur % 1000));
+	if (!sb->oom)
+		fwrite(sb->buf, 1, sb->len, f);
+}
+
+/* Pair calls and returns into complete events and write them (no GIL). */
+static size_t tracer_write(FILE *f, int64_t base_ns, const char *pid_tok, const char *tid_tok,
+			   int first)
+{
+	open_frame *st;
+	size_t n = 0, cap = T.nstack0 + 256, written = 0;
+	pt_sb sb = { 0 };
+
+	st = malloc(cap * sizeof(open_frame));
+	if (!st)
+		return 0;
+	/* Frames active at the start all "began" at start_ns; one nanosecond
+	 * apart (outermost first) so that nesting by time containment is
+	 * unambiguous for the reader. */
+	for (size_t i = 0; i < T.nstack0; i++) {
+		st[n].key = T.stack0[i];
+		st[n].ts = T.start_ns - (int64_t)(T.nstack0 - i);
+		n++;
+	}
+	for (size_t i = 0; i < T.n; i++) {
+		const tev *e = &T.ev[i];
+
+		if (e->what == EV_CALL) {
+			if (n >= cap) {
+				size_t nc = cap * 2;
+				open_frame *ns = realloc(st, nc * sizeof(open_frame));
+
+				if (!ns)
+					break;
+				st = ns;
+				cap = nc;
+			}
+			st[n].key = e->key;
+			st[n].ts = e->ts;
+			n++;
+			continue;
+		}
+		/* A return whose call was not seen (the step() that started the
+		 * window) does not match the top: skip it. */
+		if (!n || T.keys[st[n - 1].key].is_c != (e->what == EV_RET_C))
+			continue;
+		n--;
+		emit_x(f, st[n].key, st[n].ts, e->ts, base_ns, pid_tok, tid_tok, &sb, &first);
+		written++;
+	}
+	/* Frames still open end at stop_ns, inner ones first (same reason). */
+	for (size_t top = n; n;) {
+		n--;
+		emit_x(f, st[n].key, st[n].ts, T.stop_ns + (int64_t)(top - 1 - n), base_ns, pid_tok,
+		       tid_tok, &sb, &first);
+		written++;
+	}
+	pt_sb_free(&sb);
+	free(st);
+	return written;
+}
+
+/* ---- collector state ------------------------------------------------------ */
+
+enum { W_IDLE, W_ARMED, W_PROFILING, W_EXPORT, W_FAILED };
+
+typedef struct window {
+	int phase;
+	char tid[PT_CONTROL_TID_MAX];
+	int64_t start, steps, actual_start, end;
+	double deadline;
+	int save_raw;
+	char torch_path[PT_CONTROL_PATH_MAX];
+	char final_path[PT_CONTROL_PATH_MAX];
+	/* From _window.stop(): */
+	int legacy;
+	int64_t trace_start_ns;
+	char pid_tok[96], tid_tok[96];
+	char backend[32];
+	int64_t rank, world;
+	char torch_version[32];
+	char error[512];
+	int status_dirty;
+	int use_tracer;
+} window;
+
+static struct collector {
+	/* Step path: written by the training thread, read by the background one. */
+	int64_t count;
+	int64_t next_action;
+	int started;
+	int quiet;
+	pid_t pid;
+
+	/* Configuration (set once before the thread starts). */
+	char dir[PT_CONTROL_PATH_MAX];
+	char spool[PT_CONTROL_PATH_MAX];
+	char host[PT_CONTROL_HOST_MAX];
+	char node[PT_CONTROL_HOST_MAX];
+	pt_worker_info info;
+	int heartbeat_ms, poll_ms;
+	size_t trace_events;
+	char **agent_argv;
+	PyObject *hook;
+
+	/* Background thread. */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int stop;
+	int stopped;
+
+	window w;
+	char handled[PT_CONTROL_TID_MAX];
+	int io_failing;
+} G = { .next_action = NO_ACTION, .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* ---- background thread ---------------------------------------------------- */
+
+static void io_error(const char *what, const pt_error *e)
+{
+	char buf[1024];
+
+	if (!G.io_failing)
+		plog("%s: %s", what, pt_error_format(e, buf, sizeof(buf)));
+	else
+		dlog("%s: %s", what, pt_error_format(e, buf, sizeof(buf)));
+	G.io_failing = 1;
+}
+
+static void write_status(const window *w, const char *state)
+{
+	pt_wstatus s;
+	pt_error e;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(s.state, sizeof(s.state), "%s", state);
+	snprintf(s.host, sizeof(s.host), "%s", G.host);
+	s.rank = G.info.rank;
+	s.start_step = w->actual_start ? w->actual_start : w->start;
+	s.end_step = w->end ? w->end : s.start_step + w->steps;
+	s.time = pt_control_now();
+	if (!strcmp(state, PT_STATE_TRACED))
+		snprintf(s.trace, sizeof(s.trace), "%s", w->final_path);
+	if (!strcmp(state, PT_STATE_FAILED))
+		snprintf(s.error, sizeof(s.error), "%s", w->error);
+	pt_error_clear(&e);
+	if (pt_control_status_write(G.dir, w->tid, G.info.id, &s, &e))
+		io_error("cannot write status", &e);
+	else
+		dlog("status %s %s", w->tid, state);
+}
+
+static int in_list(const pt_trigger *t, const char *id)
+{
+	if (!t->nworkers)
+		return 1;
+	for (size_t i = 0; i < t->nworkers; i++)
+		if (!strcmp(t->workers[i], id))
+			return 1;
+	return 0;
+}
+
+/* Called by the background thread with G.mu held. */
+static void maybe_arm(const pt_trigger *t, double now)
+{
+	window *w = &G.w;
+	int64_t cur = __atomic_load_n(&G.count, __ATOMIC_RELAXED);
+	pt_error e;
+	char sp[PT_CONTROL_PATH_MAX];
+
+	if (!t->id[0] || strcmp(t->state, PT_TRIGGER_ACTIVE) || !strcmp(t->id, G.handled))
+		return;
+	if (w->phase != W_IDLE || G.quiet)
+		return;
+	snprintf(G.handled, sizeof(G.handled), "%s", t->id);
+	if (now > t->deadline || !in_list(t, G.info.id)) {
+		dlog("ignoring trigger %s (expired or not listed)", t->id);
+		return;
+	}
+	memset(w, 0, sizeof(*w));
+	snprintf(w->tid, sizeof(w->tid), "%s", t->id);
+	w->start = t->start_step;
+	w->steps = t->steps;
+	w->deadline = t->deadline;
+	w->save_raw = t->save_raw;
+	/* Late (the trigger reached us after its start step): start at the
+	 * next step; the status records the steps actually profiled. */
+	if (w->start <= cur)
+		w->start = cur + 1;
+	if ((size_t)snprintf(sp, sizeof(sp), "%s/%s", G.spool, t->id) >= sizeof(sp) ||
+	    (size_t)snprintf(w->torch_path, sizeof(w->torch_path), "%s/.%s.torch.json", sp,
+			     G.info.id) >= sizeof(w->torch_path) ||
+	    (size_t)snprintf(w->final_path, sizeof(w->final_path), "%s/%s.json", sp,
+			     G.info.id) >= sizeof(w->final_path)) {
+		snprintf(w->error, sizeof(w->error), "spool path too long");
+		write_status(w, PT_STATE_FAILED);
+		w->phase = W_IDLE;
+		return;
+	}
+	pt_error_clear(&e);
+	if (pt_control_mkdirs(sp, &e)) {
+		char buf[600];
+
+		snprintf(w->error, sizeof(w->error), "%s", pt_error_format(&e, buf, sizeof(buf)));
+		io_error("cannot create spool", &e);
+		write_status(w, PT_STATE_FAILED);
+		w->phase = W_IDLE;
+		return;
+	}
+	/* The buffer is allocated now, off the step path. */
+	w->use_tracer = G.trace_events > 0 && tracer_alloc(G.trace_events) == 0;
+	w->phase = W_ARMED;
+	write_status(w, PT_STATE_ARMED);
+	dlog("armed %s: steps [%lld, %lld) at step %lld", w->tid, (long long)w->start,
+	     (long long)(w->start + w->steps), (long long)cur);
+	__atomic_store_n(&G.next_action, w->start, __ATOMIC_RELEASE);
+}
+
+static int copy_fd(int in, FILE *out, off_t from, off_t to)
+{
+	char buf[1 << 16];
+
+	while (from < to) {
+		size_t want = (size_t)(to - from) < sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+		ssize_t r = pread(in, buf, want, from);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		if (fwrite(buf, 1, (size_t)r, out) != (size_t)r)
+			return -1;
+		from += r;
+	}
+	return 0;
+}
+
+/* Merge torch's export and the tracer's events into the raw trace
+ * <spool>/<tid>/<id>.json (no GIL; runs in the background thread). */
+static int export_trace(window *w)
+{
+	char tmp[PT_CONTROL_PATH_MAX + 32];
+	int in = -1, rc = -1;
+	FILE *out = NULL;
+	struct stat st;
+	off_t first = -1, last = -1;
+	char c;
+	pt_sb hdr = { 0 };
+	size_t npy = 0;
+
+	in = open(w->torch_path, O_RDONLY | O_CLOEXEC);
+	if (in < 0 || fstat(in, &st) != 0) {
+		snprintf(w->error, sizeof(w->error), "cannot read torch trace '%.300s': %s",
+			 w->torch_path, strerror(errno));
+		goto out;
+	}
+	/* Find the first and last non-blank bytes: '[' ... ']' is the legacy
+	 * (bare array) export we splice into; '{' is Kineto's, kept as is. */
+	for (off_t i = 0; i < st.st_size && pread(in, &c, 1, i) == 1; i++)
+		if (!strchr(" \t\r\n", c)) {
+			first = i;
+			break;
+		}
+	for (off_t i = st.st_size - 1; i >= 0 && pread(in, &c, 1, i) == 1; i--)
+		if (!strchr(" \t\r\n", c)) {
+			last = i;
+			break;
+		}
+	if (first < 0 || last <= first) {
+		snprintf(w->error, sizeof(w->error), "torch trace '%.300s' is empty", w->torch_path);
+		goto out;
+	}
+	if (pread(in, &c, 1, first) != 1)
+		goto out;
+	if (c == '{') {
+		close(in);
+		in = -1;
+		if (rename(w->torch_path, w->final_path) != 0) {
+			snprintf(w->error, sizeof(w->error), "cannot move trace to '%.300s': %s",
+				 w->final_path, strerror(errno));
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", w->torch_path);
+	out = fopen(tmp, "we");
+	if (!out) {
+		snprintf(w->error, sizeof(w->error), "cannot write '%.300s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	pt_sb_adds(&hdr, "{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":");
+	pt_sb_add_json_str(&hdr, w->backend, strlen(w->backend));
+	pt_sb_addf(&hdr, ",\"rank\":%lld,\"world_size\":%lld},\"perftracker\":{\"version\":1,"
+		   "\"trigger\":", (long long)w->rank, (long long)w->world);
+	pt_sb_add_json_str(&hdr, w->tid, strlen(w->tid));
+	pt_sb_adds(&hdr, ",\"host\":");
+	pt_sb_add_json_str(&hdr, G.host, strlen(G.host));
+	pt_sb_addf(&hdr, ",\"pid\":%ld,\"start_step\":%lld,\"end_step\":%lld,\"torch\":",
+		   (long)G.pid, (long long)w->actual_start, (long long)w->end);
+	pt_sb_add_json_str(&hdr, w->torch_version, strlen(w->torch_version));
+	pt_sb_addf(&hdr, ",\"python_tracer\":%s,\"python_events_dropped\":%llu},"
+		   "\"traceEvents\":", w->use_tracer && w->legacy ? "true" : "false",
+		   (unsigned long long)T.dropped);
+	if (hdr.oom || fwrite(hdr.buf, 1, hdr.len, out) != hdr.len)
+		goto out;
+	/* torch's array up to (not including) its closing ']' */
+	if (copy_fd(in, out, first, last) != 0)
+		goto out;
+	if (w->use_tracer && w->legacy && T.ev) {
+		/* An empty torch array ("[" only so far) needs no comma. */
+		int empty = 1;
+
+		for (off_t i = first + 1; i < last && pread(in, &c, 1, i) == 1; i++)
+			if (!strchr(" \t\r\n", c)) {
+				empty = 0;
+				break;
+			}
+		npy = tracer_write(out, w->trace_start_ns, w->pid_tok, w->tid_tok, empty);
+	}
+	fputs("]}\n", out);
+	if (fflush(out) != 0 || ferror(out)) {
+		snprintf(w->error, sizeof(w->error), "cannot write '%.300s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (fclose(out) != 0) {
+		out = NULL;
+		snprintf(w->error, sizeof(w->error), "cannot write '%.300s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	out = NULL;
+	if (rename(tmp, w->final_path) != 0) {
+		snprintf(w->error, sizeof(w->error), "cannot move trace to '%.300s': %s",
+			 w->final_path, strerror(errno));
+		goto out;
+	}
+	dlog("trace %s written (%zu python events, %llu dropped)", w->final_path, npy,
+	     (unsigned long long)T.dropped);
+	rc = 0;
+out:
+	pt_sb_free(&hdr);
+	if (out) {
+		fclose(out);
+		unlink(tmp);
+	}
+	if (in >= 0)
+		close(in);
+	unlink(w->torch_path);
+	return rc;
+}
+
+/* Start the node agent unless one runs (local rank 0 only).  posix_spawn is
+ * safe in a multi-threaded process where fork() is not; the agent detaches
+ * itself (--detach) so the child we reap here exits at once. */
+static void ensure_agent(double now)
+{
+	pid_t pid;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, def;
+	char logp[PT_CONTROL_PATH_MAX + PT_CONTROL_HOST_MAX + 8], ad[PT_CONTROL_PATH_MAX];
+	int st;
+
+	if (!G.agent_argv || pt_control_agent_running(G.dir, G.host, now, 30))
+		return;
+	if (pt_control_record_path(ad, sizeof(ad), G.dir, "agents", NULL, NULL) ||
+	    (size_t)snprintf(logp, sizeof(logp), "%s/%s.log", ad, G.host) >= sizeof(logp))
+		return;
+	pt_control_mkdirs(ad, NULL);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	if (access(ad, W_OK) == 0)
+		posix_spawn_file_actions_addopen(&fa, 2, logp, O_WRONLY | O_CREAT | O_APPEND, 0666);
+	else
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	sigaddset(&def, SIGINT);
+	sigaddset(&def, SIGTERM);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &def);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+				      POSIX_SPAWN_SETSID);
+	if (posix_spawn(&pid, G.agent_argv[0], &fa, &at, G.agent_argv, environ) == 0) {
+		dlog("started agent %s (pid %ld)", G.agent_argv[0], (long)pid);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	} else {
+		plog("cannot start the agent '%s': %s", G.agent_argv[0], strerror(errno));
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+}
+
+#define RATE_SAMPLES 16
+
+static void *bg_main(void *arg)
+{
+	struct timespec next;
+	double last_hb = 0, last_reg_check = 0, last_agent = 0, last_seen_t = 0, last_read = 0;
+	int64_t last_seen = -1, hb_step = -1;
+	int registered = 0;
+	struct stat tst;
+	struct timespec tmtime = { 0, 0 };
+	off_t tsize = -1;
+	ino_t tino = 0;
+	double rs_t[RATE_SAMPLES];
+	int64_t rs_c[RATE_SAMPLES];
+	int rs_n = 0, rs_i = 0;
+	char tpath[PT_CONTROL_PATH_MAX];
+	sigset_t all;
+
+	/* Signals belong to the training thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pt_control_path(tpath, sizeof(tpath), G.dir, "trigger.json");
+	pthread_mutex_lock(&G.mu);
+	while (!G.stop) {
+		double now = pt_control_now();
+		int64_t cur = __atomic_load_n(&G.count, __ATOMIC_RELAXED);
+		pt_error e;
+		int hb_due;
+
+		pthread_mutex_unlock(&G.mu);
+		pt_error_clear(&e);
+		if (cur != last_seen) {
+			last_seen = cur;
+			last_seen_t = now;
+		}
+		/* Registration, re-done if the record disappeared. */
+		if ((!registered && now - last_reg_check > 10) ||
+		    (registered && now - last_reg_check > 30)) {
+			char rp[PT_CONTROL_PATH_MAX];
+			struct stat rst;
+
+			last_reg_check = now;
+			pt_control_record_path(rp, sizeof(rp), G.dir, "workers", NULL, G.info.id);
+			if (!registered || stat(rp, &rst) != 0) {
+				if (pt_control_register(G.dir, &G.info, &e) == PT_OK) {
+					registered = 1;
+					G.io_failing = 0;
+					dlog("registered %s in %s", G.info.id, G.dir);
+				} else {
+					registered = 0;
+					io_error("cannot register", &e);
+				}
+			}
+		}
+		/* Heartbeat: when the step moved and hb_ms passed, else every 10 s. */
+		hb_due = registered && ((cur != hb_step && (now - last_hb) * 1000 >= G.heartbeat_ms) ||
+					now - last_hb >= 10);
+		if (hb_due) {
+			pt_heartbeat h;
+			double rate = 0;
+
+			rs_t[rs_i] = now;
+			rs_c[rs_i] = cur;
+			rs_i = (rs_i + 1) % RATE_SAMPLES;
+			if (rs_n < RATE_SAMPLES)
+				rs_n++;
+			if (rs_n > 1) {
+				int old = (rs_i - rs_n + RATE_SAMPLES * 2) % RATE_SAMPLES;
+
+				if (now - rs_t[old] > 0)
+					rate = (double)(cur - rs_c[old]) / (now - rs_t[old]);
+			}
+			memset(&h, 0, sizeof(h));
+			h.step = cur;
+			h.step_time = cur > 0 ? last_seen_t : 0;
+			h.time = now;
+			h.rate = rate;
+			pthread_mutex_lock(&G.mu);
+			snprintf(h.state, sizeof(h.state), "%s",
+				 G.quiet ? PT_STATE_QUIET :
+				 G.w.phase == W_ARMED ? PT_STATE_ARMED :
+				 G.w.phase == W_PROFILING ? PT_STATE_PROFILING :
+				 G.w.phase == W_EXPORT ? PT_STATE_EXPORTING : PT_STATE_IDLE);
+			if (G.w.phase != W_IDLE)
+				snprintf(h.trigger, sizeof(h.trigger), "%s", G.w.tid);
+			pthread_mutex_unlock(&G.mu);
+			if (pt_control_heartbeat_write(G.dir, G.info.id, &h, &e) == PT_OK) {
+				hb_step = cur;
+				G.io_failing = 0;
+			} else {
+				io_error("cannot write heartbeat", &e);
+			}
+			last_hb = now;
+		}
+		if (registered && now - last_agent > 30) {
+			last_agent = now;
+			ensure_agent(now);
+		}
+		/* Trigger poll: stat every poll_ms, read on change (and every 5 s,
+		 * since NFS attribute caches can hide a change). */
+		if (registered && !G.quiet) {
+			int changed = 0;
+
+			if (stat(tpath, &tst) == 0) {
+				changed = tst.st_mtim.tv_sec != tmtime.tv_sec ||
+					  tst.st_mtim.tv_nsec != tmtime.tv_nsec ||
+					  tst.st_size != tsize || tst.st_ino != tino ||
+					  now - last_read > 5;
+				tmtime = tst.st_mtim;
+				tsize = tst.st_size;
+				tino = tst.st_ino;
+			}
+			if (changed) {
+				pt_trigger t;
+
+				last_read = now;
+				if (pt_control_trigger_read(G.dir, &t, NULL) == PT_OK && t.id[0]) {
+					pthread_mutex_lock(&G.mu);
+					/* Cancelled, finished or replaced before our window
+					 * came: disarm.  (A window already running ends
+					 * normally; the agent drops its trace.) */
+					if (G.w.phase == W_ARMED &&
+					    (strcmp(t.id, G.w.tid) || strcmp(t.state, PT_TRIGGER_ACTIVE))) {
+						__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
+						G.w.phase = W_IDLE;
+						tracer_free();
+						dlog("disarmed %s (trigger %s)", G.w.tid, t.state);
+					}
+					maybe_arm(&t, now);
+					pthread_mutex_unlock(&G.mu);
+				}
+				pt_control_trigger_clear(&t);
+			}
+		}
+		pthread_mutex_lock(&G.mu);
+		/* Work handed over by the training thread. */
+		if (G.w.status_dirty) {
+			window wc = G.w;
+
+			G.w.status_dirty = 0;
+			pthread_mutex_unlock(&G.mu);
+			/* (Past profiling already: the export writes the next status.) */
+			if (wc.phase == W_PROFILING || wc.phase == W_FAILED)
+				write_status(&wc, wc.phase == W_PROFILING ? PT_STATE_PROFILING
+									  : PT_STATE_FAILED);
+			pthread_mutex_lock(&G.mu);
+		}
+		if (G.w.phase == W_FAILED) {
+			G.w.phase = W_IDLE;
+			tracer_free();
+			/* A half-written export (disk full) must not fill the spool. */
+			if (G.w.torch_path[0])
+				unlink(G.w.torch_path);
+		}
+		if (G.w.phase == W_ARMED && pt_control_now() > G.w.deadline) {
+			/* The window never came (training stalled): give up. */
+			__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
+			snprintf(G.w.error, sizeof(G.w.error),
+				 "deadline passed at step %lld before the window (step %lld)",
+				 (long long)__atomic_load_n(&G.count, __ATOMIC_RELAXED),
+				 (long long)G.w.start);
+			{
+				window wc = G.w;
+
+				G.w.phase = W_IDLE;
+				pthread_mutex_unlock(&G.mu);
+				write_status(&wc, PT_STATE_FAILED);
+				tracer_free();
+				pthread_mutex_lock(&G.mu);
+			}
+		}
+		if (G.w.phase == W_EXPORT) {
+			window wc = G.w;
+			int ok;
+
+			pthread_mutex_unlock(&G.mu);
+			ok = export_trace(&wc) == 0;
+			tracer_free();
+			if (!ok)
+				plog("%s", wc.error);
+			write_status(&wc, ok ? PT_STATE_TRACED : PT_STATE_FAILED);
+			pthread_mutex_lock(&G.mu);
+			G.w.phase = W_IDLE;
+			continue;
+		}
+		if (G.stop)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		{
+			int ms = G.poll_ms < G.heartbeat_ms ? G.poll_ms : G.heartbeat_ms;
+
+			next.tv_sec += ms / 1000;
+			next.tv_nsec += (long)(ms % 1000) * 1000000L;
+			if (next.tv_nsec >= 1000000000L) {
+				next.tv_sec++;
+				next.tv_nsec -= 1000000000L;
+			}
+		}
+		pthread_cond_timedwait(&G.cond, &G.mu, &next);
+	}
+	/* Shutdown: report a window cut short, then leave the directory. */
+	if (G.w.phase == W_ARMED || G.w.phase == W_PROFILING) {
+		window wc = G.w;
+
+		snprintf(wc.error, sizeof(wc.error), "process exited during the profiling window");
+		pthread_mutex_unlock(&G.mu);
+		write_status(&wc, PT_STATE_FAILED);
+		pthread_mutex_lock(&G.mu);
+	}
+	pthread_mutex_unlock(&G.mu);
+	if (registered)
+		pt_control_unregister(G.dir, G.info.id, NULL);
+	pthread_mutex_lock(&G.mu);
+	G.stopped = 1;
+	pthread_cond_broadcast(&G.cond);
+	pthread_mutex_unlock(&G.mu);
+	return NULL;
+}
+
+/* ---- the step path -------------------------------------------------------- */
+
+static void go_quiet(const char *what)
+{
+	PyObject *type, *value, *tb, *s = NULL;
+	const char *msg = "unknown error";
+
+	PyErr_Fetch(&type, &value, &tb);
+	if (value)
+		s = PyObject_Str(value);
+	if (s && PyUnicode_Check(s))
+		msg = PyUnicode_AsUTF8(s);
+	if (!msg) {
+		PyErr_Clear();
+		msg = "unknown error";
+	}
+	plog("%s failed, collector disabled: %s: %s", what,
+	     type ? ((PyTypeObject *)type)->tp_name : "error", msg);
+	pthread_mutex_lock(&G.mu);
+	G.quiet = 1;
+	snprintf(G.w.error, sizeof(G.w.error), "%s failed: %s", what, msg);
+	if (G.w.phase != W_IDLE) {
+		G.w.phase = W_FAILED;
+		G.w.status_dirty = 1;
+	}
+	pthread_cond_signal(&G.cond);
+	pthread_mutex_unlock(&G.mu);
+	Py_XDECREF(s);
+	Py_XDECREF(type);
+	Py_XDECREF(value);
+	Py_XDECREF(tb);
+	__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
+	if (G.hook) {
+		PyObject *r = PyObject_CallMethod(G.hook, "abort", NULL);
+
+		Py_XDECREF(r);
+		PyErr_Clear();
+	}
+}
+
+static int64_t as_i64(PyObject *t, Py_ssize_t i, int64_t def)
+{
+	PyObject *v = PyTuple_Check(t) && PyTuple_GET_SIZE(t) > i ? PyTuple_GET_ITEM(t, i) : NULL;
+	long long x;
+
+	if (!v || v == Py_None)
+		return def;
+	x = PyLong_AsLongLong(v);
+	if (x == -1 && PyErr_Occurred()) {
+		PyErr_Clear();
+		return def;
+	}
+	return x;
+}
+
+static void as_str(PyObject *t, Py_ssize_t i, char *out, size_t cap)
+{
+	PyObject *v = PyTuple_Check(t) && PyTuple_GET_SIZE(t) > i ? PyTuple_GET_ITEM(t, i) : NULL;
+	const char *s;
+
+	out[0] = 0;
+	if (!v || !PyUnicode_Check(v))
+		return;
+	s = PyUnicode_AsUTF8(v);
+	if (!s) {
+		PyErr_Clear();
+		return;
+	}
+	snprintf(out, cap, "%s", s);
+}
+
+/* The step count reached next_action: start, advance or end the window.
+ * GIL held; no lock held while Python runs. */
+static void on_action(int64_t c)
+{
+	int phase, use_tracer;
+	int64_t start, end;
+	char path[PT_CONTROL_PATH_MAX];
+	PyObject *r;
+
+	if (!G.hook || G.quiet) {
+		__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
+		return;
+	}
+	pthread_mutex_lock(&G.mu);
+	phase = G.w.phase;
+	start = G.w.start;
+	end = G.w.actual_start + G.w.steps;
+	use_tracer = G.w.use_tracer;
+	snprintf(path, sizeof(path), "%s", G.w.torch_path);
+	pthread_mutex_unlock(&G.mu);
+
+	if (phase == W_ARMED) {
+		if (c < start) {
+			__atomic_store_n(&G.next_action, start, __ATOMIC_RELEASE);
+			return;
+		}
+		r = PyObject_CallMethod(G.hook, "start", "Ls", (long long)c, path);
+		if (!r) {
+			go_quiet("starting torch.profiler");
+			return;
+		}
+		use_tracer = use_tracer && PyObject_IsTrue(r) == 1;
+		Py_DECREF(r);
+		PyErr_Clear();
+		pthread_mutex_lock(&G.mu);
+		if (G.w.phase != W_ARMED) {
+			/* Disarmed meanwhile (deadline passed): undo. */
+			pthread_mutex_unlock(&G.mu);
+			r = PyObject_CallMethod(G.hook, "abort", NULL);
+			Py_XDECREF(r);
+			PyErr_Clear();
+			return;
+		}
+		G.w.actual_start = c;
+		G.w.use_tracer = use_tracer;
+		G.w.phase = W_PROFILING;
+		G.w.status_dirty = 1;
+		pthread_cond_signal(&G.cond);
+		pthread_mutex_unlock(&G.mu);
+		/* Outside the lock: walking the frames may run the GC.  The
+		 * background thread leaves T alone while the phase is PROFILING. */
+		if (use_tracer && tracer_start() != 0) {
+			pthread_mutex_lock(&G.mu);
+			G.w.use_tracer = 0;
+			pthread_mutex_unlock(&G.mu);
+		}
+		__atomic_store_n(&G.next_action, c + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	if (phase != W_PROFILING) {
+		__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
+		return;
+	}
+	if (c < end) {
+		T.paused = 1;
+		r = PyObject_CallMethod(G.hook, "step", "L", (long long)c);
+		T.paused = 0;
+		if (!r) {
+			tracer_stop();
+			go_quiet("advancing torch.profiler");
+			return;
+		}
+		Py_DECREF(r);
+		__atomic_store_n(&G.next_action, c + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	/* End of the window. */
+	tracer_stop();
+	__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
+	r = PyObject_CallMethod(G.hook, "stop", "Ls", (long long)c, path);
+	if (!r) {
+		go_quiet("exporting the torch.profiler trace");
+		return;
+	}
+	pthread_mutex_lock(&G.mu);
+	G.w.end = c;
+	/* (legacy, trace_start_ns, pid_token, tid_token, backend, rank, world, torch) */
+	G.w.legacy = (int)as_i64(r, 0, 0);
+	G.w.trace_start_ns = as_i64(r, 1, 0);
+	as_str(r, 2, G.w.pid_tok, sizeof(G.w.pid_tok));
+	as_str(r, 3, G.w.tid_tok, sizeof(G.w.tid_tok));
+	as_str(r, 4, G.w.backend, sizeof(G.w.backend));
+	G.w.rank = as_i64(r, 5, G.info.rank);
+	G.w.world = as_i64(r, 6, G.info.world_size);
+	as_str(r, 7, G.w.torch_version, sizeof(G.w.torch_version));
+	if (!G.w.pid_tok[0])
+		snprintf(G.w.pid_tok, sizeof(G.w.pid_tok), "%ld", (long)G.pid);
+	if (!G.w.tid_tok[0])
+		snprintf(G.w.tid_tok, sizeof(G.w.tid_tok), "1");
+	G.w.phase = W_EXPORT;
+	pthread_cond_signal(&G.cond);
+	pthread_mutex_unlock(&G.mu);
+	Py_DECREF(r);
+	PyErr_Clear();
+}
+
+/* ---- the Python type -------------------------------------------------------- */
+
+typedef struct {
+	PyObject_HEAD
+} CollectorObject;
+
+/* The whole step path (bench/bench_step.py measures it): one increment and
+ * one compare against the armed step. */
+static PyObject *Collector_step(PyObject *self, PyObject *unused)
+{
+	int64_t c = G.count + 1;
+
+	__atomic_store_n(&G.count, c, __ATOMIC_RELAXED);
+	if (__builtin_expect(c >= __atomic_load_n(&G.next_action, __ATOMIC_ACQUIRE), 0))
+		on_action(c);
+	Py_RETURN_NONE;
+}
+
+static char **argv_from_list(PyObject *lst)
+{
+	Py_ssize_t n;
+	char **argv;
+
+	if (!lst || lst == Py_None || !PyList_Check(lst))
+		return NULL;
+	n = PyList_GET_SIZE(lst);
+	if (n == 0)
+		return NULL;
+	argv = calloc((size_t)n + 1, sizeof(char *));
+	if (!argv)
+		return NULL;
+	for (Py_ssize_t i = 0; i < n; i++) {
+		const char *s = PyUnicode_Check(PyList_GET_ITEM(lst, i))
+					? PyUnicode_AsUTF8(PyList_GET_ITEM(lst, i)) : NULL;
+
+		if (!s) {
+			PyErr_Clear();
+			for (Py_ssize_t j = 0; j < i; j++)
+				free(argv[j]);
+			free(argv);
+			return NULL;
+		}
+		argv[i] = strdup(s);
+	}
+	return argv;
+}
+
+static void atfork_child(void)
+{
+	/* A forked child (DataLoader worker) has no background thread and is
+	 * not a worker: keep its step() inert. */
+	G.quiet = 1;
+	G.started = 0;
+	G.next_action = NO_ACTION;
+	pthread_mutex_init(&G.mu, NULL);
+}
+
+/* Collector(control_dir, spool_dir, rank, local_rank, world_size,
+ *           local_world_size, hook, agent_argv, heartbeat_ms, poll_ms,
+ *           trace_events).  Never raises: problems are logged and the
+ * collector stays inert. */
+static int Collector_init(PyObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "control_dir", "spool_dir", "rank", "local_rank", "world_size",
+				  "local_world_size", "hook", "agent_argv", "heartbeat_ms",
+				  "poll_ms", "trace_events", NULL };
+	const char *dir = NULL, *spool = NULL;
+	long long rank = 0, lrank = 0, world = 1, lworld = 1, events = 1 << 21;
+	int hb_ms = 1000, poll_ms = 250;
+	PyObject *hook = Py_None, *agent = Py_None;
+	pthread_condattr_t ca;
+	const char *dbg = getenv("PERFTRACKER_DEBUG");
+
+	log_verbose = dbg && *dbg && strcmp(dbg, "0");
+	if (G.started)
+		return 0;  /* one collector per process; later instances share it */
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzLLLLOOiiL", kwlist, &dir, &spool, &rank,
+					 &lrank, &world, &lworld, &hook, &agent, &hb_ms, &poll_ms,
+					 &events)) {
+		PyObject *t, *v, *tb;
+
+		PyErr_Fetch(&t, &v, &tb);
+		Py_XDECREF(t);
+		Py_XDECREF(v);
+		Py_XDECREF(tb);
+		plog("bad arguments to Collector(), collector disabled");
+		return 0;
+	}
+	snprintf(G.dir, sizeof(G.dir), "%s", dir && *dir ? dir : pt_control_default_dir());
+	snprintf(G.spool, sizeof(G.spool), "%s", spool && *spool ? spool
+								  : pt_control_default_spool());
+	pt_control_hostname(G.host, sizeof(G.host));
+	pt_control_nodename(G.node, sizeof(G.node));
+	G.pid = getpid();
+	memset(&G.info, 0, sizeof(G.info));
+	pt_control_worker_id(G.info.id, sizeof(G.info.id), G.host, rank, G.pid);
+	snprintf(G.info.host, sizeof(G.info.host), "%s", G.host);
+	snprintf(G.info.node, sizeof(G.info.node), "%s", G.node);
+	G.info.rank = rank;
+	G.info.local_rank = lrank;
+	G.info.world_size = world;
+	G.info.local_world_size = lworld;
+	G.info.pid = G.pid;
+	G.info.started = pt_control_now();
+	G.heartbeat_ms = hb_ms > 10 ? hb_ms : 10;
+	G.poll_ms = poll_ms > 10 ? poll_ms : 10;
+	G.trace_events = events > 0 ? (size_t)events : 0;
+	G.agent_argv = argv_from_list(agent);
+	if (hook != Py_None) {
+		Py_INCREF(hook);
+		G.hook = hook;
+	}
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&G.cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&G.thread, NULL, bg_main, NULL) != 0) {
+		plog("cannot start the background thread: %s", strerror(errno));
+		return 0;
+	}
+	pthread_detach(G.thread);
+	pthread_atfork(NULL, NULL, atfork_child);
+	G.started = 1;
+	dlog("worker %s, control %s, spool %s", G.info.id, G.dir, G.spool);
+	return 0;
+}
+
+static PyMethodDef Collector_methods[] = {
+	{ "step", Collector_step, METH_NOARGS, "Mark the end of one training iteration." },
+	{ NULL, NULL, 0, NULL }
+};
+
+static PyTypeObject CollectorType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "perftracker._collector.Collector",
+	.tp_basicsize = sizeof(CollectorObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.tp_doc = "The PerfTracker collector of one training process.",
+	.tp_methods = Collector_methods,
+	.tp_init = Collector_init,
+	.tp_new = PyType_GenericNew,
+};
+
+/* ---- module functions --------------------------------------------------------- */
+
+/* shutdown(timeout_s=0.5): stop the background thread and unregister. */
+static PyObject *mod_shutdown(PyObject *m, PyObject *args)
+{
+	double timeout = 0.5;
+	struct timespec dl;
+
+	if (!PyArg_ParseTuple(args, "|d", &timeout))
+		return NULL;
+	if (!G.started || G.pid != getpid())
+		Py_RETURN_NONE;
+	if (T.active)
+		tracer_stop();
+	Py_BEGIN_ALLOW_THREADS
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += (time_t)timeout;
+	dl.tv_nsec += (long)((timeout - (double)(time_t)timeout) * 1e9);
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&G.mu);
+	G.stop = 1;
+	pthread_cond_broadcast(&G.cond);
+	while (!G.stopped)
+		if (pthread_cond_timedwait(&G.cond, &G.mu, &dl) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&G.mu);
+	Py_END_ALLOW_THREADS
+	G.started = 0;
+	__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
+	Py_RETURN_NONE;
+}
+
+static const char *phase_name(int p)
+{
+	switch (p) {
+	case W_ARMED: return PT_STATE_ARMED;
+	case W_PROFILING: return PT_STATE_PROFILING;
+	case W_EXPORT: return PT_STATE_EXPORTING;
+	case W_FAILED: return PT_STATE_FAILED;
+	default: return PT_STATE_IDLE;
+	}
+}
+
+/* info(): the collector's state, for tests and `perftracker status`-like use. */
+static PyObject *mod_info(PyObject *m, PyObject *unused)
+{
+	PyObject *d;
+
+	pthread_mutex_lock(&G.mu);
+	d = Py_BuildValue("{s:L,s:s,s:s,s:s,s:s,s:i,s:i,s:s,s:L}", "step", (long long)G.count,
+			  "id", G.info.id, "host", G.host, "control_dir", G.dir, "spool_dir", G.spool,
+			  "started", G.started, "quiet", G.quiet, "state",
+			  G.quiet ? PT_STATE_QUIET : phase_name(G.w.phase), "next_action",
+			  (long long)G.next_action);
+	pthread_mutex_unlock(&G.mu);
+	return d;
+}
+
+/* Tracer entry points for the tests: _trace_start(capacity),
+ * _trace_stop(path) writes the events as a JSON array (ts relative to the
+ * start, pid 1, tid 1) and returns (written, dropped). */
+static PyObject *mod_trace_start(PyObject *m, PyObject *args)
+{
+	long long cap = 1 << 16;
+
+	if (!PyArg_ParseTuple(args, "|L", &cap))
+		return NULL;
+	if (T.active) {
+		PyErr_SetString(PyExc_RuntimeError, "tracer already active");
+		return NULL;
+	}
+	if (tracer_alloc((size_t)(cap > 0 ? cap : 1)) || tracer_start()) {
+		tracer_free();
+		PyErr_SetString(PyExc_RuntimeError, "cannot start the tracer");
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+static PyObject *mod_trace_stop(PyObject *m, PyObject *args)
+{
+	const char *path;
+	FILE *f;
+	size_t n;
+	unsigned long long dropped;
+
+	if (!PyArg_ParseTuple(args, "s", &path))
+		return NULL;
+	if (!T.active) {
+		PyErr_SetString(PyExc_RuntimeError, "tracer not active");
+		return NULL;
+	}
+	tracer_stop();
+	f = fopen(path, "we");
+	if (!f) {
+		tracer_free();
+		return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+	}
+	fputc('[', f);
+	n = tracer_write(f, T.start_ns, "1", "1", 1);
+	fputs("]\n", f);
+	fclose(f);
+	dropped = T.dropped;
+	tracer_free();
+	return Py_BuildValue("(nK)", (Py_ssize_t)n, dropped);
+}
+
+static PyMethodDef module_methods[] = {
+	{ "shutdown", mod_shutdown, METH_VARARGS, "Stop the collector and unregister." },
+	{ "info", mod_info, METH_NOARGS, "The collector's state as a dict." },
+	{ "_trace_start", mod_trace_start, METH_VARARGS, "Start the Python tracer (tests)." },
+	{ "_trace_stop", mod_trace_stop, METH_VARARGS, "Stop the tracer, write its events (tests)." },
+	{ NULL, NULL, 0, NULL }
+};
+
+static struct PyModuleDef module = {
+	PyModuleDef_HEAD_INIT, "_collector",
+	"PerfTracker collector: step counter, control-directory thread, Python tracer.", -1,
+	module_methods, NULL, NULL, NULL, NULL
+};
+
+PyMODINIT_FUNC PyInit__collector(void)
+{
+	PyObject *m;
+
+	if (PyType_Ready(&CollectorType) < 0)
+		return NULL;
+	m = PyModule_Create(&module);
+	if (!m)
+		return NULL;
+	Py_INCREF(&CollectorType);
+	if (PyModule_AddObject(m, "Collector", (PyObject *)&CollectorType) < 0) {
+		Py_DECREF(&CollectorType);
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}

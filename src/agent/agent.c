@@ -1,0 +1,546 @@
+/*
+ * agent.c - the node agent (see agent.h): spool -> summaries, raw-trace
+ * policy, its lock and heartbeat.  It polls the local spool rather than the
+ * shared status records, so a thousand agents add no listing load to the
+ * shared file system: per poll each reads trigger.json only.
+ */
+#include "agent.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/json.h"
+#include "../util/strbuf.h"
+#include "../util/xalloc.h"
+
+static void alog(pt_agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void alog(pt_agent *a, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+
+	if (!a->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	a->log(a->log_ctx, buf);
+}
+
+void pt_agent_init(pt_agent *a, const char *dir, const char *spool, const char *host)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(a, 0, sizeof(*a));
+	snprintf(a->dir, sizeof(a->dir), "%s", dir ? dir : pt_control_default_dir());
+	snprintf(a->spool, sizeof(a->spool), "%s", spool ? spool : pt_control_default_spool());
+	if (host)
+		snprintf(a->host, sizeof(a->host), "%s", host);
+	else
+		pt_control_hostname(a->host, sizeof(a->host));
+	pt_control_nodename(a->node, sizeof(a->node));
+	a->poll_s = 0.2;
+	a->hb_s = 5;
+	a->jobs = cpus > 4 ? 4 : cpus > 0 ? cpus : 1;
+	pt_summary_options_default(&a->sopt);
+}
+
+static void clear_done(pt_agent *a)
+{
+	for (size_t i = 0; i < a->ndone; i++)
+		x_free(a->done[i]);
+	x_free(a->done);
+	a->done = NULL;
+	a->ndone = 0;
+}
+
+void pt_agent_free(pt_agent *a)
+{
+	if (!a)
+		return;
+	pt_agent_unlock(a);
+	clear_done(a);
+}
+
+/* ---- lock ------------------------------------------------------------------- */
+
+int pt_agent_lock(pt_agent *a, pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX], holder[4096];
+	pt_sb sb = { 0 };
+	int rc, tries;
+
+	if (pt_control_agent_lock_path(path, sizeof(path), a->dir, a->host))
+		return pt_error_set(err, PT_EINVAL, -1, "path too long");
+	pt_sb_adds(&sb, "{\"host\":");
+	pt_sb_add_json_str(&sb, a->host, strlen(a->host));
+	pt_sb_adds(&sb, ",\"node\":");
+	pt_sb_add_json_str(&sb, a->node, strlen(a->node));
+	pt_sb_addf(&sb, ",\"pid\":%ld,\"started\":", (long)getpid());
+	pt_sb_add_double(&sb, pt_control_now());
+	pt_sb_adds(&sb, "}\n");
+	if (sb.oom) {
+		pt_sb_free(&sb);
+		return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	}
+	for (tries = 0; tries < 2; tries++) {
+		rc = pt_control_lock(path, sb.buf, holder, sizeof(holder), err);
+		if (rc != 1)
+			break;
+		/* Held: by a live agent, or left behind by a dead one. */
+		if (pt_control_agent_running(a->dir, a->host, pt_control_now(), 30))
+			break;
+		alog(a, "removing stale agent lock '%s' (%s)", path, holder);
+		unlink(path);
+	}
+	pt_sb_free(&sb);
+	if (rc == PT_OK) {
+		a->locked = 1;
+		a->started = pt_control_now();
+		a->last_alive = a->started;
+	}
+	return rc;
+}
+
+void pt_agent_unlock(pt_agent *a)
+{
+	char path[PT_CONTROL_PATH_MAX];
+
+	if (!a->locked)
+		return;
+	a->locked = 0;
+	if (!pt_agent_owns_lock(a))
+		return;
+	if (pt_control_agent_lock_path(path, sizeof(path), a->dir, a->host) == 0)
+		unlink(path);
+	if (pt_control_agent_hb_path(path, sizeof(path), a->dir, a->host) == 0)
+		unlink(path);
+}
+
+int pt_agent_owns_lock(const pt_agent *a)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	char *buf = NULL;
+	pt_json *j = NULL;
+	int own = 0;
+
+	if (pt_control_agent_lock_path(path, sizeof(path), a->dir, a->host))
+		return 0;
+	if (pt_control_read_file(path, 1 << 16, &buf, NULL, NULL))
+		return 0;
+	j = pt_json_parse(buf, strlen(buf), NULL);
+	own = j && (long)pt_json_num(j, "pid", -1) == (long)getpid() &&
+	      !strcmp(pt_json_strv(j, "node", ""), a->node);
+	pt_json_free(j);
+	x_free(buf);
+	return own;
+}
+
+static void write_heartbeat(pt_agent *a, double now)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	pt_sb sb = { 0 };
+	pt_error e;
+
+	if (pt_control_agent_hb_path(path, sizeof(path), a->dir, a->host))
+		return;
+	pt_sb_adds(&sb, "{\"format\":\"perftracker-agent\",\"host\":");
+	pt_sb_add_json_str(&sb, a->host, strlen(a->host));
+	pt_sb_adds(&sb, ",\"node\":");
+	pt_sb_add_json_str(&sb, a->node, strlen(a->node));
+	pt_sb_addf(&sb, ",\"pid\":%ld,\"started\":", (long)getpid());
+	pt_sb_add_double(&sb, a->started);
+	pt_sb_adds(&sb, ",\"time\":");
+	pt_sb_add_double(&sb, now);
+	pt_sb_addf(&sb, ",\"processed\":%llu,\"failed\":%llu}\n", (unsigned long long)a->processed,
+		   (unsigned long long)a->failed);
+	pt_error_clear(&e);
+	if (!sb.oom && pt_control_write_atomic(path, sb.buf, sb.len, &e)) {
+		char buf[1024];
+
+		alog(a, "cannot write heartbeat: %s", pt_error_format(&e, buf, sizeof(buf)));
+	}
+	pt_sb_free(&sb);
+	a->last_hb = now;
+}
+
+/* ---- one trace ---------------------------------------------------------------- */
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[1 << 16], tmp[PT_CONTROL_PATH_MAX + 16];
+	int in, out, rc = -1;
+	ssize_t r;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((r = read(in, buf, sizeof(buf))) > 0) {
+		char *p = buf;
+
+		while (r > 0) {
+			ssize_t w = write(out, p, (size_t)r);
+
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				goto out;
+			}
+			p += w;
+			r -= w;
+		}
+	}
+	if (r == 0)
+		rc = 0;
+out:
+	close(in);
+	if (close(out) != 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, to) != 0)
+		rc = -1;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+/* Move a file, across file systems if needed (spool -> output dir). */
+static int move_file(const char *from, const char *to)
+{
+	if (rename(from, to) == 0)
+		return 0;
+	if (errno != EXDEV)
+		return -1;
+	if (copy_file(from, to) != 0)
+		return -1;
+	unlink(from);
+	return 0;
+}
+
+int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const char *trace,
+		     pt_error *err)
+{
+	char host[PT_CONTROL_HOST_MAX], spath[PT_CONTROL_PATH_MAX], kept[PT_CONTROL_PATH_MAX];
+	int64_t rank = -1, pid = -1;
+	pt_summary *s;
+	pt_error e;
+	pt_sb sb = { 0 };
+	int keep, rc = PT_OK, failed = 0;
+	char base[PT_CONTROL_ID_MAX + 8];
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	snprintf(base, sizeof(base), "%s.json", wid);
+	pt_summary_parse_worker_name(base, host, sizeof(host), &rank, &pid);
+	pt_error_clear(&e);
+	s = pt_summary_from_trace(trace, &a->sopt, &e);
+	if (!s) {
+		char buf[1024];
+
+		pt_error_format(&e, buf, sizeof(buf));
+		alog(a, "cannot summarise '%s': %s", trace, buf);
+		s = pt_summary_failed(trace, e.msg[0] ? e.msg : "unreadable trace");
+		failed = 1;
+		if (!s)
+			return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	}
+	/* Raw-trace policy: keep rank 0's (master) or everyone's (all) in
+	 * <run>/raw_trace/, delete the rest. */
+	keep = t->save_raw == PT_RAW_ALL || (t->save_raw == PT_RAW_MASTER && rank == 0);
+	if (keep && t->raw_dir[0] &&
+	    (size_t)snprintf(kept, sizeof(kept), "%s/%s.json", t->raw_dir, wid) < sizeof(kept)) {
+		if (pt_control_mkdirs(t->raw_dir, &e) == PT_OK && move_file(trace, kept) == 0) {
+			char *f = x_strndup(kept, strlen(kept));
+
+			if (f) {
+				x_free(s->file);
+				s->file = f;
+			}
+		} else {
+			alog(a, "cannot keep raw trace '%s' in '%s': %s", trace, t->raw_dir,
+			     strerror(errno));
+			unlink(trace);
+		}
+	} else {
+		/* Deleted: the report names the trace by its file name only. */
+		char *f = x_strndup(base, strlen(base));
+
+		if (f) {
+			x_free(s->file);
+			s->file = f;
+		}
+		unlink(trace);
+	}
+	pt_summary_write(s, &sb);
+	if (pt_control_record_path(spath, sizeof(spath), a->dir, "summaries", t->id, wid)) {
+		rc = pt_error_set(err, PT_EINVAL, -1, "path too long");
+	} else if (sb.oom) {
+		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	} else {
+		rc = pt_control_write_atomic(spath, sb.buf, sb.len, err);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc == PT_OK)
+		alog(a, "%s: %s in %.2f s%s", t->id, wid,
+		     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9,
+		     failed ? " (unreadable trace)" : keep ? " (raw trace kept)" : "");
+	if (rc == PT_OK && !failed)
+		__atomic_add_fetch(&a->processed, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_add_fetch(&a->failed, 1, __ATOMIC_RELAXED);
+	pt_sb_free(&sb);
+	pt_summary_free(s);
+	return rc;
+}
+
+/* ---- poll --------------------------------------------------------------------- */
+
+typedef struct job {
+	pt_agent *a;
+	const pt_trigger *t;
+	char **wids;
+	size_t n;
+	size_t next;
+	pthread_mutex_t mu;
+} job;
+
+static void *job_run(void *arg)
+{
+	job *j = arg;
+
+	for (;;) {
+		size_t i;
+		char trace[PT_CONTROL_PATH_MAX];
+		pt_error e;
+
+		pthread_mutex_lock(&j->mu);
+		i = j->next++;
+		pthread_mutex_unlock(&j->mu);
+		if (i >= j->n)
+			break;
+		if ((size_t)snprintf(trace, sizeof(trace), "%s/%s/%s.json", j->a->spool, j->t->id,
+				     j->wids[i]) >= sizeof(trace))
+			continue;
+		pt_error_clear(&e);
+		if (pt_agent_process(j->a, j->t, j->wids[i], trace, &e)) {
+			char buf[1024];
+
+			alog(j->a, "%s", pt_error_format(&e, buf, sizeof(buf)));
+		}
+	}
+	return NULL;
+}
+
+static int is_done(const pt_agent *a, const char *wid)
+{
+	for (size_t i = 0; i < a->ndone; i++)
+		if (!strcmp(a->done[i], wid))
+			return 1;
+	return 0;
+}
+
+static int mine(const pt_agent *a, const char *name)
+{
+	size_t hl = strlen(a->host);
+
+	return !strncmp(name, a->host, hl) && name[hl] == '_';
+}
+
+/* Remove this host's leftovers in the spool of triggers other than keep
+ * (finished, expired or cancelled ones). */
+static void clean_spool(pt_agent *a, const char *keep)
+{
+	DIR *d = opendir(a->spool);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char sub[PT_CONTROL_PATH_MAX];
+		DIR *s;
+		struct dirent *fe;
+		int removed = 0;
+
+		if (de->d_name[0] == '.' || (keep && !strcmp(de->d_name, keep)))
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", a->spool, de->d_name) >= sizeof(sub))
+			continue;
+		s = opendir(sub);
+		if (!s)
+			continue;
+		while ((fe = readdir(s))) {
+			char f[PT_CONTROL_PATH_MAX + 256];
+			const char *n = fe->d_name[0] == '.' ? fe->d_name + 1 : fe->d_name;
+			struct stat st;
+
+			if (!strcmp(fe->d_name, ".") || !strcmp(fe->d_name, "..") || !mine(a, n))
+				continue;
+			snprintf(f, sizeof(f), "%s/%s", sub, fe->d_name);
+			/* A hidden file may be an export in progress: only old ones. */
+			if (fe->d_name[0] == '.' &&
+			    (stat(f, &st) != 0 || pt_control_now() - (double)st.st_mtime < 600))
+				continue;
+			if (unlink(f) == 0)
+				removed++;
+		}
+		closedir(s);
+		if (rmdir(sub) == 0 && removed)
+			alog(a, "removed %d leftover file%s of trigger %s from the spool", removed,
+			     removed == 1 ? "" : "s", de->d_name);
+	}
+	closedir(d);
+}
+
+int pt_agent_poll(pt_agent *a, pt_error *err)
+{
+	pt_trigger t;
+	char sdir[PT_CONTROL_PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	char **todo = NULL;
+	size_t ntodo = 0, cap = 0;
+	int rc = PT_OK, handled = 0;
+	double now = pt_control_now();
+
+	rc = pt_control_trigger_read(a->dir, &t, err);
+	if (rc)
+		return rc;
+	if (!t.id[0] || strcmp(t.state, PT_TRIGGER_ACTIVE)) {
+		if (now - a->last_clean > 5) {
+			a->last_clean = now;
+			clean_spool(a, NULL);
+		}
+		goto out;
+	}
+	if (strcmp(t.id, a->tid)) {
+		clear_done(a);
+		snprintf(a->tid, sizeof(a->tid), "%s", t.id);
+		alog(a, "trigger %s: steps %lld-%lld, raw traces: %s", t.id, (long long)t.start_step,
+		     (long long)(t.start_step + t.steps - 1), pt_control_raw_name(t.save_raw));
+		clean_spool(a, t.id);
+	}
+	a->last_alive = now;
+	if ((size_t)snprintf(sdir, sizeof(sdir), "%s/%s", a->spool, t.id) >= sizeof(sdir))
+		goto out;
+	d = opendir(sdir);
+	if (!d)
+		goto out;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char *w;
+
+		if (!pt_control_is_record(de->d_name) || !mine(a, de->d_name))
+			continue;
+		w = x_strndup(de->d_name, len - 5);
+		if (!w || is_done(a, w) || X_GROW(todo, cap, ntodo + 1)) {
+			x_free(w);
+			continue;
+		}
+		todo[ntodo++] = w;
+	}
+	closedir(d);
+	if (ntodo) {
+		job j = { .a = a, .t = &t, .wids = todo, .n = ntodo, .next = 0 };
+		pthread_t th[16];
+		size_t nth = (size_t)(a->jobs > 16 ? 16 : a->jobs < 1 ? 1 : a->jobs), started = 0;
+
+		if (nth > ntodo)
+			nth = ntodo;
+		pthread_mutex_init(&j.mu, NULL);
+		for (size_t k = 1; k < nth; k++)
+			if (!pthread_create(&th[started], NULL, job_run, &j))
+				started++;
+		job_run(&j);
+		for (size_t k = 0; k < started; k++)
+			pthread_join(th[k], NULL);
+		pthread_mutex_destroy(&j.mu);
+		for (size_t k = 0; k < ntodo; k++) {
+			char **nd = x_reallocarray(a->done, a->ndone + 1, sizeof(char *));
+
+			if (!nd)
+				break;
+			a->done = nd;
+			a->done[a->ndone++] = todo[k];
+			todo[k] = NULL;
+			handled++;
+		}
+	}
+out:
+	for (size_t k = 0; k < ntodo; k++)
+		x_free(todo[k]);
+	x_free(todo);
+	pt_control_trigger_clear(&t);
+	return rc ? rc : handled;
+}
+
+/* Any live worker of this host?  (Listing the workers is the costly part
+ * on a shared file system: done every 5 s at most.) */
+static int host_has_workers(pt_agent *a, double now)
+{
+	pt_worker_entry *w = NULL;
+	size_t n = 0;
+	int any = 0;
+
+	if (pt_control_workers(a->dir, &w, &n, NULL))
+		return 1;
+	for (size_t i = 0; i < n && !any; i++)
+		any = !strcmp(w[i].info.host, a->host) &&
+		      pt_control_worker_alive(&w[i], now, 60, a->node);
+	x_free(w);
+	return any;
+}
+
+int pt_agent_run(pt_agent *a, volatile int *stop, pt_error *err)
+{
+	int rc = PT_OK;
+
+	while (!*stop) {
+		double now = pt_control_now();
+		pt_error e;
+		struct timespec ts;
+
+		if (now - a->last_hb >= a->hb_s) {
+			if (!pt_agent_owns_lock(a)) {
+				alog(a, "lock taken over by another agent: exiting");
+				a->locked = 0;
+				break;
+			}
+			write_heartbeat(a, now);
+		}
+		pt_error_clear(&e);
+		if (pt_agent_poll(a, &e) < 0) {
+			char buf[1024];
+
+			alog(a, "%s", pt_error_format(&e, buf, sizeof(buf)));
+		}
+		if (a->idle_exit_s > 0 && now - a->last_workers >= 5) {
+			a->last_workers = now;
+			if (host_has_workers(a, now))
+				a->last_alive = now;
+			else if (now - a->last_alive > a->idle_exit_s) {
+				alog(a, "no live worker on %s for %.0f s: exiting", a->host,
+				     now - a->last_alive);
+				break;
+			}
+		}
+		ts.tv_sec = (time_t)a->poll_s;
+		ts.tv_nsec = (long)((a->poll_s - (double)ts.tv_sec) * 1e9);
+		nanosleep(&ts, NULL);
+	}
+	(void)err;
+	return rc;
+}

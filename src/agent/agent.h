@@ -1,0 +1,79 @@
+/*
+ * agent.h - the node agent: one per node and control directory.
+ *
+ * Flow: workers on this node drop raw traces in the node-local spool
+ * (<spool>/<trigger-id>/<host>_<rank>_<pid>.json); the agent turns each into
+ * a worker summary with the analyzer (pt_summary_from_trace), applies the
+ * trigger's raw-trace policy (keep in <run>/raw_trace/ or delete) and writes
+ * the summary to <control>/summaries/<trigger-id>/, which is all the master
+ * reads.  Raw traces never leave the node unless the policy keeps them.
+ *
+ * Library code: never prints (messages go to the log callback), never
+ * exits.  One pt_agent per thread; the summaries of one poll are built in
+ * parallel on up to `jobs` threads.
+ */
+#ifndef PT_AGENT_H
+#define PT_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../analysis/summary.h"
+#include "../control/control.h"
+#include "../util/error.h"
+
+typedef void (*pt_agent_log_fn)(void *ctx, const char *msg);
+
+typedef struct pt_agent {
+	/* Configuration: set by pt_agent_init, adjustable before running. */
+	char dir[PT_CONTROL_PATH_MAX];     /* control directory */
+	char spool[PT_CONTROL_PATH_MAX];   /* node-local spool */
+	char host[PT_CONTROL_HOST_MAX];    /* logical host (PERFTRACKER_HOST) */
+	char node[PT_CONTROL_HOST_MAX];    /* gethostname() */
+	double poll_s;                     /* trigger/spool poll interval (0.2) */
+	double hb_s;                       /* agents/<host>.json interval (5) */
+	double idle_exit_s;                /* exit after this long without a live
+	                                      worker on this host; 0 never (0) */
+	long jobs;                         /* parallel summaries (min(4, CPUs)) */
+	pt_summary_options sopt;
+	pt_agent_log_fn log;               /* NULL: no log */
+	void *log_ctx;
+
+	/* State. */
+	int locked;
+	double started, last_hb, last_alive, last_workers, last_clean;
+	uint64_t processed, failed;
+	char tid[PT_CONTROL_TID_MAX];      /* trigger whose traces are being handled */
+	char **done;                       /* worker ids handled for tid */
+	size_t ndone;
+} pt_agent;
+
+/* Defaults; dir/spool NULL mean pt_control_default_dir()/_spool(); host
+ * NULL means pt_control_hostname(). */
+void pt_agent_init(pt_agent *a, const char *dir, const char *spool, const char *host);
+void pt_agent_free(pt_agent *a);  /* releases the lock if held */
+
+/* Take agents/<host>.lock.  PT_OK when acquired (a stale lock is replaced),
+ * 1 when a live agent holds it, an error code otherwise. */
+int pt_agent_lock(pt_agent *a, pt_error *err);
+void pt_agent_unlock(pt_agent *a);
+/* Does the lock still name this process?  (Another agent may have taken
+ * over a lock it judged stale; then this one must stop.) */
+int pt_agent_owns_lock(const pt_agent *a);
+
+/* One pass: summarise every new raw trace of this host for the active
+ * trigger, clean up traces of finished triggers.  Returns the number of
+ * traces handled (>= 0) or an error code. */
+int pt_agent_poll(pt_agent *a, pt_error *err);
+
+/* Handle one raw trace: summarise it (a failed summary when unreadable),
+ * keep or delete it as the trigger says, write the summary.  wid is the
+ * trace's base name without ".json". */
+int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const char *trace,
+		     pt_error *err);
+
+/* Poll until *stop becomes non-zero, the lock is lost, or idle_exit_s
+ * passes without a live worker of this host.  Writes the heartbeat. */
+int pt_agent_run(pt_agent *a, volatile int *stop, pt_error *err);
+
+#endif

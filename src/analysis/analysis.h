@@ -1,0 +1,83 @@
+/*
+ * analysis.h - the pieces pt_summary_build is made of, exposed inside the
+ * library so that unit tests can check each one: the window, the
+ * attribution sweep (priority rule, equal sharing), and the per-thread
+ * frame flattening that turns nested CPU/Python frames into exclusive
+ * segments owned by the deepest frame.
+ *
+ * Flow: pt_store -> window.c -> patterns.c (items, frames, keys)
+ *       -> attribute.c (owned time) -> summary.c (pt_summary).
+ * Internal (not installed).  Thread-safe for distinct arguments.
+ */
+#ifndef PT_ANALYSIS_H
+#define PT_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../model/store.h"
+
+/* End of [ts, ts+dur), saturating (hostile inputs may hold huge values). */
+static inline int64_t pt_end(int64_t ts, int64_t dur)
+{
+	int64_t e;
+
+	return __builtin_add_overflow(ts, dur, &e) ? INT64_MAX : e;
+}
+
+/* ---- window.c ---------------------------------------------------------- */
+
+typedef struct pt_window {
+	int64_t start, end;  /* ns, end >= start */
+	int from_steps;      /* 1: [min step start, max step end] */
+} pt_window;
+
+/* The analysis window of st (DESIGN.md "Window"): ProfilerStep spans when
+ * st->steps is non-empty, else [min ts, max end] over all events.  An empty
+ * store gives start == end == 0. */
+void pt_window_find(const pt_store *st, pt_window *w);
+
+/* Does [ts, ts+dur) take part in window w?  Positive-length events must
+ * overlap it; zero-length ones must lie inside [start, end]. */
+static inline int pt_window_hits(const pt_window *w, int64_t ts, int64_t dur)
+{
+	if (dur > 0)
+		return ts < w->end && pt_end(ts, dur) > w->start;
+	return ts >= w->start && ts <= w->end;
+}
+
+/* ---- attribute.c ------------------------------------------------------- */
+
+/* One attributed interval: an event clipped to the window, or one exclusive
+ * segment of a CPU frame.  pat indexes the caller's owned[] array. */
+typedef struct pt_item {
+	int64_t s, e;    /* ns, already clipped to the window, s < e */
+	uint32_t pat;
+	uint8_t cls;     /* pt_class, PT_C_PYTHON..PT_C_COMPUTE */
+	uint8_t kernel;  /* counts towards GPU utilisation (compute/NCCL kernel) */
+} pt_item;
+
+typedef struct pt_attr_totals {
+	uint64_t class_ns[PT_C_COUNT]; /* time each class is top; sums to the window */
+	uint64_t gpu_busy_ns;          /* time with >= 1 kernel item active */
+} pt_attr_totals;
+
+/* Run the priority sweep over items[0..n) inside [w0, w1]: adds each item's
+ * owned time (ns) to owned[item.pat] and fills tot.  items[0..sorted_from)
+ * may be in any order; items[sorted_from..n) must be a concatenation of
+ * runs each sorted by start (such as the frame segments of one thread after
+ * another), which are merged instead of sorted.  O(n log n) time (radix
+ * sort of the unsorted part, a heap merge of the runs, a heap of active
+ * items' ends), O(n) memory.  Returns PT_OK or PT_ENOMEM. */
+int pt_attr_sweep(const pt_item *items, size_t n, size_t sorted_from, int64_t w0, int64_t w1,
+		  double *owned, pt_attr_totals *tot);
+
+/* ---- collective names (patterns.c) ------------------------------------- */
+
+/* nccl-tests bus-bandwidth factor of the collective named in name (kernel
+ * or op name) for group size g: AllReduce 2(g-1)/g; AllGather,
+ * ReduceScatter, AllToAll (g-1)/g; Broadcast, Reduce, Send/Recv 1.
+ * Returns 0 when the collective is not recognised or g == 0. */
+double pt_collective_busbw_factor(const char *name, uint32_t g);
+
+#endif

@@ -1,0 +1,19 @@
+/*
+ * patterns.h - the core of pt_summary_build: events -> behaviour patterns,
+ * class totals and GPU utilisation (patterns.c).  summary.c wraps it with
+ * the worker's identity, window and steps.
+ * Internal (not installed).  Thread-safe for distinct stores.
+ */
+#ifndef PT_PATTERNS_H
+#define PT_PATTERNS_H
+
+#include "analysis.h"
+#include "summary.h"
+
+/* Fill out->patterns, npatterns, class_ms and gpu_util from st inside window
+ * w.  out->patterns must be NULL on entry; on failure what was filled is
+ * left for pt_summary_free.  Returns PT_OK or PT_ENOMEM with err filled. */
+int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_options *opt,
+		      pt_summary *out, pt_error *err);
+
+#endif

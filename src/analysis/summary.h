@@ -1,0 +1,122 @@
+/*
+ * summary.h - one worker's behaviour patterns: the output of `summarize`
+ * and the only thing the master reads (DESIGN.md "Behaviour pattern").
+ *
+ * Flow: pt_store (src/model) --pt_summary_build--> pt_summary
+ *       --pt_summary_write--> summary JSON (a few KB to a few MB)
+ *       --pt_summary_read--> pt_summary --> src/diagnose.
+ * A pt_summary owns all its strings; worker, file, host, backend and device
+ * are never NULL ("" when unknown).  Thread-safe for distinct summaries.
+ */
+#ifndef PT_SUMMARY_H
+#define PT_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../model/store.h"
+#include "../util/error.h"
+#include "../util/strbuf.h"
+
+#define PT_SUMMARY_FORMAT "perftracker-summary"
+#define PT_SUMMARY_VERSION 1
+
+/* The behaviour pattern of one function on one worker.  Times in ms. */
+typedef struct pt_pattern {
+	char *key;          /* function key (DESIGN.md): kernel name+grid|block,
+	                       op/runtime name, or Python stack "a|b|c" */
+	uint8_t cls;        /* pt_class */
+	uint8_t kind;       /* pt_kind of the events (most common one) */
+	uint64_t count;
+	double total_ms;    /* sum of durations, overlap included */
+	double median_ms, p10_ms, p90_ms, mad_ms;
+	double bottleneck;  /* owned time / window (priority rule), in [0,1] */
+	double exec_ratio;  /* total_ms / window, overlap included (may exceed 1) */
+	/* Communication only (0 when unknown): */
+	double bytes;       /* median message bytes per call */
+	double algbw_gbps;  /* median bytes / duration */
+	double busbw_gbps;  /* algbw times the nccl-tests factor for the collective */
+	uint32_t group;     /* group size, 0 unknown */
+} pt_pattern;
+
+typedef struct pt_summary {
+	int version;
+	char *worker;       /* worker id: the raw trace's file name */
+	char *file;         /* path as given */
+	char *host;         /* from <host>_<rank>_<pid>.json, or "" */
+	int64_t rank;       /* distributedInfo.rank, else from the name, else -1 */
+	int64_t pid;        /* from the name or the trace's main pid, else -1 */
+	int64_t world_size; /* -1 unknown */
+	char *backend;      /* "" unknown */
+	char *device;       /* GPU name, "" none */
+	char *error;        /* non-NULL: the trace could not be read; nothing below is valid */
+	char *warning;      /* first reader warning or NULL */
+	uint64_t nwarnings; /* reader warnings in all (events skipped or repaired) */
+	int truncated;
+
+	/* Window (DESIGN.md "Window"). */
+	double window_start_us;  /* absolute µs (may be large) */
+	double window_ms;
+	int window_from_steps;   /* 1: ProfilerStep spans, 0: span of timed events */
+	size_t nsteps;
+	int64_t *step_numbers;
+	double *step_ms;
+
+	double gpu_util;                 /* time with >=1 kernel running / window */
+	double class_ms[PT_C_COUNT];     /* owned time by class; sums to window_ms */
+	uint64_t nevents;
+
+	pt_pattern *patterns;  /* sorted by class (desc) then bottleneck (desc) */
+	size_t npatterns;
+} pt_summary;
+
+/* Options for what a summary keeps (Python stacks can number thousands). */
+typedef struct pt_summary_options {
+	double min_python_ratio;  /* keep Python stacks owning >= this share (default 0.0005) */
+	size_t max_python;        /* and at most this many of them (default 500) */
+} pt_summary_options;
+
+void pt_summary_options_default(pt_summary_options *o);
+
+/* Build the summary of st (read only).  path names the raw trace (worker id
+ * = basename; NULL gives ""); opt NULL means the defaults.  Returns a new
+ * summary (free with pt_summary_free) or NULL with err filled (PT_ENOMEM).
+ * Definitions and the algorithm: docs/summary.md. */
+pt_summary *pt_summary_build(const pt_store *st, const char *path,
+			     const pt_summary_options *opt, pt_error *err);
+
+/* A summary for a trace that could not be read: worker, file, error, and
+ * host/rank/pid as far as the file name tells them. */
+pt_summary *pt_summary_failed(const char *path, const char *error);
+
+/* Read the trace at path and summarise it (reader + build in one call).
+ * NULL with err filled (subject = path, offset for parse errors) when the
+ * trace cannot be read; callers summarising many workers turn that into
+ * pt_summary_failed(path, message) so one bad worker costs no others. */
+pt_summary *pt_summary_from_trace(const char *path, const pt_summary_options *opt,
+				  pt_error *err);
+
+void pt_summary_free(pt_summary *s);  /* NULL is a no-op */
+
+/* Serialise as the versioned summary JSON (docs/summary.md), compact, one
+ * line, no trailing newline; out->oom tells of allocation failure. */
+void pt_summary_write(const pt_summary *s, pt_sb *out);
+/* Write the JSON plus '\n' to "<path>.tmp.<pid>", fsync, rename to path, so
+ * readers on a shared file system never see half a file.  err is cleared
+ * first and gets path as subject.  PT_OK, PT_EIO or PT_ENOMEM. */
+int pt_summary_write_file(const pt_summary *s, const char *path, pt_error *err);
+/* Parse a summary JSON file: checks "format", "version" (1) and every
+ * member's type; unknown members are ignored.  NULL with err filled (subject
+ * = path; PT_EIO, PT_EPARSE with offset, PT_EFORMAT naming the member). */
+pt_summary *pt_summary_read_file(const char *path, pt_error *err);
+pt_summary *pt_summary_read_mem(const char *buf, size_t len, pt_error *err);
+
+/* Parse "<host>_<rank>_<pid>.json" (any extensions): rank and pid are the
+ * two last '_'-separated numeric fields, the pid followed by '.' or the end,
+ * the host (non-empty, may hold '_' and '.') is what precedes them.  Fills
+ * all three when the name matches, else host "" and -1 (NULL outputs are
+ * skipped).  host gets at most hostcap-1 bytes plus the NUL. */
+void pt_summary_parse_worker_name(const char *base, char *host, size_t hostcap,
+				  int64_t *rank, int64_t *pid);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * display.c - `perftracker display DIR`: serve a report's PerfDisplay folder
+ * (index.html, report.json) over HTTP on this machine, and (re)build its
+ * page from report.json when asked or when the page is missing.
+ * The last step of the flow: DIR/PerfDisplay/ -> browser.  Runs until
+ * Ctrl-C (SIGINT) or SIGTERM, then stops the server and exits 0.
+ */
+#include <stddef.h> /* error.h (via cli.h) uses size_t without it */
+
+#include "cli.h"
+#include "display/page.h"
+#include "display/server.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static const char usage_text[] =
+	"usage: perftracker display DIR [--host ADDR] [--port N] [--rebuild] [--no-serve] [-q]\n"
+	"\n"
+	"Serve the report in DIR (the folder given to 'analyze -o' or 'diagnose -o', or\n"
+	"its PerfDisplay/ folder) at http://127.0.0.1:5000/ until Ctrl-C.  Only files\n"
+	"under that folder are served, read-only.\n"
+	"\n"
+	"options:\n"
+	"  --host ADDR    address to listen on (default 127.0.0.1: this machine only;\n"
+	"                 0.0.0.0 makes the report readable by anyone who can reach it)\n"
+	"  --port N       port (default 5000; 0 picks a free one)\n"
+	"  --rebuild      write index.html and app.py again from report.json first\n"
+	"                 (done anyway when index.html is missing)\n"
+	"  --no-serve     stop after --rebuild instead of serving\n"
+	"  -q, --quiet    do not log requests\n"
+	"  -h, --help     show this help\n";
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Called from the server thread, one line per request on stderr. */
+static void log_request(void *ctx, const char *method, const char *path, int status)
+{
+	char ts[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%H:%M:%S", &tm);
+	pthread_mutex_lock(&log_lock);
+	fprintf(stderr, "%s %s %s %d\n", ts, method, path, status);
+	pthread_mutex_unlock(&log_lock);
+}
+
+static int is_dir(const char *p)
+{
+	struct stat st;
+
+	return !stat(p, &st) && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *p)
+{
+	struct stat st;
+
+	return !stat(p, &st) && S_ISREG(st.st_mode);
+}
+
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (*i + 1 >= argc)
+		die("option '%s' needs a value", name);
+	return argv[++*i];
+}
+
+static int is_opt(const char *arg, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(arg, name, n) && (arg[n] == 0 || arg[n] == '=');
+}
+
+int cmd_display(int argc, char **argv)
+{
+	pt_display_options opt = { PT_DISPLAY_DEFAULT_HOST, PT_DISPLAY_DEFAULT_PORT, log_request, NULL };
+	pt_display_server *srv = NULL;
+	const char *dir = NULL;
+	char root[4096], page[4200], json[4200];
+	int rebuild = 0, serve = 1, rc = 0, i, sig;
+	pt_error err;
+	sigset_t set;
+	long port;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (is_opt(argv[i], "--host")) {
+			opt.host = opt_value(argc, argv, &i, "--host");
+			if (!*opt.host)
+				die("option '--host' needs a value");
+		} else if (is_opt(argv[i], "--port")) {
+			port = opt_long("--port", opt_value(argc, argv, &i, "--port"));
+			if (port > 65535)
+				die("option '--port': '%ld' is out of range (0-65535)", port);
+			opt.port = (int)port;
+		} else if (!strcmp(argv[i], "--rebuild")) {
+			rebuild = 1;
+		} else if (!strcmp(argv[i], "--no-serve")) {
+			serve = 0;
+		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+			opt.log = NULL;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			error("unknown option '%s'", argv[i]);
+			fputs(usage_text, stderr);
+			return -1;
+		} else if (!dir) {
+			dir = argv[i];
+		} else {
+			return error("only one folder can be served (got '%s' and '%s')", dir, argv[i]);
+		}
+	}
+	if (!dir) {
+		fputs(usage_text, stderr);
+		return -1;
+	}
+	if (!is_dir(dir))
+		return error("'%s': not a folder", dir);
+	/* DIR is the analysis output (holding PerfDisplay/) or PerfDisplay itself. */
+	if ((size_t)snprintf(root, sizeof(root), "%s/PerfDisplay", dir) >= sizeof(root))
+		return error("'%s': path too long", dir);
+	if (!is_dir(root))
+		snprintf(root, sizeof(root), "%s", dir);
+	snprintf(page, sizeof(page), "%s/index.html", root);
+	snprintf(json, sizeof(json), "%s/report.json", root);
+	if (!is_file(page) && !rebuild) {
+		if (!is_file(json))
+			return error("'%s': no PerfDisplay/index.html or report.json here "
+				     "(write one with 'perftracker analyze TRACES... -o %s')", dir, dir);
+		rebuild = 1;
+	}
+	if (rebuild) {
+		pt_error_clear(&err);
+		if (pt_display_build_dir(root, &err))
+			return error_pt(&err);
+		printf("perftracker: wrote %s\n", page);
+		fflush(stdout);
+	}
+	if (!serve)
+		return 0;
+
+	/* Block the stop signals before the server thread starts so that only
+	 * sigwait below sees them (threads inherit the mask). */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	pt_error_clear(&err);
+	srv = pt_display_start(root, &opt, &err);
+	if (!srv) {
+		rc = error_pt(&err);
+		goto out;
+	}
+	if (!pt_display_is_loopback(srv))
+		warning("listening on %s: anyone who can reach this machine can read the report", opt.host);
+	printf("perftracker: serving %s\nperftracker: open %s in a web browser (Ctrl-C to stop)\n", root,
+	       pt_display_url(srv));
+	fflush(stdout);
+	if (sigwait(&set, &sig) == 0) {
+		printf("\nperftracker: stopping (%s)\n", sig == SIGINT ? "interrupt" : sig == SIGTERM ? "terminate" : "hangup");
+		fflush(stdout);
+	}
+	pt_display_stop(srv);
+out:
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	return rc;
+}

@@ -1,0 +1,644 @@
+/*
+ * trigger.c - `perftracker --trigger-on [--auto-analyze]` (also installed as
+ * `c4d_perftracker`): the master side of online collection.
+ *
+ * Picks the live workers from the control directory, names one absolute
+ * start step for all of them (from their heartbeats), writes trigger.json
+ * under an O_EXCL lock, shows progress while the workers profile and the
+ * node agents summarise, names the workers that never delivered, then
+ * diagnoses the summaries into <output-dir>/<timestamp>/PerfDisplay/ and
+ * prints the text report.  Protocol: docs/collector.md.
+ */
+#include <stddef.h>
+
+#include "cli.h"
+#include "diagnose.h"
+#include "control/control.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+	"usage: perftracker --trigger-on [--auto-analyze] [options]\n"
+	"       c4d_perftracker --trigger-on --auto-analyze [options]\n"
+	"\n"
+	"Profile every live worker of the training job for a few steps and, with\n"
+	"--auto-analyze, write <output-dir>/<timestamp>/PerfDisplay/ and print the\n"
+	"text report (docs/collector.md).\n"
+	"\n"
+	"options:\n"
+	"  --wait N                  steps to wait before profiling (5)\n"
+	"  --steps N                 steps to profile (2)\n"
+	"  --output-dir DIR          report and raw traces go to DIR/<timestamp>/ (/tmp/perftracker/output)\n"
+	"  --save-raw-trace WHICH    keep raw traces: none, master (rank 0) or all (none)\n"
+	"  --control-dir DIR         control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)\n"
+	"  --timeout SEC             stop waiting for workers after SEC (default: from the step rate)\n"
+	"  --stale SEC               workers without a heartbeat for SEC are not expected (30)\n"
+	"  --no-progress             no progress lines on stderr\n"
+	"\n"
+	"diagnosis options (--auto-analyze):\n";
+
+enum { WS_NONE, WS_ARMED, WS_PROFILING, WS_TRACED, WS_SUMMARIZED, WS_FAILED, WS_MISSING };
+
+typedef struct wstate {
+	pt_worker_entry e;
+	int state;
+	int agent_warned;
+	char why[600];
+} wstate;
+
+static volatile sig_atomic_t interrupted;
+
+/* The diagnosis options, less -o (the run directory is the output) and -h. */
+static void print_diag_help(void)
+{
+	const char *p = cli_diag_help;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p + 1) : strlen(p);
+
+		if (!strstr(p, "--output DIR") || (nl && strstr(p, "--output DIR") > nl))
+			if (!(strncmp(p, "  -h, --help", 12) == 0))
+				fwrite(p, 1, n, stdout);
+		p += n;
+	}
+}
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static const char *value(int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *eq = strchr(a, '=');
+
+	if (eq && a[0] == '-' && a[1] == '-')
+		return eq + 1;
+	if (*i + 1 >= argc)
+		die("option '%s' needs a value", a);
+	return argv[++*i];
+}
+
+static int is(const char *a, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(a, name, n) && (a[n] == 0 || a[n] == '=');
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+
+	nanosleep(&ts, NULL);
+}
+
+/* <output>/<YYYYmmdd-HHMMSS>, made unique with -2, -3, ... */
+static int make_run_dir(const char *out, double now, char *run, size_t cap)
+{
+	time_t s = (time_t)now;
+	struct tm tm;
+	char ts[32];
+	pt_error e;
+
+	localtime_r(&s, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+	pt_error_clear(&e);
+	if (pt_control_mkdirs(out, &e))
+		return error_pt(&e);
+	for (int k = 1; k < 1000; k++) {
+		int n = k == 1 ? snprintf(run, cap, "%s/%s", out, ts)
+			       : snprintf(run, cap, "%s/%s-%d", out, ts, k);
+
+		if (n < 0 || (size_t)n >= cap)
+			return error("output directory name too long: '%s'", out);
+		if (mkdir(run, 0777) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return error("cannot create '%s': %s", run, strerror(errno));
+	}
+	return error("cannot create a run directory in '%s'", out);
+}
+
+static const char *state_name(int s)
+{
+	static const char *const names[] = { "waiting", "armed", "profiling", "traced",
+					     "summarized", "failed", "missing" };
+
+	return names[s];
+}
+
+static void refresh_status(const char *dir, const char *tid, wstate *w)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	struct stat st;
+	pt_wstatus s;
+
+	if (w->state == WS_SUMMARIZED || w->state == WS_FAILED || w->state == WS_MISSING)
+		return;
+	if (pt_control_record_path(path, sizeof(path), dir, "summaries", tid, w->e.info.id) == 0 &&
+	    stat(path, &st) == 0) {
+		w->state = WS_SUMMARIZED;
+		return;
+	}
+	if (pt_control_status_read(dir, tid, w->e.info.id, &s, NULL) != PT_OK)
+		return;
+	if (!strcmp(s.state, PT_STATE_ARMED))
+		w->state = WS_ARMED;
+	else if (!strcmp(s.state, PT_STATE_PROFILING))
+		w->state = WS_PROFILING;
+	else if (!strcmp(s.state, PT_STATE_TRACED))
+		w->state = WS_TRACED;
+	else if (!strcmp(s.state, PT_STATE_FAILED)) {
+		w->state = WS_FAILED;
+		snprintf(w->why, sizeof(w->why), "failed: %s", s.error);
+	}
+}
+
+/* Mark workers that died (pid gone on this machine, or no heartbeat for
+ * stale_s) before handing over a trace as missing. */
+static void refresh_liveness(const char *dir, wstate *ws, size_t n, double stale_s,
+			     const char *node)
+{
+	pt_worker_entry *all = NULL;
+	size_t na = 0;
+	double now = pt_control_now();
+
+	if (pt_control_workers(dir, &all, &na, NULL))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		wstate *w = &ws[i];
+		int found = 0;
+
+		if (w->state == WS_SUMMARIZED || w->state == WS_FAILED || w->state == WS_MISSING ||
+		    w->state == WS_TRACED)
+			continue;
+		for (size_t k = 0; k < na; k++) {
+			if (strcmp(all[k].info.id, w->e.info.id))
+				continue;
+			found = 1;
+			w->e = all[k];
+			break;
+		}
+		if (!found) {
+			/* Unregistered: the process exited normally. */
+			w->state = WS_MISSING;
+			snprintf(w->why, sizeof(w->why), "process exited (unregistered) at step %lld",
+				 (long long)w->e.hb.step);
+		} else if (!pt_control_worker_alive(&w->e, now, stale_s, node)) {
+			w->state = WS_MISSING;
+			if (!strcmp(w->e.info.node, node))
+				snprintf(w->why, sizeof(w->why), "process %lld is gone (last step %lld)",
+					 (long long)w->e.info.pid, (long long)w->e.hb.step);
+			else
+				snprintf(w->why, sizeof(w->why),
+					 "no heartbeat for %.0f s (last step %lld)",
+					 now - w->e.hb.time, (long long)w->e.hb.step);
+		}
+	}
+	x_free(all);
+}
+
+static int copy_summary(const char *from, const char *to)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (pt_control_read_file(from, (size_t)1 << 30, &buf, &len, NULL))
+		return -1;
+	rc = pt_control_write_atomic(to, buf, len, NULL);
+	x_free(buf);
+	return rc ? -1 : 0;
+}
+
+/* Leftovers of earlier triggers (an interrupted one, a late summary):
+ * under the lock nobody else uses status/ or summaries/. */
+static void remove_old(const char *dir, const char *sub)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+
+	if (pt_control_record_path(path, sizeof(path), dir, sub, NULL, NULL) || !(d = opendir(path)))
+		return;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			pt_control_remove_dir(dir, sub, de->d_name, NULL);
+	closedir(d);
+}
+
+static void lock_content(pt_sb *sb, const pt_trigger *t, const char *node)
+{
+	pt_sb_adds(sb, "{\"id\":");
+	pt_sb_add_json_str(sb, t->id, strlen(t->id));
+	pt_sb_adds(sb, ",\"host\":");
+	pt_sb_add_json_str(sb, t->host, strlen(t->host));
+	pt_sb_adds(sb, ",\"node\":");
+	pt_sb_add_json_str(sb, node, strlen(node));
+	pt_sb_addf(sb, ",\"pid\":%lld,\"created\":", (long long)t->pid);
+	pt_sb_add_double(sb, t->created);
+	pt_sb_adds(sb, ",\"deadline\":");
+	pt_sb_add_double(sb, t->deadline);
+	pt_sb_adds(sb, "}\n");
+}
+
+static void describe_holder(const char *holder, const char *path)
+{
+	char id[128] = "?", host[256] = "?";
+	double created = 0, deadline = 0;
+	long pid = -1;
+	const char *p;
+
+	/* A short, forgiving scan: the holder is our own one-line JSON. */
+	if ((p = strstr(holder, "\"id\":\"")))
+		sscanf(p + 6, "%127[^\"]", id);
+	if ((p = strstr(holder, "\"host\":\"")))
+		sscanf(p + 8, "%255[^\"]", host);
+	if ((p = strstr(holder, "\"pid\":")))
+		pid = strtol(p + 6, NULL, 10);
+	if ((p = strstr(holder, "\"created\":")))
+		created = strtod(p + 10, NULL);
+	if ((p = strstr(holder, "\"deadline\":")))
+		deadline = strtod(p + 11, NULL);
+	error("a trigger is already running: '%s' (pid %ld on '%s', started %.0f s ago, gives up "
+	      "in %.0f s); wait for it to finish, or remove '%s' if that process is gone",
+	      id, pid, host, created > 0 ? pt_control_now() - created : 0,
+	      deadline > 0 ? deadline - pt_control_now() : 0, path);
+}
+
+int cmd_trigger(int argc, char **argv)
+{
+	const char *dir = NULL, *outdir = NULL;
+	long wait = 5, steps = 2;
+	int save_raw = PT_RAW_NONE, auto_analyze = 0, progress = 1, trigger_on = 0;
+	double timeout = 0, stale = 30;
+	cli_diag d;
+	pt_worker_entry *all = NULL;
+	size_t nall = 0, n = 0;
+	wstate *ws = NULL;
+	pt_trigger t;
+	pt_error e;
+	char node[PT_CONTROL_HOST_MAX], lockpath[PT_CONTROL_PATH_MAX], holder[4096];
+	pt_sb sb = { 0 };
+	double now, t0, last_live = 0, last_print = 0, last_agent_check = 0;
+	int64_t cur = 0, max_world = 0;
+	double max_rate = 0, min_rate = 0;
+	int locked = 0, rc = -1, wrote_trigger = 0;
+	pt_summary **sums = NULL;
+	size_t nsums = 0, ndelivered = 0, nmissing = 0;
+	char last_line[512] = "";
+	struct sigaction sa;
+	int counts[7];
+
+	memset(&t, 0, sizeof(t));
+	cli_diag_init(&d);
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i];
+
+		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+			fputs(usage_text, stdout);
+			print_diag_help();
+			return 0;
+		} else if (!strcmp(o, "--trigger-on")) {
+			trigger_on = 1;
+		} else if (!strcmp(o, "--auto-analyze")) {
+			auto_analyze = 1;
+		} else if (is(o, "--wait")) {
+			wait = opt_long("--wait", value(argc, argv, &i));
+		} else if (is(o, "--steps")) {
+			steps = opt_long("--steps", value(argc, argv, &i));
+		} else if (is(o, "--output-dir")) {
+			outdir = value(argc, argv, &i);
+		} else if (is(o, "--save-raw-trace")) {
+			const char *v = value(argc, argv, &i);
+
+			save_raw = pt_control_raw_policy(v);
+			if (save_raw < 0)
+				die("option '--save-raw-trace': '%s' is not none, master or all", v);
+		} else if (is(o, "--control-dir")) {
+			dir = value(argc, argv, &i);
+		} else if (is(o, "--timeout")) {
+			timeout = opt_double("--timeout", value(argc, argv, &i));
+		} else if (is(o, "--stale")) {
+			stale = opt_double("--stale", value(argc, argv, &i));
+		} else if (!strcmp(o, "--no-progress")) {
+			progress = 0;
+		} else if (strcmp(o, "-o") && !is(o, "--output") && cli_diag_option(&d, argc, argv, &i)) {
+			/* a diagnosis option */
+		} else {
+			error("unknown option '%s'", o);
+			fputs(usage_text, stderr);
+			return -1;
+		}
+	}
+	(void)trigger_on; /* `perftracker trigger` needs no flag; --trigger-on is the reference's */
+	if (steps < 1)
+		die("option '--steps': must be at least 1");
+	if (!dir)
+		dir = pt_control_default_dir();
+	if (!outdir)
+		outdir = PT_CONTROL_DEFAULT_OUTPUT;
+	pt_control_nodename(node, sizeof(node));
+	pt_error_clear(&e);
+
+	/* Who is expected: the live workers. */
+	now = pt_control_now();
+	if (pt_control_workers(dir, &all, &nall, &e)) {
+		error_pt(&e);
+		goto out;
+	}
+	ws = x_calloc(nall ? nall : 1, sizeof(*ws));
+	if (!ws)
+		die("out of memory");
+	for (size_t i = 0; i < nall; i++) {
+		double est;
+
+		if (!pt_control_worker_alive(&all[i], now, stale, node))
+			continue;
+		ws[n].e = all[i];
+		ws[n].state = WS_NONE;
+		n++;
+		est = (double)all[i].hb.step;
+		if (all[i].has_hb && all[i].hb.rate > 0) {
+			double dt = now - all[i].hb.time;
+
+			est += all[i].hb.rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
+			if (all[i].hb.rate > max_rate)
+				max_rate = all[i].hb.rate;
+			if (min_rate == 0 || all[i].hb.rate < min_rate)
+				min_rate = all[i].hb.rate;
+		}
+		if ((int64_t)ceil(est) > cur)
+			cur = (int64_t)ceil(est);
+		if (all[i].info.world_size > max_world)
+			max_world = all[i].info.world_size;
+	}
+	if (!n) {
+		error("no live worker in '%s' (%zu registered): is the training running with "
+		      "PerfTracker()? see 'perftracker status --control-dir %s'", dir, nall, dir);
+		goto out;
+	}
+	if (max_world > (int64_t)n)
+		warning("%zu live worker%s but world size %lld: the others are not registered in '%s'",
+			n, n == 1 ? "" : "s", (long long)max_world, dir);
+
+	/* One absolute start step for everyone: the furthest worker's
+	 * estimated step, plus the steps that pass while the workers notice
+	 * the trigger (poll 0.25 s, heartbeat lag: about 1 s), plus --wait. */
+	memset(&t, 0, sizeof(t));
+	pt_control_trigger_id(t.id, sizeof(t.id), now);
+	snprintf(t.state, sizeof(t.state), "%s", PT_TRIGGER_ACTIVE);
+	t.start_step = cur + (int64_t)ceil(max_rate * 1.0) + wait;
+	t.steps = steps;
+	t.wait = wait;
+	t.save_raw = save_raw;
+	t.created = now;
+	if (timeout <= 0) {
+		double per_step = min_rate > 0 ? 1.0 / min_rate : 10.0;
+
+		timeout = (double)(t.start_step - cur + steps) * per_step * 2 + 60;
+	}
+	t.deadline = now + timeout;
+	pt_control_hostname(t.host, sizeof(t.host));
+	t.pid = getpid();
+	for (size_t i = 0; i < n; i++)
+		if (pt_control_trigger_add_worker(&t, ws[i].e.info.id))
+			die("out of memory");
+
+	/* The lock: one trigger at a time per control directory. */
+	if (pt_control_path(lockpath, sizeof(lockpath), dir, "trigger.lock"))
+		die("control directory name too long");
+	lock_content(&sb, &t, node);
+	for (int tries = 0; tries < 2 && !locked; tries++) {
+		int lr = pt_control_lock(lockpath, sb.buf, holder, sizeof(holder), &e);
+
+		if (lr == PT_OK) {
+			locked = 1;
+		} else if (lr == 1) {
+			if (tries == 0 && pt_control_lock_stale(lockpath, holder, now, node)) {
+				warning("removing stale trigger lock '%s'", lockpath);
+				unlink(lockpath);
+				continue;
+			}
+			describe_holder(holder, lockpath);
+			goto out;
+		} else {
+			error_pt(&e);
+			goto out;
+		}
+	}
+	if (!locked)
+		goto out;
+	remove_old(dir, "status");
+	remove_old(dir, "summaries");
+	if (make_run_dir(outdir, now, t.run_dir, sizeof(t.run_dir)))
+		goto out;
+	if ((size_t)snprintf(t.raw_dir, sizeof(t.raw_dir), "%s/raw_trace", t.run_dir) >=
+	    sizeof(t.raw_dir))
+		die("output directory name too long");
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (pt_control_trigger_write(dir, &t, &e)) {
+		error_pt(&e);
+		goto out;
+	}
+	wrote_trigger = 1;
+	if (progress)
+		fprintf(stderr, "perftracker: trigger %s: %zu worker%s at step %lld; profiling steps "
+			"%lld-%lld; output %s (timeout %.0f s)\n", t.id, n, n == 1 ? "" : "s",
+			(long long)cur, (long long)t.start_step,
+			(long long)(t.start_step + steps - 1), t.run_dir, timeout);
+
+	/* Wait for every worker: summarised, failed or gone. */
+	t0 = mono();
+	for (;;) {
+		size_t done = 0;
+		int64_t step_now = 0;
+		char line[512];
+		double el = mono() - t0;
+
+		now = pt_control_now();
+		if (now - last_live >= 1.0) {
+			last_live = now;
+			refresh_liveness(dir, ws, n, stale, node);
+		}
+		memset(counts, 0, sizeof(counts));
+		for (size_t i = 0; i < n; i++) {
+			refresh_status(dir, t.id, &ws[i]);
+			counts[ws[i].state]++;
+			done += ws[i].state >= WS_SUMMARIZED;
+			if (ws[i].e.hb.step > step_now)
+				step_now = ws[i].e.hb.step;
+		}
+		if (progress) {
+			snprintf(line, sizeof(line),
+				 "waiting %d, armed %d, profiling %d, traced %d, summarized %d, "
+				 "failed %d, missing %d (step %lld)",
+				 counts[WS_NONE], counts[WS_ARMED], counts[WS_PROFILING],
+				 counts[WS_TRACED], counts[WS_SUMMARIZED], counts[WS_FAILED],
+				 counts[WS_MISSING], (long long)step_now);
+			if (strcmp(line, last_line) || el - last_print >= 10) {
+				fprintf(stderr, "perftracker: [%5.1fs] %s\n", el, line);
+				snprintf(last_line, sizeof(last_line), "%s", line);
+				last_print = el;
+			}
+		}
+		/* Traces waiting for an agent that is not there: say so once. */
+		if (el - last_agent_check >= 5) {
+			last_agent_check = el;
+			for (size_t i = 0; i < n; i++) {
+				const char *h = ws[i].e.info.host;
+
+				if (ws[i].state != WS_TRACED || ws[i].agent_warned ||
+				    pt_control_agent_running(dir, h, now, 30))
+					continue;
+				warning("no agent runs for host '%s': start 'perftracker agent "
+					"--control-dir %s' there", h, dir);
+				for (size_t k = 0; k < n; k++)
+					if (!strcmp(ws[k].e.info.host, h))
+						ws[k].agent_warned = 1;
+			}
+		}
+		if (done == n)
+			break;
+		if (interrupted) {
+			warning("interrupted: reporting what was delivered");
+			break;
+		}
+		if (now > t.deadline) {
+			warning("timed out after %.0f s waiting for workers", el);
+			break;
+		}
+		/* Big jobs: fewer status reads per second. */
+		sleep_s(n > 500 ? (double)n / 2000.0 : 0.25);
+	}
+
+	/* Done: workers stop looking at this trigger. */
+	snprintf(t.state, sizeof(t.state), "%s", PT_TRIGGER_DONE);
+	if (pt_control_trigger_write(dir, &t, &e))
+		error_pt(&e);
+
+	/* Collect: summaries into <run>/summaries/, the rest named. */
+	sums = x_calloc(n, sizeof(*sums));
+	if (!sums)
+		die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		wstate *w = &ws[i];
+		char from[PT_CONTROL_PATH_MAX], to[PT_CONTROL_PATH_MAX + 400], name[PT_CONTROL_ID_MAX + 8];
+		pt_summary *s = NULL;
+
+		snprintf(name, sizeof(name), "%s.json", w->e.info.id);
+		if (w->state == WS_SUMMARIZED &&
+		    pt_control_record_path(from, sizeof(from), dir, "summaries", t.id, w->e.info.id) == 0) {
+			snprintf(to, sizeof(to), "%s/summaries/%s", t.run_dir, name);
+			if (copy_summary(from, to))
+				warning("cannot copy '%s' to '%s'", from, to);
+			s = pt_summary_read_file(from, &e);
+			if (!s) {
+				error_pt(&e);
+				snprintf(w->why, sizeof(w->why), "unreadable summary");
+			} else {
+				ndelivered++;
+			}
+		}
+		if (!s) {
+			if (!w->why[0]) {
+				switch (w->state) {
+				case WS_NONE:
+					snprintf(w->why, sizeof(w->why), "never saw the trigger "
+						 "(last step %lld)", (long long)w->e.hb.step);
+					break;
+				case WS_ARMED:
+					snprintf(w->why, sizeof(w->why), "never reached step %lld "
+						 "(last step %lld): stuck or slow?",
+						 (long long)t.start_step, (long long)w->e.hb.step);
+					break;
+				case WS_PROFILING:
+					snprintf(w->why, sizeof(w->why), "profiling did not finish "
+						 "(last step %lld)", (long long)w->e.hb.step);
+					break;
+				case WS_TRACED:
+					snprintf(w->why, sizeof(w->why), "trace not summarised: is "
+						 "'perftracker agent' running on '%s'?", w->e.info.host);
+					break;
+				default:
+					snprintf(w->why, sizeof(w->why), "%s", state_name(w->state));
+				}
+			}
+			nmissing++;
+			s = pt_summary_failed(name, w->why);
+			if (!s)
+				die("out of memory");
+		}
+		sums[nsums++] = s;
+	}
+	if (nmissing) {
+		warning("%zu of %zu worker%s never delivered:", nmissing, n, n == 1 ? "" : "s");
+		for (size_t i = 0; i < n; i++)
+			if (sums[i]->error)
+				fprintf(stderr, "  %s (rank %lld on %s): %s\n", ws[i].e.info.id,
+					(long long)ws[i].e.info.rank, ws[i].e.info.host, sums[i]->error);
+	}
+	if (!ndelivered) {
+		error("no worker delivered a trace for trigger %s", t.id);
+		goto out;
+	}
+	if (auto_analyze) {
+		d.outdir = t.run_dir;
+		if (cli_diag_run(&d, sums, nsums))
+			goto out;
+		fprintf(stderr, "perftracker: report: %s/PerfDisplay/index.html\n", t.run_dir);
+	} else {
+		fprintf(stderr, "perftracker: %zu summaries in %s/summaries; analyse with "
+			"'perftracker diagnose %s/summaries/*.json -o %s'\n", ndelivered, t.run_dir,
+			t.run_dir, t.run_dir);
+	}
+	if (save_raw != PT_RAW_NONE)
+		fprintf(stderr, "perftracker: raw traces: %s\n", t.raw_dir);
+	rc = 0;
+out:
+	if (wrote_trigger) {
+		if (strcmp(t.state, PT_TRIGGER_DONE)) {
+			snprintf(t.state, sizeof(t.state), "%s", PT_TRIGGER_DONE);
+			pt_control_trigger_write(dir, &t, NULL);
+		}
+		pt_control_remove_dir(dir, "status", t.id, NULL);
+		pt_control_remove_dir(dir, "summaries", t.id, NULL);
+	}
+	if (locked)
+		pt_control_unlock(lockpath, NULL);
+	for (size_t i = 0; i < nsums; i++)
+		pt_summary_free(sums[i]);
+	x_free(sums);
+	pt_sb_free(&sb);
+	pt_control_trigger_clear(&t);
+	x_free(ws);
+	x_free(all);
+	return rc;
+}

@@ -1,0 +1,1004 @@
+/*
+ * control.c - the control-directory protocol (see control.h and
+ * docs/collector.md): records as small JSON files written with
+ * write-then-rename, one O_EXCL lock file per lock, no fcntl/flock locking
+ * (NFS client implementations of it vary; rename and O_EXCL do not).
+ * Linked into the CLI, the agent and the collector's Python extension.
+ */
+#include "control.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/json.h"
+#include "../util/strbuf.h"
+#include "../util/xalloc.h"
+
+int pt_control_raw_policy(const char *s)
+{
+	if (!s)
+		return -1;
+	if (!strcmp(s, "none"))
+		return PT_RAW_NONE;
+	if (!strcmp(s, "master"))
+		return PT_RAW_MASTER;
+	if (!strcmp(s, "all"))
+		return PT_RAW_ALL;
+	return -1;
+}
+
+const char *pt_control_raw_name(int policy)
+{
+	switch (policy) {
+	case PT_RAW_MASTER: return "master";
+	case PT_RAW_ALL: return "all";
+	default: return "none";
+	}
+}
+
+const char *pt_control_default_dir(void)
+{
+	const char *d = getenv("PERFTRACKER_CONTROL_DIR");
+
+	return d && *d ? d : PT_CONTROL_DEFAULT_DIR;
+}
+
+const char *pt_control_default_spool(void)
+{
+	const char *d = getenv("PERFTRACKER_SPOOL_DIR");
+
+	return d && *d ? d : PT_CONTROL_DEFAULT_SPOOL;
+}
+
+void pt_control_nodename(char *node, size_t cap)
+{
+	if (!cap)
+		return;
+	if (gethostname(node, cap) != 0 || !node[0])
+		snprintf(node, cap, "localhost");
+	node[cap - 1] = 0;
+}
+
+void pt_control_hostname(char *host, size_t cap)
+{
+	const char *h = getenv("PERFTRACKER_HOST");
+
+	if (!cap)
+		return;
+	if (h && *h)
+		snprintf(host, cap, "%s", h);
+	else
+		pt_control_nodename(host, cap);
+	/* Host names end up in file names: keep them to a safe alphabet. */
+	for (char *p = host; *p; p++)
+		if (*p == '/' || *p == ' ' || (unsigned char)*p < 0x20)
+			*p = '-';
+}
+
+double pt_control_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+int pt_control_mkdirs(const char *path, pt_error *err)
+{
+	char buf[PT_CONTROL_PATH_MAX];
+	size_t n = strlen(path);
+	struct stat st;
+
+	if (n == 0 || n >= sizeof(buf))
+		return pt_error_set(err, PT_EINVAL, -1, "path too long or empty");
+	memcpy(buf, path, n + 1);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = 0;
+	for (char *p = buf + 1; ; p++) {
+		if (*p == '/' || *p == 0) {
+			char c = *p;
+
+			*p = 0;
+			if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+				int e = errno;
+
+				pt_error_subject(err, buf);
+				return pt_error_set(err, PT_EIO, -1, "cannot create directory: %s",
+						    strerror(e));
+			}
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		pt_error_subject(err, buf);
+		return pt_error_set(err, PT_EIO, -1, "not a directory");
+	}
+	return PT_OK;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_error *err)
+{
+	static unsigned long counter;
+	char tmp[PT_CONTROL_PATH_MAX], dirbuf[PT_CONTROL_PATH_MAX], node[64];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	unsigned long n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+	int fd = -1, rc = PT_OK, e;
+
+	pt_control_nodename(node, sizeof(node));
+	if (slash) {
+		size_t dl = (size_t)(slash - path);
+
+		if (dl >= sizeof(dirbuf))
+			return pt_error_set(err, PT_EINVAL, -1, "path too long");
+		memcpy(dirbuf, path, dl);
+		dirbuf[dl] = 0;
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%s.%ld.%lu.tmp", dirbuf, base, node,
+				     (long)getpid(), n) >= sizeof(tmp))
+			return pt_error_set(err, PT_EINVAL, -1, "path too long");
+	} else {
+		dirbuf[0] = 0;
+		if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%s.%ld.%lu.tmp", base, node,
+				     (long)getpid(), n) >= sizeof(tmp))
+			return pt_error_set(err, PT_EINVAL, -1, "path too long");
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0 && errno == ENOENT && dirbuf[0]) {
+		rc = pt_control_mkdirs(dirbuf, err);
+		if (rc)
+			return rc;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	}
+	if (fd < 0) {
+		e = errno;
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
+	}
+	if (write_all(fd, buf, len) != 0) {
+		e = errno;
+		close(fd);
+		unlink(tmp);
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
+	}
+	/* close() reports deferred write errors (NFS, quota): check it. */
+	if (close(fd) != 0) {
+		e = errno;
+		unlink(tmp);
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
+	}
+	if (rename(tmp, path) != 0) {
+		e = errno;
+		unlink(tmp);
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot rename into place: %s", strerror(e));
+	}
+	return PT_OK;
+}
+
+int pt_control_read_file(const char *path, size_t max, char **out, size_t *len, pt_error *err)
+{
+	int fd, rc = PT_OK, e;
+	struct stat st;
+	char *buf = NULL;
+	size_t cap, n = 0;
+
+	*out = NULL;
+	if (len)
+		*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "%s",
+				    e == ENOENT ? "no such file" : strerror(e));
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		pt_error_subject(err, path);
+		rc = pt_error_set(err, PT_EIO, -1, "not a regular file");
+		goto out;
+	}
+	if ((uint64_t)st.st_size > max) {
+		pt_error_subject(err, path);
+		rc = pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes", max);
+		goto out;
+	}
+	/* The size may change under us on a shared file system: read to EOF. */
+	cap = (size_t)st.st_size + 1;
+	buf = x_malloc(cap + 1);
+	if (!buf) {
+		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			if (cap >= max) {
+				pt_error_subject(err, path);
+				rc = pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes", max);
+				goto out;
+			}
+			char *nb = realloc(buf, cap * 2 + 1);
+
+			if (!nb) {
+				rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			pt_error_subject(err, path);
+			rc = pt_error_set(err, PT_EIO, -1, "cannot read: %s", strerror(e));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = 0;
+	*out = buf;
+	buf = NULL;
+	if (len)
+		*len = n;
+out:
+	x_free(buf);
+	close(fd);
+	return rc;
+}
+
+int pt_control_is_record(const char *name)
+{
+	size_t n = strlen(name);
+
+	return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".json");
+}
+
+int pt_control_path(char *out, size_t cap, const char *dir, const char *name)
+{
+	return (size_t)snprintf(out, cap, "%s/%s", dir, name) < cap ? 0 : -1;
+}
+
+int pt_control_record_path(char *out, size_t cap, const char *dir, const char *sub,
+			   const char *tid, const char *wid)
+{
+	int n;
+
+	if (tid && wid)
+		n = snprintf(out, cap, "%s/%s/%s/%s.json", dir, sub, tid, wid);
+	else if (tid)
+		n = snprintf(out, cap, "%s/%s/%s", dir, sub, tid);
+	else if (wid)
+		n = snprintf(out, cap, "%s/%s/%s.json", dir, sub, wid);
+	else
+		n = snprintf(out, cap, "%s/%s", dir, sub);
+	return n >= 0 && (size_t)n < cap ? 0 : -1;
+}
+
+static int path_err(pt_error *err)
+{
+	return pt_error_set(err, PT_EINVAL, -1, "path too long");
+}
+
+/* Write the JSON in sb atomically to path, then free sb. */
+static int write_sb(const char *path, pt_sb *sb, pt_error *err)
+{
+	int rc;
+
+	if (sb->oom) {
+		pt_sb_free(sb);
+		return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	}
+	rc = pt_control_write_atomic(path, sb->buf, sb->len, err);
+	pt_sb_free(sb);
+	return rc;
+}
+
+static pt_json *read_json(const char *path, pt_error *err)
+{
+	char *buf = NULL;
+	size_t len;
+	pt_json *j;
+
+	if (pt_control_read_file(path, PT_CONTROL_RECORD_MAX, &buf, &len, err))
+		return NULL;
+	j = pt_json_parse(buf, len, err);
+	if (!j)
+		pt_error_subject(err, path);
+	else if (j->type != PT_JSON_OBJ) {
+		pt_json_free(j);
+		j = NULL;
+		pt_error_subject(err, path);
+		pt_error_set(err, PT_EFORMAT, -1, "not a json object");
+	}
+	x_free(buf);
+	return j;
+}
+
+static void copy_str(char *dst, size_t cap, const pt_json *o, const char *key)
+{
+	snprintf(dst, cap, "%s", pt_json_strv(o, key, ""));
+}
+
+static int64_t get_i64(const pt_json *o, const char *key, int64_t def)
+{
+	const pt_json *v = pt_json_get(o, key);
+
+	if (!v || v->type != PT_JSON_NUM || !(v->num >= -9e18 && v->num <= 9e18))
+		return def;
+	return (int64_t)v->num;
+}
+
+static void add_key(pt_sb *sb, const char *key, int first)
+{
+	if (!first)
+		pt_sb_addc(sb, ',');
+	pt_sb_add_json_str(sb, key, strlen(key));
+	pt_sb_addc(sb, ':');
+}
+
+static void add_kstr(pt_sb *sb, const char *key, const char *val)
+{
+	add_key(sb, key, 0);
+	pt_sb_add_json_str(sb, val, strlen(val));
+}
+
+static void add_ki64(pt_sb *sb, const char *key, int64_t v)
+{
+	add_key(sb, key, 0);
+	pt_sb_addf(sb, "%lld", (long long)v);
+}
+
+static void add_kdbl(pt_sb *sb, const char *key, double v)
+{
+	add_key(sb, key, 0);
+	pt_sb_add_double(sb, v);
+}
+
+/* ---- workers ---------------------------------------------------------------- */
+
+void pt_control_worker_id(char *out, size_t cap, const char *host, int64_t rank, int64_t pid)
+{
+	snprintf(out, cap, "%s_%lld_%lld", host, (long long)rank, (long long)pid);
+}
+
+int pt_control_register(const char *dir, const pt_worker_info *w, pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	pt_sb sb = { 0 };
+
+	if (pt_control_record_path(path, sizeof(path), dir, "workers", NULL, w->id))
+		return path_err(err);
+	pt_sb_adds(&sb, "{\"format\":\"perftracker-worker\"");
+	add_ki64(&sb, "version", PT_CONTROL_VERSION);
+	add_kstr(&sb, "id", w->id);
+	add_kstr(&sb, "host", w->host);
+	add_kstr(&sb, "node", w->node);
+	add_ki64(&sb, "rank", w->rank);
+	add_ki64(&sb, "local_rank", w->local_rank);
+	add_ki64(&sb, "world_size", w->world_size);
+	add_ki64(&sb, "local_world_size", w->local_world_size);
+	add_ki64(&sb, "pid", w->pid);
+	add_kdbl(&sb, "started", w->started);
+	pt_sb_adds(&sb, "}\n");
+	return write_sb(path, &sb, err);
+}
+
+int pt_control_unregister(const char *dir, const char *id, pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	int rc = PT_OK;
+
+	if (pt_control_record_path(path, sizeof(path), dir, "workers", NULL, id))
+		return path_err(err);
+	if (unlink(path) != 0 && errno != ENOENT) {
+		pt_error_subject(err, path);
+		rc = pt_error_set(err, PT_EIO, -1, "cannot remove: %s", strerror(errno));
+	}
+	if (pt_control_record_path(path, sizeof(path), dir, "heartbeats", NULL, id))
+		return path_err(err);
+	if (unlink(path) != 0 && errno != ENOENT && rc == PT_OK) {
+		pt_error_subject(err, path);
+		rc = pt_error_set(err, PT_EIO, -1, "cannot remove: %s", strerror(errno));
+	}
+	return rc;
+}
+
+static int parse_worker(const pt_json *j, pt_worker_info *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (strcmp(pt_json_strv(j, "format", ""), "perftracker-worker"))
+		return -1;
+	copy_str(w->id, sizeof(w->id), j, "id");
+	copy_str(w->host, sizeof(w->host), j, "host");
+	copy_str(w->node, sizeof(w->node), j, "node");
+	w->rank = get_i64(j, "rank", -1);
+	w->local_rank = get_i64(j, "local_rank", -1);
+	w->world_size = get_i64(j, "world_size", -1);
+	w->local_world_size = get_i64(j, "local_world_size", -1);
+	w->pid = get_i64(j, "pid", -1);
+	w->started = pt_json_num(j, "started", 0);
+	return w->id[0] ? 0 : -1;
+}
+
+int pt_control_heartbeat_write(const char *dir, const char *id, const pt_heartbeat *h,
+			       pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	pt_sb sb = { 0 };
+
+	if (pt_control_record_path(path, sizeof(path), dir, "heartbeats", NULL, id))
+		return path_err(err);
+	pt_sb_adds(&sb, "{\"format\":\"perftracker-heartbeat\"");
+	add_ki64(&sb, "step", h->step);
+	add_kdbl(&sb, "step_time", h->step_time);
+	add_kdbl(&sb, "time", h->time);
+	add_kdbl(&sb, "rate", h->rate);
+	add_kstr(&sb, "state", h->state);
+	add_kstr(&sb, "trigger", h->trigger);
+	pt_sb_adds(&sb, "}\n");
+	return write_sb(path, &sb, err);
+}
+
+static void parse_hb(const pt_json *j, pt_heartbeat *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->step = get_i64(j, "step", 0);
+	h->step_time = pt_json_num(j, "step_time", 0);
+	h->time = pt_json_num(j, "time", 0);
+	h->rate = pt_json_num(j, "rate", 0);
+	copy_str(h->state, sizeof(h->state), j, "state");
+	copy_str(h->trigger, sizeof(h->trigger), j, "trigger");
+}
+
+int pt_control_heartbeat_read(const char *dir, const char *id, pt_heartbeat *h, pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	pt_json *j;
+
+	if (pt_control_record_path(path, sizeof(path), dir, "heartbeats", NULL, id))
+		return path_err(err);
+	j = read_json(path, err);
+	if (!j)
+		return err ? err->code : PT_EIO;
+	parse_hb(j, h);
+	pt_json_free(j);
+	return PT_OK;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const pt_worker_entry *x = a, *y = b;
+	int c = strcmp(x->info.host, y->info.host);
+
+	if (c)
+		return c;
+	if (x->info.rank != y->info.rank)
+		return x->info.rank < y->info.rank ? -1 : 1;
+	if (x->info.pid != y->info.pid)
+		return x->info.pid < y->info.pid ? -1 : 1;
+	return 0;
+}
+
+int pt_control_workers(const char *dir, pt_worker_entry **out, size_t *n, pt_error *err)
+{
+	char **names = NULL;
+	size_t nn = 0, cap = 0, cnt = 0;
+	pt_worker_entry *arr = NULL;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = pt_control_list(dir, "workers", NULL, &names, &nn, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < nn; i++) {
+		char path[PT_CONTROL_PATH_MAX];
+		pt_json *j;
+		pt_worker_entry e;
+
+		if (pt_control_record_path(path, sizeof(path), dir, "workers", NULL, names[i]))
+			continue;
+		j = read_json(path, NULL);
+		if (!j)
+			continue;
+		memset(&e, 0, sizeof(e));
+		if (parse_worker(j, &e.info) == 0) {
+			e.has_hb = pt_control_heartbeat_read(dir, e.info.id, &e.hb, NULL) == PT_OK;
+			if (X_GROW(arr, cap, cnt + 1)) {
+				pt_json_free(j);
+				rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+				goto out;
+			}
+			arr[cnt++] = e;
+		}
+		pt_json_free(j);
+	}
+	if (cnt)
+		qsort(arr, cnt, sizeof(*arr), cmp_entry);
+	*out = arr;
+	*n = cnt;
+	arr = NULL;
+out:
+	x_free(arr);
+	pt_control_names_free(names, nn);
+	return rc;
+}
+
+static int pid_exists(int64_t pid)
+{
+	char path[64], buf[256];
+	const char *p;
+	FILE *f;
+	int alive;
+
+	if (pid <= 0 || pid > INT_MAX)
+		return 0;
+	alive = kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	if (!alive)
+		return 0;
+	/* A killed worker whose parent has not reaped it yet is a zombie:
+	 * kill() still succeeds, but it will never write again. */
+	snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ' && p[2] == 'Z')
+		alive = 0;
+	fclose(f);
+	return alive;
+}
+
+int pt_control_worker_alive(const pt_worker_entry *w, double now, double stale_s,
+			    const char *local_node)
+{
+	if (local_node && w->info.node[0] && !strcmp(w->info.node, local_node) &&
+	    !pid_exists(w->info.pid))
+		return 0;
+	if (!w->has_hb)
+		return now - w->info.started < stale_s;
+	return now - w->hb.time < stale_s;
+}
+
+/* ---- trigger ---------------------------------------------------------------- */
+
+int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	pt_sb sb = { 0 };
+
+	if (pt_control_path(path, sizeof(path), dir, "trigger.json"))
+		return path_err(err);
+	pt_sb_adds(&sb, "{\"format\":\"perftracker-trigger\"");
+	add_ki64(&sb, "version", PT_CONTROL_VERSION);
+	add_kstr(&sb, "id", t->id);
+	add_kstr(&sb, "state", t->state);
+	add_ki64(&sb, "start_step", t->start_step);
+	add_ki64(&sb, "steps", t->steps);
+	add_ki64(&sb, "wait", t->wait);
+	add_kstr(&sb, "save_raw_trace", pt_control_raw_name(t->save_raw));
+	add_kstr(&sb, "run_dir", t->run_dir);
+	add_kstr(&sb, "raw_dir", t->raw_dir);
+	add_kdbl(&sb, "created", t->created);
+	add_kdbl(&sb, "deadline", t->deadline);
+	add_kstr(&sb, "host", t->host);
+	add_ki64(&sb, "pid", t->pid);
+	add_key(&sb, "workers", 0);
+	pt_sb_addc(&sb, '[');
+	for (size_t i = 0; i < t->nworkers; i++) {
+		if (i)
+			pt_sb_addc(&sb, ',');
+		pt_sb_add_json_str(&sb, t->workers[i], strlen(t->workers[i]));
+	}
+	pt_sb_adds(&sb, "]}\n");
+	return write_sb(path, &sb, err);
+}
+
+void pt_control_trigger_clear(pt_trigger *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nworkers; i++)
+		x_free(t->workers[i]);
+	x_free(t->workers);
+	t->workers = NULL;
+	t->nworkers = 0;
+}
+
+int pt_control_trigger_add_worker(pt_trigger *t, const char *id)
+{
+	char **nw = x_reallocarray(t->workers, t->nworkers + 1, sizeof(char *));
+	char *s;
+
+	if (!nw)
+		return PT_ENOMEM;
+	t->workers = nw;
+	s = x_strndup(id, strlen(id));
+	if (!s)
+		return PT_ENOMEM;
+	t->workers[t->nworkers++] = s;
+	return PT_OK;
+}
+
+int pt_control_trigger_read(const char *dir, pt_trigger *t, pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	pt_error e2;
+	pt_json *j;
+	const pt_json *ws;
+	int rc = PT_OK;
+
+	memset(t, 0, sizeof(*t));
+	if (pt_control_path(path, sizeof(path), dir, "trigger.json"))
+		return path_err(err);
+	pt_error_clear(&e2);
+	j = read_json(path, &e2);
+	if (!j) {
+		if (e2.code == PT_EIO && !strcmp(e2.msg, "no such file"))
+			return PT_OK;
+		if (err)
+			*err = e2;
+		return e2.code;
+	}
+	if (strcmp(pt_json_strv(j, "format", ""), "perftracker-trigger")) {
+		pt_error_subject(err, path);
+		rc = pt_error_set(err, PT_EFORMAT, -1, "not a perftracker trigger");
+		goto out;
+	}
+	copy_str(t->id, sizeof(t->id), j, "id");
+	copy_str(t->state, sizeof(t->state), j, "state");
+	t->start_step = get_i64(j, "start_step", 0);
+	t->steps = get_i64(j, "steps", 0);
+	t->wait = get_i64(j, "wait", 0);
+	t->save_raw = pt_control_raw_policy(pt_json_strv(j, "save_raw_trace", "none"));
+	if (t->save_raw < 0)
+		t->save_raw = PT_RAW_NONE;
+	copy_str(t->run_dir, sizeof(t->run_dir), j, "run_dir");
+	copy_str(t->raw_dir, sizeof(t->raw_dir), j, "raw_dir");
+	t->created = pt_json_num(j, "created", 0);
+	t->deadline = pt_json_num(j, "deadline", 0);
+	copy_str(t->host, sizeof(t->host), j, "host");
+	t->pid = get_i64(j, "pid", -1);
+	ws = pt_json_get(j, "workers");
+	if (ws && ws->type == PT_JSON_ARR) {
+		for (const pt_json *c = ws->child; c; c = c->next) {
+			if (c->type != PT_JSON_STR)
+				continue;
+			if (pt_control_trigger_add_worker(t, c->str)) {
+				rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+				goto out;
+			}
+		}
+	}
+	if (!t->id[0] || t->steps <= 0) {
+		pt_error_subject(err, path);
+		rc = pt_error_set(err, PT_EFORMAT, -1, "trigger without id or steps");
+	}
+out:
+	if (rc) {
+		pt_control_trigger_clear(t);
+		t->id[0] = 0;
+	}
+	pt_json_free(j);
+	return rc;
+}
+
+void pt_control_trigger_id(char *out, size_t cap, double now)
+{
+	time_t s = (time_t)now;
+	struct tm tm;
+	char ts[32];
+	unsigned r;
+	struct timespec mono;
+
+	localtime_r(&s, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	r = (unsigned)(mono.tv_nsec ^ (getpid() * 2654435761u) ^ (unsigned)(now * 1e6));
+	snprintf(out, cap, "%s-%04x", ts, (r ^ (r >> 16)) & 0xffff);
+}
+
+/* ---- locks ------------------------------------------------------------------ */
+
+int pt_control_lock(const char *path, const char *content, char *holder, size_t cap,
+		    pt_error *err)
+{
+	int fd, e;
+	size_t n = strlen(content);
+
+	if (holder && cap)
+		holder[0] = 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0 && errno == ENOENT) {
+		char dirbuf[PT_CONTROL_PATH_MAX];
+		const char *slash = strrchr(path, '/');
+
+		if (slash && (size_t)(slash - path) < sizeof(dirbuf)) {
+			memcpy(dirbuf, path, (size_t)(slash - path));
+			dirbuf[slash - path] = 0;
+			if (pt_control_mkdirs(dirbuf, err))
+				return err ? err->code : PT_EIO;
+		}
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	}
+	if (fd < 0) {
+		e = errno;
+		if (e == EEXIST) {
+			char *buf = NULL;
+
+			if (holder && cap &&
+			    pt_control_read_file(path, 1 << 16, &buf, NULL, NULL) == PT_OK) {
+				snprintf(holder, cap, "%s", buf);
+				x_free(buf);
+			}
+			return 1;
+		}
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot create lock: %s", strerror(e));
+	}
+	if (write_all(fd, content, n) != 0 || close(fd) != 0) {
+		e = errno;
+		unlink(path);
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot write lock: %s", strerror(e));
+	}
+	return PT_OK;
+}
+
+int pt_control_unlock(const char *path, pt_error *err)
+{
+	if (unlink(path) != 0 && errno != ENOENT) {
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot remove lock: %s", strerror(errno));
+	}
+	return PT_OK;
+}
+
+int pt_control_lock_stale(const char *path, const char *holder_json, double now,
+			  const char *local_node)
+{
+	pt_json *j = holder_json ? pt_json_parse(holder_json, strlen(holder_json), NULL) : NULL;
+	int stale = 0;
+
+	if (!j || j->type != PT_JSON_OBJ) {
+		struct stat st;
+
+		/* Unparsable: a writer died between O_EXCL and write, or is
+		 * writing right now.  Give it a minute. */
+		if (path && stat(path, &st) == 0 && now - (double)st.st_mtime > 60)
+			stale = 1;
+		goto out;
+	}
+	if (pt_json_num(j, "deadline", 0) > 0 && now > pt_json_num(j, "deadline", 0)) {
+		stale = 1;
+		goto out;
+	}
+	if (local_node && !strcmp(pt_json_strv(j, "node", ""), local_node) &&
+	    !pid_exists(get_i64(j, "pid", -1)))
+		stale = 1;
+out:
+	pt_json_free(j);
+	return stale;
+}
+
+/* ---- per-trigger records ---------------------------------------------------- */
+
+int pt_control_status_write(const char *dir, const char *tid, const char *wid,
+			    const pt_wstatus *s, pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	pt_sb sb = { 0 };
+
+	if (pt_control_record_path(path, sizeof(path), dir, "status", tid, wid))
+		return path_err(err);
+	pt_sb_adds(&sb, "{\"format\":\"perftracker-status\"");
+	add_kstr(&sb, "state", s->state);
+	add_kstr(&sb, "host", s->host);
+	add_ki64(&sb, "rank", s->rank);
+	add_ki64(&sb, "start_step", s->start_step);
+	add_ki64(&sb, "end_step", s->end_step);
+	add_kdbl(&sb, "time", s->time);
+	add_kstr(&sb, "trace", s->trace);
+	add_kstr(&sb, "error", s->error);
+	pt_sb_adds(&sb, "}\n");
+	return write_sb(path, &sb, err);
+}
+
+int pt_control_status_read(const char *dir, const char *tid, const char *wid, pt_wstatus *s,
+			   pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	pt_json *j;
+
+	memset(s, 0, sizeof(*s));
+	if (pt_control_record_path(path, sizeof(path), dir, "status", tid, wid))
+		return path_err(err);
+	j = read_json(path, err);
+	if (!j)
+		return err ? err->code : PT_EIO;
+	copy_str(s->state, sizeof(s->state), j, "state");
+	copy_str(s->host, sizeof(s->host), j, "host");
+	s->rank = get_i64(j, "rank", -1);
+	s->start_step = get_i64(j, "start_step", -1);
+	s->end_step = get_i64(j, "end_step", -1);
+	s->time = pt_json_num(j, "time", 0);
+	copy_str(s->trace, sizeof(s->trace), j, "trace");
+	copy_str(s->error, sizeof(s->error), j, "error");
+	pt_json_free(j);
+	return PT_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void pt_control_names_free(char **names, size_t n)
+{
+	if (!names)
+		return;
+	for (size_t i = 0; i < n; i++)
+		x_free(names[i]);
+	x_free(names);
+}
+
+int pt_control_list(const char *dir, const char *sub, const char *tid, char ***names,
+		    size_t *n, pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	char **arr = NULL;
+	size_t cnt = 0, cap = 0;
+	int rc = PT_OK;
+
+	*names = NULL;
+	*n = 0;
+	if (pt_control_record_path(path, sizeof(path), dir, sub, tid, NULL))
+		return path_err(err);
+	d = opendir(path);
+	if (!d) {
+		if (errno == ENOENT)
+			return PT_OK;
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot list: %s", strerror(errno));
+	}
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char *s;
+
+		if (!pt_control_is_record(de->d_name))
+			continue;
+		if (X_GROW(arr, cap, cnt + 1) || !(s = x_strndup(de->d_name, len - 5))) {
+			rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+			goto out;
+		}
+		arr[cnt++] = s;
+	}
+	if (cnt)
+		qsort(arr, cnt, sizeof(*arr), cmp_str);
+	*names = arr;
+	*n = cnt;
+	arr = NULL;
+	cnt = 0;
+out:
+	pt_control_names_free(arr, cnt);
+	closedir(d);
+	return rc;
+}
+
+int pt_control_remove_dir(const char *dir, const char *sub, const char *tid, pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX], f[PT_CONTROL_PATH_MAX + 256];
+	DIR *d;
+	struct dirent *de;
+	int rc = PT_OK;
+
+	if (pt_control_record_path(path, sizeof(path), dir, sub, tid, NULL))
+		return path_err(err);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? PT_OK
+				       : pt_error_set(err, PT_EIO, -1, "cannot list: %s", strerror(errno));
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
+		if (unlink(f) != 0 && errno != ENOENT && rc == PT_OK) {
+			pt_error_subject(err, f);
+			rc = pt_error_set(err, PT_EIO, -1, "cannot remove: %s", strerror(errno));
+		}
+	}
+	closedir(d);
+	if (rmdir(path) != 0 && errno != ENOENT && rc == PT_OK) {
+		pt_error_subject(err, path);
+		rc = pt_error_set(err, PT_EIO, -1, "cannot remove: %s", strerror(errno));
+	}
+	return rc;
+}
+
+/* ---- agents ----------------------------------------------------------------- */
+
+int pt_control_agent_lock_path(char *out, size_t cap, const char *dir, const char *host)
+{
+	return (size_t)snprintf(out, cap, "%s/agents/%s.lock", dir, host) < cap ? 0 : -1;
+}
+
+int pt_control_agent_hb_path(char *out, size_t cap, const char *dir, const char *host)
+{
+	return (size_t)snprintf(out, cap, "%s/agents/%s.json", dir, host) < cap ? 0 : -1;
+}
+
+int pt_control_agent_running(const char *dir, const char *host, double now, double stale_s)
+{
+	char path[PT_CONTROL_PATH_MAX], node[PT_CONTROL_HOST_MAX];
+	char *buf = NULL;
+	pt_json *j = NULL;
+	int running = 0;
+
+	if (pt_control_agent_lock_path(path, sizeof(path), dir, host))
+		return 0;
+	if (pt_control_read_file(path, 1 << 16, &buf, NULL, NULL))
+		return 0;
+	pt_control_nodename(node, sizeof(node));
+	j = pt_json_parse(buf, strlen(buf), NULL);
+	if (!j || j->type != PT_JSON_OBJ) {
+		/* Being written right now, or left by a crash: see lock_stale. */
+		running = !pt_control_lock_stale(path, buf, now, node);
+		goto out;
+	}
+	if (!strcmp(pt_json_strv(j, "node", ""), node)) {
+		running = pid_exists(get_i64(j, "pid", -1));
+	} else {
+		pt_json *hb;
+		char hbp[PT_CONTROL_PATH_MAX];
+
+		if (pt_control_agent_hb_path(hbp, sizeof(hbp), dir, host))
+			goto out;
+		/* No heartbeat yet: the agent has just started. */
+		hb = read_json(hbp, NULL);
+		running = now - (hb ? pt_json_num(hb, "time", 0) : pt_json_num(j, "started", 0)) <
+			  stale_s;
+		pt_json_free(hb);
+	}
+out:
+	pt_json_free(j);
+	x_free(buf);
+	return running;
+}

@@ -1,0 +1,52 @@
+/*
+ * diagnose.h - cross-worker differential diagnosis: the master side of the
+ * analyzer.
+ *
+ * Flow: worker summaries (src/analysis/summary.h) --pt_diagnose--> a
+ * pt_report (src/report/report.h) holding the seed report's five sections,
+ * "workers" and the ranked "findings" --> report.json, index.html and the
+ * text report.  The comparison rule, every threshold and the report keys
+ * are described in docs/diagnose.md.
+ */
+#ifndef PT_DIAGNOSE_H
+#define PT_DIAGNOSE_H
+
+#include <stddef.h>
+
+#include "../analysis/summary.h"
+#include "../report/report.h"
+#include "../util/error.h"
+
+typedef struct pt_diag_options {
+	double z;                 /* robust z above which a value is an outlier (3.5) */
+	double rel;               /* and relative deviation above this (0.2 = 20%) */
+	double min_impact;        /* and time lost above this share of the window (0.005) */
+	double mad_floor;         /* MAD is at least this share of |median| (0.01) */
+	double memop_threshold;   /* memory ops: candidate above this bottleneck ratio (0.01) */
+	double runtime_threshold; /* CUDA runtime calls: same (0.01) */
+	double python_threshold;  /* Python stacks listed above this ratio (0.01) */
+	double python_min_impact; /* Python findings: time lost above this share (0.02) */
+	size_t top_kernels;       /* entries in "major_kernel_executions" (5) */
+	size_t loo_below;         /* leave-one-out statistics below this many values (8) */
+	int fixed_only;           /* 1: the seed's plain fixed-threshold rule for
+	                             memory ops and runtime calls (0) */
+} pt_diag_options;
+
+void pt_diag_options_default(pt_diag_options *o);
+
+/* Compare the workers of s[0..n) (failed summaries, error != NULL, are
+ * listed under "workers" and in a "summary" finding) and build the report.
+ * opt NULL means the defaults.  The summaries are only read, and the report
+ * copies every string it keeps, so they may be freed afterwards.  Returns a
+ * new report (free with pt_report_free) or NULL with err filled (PT_EINVAL
+ * when n is 0, PT_ENOMEM).  Thread-safe for distinct calls. */
+pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *opt,
+		       pt_error *err);
+
+/* The group name of a communication function key without hardware samples:
+ * "<algorithm> <collective>" lowercase ("ring allreduce", "tree allgather"),
+ * "sendrecv" for point-to-point kernels, "gloo allreduce" for CPU
+ * collectives.  Writes at most cap-1 bytes; returns out. */
+char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap);
+
+#endif

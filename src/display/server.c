@@ -1,0 +1,402 @@
+/*
+ * server.c - the PerfDisplay HTTP server (see server.h) on libmicrohttpd.
+ * Sits at the very end of the flow: DIR/PerfDisplay/ -> browser.
+ *
+ * The listening socket is created here rather than by libmicrohttpd so that
+ * a busy port or an address that is not on this machine comes back as a
+ * clear error (MHD_start_daemon only returns NULL), and so that port 0 can
+ * report the port the kernel chose.
+ */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/xalloc.h"
+
+struct pt_display_server {
+	struct MHD_Daemon *mhd;
+	char root[PATH_MAX];
+	char url[128];
+	int port;
+	int loopback;
+	pt_display_log_fn log;
+	void *log_ctx;
+};
+
+static const struct {
+	const char *ext, *type;
+} types[] = {
+	{ ".html", "text/html; charset=utf-8" },
+	{ ".htm", "text/html; charset=utf-8" },
+	{ ".js", "text/javascript; charset=utf-8" },
+	{ ".mjs", "text/javascript; charset=utf-8" },
+	{ ".css", "text/css; charset=utf-8" },
+	{ ".json", "application/json" },
+	{ ".txt", "text/plain; charset=utf-8" },
+	{ ".log", "text/plain; charset=utf-8" },
+	{ ".md", "text/plain; charset=utf-8" },
+	{ ".py", "text/plain; charset=utf-8" },
+	{ ".csv", "text/csv; charset=utf-8" },
+	{ ".svg", "image/svg+xml" },
+	{ ".png", "image/png" },
+	{ ".jpg", "image/jpeg" },
+	{ ".jpeg", "image/jpeg" },
+	{ ".gif", "image/gif" },
+	{ ".ico", "image/x-icon" },
+	{ ".wasm", "application/wasm" },
+	{ ".gz", "application/gzip" },
+	{ ".sqlite", "application/vnd.sqlite3" },
+};
+
+const char *pt_display_content_type(const char *path)
+{
+	const char *dot = path ? strrchr(path, '.') : NULL;
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	size_t i;
+
+	if (dot && (!slash || dot > slash))
+		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+			if (!strcasecmp(dot, types[i].ext))
+				return types[i].type;
+	return "application/octet-stream";
+}
+
+/* 1 when a segment of the decoded path may name a file under the root.
+ * Segments starting with '.' are refused: they cover "." and ".." and keep
+ * hidden files (temporary files of atomic writes, .git) private. */
+static int segment_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n && s[0] == '.')
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+int pt_display_resolve(const char *root_real, const char *url_path, char *out, size_t cap)
+{
+	char cand[PATH_MAX + 64], real[PATH_MAX];
+	const char *p, *q;
+	size_t rl, ul;
+	struct stat st;
+	int dir_url;
+
+	if (!root_real || !url_path || url_path[0] != '/' || !out || !cap)
+		return 403;
+	for (p = url_path; *p; p = q) {
+		while (*p == '/')
+			p++;
+		for (q = p; *q && *q != '/'; q++)
+			;
+		if (!segment_ok(p, (size_t)(q - p)))
+			return 403;
+	}
+	rl = strlen(root_real);
+	ul = strlen(url_path);
+	dir_url = url_path[ul - 1] == '/';
+	if (rl + ul + sizeof("index.html") > sizeof(cand))
+		return 404;
+	memcpy(cand, root_real, rl);
+	memcpy(cand + rl, url_path, ul + 1);
+	if (dir_url)
+		strcat(cand, "index.html");
+	if (!realpath(cand, real))
+		return errno == EACCES ? 403 : 404;
+	/* Links may point anywhere: what counts is where the path ends up. */
+	if (strncmp(real, root_real, rl) || (real[rl] != '/' && real[rl] != 0 && rl > 1))
+		return 403;
+	if (stat(real, &st))
+		return 404;
+	if (S_ISDIR(st.st_mode))
+		return dir_url ? 404 : 301;
+	if (!S_ISREG(st.st_mode))
+		return 403;
+	if (strlen(real) >= cap)
+		return 404;
+	strcpy(out, real);
+	return 200;
+}
+
+static enum MHD_Result respond_text(struct MHD_Connection *c, unsigned status, const char *text,
+				    const char *hname, const char *hval)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ok;
+
+	r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (hname)
+		MHD_add_response_header(r, hname, hval);
+	ok = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ok;
+}
+
+/* Percent-encode a decoded path for a Location header (keeps '/'). */
+static void encode_path(const char *in, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	for (; *in && o + 4 < cap; in++) {
+		unsigned char c = (unsigned char)*in;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("/-._~", c)) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '%';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	out[o] = 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_size, void **req_cls)
+{
+	pt_display_server *s = cls;
+	char path[PATH_MAX], loc[PATH_MAX];
+	struct MHD_Response *r;
+	struct stat st;
+	enum MHD_Result ok;
+	int status, fd;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+		status = 405;
+		ok = respond_text(c, 405, "405 method not allowed: this server only reads files\n",
+				  MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		goto out;
+	}
+	status = pt_display_resolve(s->root, url, path, sizeof(path));
+	if (status == 301) {
+		encode_path(url, loc, sizeof(loc) - 1);
+		strcat(loc, "/");
+		ok = respond_text(c, 301, "301 moved\n", MHD_HTTP_HEADER_LOCATION, loc);
+		goto out;
+	}
+	if (status == 403) {
+		ok = respond_text(c, 403, "403 forbidden: only files under the served folder are readable\n",
+				  NULL, NULL);
+		goto out;
+	}
+	if (status != 200) {
+		status = 404;
+		ok = respond_text(c, 404, "404 not found\n", NULL, NULL);
+		goto out;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		status = 404;
+		ok = respond_text(c, 404, "404 not found\n", NULL, NULL);
+		goto out;
+	}
+	/* libmicrohttpd owns fd from here and closes it with the response. */
+	r = MHD_create_response_from_fd64((uint64_t)st.st_size, fd);
+	if (!r) {
+		close(fd);
+		status = 500;
+		ok = respond_text(c, 500, "500 internal error\n", NULL, NULL);
+		goto out;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, pt_display_content_type(path));
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	ok = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+out:
+	if (s->log)
+		s->log(s->log_ctx, method, url, status);
+	return ok;
+}
+
+static int is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return 0;
+}
+
+/* Create, bind and listen; -1 with err filled. */
+static int open_listener(const char *host, int port, pt_display_server *s, pt_error *err)
+{
+	struct addrinfo hints, *ai = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char portstr[16], addr[INET6_ADDRSTRLEN];
+	int fd = -1, one = 1, rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	rc = getaddrinfo(host, portstr, &hints, &ai);
+	if (rc || !ai) {
+		pt_error_set(err, PT_EINVAL, -1, "cannot resolve host '%s': %s", host, gai_strerror(rc));
+		goto fail;
+	}
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd < 0) {
+		pt_error_set(err, PT_EIO, -1, "socket: %s", strerror(errno));
+		goto fail;
+	}
+	/* SO_REUSEADDR lets a restart reuse a port in TIME_WAIT; on Linux it
+	 * does not allow two listeners on one port, so "in use" still fails. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ai->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen)) {
+		int e = errno;
+		if (e == EADDRINUSE)
+			pt_error_set(err, PT_EIO, -1, "port %d on %s is already in use "
+				     "(another server is running there; choose a free one with --port)", port, host);
+		else if (e == EACCES)
+			pt_error_set(err, PT_EIO, -1, "no permission to listen on port %d of %s "
+				     "(ports below 1024 need root)", port, host);
+		else if (e == EADDRNOTAVAIL)
+			pt_error_set(err, PT_EIO, -1, "'%s' is not an address of this machine", host);
+		else
+			pt_error_set(err, PT_EIO, -1, "cannot listen on %s port %d: %s", host, port, strerror(e));
+		goto fail;
+	}
+	if (listen(fd, 64)) {
+		pt_error_set(err, PT_EIO, -1, "listen: %s", strerror(errno));
+		goto fail;
+	}
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl)) {
+		pt_error_set(err, PT_EIO, -1, "getsockname: %s", strerror(errno));
+		goto fail;
+	}
+	s->loopback = is_loopback((struct sockaddr *)&ss);
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+		s->port = ntohs(in->sin_port);
+		if (in->sin_addr.s_addr == htonl(INADDR_ANY))
+			snprintf(addr, sizeof(addr), "127.0.0.1");
+		else
+			inet_ntop(AF_INET, &in->sin_addr, addr, sizeof(addr));
+		snprintf(s->url, sizeof(s->url), "http://%s:%d/", addr, s->port);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+		s->port = ntohs(in6->sin6_port);
+		if (IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr))
+			snprintf(addr, sizeof(addr), "::1");
+		else
+			inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
+		snprintf(s->url, sizeof(s->url), "http://[%s]:%d/", addr, s->port);
+	}
+	freeaddrinfo(ai);
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (ai)
+		freeaddrinfo(ai);
+	return -1;
+}
+
+pt_display_server *pt_display_start(const char *root, const pt_display_options *opt, pt_error *err)
+{
+	pt_display_server *s = NULL;
+	const char *host = opt && opt->host && *opt->host ? opt->host : PT_DISPLAY_DEFAULT_HOST;
+	int port = opt ? opt->port : PT_DISPLAY_DEFAULT_PORT;
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+	struct stat st;
+	int fd = -1;
+
+	if (!root) {
+		pt_error_set(err, PT_EINVAL, -1, "no folder to serve");
+		goto fail;
+	}
+	if (port < 0 || port > 65535) {
+		pt_error_set(err, PT_EINVAL, -1, "port %d is out of range (0-65535)", port);
+		goto fail;
+	}
+	s = x_calloc(1, sizeof(*s));
+	if (!s) {
+		pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		goto fail;
+	}
+	if (!realpath(root, s->root) || stat(s->root, &st)) {
+		pt_error_subject(err, root);
+		pt_error_set(err, PT_EIO, -1, "cannot serve: %s", strerror(errno));
+		goto fail;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		pt_error_subject(err, root);
+		pt_error_set(err, PT_EIO, -1, "not a folder");
+		goto fail;
+	}
+	s->log = opt ? opt->log : NULL;
+	s->log_ctx = opt ? opt->log_ctx : NULL;
+	fd = open_listener(host, port, s, err);
+	if (fd < 0)
+		goto fail;
+	if (strchr(s->url, '['))
+		flags |= MHD_USE_IPv6;
+	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+				  MHD_OPTION_LISTEN_SOCKET, fd,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+				  MHD_OPTION_END);
+	if (!s->mhd) {
+		pt_error_set(err, PT_EIO, -1, "cannot start the http server (libmicrohttpd)");
+		goto fail;
+	}
+	return s;
+fail:
+	if (fd >= 0)
+		close(fd);
+	x_free(s);
+	return NULL;
+}
+
+int pt_display_port(const pt_display_server *s)
+{
+	return s ? s->port : -1;
+}
+
+const char *pt_display_url(const pt_display_server *s)
+{
+	return s ? s->url : "";
+}
+
+int pt_display_is_loopback(const pt_display_server *s)
+{
+	return s ? s->loopback : 0;
+}
+
+void pt_display_stop(pt_display_server *s)
+{
+	if (!s)
+		return;
+	/* MHD_stop_daemon waits for its thread and closes the listen socket. */
+	if (s->mhd)
+		MHD_stop_daemon(s->mhd);
+	x_free(s);
+}

@@ -1,0 +1,123 @@
+/*
+ * store.h - the per-worker event store: what one worker ran, as compact
+ * fixed-size events plus the trace's metadata.
+ *
+ * Flow: a reader in src/trace fills a pt_store from one raw trace; the
+ * analysis in src/analysis reads it and produces a pt_summary; the store is
+ * then freed.  Only complete (duration) events are stored; flows, counters,
+ * instants and metadata are consumed by the reader.  Not thread-safe: one
+ * store per worker, different stores may be used from different threads.
+ */
+#ifndef PT_STORE_H
+#define PT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strtab.h"
+
+/* What an event is.  The class used for attribution follows from the kind
+ * (pt_kind_class) and is what DESIGN.md's priority rule orders. */
+typedef enum {
+	PT_K_KERNEL = 0,      /* GPU compute kernel */
+	PT_K_COMM_KERNEL,     /* NCCL/RCCL kernel */
+	PT_K_MEMCPY,          /* gpu_memcpy / Memcpy */
+	PT_K_MEMSET,          /* gpu_memset / Memset */
+	PT_K_RUNTIME,         /* cuda_runtime / Runtime / hip* runtime */
+	PT_K_DRIVER,          /* cuda_driver (cuLaunchKernel ...) */
+	PT_K_CPU_COMM,        /* gloo:*, c10d::*, nccl:*, record_param_comms on the CPU */
+	PT_K_CPU_OP,          /* cpu_op / Operator (aten::...) */
+	PT_K_PYTHON,          /* python_function */
+	PT_K_ANNOTATION,      /* user_annotation other than steps */
+	PT_K_STEP,            /* ProfilerStep#N */
+	PT_K_GPU_ANNOTATION,  /* gpu_user_annotation (not attributed) */
+	PT_K_COUNT
+} pt_kind;
+
+/* Attribution classes, in increasing priority (DESIGN.md "Classes and priority"). */
+typedef enum {
+	PT_C_IDLE = 0,
+	PT_C_PYTHON,   /* Python/CPU function: deepest active frame on its thread */
+	PT_C_RUNTIME,  /* CUDA runtime / driver call */
+	PT_C_MEMORY,   /* GPU memcpy/memset */
+	PT_C_COMM,     /* communication: NCCL kernels, CPU collectives */
+	PT_C_COMPUTE,  /* GPU compute kernel */
+	PT_C_COUNT,
+	PT_C_NONE = 255 /* not attributed (steps, GPU annotations) */
+} pt_class;
+
+/* Class of a kind; PT_C_NONE for steps and GPU annotations.  CPU_OP,
+ * PYTHON and ANNOTATION are frames of the Python/CPU class; CPU_COMM is a
+ * communication item that is also a frame on its thread. */
+int pt_kind_class(int kind);
+const char *pt_kind_name(int kind);
+const char *pt_class_name(int cls);
+
+#define PT_EV_GPU 0x01       /* lane is a GPU stream */
+#define PT_EV_CLIPPED 0x02   /* duration was clamped by the reader */
+
+typedef struct pt_event {
+	int64_t ts;       /* start, absolute ns (epoch or trace clock) */
+	int64_t dur;      /* duration in ns, >= 0 */
+	uint64_t bytes;   /* memcpy/memset bytes; collectives: message bytes; 0 unknown */
+	uint32_t name;    /* strtab id of the function name; kernels: name+grid|block */
+	uint32_t lane;    /* index into store->lanes */
+	uint32_t stack;   /* strtab id of an old-style "Call stack" arg, 0 none */
+	uint16_t group;   /* collective group size, 0 unknown */
+	uint8_t kind;     /* pt_kind */
+	uint8_t flags;    /* PT_EV_* */
+} pt_event;
+
+/* A lane is one CPU thread (pid, tid) or one GPU stream (device, stream). */
+typedef struct pt_lane {
+	int64_t pid, tid;
+	uint32_t name;    /* strtab id of thread_name metadata, 0 unknown */
+	uint8_t gpu;
+} pt_lane;
+
+typedef struct pt_step {
+	int64_t number;   /* N of ProfilerStep#N */
+	int64_t ts, dur;  /* ns */
+} pt_step;
+
+typedef struct pt_store {
+	pt_strtab *strs;
+	pt_event *ev;
+	size_t n, cap;
+	pt_lane *lanes;
+	size_t nlanes, lanecap;
+	pt_step *steps;
+	size_t nsteps, stepcap;
+
+	/* Metadata from the trace header; -1 / 0 when absent. */
+	int64_t rank, world_size;
+	uint32_t backend;       /* strtab id ("nccl", "gloo"), 0 unknown */
+	uint32_t device_name;   /* strtab id of deviceProperties[0].name, 0 none */
+	int ndevices;
+	int64_t base_ns;        /* baseTimeNanoseconds, 0 if absent */
+
+	/* Reader diagnostics. */
+	int truncated;          /* input ended early: analysed up to the cut */
+	uint64_t nwarnings;     /* events skipped or repaired */
+	char warning[512];      /* first warning, "" if none */
+	uint64_t bytes_read;    /* uncompressed JSON bytes consumed */
+} pt_store;
+
+/* Initialise an empty store; returns PT_OK or PT_ENOMEM. */
+int pt_store_init(pt_store *s);
+/* Free everything the store owns (NULL and a zeroed store are no-ops). */
+void pt_store_free(pt_store *s);
+
+/* Append a copy of e; returns PT_OK or PT_ENOMEM. */
+int pt_store_add(pt_store *s, const pt_event *e);
+/* Lane index for (pid, tid, gpu), creating it if needed; UINT32_MAX on
+ * allocation failure.  Linear in lanes only on a miss of the last hit. */
+uint32_t pt_store_lane(pt_store *s, int64_t pid, int64_t tid, int gpu);
+int pt_store_add_step(pt_store *s, int64_t number, int64_t ts, int64_t dur);
+/* Record a warning: counted, and the first message is kept. */
+void pt_store_warn(pt_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Bytes held (events, lanes, strings) for memory accounting. */
+size_t pt_store_bytes(const pt_store *s);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * report.h - the report model and its writers: report.json, the text
+ * report and the plain index.html.
+ *
+ * Flow: src/diagnose fills a pt_report (a small ordered JSON tree: the five
+ * sections of the seed report, "workers" and "findings") --> the writers here
+ * turn it into DIR/PerfDisplay/report.json (Python json.dumps(indent=4)
+ * layout), DIR/PerfDisplay/index.html and the text report printed by the CLI.
+ *
+ * Building: every pt_rv_* adder takes the parent (an object or an array) and,
+ * for objects, the member key; strings are copied into the report's arena.
+ * On allocation failure the report remembers it (pt_report_oom) and the
+ * adders return NULL and ignore NULL parents, so builders check once at the
+ * end.  Keys are written in insertion order: callers insert them sorted.
+ * Not thread-safe: one report per thread.
+ */
+#ifndef PT_REPORT_H
+#define PT_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/error.h"
+#include "../util/strbuf.h"
+
+typedef enum { PT_RV_NULL, PT_RV_NUM, PT_RV_INT, PT_RV_STR, PT_RV_ARR, PT_RV_OBJ } pt_rv_type;
+
+typedef struct pt_rv pt_rv;
+struct pt_rv {
+	pt_rv_type type;
+	const char *key;    /* member key inside an object, else NULL */
+	double num;         /* PT_RV_NUM */
+	int64_t i;          /* PT_RV_INT */
+	const char *str;    /* PT_RV_STR (NUL-terminated, arena-owned) */
+	size_t n;           /* number of children (ARR/OBJ) */
+	pt_rv *child, *last, *next;
+};
+
+typedef struct pt_report pt_report;
+
+/* New report whose root is an empty object; NULL on allocation failure. */
+pt_report *pt_report_new(void);
+void pt_report_free(pt_report *r); /* NULL is a no-op */
+pt_rv *pt_report_root(pt_report *r);
+const pt_rv *pt_report_root_c(const pt_report *r);
+int pt_report_oom(const pt_report *r);
+/* Copy s into the report's arena (NULL on failure, oom set). */
+const char *pt_report_strdup(pt_report *r, const char *s);
+
+/* Adders: parent is an object (key required) or an array (key ignored). */
+pt_rv *pt_rv_obj(pt_report *r, pt_rv *parent, const char *key);
+pt_rv *pt_rv_arr(pt_report *r, pt_rv *parent, const char *key);
+pt_rv *pt_rv_num(pt_report *r, pt_rv *parent, const char *key, double v);
+pt_rv *pt_rv_int(pt_report *r, pt_rv *parent, const char *key, int64_t v);
+pt_rv *pt_rv_str(pt_report *r, pt_rv *parent, const char *key, const char *s);
+pt_rv *pt_rv_null(pt_report *r, pt_rv *parent, const char *key);
+
+/* Member of an object by key (first match); NULL when absent or o is NULL. */
+const pt_rv *pt_rv_get(const pt_rv *o, const char *key);
+
+/* The five seed sections, in report order. */
+extern const char *const pt_report_sections[5];
+
+/* JSON text of v as Python's json.dumps(v, indent=4) writes it (ensure_ascii
+ * escapes, floats as repr, ", " / ": " separators), starting at nesting
+ * level `level` (0 for a whole document); no trailing newline. */
+void pt_report_json(const pt_rv *v, int level, pt_sb *out);
+/* Compact JSON for embedding in HTML: every '<', '>' and '&' inside strings
+ * is written as \u003c, \u003e, \u0026 so "</script>" cannot end the block. */
+void pt_report_json_html(const pt_rv *v, pt_sb *out);
+
+/* The text report: each seed section as "<name>:" and its JSON (indent 4),
+ * blank lines between, then "Findings:" and numbered sentences.  At most
+ * max_findings findings are printed (0: all); the rest are counted. */
+void pt_report_text(const pt_report *r, size_t max_findings, pt_sb *out);
+
+/* The plain page: report JSON embedded safely, rendered with textContent. */
+void pt_report_html(const pt_report *r, pt_sb *out);
+
+/* Write DIR/PerfDisplay/report.json and DIR/PerfDisplay/index.html, creating
+ * directories as needed; each file is written to a temporary name in the
+ * same folder and renamed.  PT_OK or PT_EIO/PT_ENOMEM with err filled. */
+int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err);
+
+/* Write buf[0..len) to path via path.tmp.<pid> + rename. */
+int pt_report_write_file(const char *path, const char *buf, size_t len, pt_error *err);
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * text.c - the text report the CLI prints after diagnose/analyze: each seed
+ * section as "<name>:" and its JSON (indent 4) as the original tool logged
+ * them, then the findings as numbered plain sentences.  Reads only the
+ * report tree built by src/diagnose.
+ */
+#include "report.h"
+
+#include <string.h>
+
+void pt_report_text(const pt_report *r, size_t max_findings, pt_sb *out)
+{
+	const pt_rv *root = pt_report_root_c(r);
+	const pt_rv *f, *c;
+	size_t i, shown = 0;
+
+	for (i = 0; i < 5; i++) {
+		pt_sb_addf(out, "%s:\n", pt_report_sections[i]);
+		pt_report_json(pt_rv_get(root, pt_report_sections[i]), 0, out);
+		pt_sb_add(out, "\n\n", 2);
+	}
+	pt_sb_adds(out, "Findings:\n");
+	f = pt_rv_get(root, "findings");
+	if (!f || !f->n) {
+		pt_sb_adds(out, "No worker differs from the others beyond the thresholds.\n");
+		return;
+	}
+	for (c = f->child; c; c = c->next) {
+		const pt_rv *e = pt_rv_get(c, "explanation");
+
+		if (max_findings && shown == max_findings)
+			break;
+		shown++;
+		pt_sb_addf(out, "%zu. %s\n", shown, e && e->type == PT_RV_STR ? e->str : "");
+	}
+	if (shown < f->n)
+		pt_sb_addf(out, "... and %zu more findings in report.json.\n", f->n - shown);
+}

@@ -1,0 +1,616 @@
+/*
+ * json.c - strict, bounded-depth JSON DOM parser (see json.h).
+ *
+ * Reads the small files PerfTracker writes itself (worker summaries,
+ * control records) for src/diagnose, src/report and the tests; raw traces go
+ * through the streaming reader in src/trace instead.  One arena per document:
+ * nodes and decoded strings are carved from it, pt_json_free releases it.
+ * The children of every array/object are stored contiguously, so
+ * pt_json_at is O(1) while the ->next links still work.
+ */
+#include "json.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Largest file pt_json_parse_file accepts; summaries are KB to a few MB. */
+#define JSON_FILE_MAX ((size_t)1 << 30)
+#define ARENA_BLOCK ((size_t)64 << 10)
+
+typedef struct block {
+	struct block *prev;
+	size_t used, cap;
+	/* data follows, aligned to max_align_t */
+} block;
+
+/* The document: the root node lives inside it, so pt_json_free can find
+ * the arena from the root pointer alone. */
+typedef struct doc {
+	pt_json root;
+	block *blocks;
+} doc;
+
+typedef struct parser {
+	const unsigned char *s;
+	size_t len, pos;
+	pt_error *err;
+	int failed;
+	doc *d;
+	/* Pending children of all open containers, innermost on top. */
+	pt_json *stack;
+	size_t nstack, capstack;
+	/* Scratch for decoding strings before copying them into the arena. */
+	char *tmp;
+	size_t tmpcap;
+} parser;
+
+#define BLOCK_HDR ((sizeof(block) + 15) & ~(size_t)15)
+
+static void *arena_alloc(parser *p, size_t n)
+{
+	block *b = p->d->blocks;
+	void *r;
+
+	n = (n + 15) & ~(size_t)15;
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+
+		if (cap > SIZE_MAX - BLOCK_HDR)
+			return NULL;
+		b = x_malloc(BLOCK_HDR + cap);
+		if (!b)
+			return NULL;
+		b->prev = p->d->blocks;
+		b->used = 0;
+		b->cap = cap;
+		p->d->blocks = b;
+	}
+	r = (char *)b + BLOCK_HDR + b->used;
+	b->used += n;
+	return r;
+}
+
+static int fail(parser *p, int code, size_t off, const char *msg)
+{
+	if (!p->failed) {
+		p->failed = 1;
+		pt_error_set(p->err, code, (int64_t)off, "%s", msg);
+	}
+	return -1;
+}
+
+static int fail_char(parser *p, size_t off, const char *what)
+{
+	char m[96];
+
+	if (off >= p->len)
+		return fail(p, PT_EPARSE, off, "unexpected end of input");
+	if (p->s[off] >= 0x20 && p->s[off] < 0x7f)
+		snprintf(m, sizeof(m), "unexpected character '%c', expected %s", p->s[off], what);
+	else
+		snprintf(m, sizeof(m), "unexpected byte 0x%02x, expected %s", p->s[off], what);
+	return fail(p, PT_EPARSE, off, m);
+}
+
+static void skip_ws(parser *p)
+{
+	while (p->pos < p->len) {
+		unsigned char c = p->s[p->pos];
+		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+			break;
+		p->pos++;
+	}
+}
+
+static int tmp_reserve(parser *p, size_t need)
+{
+	if (need <= p->tmpcap)
+		return 0;
+	return X_GROW(p->tmp, p->tmpcap, need);
+}
+
+static int hex4(const unsigned char *s, uint32_t *out)
+{
+	uint32_t v = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		unsigned c = s[i];
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v |= c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v |= c - 'A' + 10;
+		else
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static size_t put_utf8(char *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xc0 | (cp >> 6));
+		o[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xe0 | (cp >> 12));
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		o[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | (cp >> 18));
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	o[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Length of a valid UTF-8 sequence at s (n bytes available), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t need, i;
+	uint32_t cp;
+
+	if (c >= 0xc2 && c <= 0xdf) {
+		need = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		need = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < need)
+		return 0;
+	for (i = 1; i < need; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((need == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (need == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return need;
+}
+
+/* Parse the string starting at the opening quote; the decoded copy goes to
+ * the arena.  A lone surrogate escape (\ud800 without its pair) decodes to
+ * U+FFFD rather than failing: Python's json writes those for undecodable
+ * file names, and one odd name should not make a whole record unreadable. */
+static int parse_string(parser *p, const char **out, size_t *outlen)
+{
+	size_t start = p->pos++, o = 0;
+	char *dst;
+
+	for (;;) {
+		size_t run = p->pos;
+		unsigned c;
+
+		/* Copy the plain run in one go. */
+		while (run < p->len && p->s[run] >= 0x20 && p->s[run] < 0x80 &&
+		       p->s[run] != '"' && p->s[run] != '\\')
+			run++;
+		if (run > p->pos) {
+			if (tmp_reserve(p, o + (run - p->pos) + 8))
+				return fail(p, PT_ENOMEM, p->pos, "out of memory");
+			memcpy(p->tmp + o, p->s + p->pos, run - p->pos);
+			o += run - p->pos;
+			p->pos = run;
+		}
+		if (p->pos >= p->len)
+			return fail(p, PT_EPARSE, start, "unterminated string");
+		if (tmp_reserve(p, o + 8))
+			return fail(p, PT_ENOMEM, p->pos, "out of memory");
+		c = p->s[p->pos];
+		if (c == '"') {
+			p->pos++;
+			break;
+		}
+		if (c < 0x20)
+			return fail(p, PT_EPARSE, p->pos, "control character in string");
+		if (c >= 0x80) {
+			size_t l = utf8_seq(p->s + p->pos, p->len - p->pos);
+			if (!l)
+				return fail(p, PT_EPARSE, p->pos, "invalid utf-8 in string");
+			memcpy(p->tmp + o, p->s + p->pos, l);
+			o += l;
+			p->pos += l;
+			continue;
+		}
+		/* Backslash escape. */
+		if (p->pos + 1 >= p->len)
+			return fail(p, PT_EPARSE, start, "unterminated string");
+		c = p->s[p->pos + 1];
+		switch (c) {
+		case '"': case '\\': case '/':
+			p->tmp[o++] = (char)c; break;
+		case 'b': p->tmp[o++] = '\b'; break;
+		case 'f': p->tmp[o++] = '\f'; break;
+		case 'n': p->tmp[o++] = '\n'; break;
+		case 'r': p->tmp[o++] = '\r'; break;
+		case 't': p->tmp[o++] = '\t'; break;
+		case 'u': {
+			uint32_t cp, lo;
+
+			if (p->pos + 6 > p->len || hex4(p->s + p->pos + 2, &cp))
+				return fail(p, PT_EPARSE, p->pos, "invalid \\u escape");
+			if (cp >= 0xd800 && cp <= 0xdbff && p->pos + 12 <= p->len &&
+			    p->s[p->pos + 6] == '\\' && p->s[p->pos + 7] == 'u' &&
+			    !hex4(p->s + p->pos + 8, &lo) && lo >= 0xdc00 && lo <= 0xdfff) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				p->pos += 6;
+			} else if (cp >= 0xd800 && cp <= 0xdfff) {
+				cp = 0xfffd;
+			}
+			o += put_utf8(p->tmp + o, cp);
+			p->pos += 6;
+			continue;
+		}
+		default:
+			return fail(p, PT_EPARSE, p->pos, "invalid escape in string");
+		}
+		p->pos += 2;
+	}
+	dst = arena_alloc(p, o + 1);
+	if (!dst)
+		return fail(p, PT_ENOMEM, start, "out of memory");
+	if (o)
+		memcpy(dst, p->tmp, o);
+	dst[o] = 0;
+	*out = dst;
+	*outlen = o;
+	return 0;
+}
+
+/* JSON number grammar, then strtod on a NUL-terminated copy. */
+static int parse_number(parser *p, double *out)
+{
+	size_t start = p->pos, i = p->pos, n;
+	char small[64], *copy = small;
+	char *end;
+	double v;
+	int rc = 0;
+
+	if (i < p->len && p->s[i] == '-')
+		i++;
+	if (i >= p->len || p->s[i] < '0' || p->s[i] > '9')
+		return fail(p, PT_EPARSE, i, "invalid number");
+	if (p->s[i] == '0') {
+		i++;
+	} else {
+		while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
+			i++;
+	}
+	if (i < p->len && p->s[i] == '.') {
+		i++;
+		if (i >= p->len || p->s[i] < '0' || p->s[i] > '9')
+			return fail(p, PT_EPARSE, i, "invalid number: digit expected after '.'");
+		while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
+			i++;
+	}
+	if (i < p->len && (p->s[i] == 'e' || p->s[i] == 'E')) {
+		i++;
+		if (i < p->len && (p->s[i] == '+' || p->s[i] == '-'))
+			i++;
+		if (i >= p->len || p->s[i] < '0' || p->s[i] > '9')
+			return fail(p, PT_EPARSE, i, "invalid number: digit expected in exponent");
+		while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
+			i++;
+	}
+	n = i - start;
+	if (n >= sizeof(small)) {
+		copy = x_malloc(n + 1);
+		if (!copy)
+			return fail(p, PT_ENOMEM, start, "out of memory");
+	}
+	memcpy(copy, p->s + start, n);
+	copy[n] = 0;
+	errno = 0;
+	v = strtod(copy, &end);
+	if (end != copy + n)
+		rc = fail(p, PT_EPARSE, start, "invalid number");
+	else if (errno == ERANGE && isinf(v))
+		rc = fail(p, PT_EPARSE, start, "number out of range");
+	if (copy != small)
+		x_free(copy);
+	if (rc)
+		return rc;
+	*out = v;
+	p->pos = i;
+	return 0;
+}
+
+static int push(parser *p, const pt_json *v)
+{
+	if (X_GROW(p->stack, p->capstack, p->nstack + 1))
+		return fail(p, PT_ENOMEM, p->pos, "out of memory");
+	p->stack[p->nstack++] = *v;
+	return 0;
+}
+
+/* Move the top n pending children into one contiguous arena block. */
+static int close_container(parser *p, pt_json *v, size_t n)
+{
+	pt_json *kids;
+	size_t i;
+
+	v->len = n;
+	v->child = NULL;
+	if (!n)
+		return 0;
+	if (n > SIZE_MAX / sizeof(pt_json))
+		return fail(p, PT_ENOMEM, p->pos, "out of memory");
+	kids = arena_alloc(p, n * sizeof(pt_json));
+	if (!kids)
+		return fail(p, PT_ENOMEM, p->pos, "out of memory");
+	memcpy(kids, p->stack + p->nstack - n, n * sizeof(pt_json));
+	for (i = 0; i + 1 < n; i++)
+		kids[i].next = &kids[i + 1];
+	kids[n - 1].next = NULL;
+	p->nstack -= n;
+	v->child = kids;
+	return 0;
+}
+
+static int match_lit(parser *p, const char *lit, size_t n)
+{
+	if (p->len - p->pos < n || memcmp(p->s + p->pos, lit, n) != 0)
+		return fail_char(p, p->pos, "a json value");
+	p->pos += n;
+	return 0;
+}
+
+static int parse_value(parser *p, pt_json *v, int depth)
+{
+	unsigned char c;
+
+	memset(v, 0, sizeof(*v));
+	skip_ws(p);
+	if (p->pos >= p->len)
+		return fail(p, PT_EPARSE, p->pos, "unexpected end of input");
+	c = p->s[p->pos];
+	switch (c) {
+	case '{':
+	case '[': {
+		size_t n = 0, open = p->pos;
+		int obj = c == '{';
+
+		if (depth >= PT_JSON_MAX_DEPTH)
+			return fail(p, PT_EPARSE, p->pos, "nesting deeper than 256 levels");
+		v->type = obj ? PT_JSON_OBJ : PT_JSON_ARR;
+		p->pos++;
+		skip_ws(p);
+		if (p->pos < p->len && p->s[p->pos] == (obj ? '}' : ']')) {
+			p->pos++;
+			return close_container(p, v, 0);
+		}
+		for (;;) {
+			pt_json kid;
+			const char *key = NULL;
+			size_t keylen = 0;
+
+			skip_ws(p);
+			if (obj) {
+				if (p->pos >= p->len || p->s[p->pos] != '"')
+					return fail_char(p, p->pos, "'\"' starting an object key");
+				if (parse_string(p, &key, &keylen))
+					return -1;
+				skip_ws(p);
+				if (p->pos >= p->len || p->s[p->pos] != ':')
+					return fail_char(p, p->pos, "':'");
+				p->pos++;
+			}
+			if (parse_value(p, &kid, depth + 1))
+				return -1;
+			kid.key = key;
+			kid.keylen = keylen;
+			if (push(p, &kid))
+				return -1;
+			n++;
+			skip_ws(p);
+			if (p->pos >= p->len)
+				return fail(p, PT_EPARSE, open, obj ? "unterminated object" : "unterminated array");
+			if (p->s[p->pos] == ',') {
+				p->pos++;
+				continue;
+			}
+			if (p->s[p->pos] == (obj ? '}' : ']')) {
+				p->pos++;
+				break;
+			}
+			return fail_char(p, p->pos, obj ? "',' or '}'" : "',' or ']'");
+		}
+		return close_container(p, v, n);
+	}
+	case '"':
+		v->type = PT_JSON_STR;
+		return parse_string(p, &v->str, &v->len);
+	case 't':
+		v->type = PT_JSON_TRUE;
+		return match_lit(p, "true", 4);
+	case 'f':
+		v->type = PT_JSON_FALSE;
+		return match_lit(p, "false", 5);
+	case 'n':
+		v->type = PT_JSON_NULL;
+		return match_lit(p, "null", 4);
+	default:
+		if (c == '-' || (c >= '0' && c <= '9')) {
+			v->type = PT_JSON_NUM;
+			return parse_number(p, &v->num);
+		}
+		return fail_char(p, p->pos, "a json value");
+	}
+}
+
+static void free_blocks(block *b)
+{
+	while (b) {
+		block *prev = b->prev;
+		x_free(b);
+		b = prev;
+	}
+}
+
+pt_json *pt_json_parse(const char *buf, size_t len, pt_error *err)
+{
+	parser p;
+	pt_json *root = NULL;
+	doc *d;
+
+	memset(&p, 0, sizeof(p));
+	p.s = (const unsigned char *)(buf ? buf : "");
+	p.len = buf ? len : 0;
+	p.err = err;
+	d = x_calloc(1, sizeof(*d));
+	if (!d) {
+		pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	p.d = d;
+	skip_ws(&p);
+	if (p.pos >= p.len) {
+		fail(&p, PT_EPARSE, p.pos, p.len ? "no json value (only whitespace)" : "empty input");
+		goto out;
+	}
+	if (parse_value(&p, &d->root, 0))
+		goto out;
+	skip_ws(&p);
+	if (p.pos < p.len) {
+		fail(&p, PT_EPARSE, p.pos, "trailing characters after the json value");
+		goto out;
+	}
+	root = &d->root;
+out:
+	x_free(p.tmp);
+	x_free(p.stack);
+	if (!root && d) {
+		free_blocks(d->blocks);
+		x_free(d);
+	}
+	return root;
+}
+
+pt_json *pt_json_parse_file(const char *path, pt_error *err)
+{
+	pt_json *root = NULL;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct stat stt;
+	int fd = -1;
+
+	pt_error_subject(err, path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pt_error_set(err, PT_EIO, -1, "cannot open: %s", strerror(errno));
+		goto out;
+	}
+	if (fstat(fd, &stt) == 0 && S_ISDIR(stt.st_mode)) {
+		pt_error_set(err, PT_EIO, -1, "is a directory");
+		goto out;
+	}
+	/* Size from fstat is only a hint (pipes, growing files): read to EOF. */
+	cap = (fstat(fd, &stt) == 0 && S_ISREG(stt.st_mode) && stt.st_size > 0 &&
+	       (uint64_t)stt.st_size < JSON_FILE_MAX) ? (size_t)stt.st_size + 1 : 4096;
+	buf = x_malloc(cap);
+	if (!buf) {
+		pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			if (cap >= JSON_FILE_MAX) {
+				pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes", JSON_FILE_MAX);
+				goto out;
+			}
+			if (X_GROW(buf, cap, len + 1)) {
+				pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+				goto out;
+			}
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			pt_error_set(err, PT_EIO, -1, "read failed: %s", strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	root = pt_json_parse(buf, len, err);
+out:
+	x_free(buf);
+	if (fd >= 0)
+		close(fd);
+	return root;
+}
+
+void pt_json_free(pt_json *root)
+{
+	doc *d;
+
+	if (!root)
+		return;
+	/* The root is the first member of its doc (see pt_json_parse). */
+	d = (doc *)root;
+	free_blocks(d->blocks);
+	x_free(d);
+}
+
+const pt_json *pt_json_get(const pt_json *o, const char *key)
+{
+	const pt_json *c;
+	size_t kl;
+
+	if (!o || o->type != PT_JSON_OBJ || !key)
+		return NULL;
+	kl = strlen(key);
+	for (c = o->child; c; c = c->next)
+		if (c->keylen == kl && memcmp(c->key, key, kl) == 0)
+			return c;
+	return NULL;
+}
+
+const pt_json *pt_json_at(const pt_json *a, size_t i)
+{
+	if (!a || (a->type != PT_JSON_ARR && a->type != PT_JSON_OBJ) || i >= a->len)
+		return NULL;
+	return &a->child[i];  /* children are contiguous (close_container) */
+}
+
+double pt_json_num(const pt_json *o, const char *key, double def)
+{
+	const pt_json *v = pt_json_get(o, key);
+
+	return v && v->type == PT_JSON_NUM ? v->num : def;
+}
+
+const char *pt_json_strv(const pt_json *o, const char *key, const char *def)
+{
+	const pt_json *v = pt_json_get(o, key);
+
+	return v && v->type == PT_JSON_STR ? v->str : def;
+}

@@ -1,0 +1,36 @@
+/*
+ * strbuf.h - a growable byte buffer used to build JSON, text reports and keys.
+ *
+ * A pt_sb starts zeroed ({0}) and always stays NUL-terminated once anything
+ * was added.  On allocation failure the buffer sets ->oom and ignores
+ * further appends, so builders can append freely and check once at the end.
+ * Not thread-safe; one buffer per thread.
+ */
+#ifndef PT_STRBUF_H
+#define PT_STRBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pt_sb {
+	char *buf;
+	size_t len, cap;
+	int oom;
+} pt_sb;
+
+void pt_sb_add(pt_sb *sb, const char *s, size_t n);
+void pt_sb_adds(pt_sb *sb, const char *s);
+void pt_sb_addc(pt_sb *sb, char c);
+void pt_sb_addf(pt_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append s[0..n) as a JSON string literal, quotes included.  Control bytes
+ * are escaped; invalid UTF-8 bytes are written as U+FFFD so output is valid JSON. */
+void pt_sb_add_json_str(pt_sb *sb, const char *s, size_t n);
+/* Append a double the way Python's json module would (repr, shortest
+ * round-trip; NaN/inf written as null since JSON has no such values). */
+void pt_sb_add_double(pt_sb *sb, double v);
+void pt_sb_reset(pt_sb *sb);
+/* Take ownership of the buffer (never NULL unless oom); sb is reset. */
+char *pt_sb_detach(pt_sb *sb, size_t *len);
+void pt_sb_free(pt_sb *sb);
+
+#endif

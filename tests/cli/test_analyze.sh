@@ -1,0 +1,120 @@
+#!/bin/bash
+# CLI tests for `perftracker analyze` and `perftracker diagnose` on the real
+# 8-rank DLRM traces (tests/data/dlrm): the report has every key, 8 workers
+# with ranks 0..7 and no false alarm; an unreadable trace among them is
+# listed and warned about while the other 8 are still reported; kept
+# summaries diagnosed again give the same report.
+. "$(dirname "$0")/lib.sh"
+
+DLRM=$PT_DATA/dlrm
+N=$(ls "$DLRM"/*.json | wc -l)
+[ "$N" -eq 8 ] || { echo "FATAL: expected 8 DLRM traces in $DLRM, found $N"; exit 1; }
+
+# pyjson FILE EXPR: evaluate a Python expression over r = the parsed report;
+# the command fails when the expression is false or raises.
+pyjson() {
+	"$PYTHON" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+ok = eval(sys.argv[2])
+if not ok:
+    print("false:", sys.argv[2]); sys.exit(1)' "$1" "$2"
+}
+
+check "analyze the DLRM traces" "$PT_BIN" analyze "$DLRM" -o "$TMP/out" -j2
+"$PT_BIN" analyze "$DLRM" -o "$TMP/out" -j2 >"$TMP/stdout" 2>"$TMP/stderr"
+R=$TMP/out/PerfDisplay/report.json
+
+check "report.json and index.html written" test -s "$R" -a -s "$TMP/out/PerfDisplay/index.html"
+check "no stray temporary files" bash -c "[ \$(ls '$TMP/out/PerfDisplay' | wc -l) -eq 2 ]"
+check "nothing on stderr" test ! -s "$TMP/stderr"
+check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "workers", "findings"]'
+check "GPU Compute keys" pyjson "$R" 'list(r["GPU Compute"]) == ["min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization", "major_kernel_executions", "workers with potential GPU issues", "detailed report"]'
+check "utilization min <= median <= max in [0,1]" pyjson "$R" '(lambda u: len(u) == 3 and 0 <= u[0] <= u[1] <= u[2] <= 1)(r["GPU Compute"]["min/median/max GPU utilization (in [0,1])"])'
+check "5 major kernels with cost and ratio" pyjson "$R" 'len(r["GPU Compute"]["major_kernel_executions"]) == 5 and all(list(v) == ["median cost per execution (ms)", "bottleneck ratio (in [0,1])"] for v in r["GPU Compute"]["major_kernel_executions"].values())'
+check "major kernels carry their launch shape" pyjson "$R" 'all("|" in k for k in r["GPU Compute"]["major_kernel_executions"])'
+check "8 workers with ranks 0..7" pyjson "$R" 'sorted(w["rank"] for w in r["workers"].values()) == list(range(8))'
+check "worker fields" pyjson "$R" 'all(list(w) == ["rank", "host", "pid", "file", "steps", "window (ms)", "gpu utilization"] for w in r["workers"].values())'
+check "worker ids are the trace file names" pyjson "$R" 'sorted(r["workers"]) == sorted(__import__("os").listdir("'"$DLRM"'"))'
+check "step 10 profiled everywhere" pyjson "$R" 'all(w["steps"] == [10] for w in r["workers"].values())'
+check "no false alarm: no GPU issues" pyjson "$R" 'r["GPU Compute"]["workers with potential GPU issues"] == [] and r["GPU Compute"]["detailed report"] == {}'
+check "no false alarm: no abnormal utilization" pyjson "$R" 'r["GPU Compute"]["workers with abnormal GPU utilization"] == {}'
+check "no false alarm: no findings" pyjson "$R" 'r["findings"] == []'
+check "no abnormal workers in any section" pyjson "$R" 'all(not v["abnormal_workers"] for s in ("GPU memory operations", "CUDA Runtime") for v in r[s].values()) and all(not k["abnormal_workers"] for g in r["Communication"].values() for k in g.values())'
+check "communication groups from kernel names" pyjson "$R" '"sendrecv" in r["Communication"] and "ring allreduce" in r["Communication"]'
+check "normal example has the reference keys" pyjson "$R" 'all(list(k["example_of_normal_worker"]) == ["worker", "different from other workers", "features"] for g in r["Communication"].values() for k in g.values())'
+check "runtime entries have the reference keys" pyjson "$R" 'all(list(v) == ["avg bottleneck ratio (in [0,1])", "avg execution time / monitoring duration (in [0,1])", "abnormal_workers"] for v in r["CUDA Runtime"].values())'
+check "Python stacks listed above 1%, sorted" pyjson "$R" 'all(all(x > 0.01 for x in v.values()) and list(v.values()) == sorted(v.values(), reverse=True) for v in r["Python functions"].values()) and len(r["Python functions"]) > 0'
+check "report.json uses 4-space indent" bash -c "sed -n 2p '$R' | grep -q '^    \"GPU Compute\": {\$'"
+check "report.json is json.dumps(indent=4)" "$PYTHON" -c 'import json, sys
+t = open(sys.argv[1]).read()
+sys.exit(t != json.dumps(json.loads(t), indent=4) + "\n")' "$R"
+
+# The text report: the five sections in the reference's form, then findings.
+check "text report sections in order" bash -c "grep -n '^[A-Za-z].*:\$' '$TMP/stdout' | cut -d: -f2 | tr '\n' '/' | grep -qx 'GPU Compute/GPU memory operations/Communication/CUDA Runtime/Python functions/Findings/'"
+check "text report: section JSON is the report's" "$PYTHON" -c 'import json, sys
+t = open(sys.argv[1]).read(); r = json.load(open(sys.argv[2]))
+body = t.split("GPU Compute:\n", 1)[1].split("\n\nGPU memory operations:\n", 1)[0]
+sys.exit(json.loads(body) != r["GPU Compute"])' "$TMP/stdout" "$R"
+check "text report: no findings sentence" grep -q '^No worker differs from the others beyond the thresholds.$' "$TMP/stdout"
+
+# Reproducible: any thread count gives the same bytes.
+"$PT_BIN" analyze "$DLRM" -o "$TMP/out1" -j1 -q
+check "same report with -j1 and -j2" cmp "$TMP/out1/PerfDisplay/report.json" "$R"
+
+# One garbage file among the traces.
+mkdir -p "$TMP/mixed/sub"
+cp "$DLRM"/*.json "$TMP/mixed/sub/"
+printf '{"traceEvents": [ {"ph": "X", garbage' >"$TMP/mixed/bad_rank.json"
+"$PT_BIN" analyze "$TMP/mixed" -o "$TMP/mout" >"$TMP/mstdout" 2>"$TMP/mstderr"
+rc=$?
+M=$TMP/mout/PerfDisplay/report.json
+check "garbage among traces: exit 0" test "$rc" -eq 0
+check "garbage: one warning line naming the file" bash -c "[ \$(wc -l <'$TMP/mstderr') -eq 1 ] && grep -q \"^perftracker: warning: '.*bad_rank.json': .*(at byte [0-9]*)\" '$TMP/mstderr'"
+check "garbage: 9 workers, the bad one with an error" pyjson "$M" 'len(r["workers"]) == 9 and "error" in r["workers"]["bad_rank.json"] and sum("error" in w for w in r["workers"].values()) == 1'
+check "garbage: the 8 good workers analysed" pyjson "$M" 'sorted(w["rank"] for w in r["workers"].values() if "error" not in w) == list(range(8))'
+check "garbage: a summary finding names it, first" pyjson "$M" 'r["findings"][0]["category"] == "summary" and r["findings"][0]["workers"] == ["bad_rank.json"] and len(r["findings"]) == 1'
+check "garbage: sections as without it" "$PYTHON" -c 'import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+sys.exit(any(a[k] != b[k] for k in ("GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions")))' "$R" "$M"
+check "garbage: text report names it" grep -q '^1\. 1 of 9 traces could not be analysed.*bad_rank.json' "$TMP/mstdout"
+
+# Nothing readable: one-line error, non-zero exit.
+mkdir -p "$TMP/allbad"
+echo 'not json' >"$TMP/allbad/a.json"
+printf '\x1f\x8b\x08\x00garbage' >"$TMP/allbad/b.json.gz"
+check_fails "all traces unreadable" "no worker could be analysed" "$PT_BIN" analyze "$TMP/allbad" -o "$TMP/aout"
+check "all unreadable: no report written" test ! -e "$TMP/aout/PerfDisplay/report.json"
+check_fails "missing path" "'$TMP/nope': No such file or directory" "$PT_BIN" analyze "$TMP/nope" -o "$TMP/x"
+mkdir -p "$TMP/empty"
+check_fails "folder without traces" "no traces given" "$PT_BIN" analyze "$TMP/empty" -o "$TMP/x"
+check_fails "bad option value" "option '--z'" "$PT_BIN" analyze "$DLRM" --z abc
+check_fails "unknown option" "unknown option '--frobnicate'" "$PT_BIN" analyze "$DLRM" --frobnicate
+check "analyze --help" bash -c "'$PT_BIN' analyze --help | grep -q -- '--keep-summaries'"
+check "diagnose --help lists every threshold" bash -c "'$PT_BIN' diagnose --help | grep -c -- '--z \|--rel \|--min-impact \|--memop-threshold \|--runtime-threshold \|--python-threshold \|--top-kernels \|--fixed-only' | grep -qx 8"
+
+# The output folder inside the input folder is not read back as traces.
+mkdir -p "$TMP/self"
+cp "$DLRM"/*.json "$TMP/self/"
+"$PT_BIN" analyze "$TMP/self" -o "$TMP/self" -q
+check "re-analyze with output inside the input" bash -c "'$PT_BIN' analyze '$TMP/self' -o '$TMP/self' -q 2>&1 | wc -c | grep -qx 0"
+check "re-analyze: still 8 workers" pyjson "$TMP/self/PerfDisplay/report.json" 'len(r["workers"]) == 8'
+
+# Kept summaries diagnosed again: the same report.
+check "analyze --keep-summaries" "$PT_BIN" analyze "$DLRM" -o "$TMP/kout" --keep-summaries "$TMP/sums" -q
+check "8 summaries kept" bash -c "[ \$(ls '$TMP/sums'/*.summary.json | wc -l) -eq 8 ]"
+check "diagnose the kept summaries" "$PT_BIN" diagnose "$TMP/sums"/*.summary.json -o "$TMP/dout" -q
+check "diagnose gives the analyze report" cmp "$TMP/dout/PerfDisplay/report.json" "$TMP/kout/PerfDisplay/report.json"
+check "diagnose a folder of summaries" "$PT_BIN" diagnose "$TMP/sums" -o "$TMP/dout2" -q
+check "folder gives the same report" cmp "$TMP/dout2/PerfDisplay/report.json" "$TMP/kout/PerfDisplay/report.json"
+cp "$TMP/sums"/*.summary.json "$TMP/"
+echo '{"format": "perftracker-summary", "version": 1, "worker": ' >"$TMP/broken.summary.json"
+"$PT_BIN" diagnose "$TMP"/*.summary.json -o "$TMP/bout" -q 2>"$TMP/berr"
+check "diagnose with a broken summary: exit 0" test $? -eq 0
+check "broken summary: one warning naming it" bash -c "[ \$(wc -l <'$TMP/berr') -eq 1 ] && grep -q \"warning: '.*broken.summary.json'\" '$TMP/berr'"
+check "broken summary: listed with an error" pyjson "$TMP/bout/PerfDisplay/report.json" '"error" in r["workers"]["broken.summary.json"] and len(r["workers"]) == 9'
+check_fails "diagnose without summaries" "no summary files" "$PT_BIN" diagnose -o "$TMP/x"
+check_fails "diagnose: only broken summaries" "no worker could be analysed" "$PT_BIN" diagnose "$TMP/broken.summary.json" -o "$TMP/x"
+
+# index.html embeds the report safely.
+check "index.html has the report embedded once" bash -c "[ \$(grep -c 'id=\"report\"' '$TMP/out/PerfDisplay/index.html') -eq 1 ]"
+check "index.html never uses innerHTML" bash -c "! grep -q innerHTML '$TMP/out/PerfDisplay/index.html'"

@@ -1,0 +1,424 @@
+"""End-to-end tests of online collection with real torch and real processes:
+4 workers (examples/train_gloo.py, DDP on gloo, CPU), the collector in each,
+the node agent(s) started by local rank 0, and `perftracker --trigger-on
+--auto-analyze` on the "master".
+
+Covered: the report names the slow rank and its slow Python function, all 4
+workers are present, the raw-trace policies (none / master / all), a second
+trigger while one runs is refused, a worker killed during the window is
+listed as missing while the other 3 are reported, and two nodes simulated on
+one machine (two agents, PERFTRACKER_HOST) share one control directory.
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+ROOT = os.environ.get("PT_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
+TRAIN = os.path.join(ROOT, "examples", "train_gloo.py")
+
+
+def binary():
+    """The sanitizer build when the test runner built it (tests/run sets
+    PT_BIN), else the optimised one."""
+    for cand in (os.environ.get("PT_BIN"), os.environ.get("PT_BIN_OPT"),
+                 os.path.join(ROOT, "build", "perftracker")):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    raise unittest.SkipTest("perftracker binary not built (run make)")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_for(pred, timeout, what, step=0.05):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    raise AssertionError("timed out after %.0f s waiting for %s" % (timeout, what))
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+class Job(object):
+    """A training job of `n` ranks started by hand (torchrun is broken under
+    Python 3.11 here): env RANK/WORLD_SIZE/LOCAL_RANK/... per process."""
+
+    def __init__(self, tmp, n=4, ddp=True, hosts=None, extra=(), env=None, seconds=120):
+        self.tmp = tmp
+        self.n = n
+        self.control = os.path.join(tmp, "control")
+        self.output = os.path.join(tmp, "output")
+        self.stop_file = os.path.join(tmp, "stop")
+        self.hosts = hosts or ["node0"] * n
+        self.procs = []
+        self.logs = []
+        port = free_port()
+        local = {}
+        for r in range(n):
+            host = self.hosts[r]
+            lr = local.get(host, 0)
+            local[host] = lr + 1
+            e = dict(os.environ)
+            e.update({
+                "PYTHONPATH": os.path.join(ROOT, "python"),
+                "PERFTRACKER_CONTROL_DIR": self.control,
+                "PERFTRACKER_SPOOL_DIR": os.path.join(tmp, "spool-" + host),
+                "PERFTRACKER_HOST": host,
+                "PERFTRACKER_BIN": binary(),
+                "PERFTRACKER_AGENT_IDLE_EXIT": "3",
+                "PERFTRACKER_HEARTBEAT_MS": "200",
+                "RANK": str(r), "WORLD_SIZE": str(n), "LOCAL_RANK": str(lr),
+                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+                "OMP_NUM_THREADS": "1",
+            })
+            e.update(env or {})
+            self.local_world = local
+            argv = [PYTHON, TRAIN, "--seconds", str(seconds), "--stop-file", self.stop_file,
+                    "--slow-rank", "2", "--slow-ms", "30", "--load-ms", "10", "--hidden", "64"]
+            if not ddp:
+                argv.append("--no-ddp")
+            argv += list(extra)
+            log = open(os.path.join(tmp, "rank%d.log" % r), "w+")
+            self.logs.append(log)
+            self.procs.append(subprocess.Popen(argv, env=e, stdout=log, stderr=subprocess.STDOUT))
+        for r in range(n):
+            pass
+
+    def workers(self):
+        """{rank: heartbeat record} of the registered workers."""
+        out = {}
+        for p in glob.glob(os.path.join(self.control, "workers", "*.json")):
+            w = read_json(p)
+            if not w:
+                continue
+            hb = read_json(os.path.join(self.control, "heartbeats", os.path.basename(p))) or {}
+            out[w["rank"]] = dict(w, **{"hb": hb})
+        return out
+
+    def wait_running(self, min_step=3, timeout=90):
+        def ready():
+            for p in self.procs:
+                if p.poll() is not None:
+                    raise AssertionError("worker exited early:\n" + self.log_text())
+            ws = self.workers()
+            return len(ws) == self.n and all(w["hb"].get("step", 0) >= min_step
+                                             for w in ws.values())
+        wait_for(ready, timeout, "%d workers at step %d" % (self.n, min_step), 0.2)
+
+    def trigger(self, *args, timeout=120):
+        cmd = [binary(), "--trigger-on", "--auto-analyze", "--control-dir", self.control,
+               "--output-dir", self.output, "--wait", "2", "--steps", "2"] + list(args)
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+    @staticmethod
+    def run_dir(res):
+        for line in res.stderr.splitlines():
+            if line.startswith("perftracker: report: "):
+                return os.path.dirname(os.path.dirname(line.split(": ", 2)[2]))
+        raise AssertionError("no report line in:\n" + res.stderr)
+
+    def log_text(self):
+        out = []
+        for i, log in enumerate(self.logs):
+            log.flush()
+            log.seek(0)
+            out.append("--- rank %d ---\n%s" % (i, log.read()[-3000:]))
+        for p in glob.glob(os.path.join(self.control, "agents", "*.log")):
+            with open(p) as f:
+                out.append("--- %s ---\n%s" % (os.path.basename(p), f.read()[-3000:]))
+        return "\n".join(out)
+
+    def finish(self, timeout=60):
+        """Stop the training (all ranks at one step) and return the exit codes."""
+        open(self.stop_file, "w").close()
+        codes = []
+        for p in self.procs:
+            try:
+                codes.append(p.wait(timeout=timeout))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                codes.append(p.wait())
+        return codes
+
+    def kill_all(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        # The agents were started detached by local rank 0: stop them by
+        # the pid in their lock.
+        for lock in glob.glob(os.path.join(self.control, "agents", "*.lock")):
+            info = read_json(lock) or {}
+            pid = info.get("pid")
+            if pid:
+                try:
+                    os.kill(int(pid), signal.SIGTERM)
+                except OSError:
+                    pass
+        for log in self.logs:
+            log.close()
+
+
+def report_of(run_dir):
+    rep = read_json(os.path.join(run_dir, "PerfDisplay", "report.json"))
+    assert rep is not None, "no report.json in %s" % run_dir
+    return rep
+
+
+def worker_ids(rep):
+    return sorted(rep["workers"].keys())
+
+
+class OneNode(unittest.TestCase):
+    """One job of 4 DDP workers; several triggers against it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="pt_e2e_")
+        cls.job = Job(cls.tmp)
+        try:
+            cls.job.wait_running()
+        except Exception:
+            cls.job.kill_all()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        codes = cls.job.finish()
+        log = cls.job.log_text()
+        cls.job.kill_all()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        # The collector never hurt the training: every rank ended normally.
+        if codes != [0] * 4:
+            raise AssertionError("training exit codes %s\n%s" % (codes, log))
+
+    def expect_ok(self, res):
+        if res.returncode != 0:
+            self.fail("trigger failed (%d):\n%s\n%s\n%s" % (res.returncode, res.stdout,
+                                                          res.stderr, self.job.log_text()))
+
+    def ids(self):
+        ws = self.job.workers()
+        return {r: "node0_%d_%d" % (r, ws[r]["pid"]) for r in ws}
+
+    def test_1_report_names_slow_rank_and_function(self):
+        res = self.job.trigger()
+        self.expect_ok(res)
+        run = Job.run_dir(res)
+        rep = report_of(run)
+        ids = self.ids()
+        # All four workers, each with its rank, none failed.
+        self.assertEqual(worker_ids(rep), sorted(i + ".json" for i in ids.values()))
+        for r, wid in ids.items():
+            w = rep["workers"][wid + ".json"]
+            self.assertEqual(w.get("rank"), r)
+            self.assertFalse(w.get("error"), w)
+        # The slow rank and its slow Python function are named.
+        slow = ids[2] + ".json"
+        text = json.dumps(rep["findings"])
+        self.assertIn(slow, text)
+        self.assertIn("slow_augment", text)
+        first = [f for f in rep["findings"] if "slow_augment" in json.dumps(f)][0]
+        self.assertIn(slow, json.dumps(first))
+        for other in (ids[0], ids[1], ids[3]):
+            self.assertNotIn(other + ".json", json.dumps(first))
+        pyf = rep["Python functions"]
+        keys = [k for k in pyf if "train_gloo.py: slow_augment" in k]
+        self.assertTrue(keys, list(pyf)[:5])
+        for k in keys:
+            self.assertEqual(list(pyf[k].keys()), [slow])
+            # Stacks start at the script's module frame.
+            self.assertTrue(k.startswith(TRAIN + ": <module>|" + TRAIN + ": main|"), k)
+        # The text report on stdout, the page next to report.json.
+        self.assertIn("Python functions:", res.stdout)
+        self.assertIn("slow_augment", res.stdout)
+        self.assertTrue(os.path.exists(os.path.join(run, "PerfDisplay", "index.html")))
+        # Policy none: no raw trace anywhere, spool and control dir clean.
+        self.assertFalse(os.path.exists(os.path.join(run, "raw_trace")))
+        self.assertEqual(glob.glob(os.path.join(self.tmp, "spool-*", "*", "*.json")), [])
+        self.assertEqual(os.listdir(os.path.join(self.job.control, "summaries")), [])
+        self.assertEqual(sorted(os.listdir(os.path.join(run, "summaries"))),
+                         sorted(i + ".json" for i in ids.values()))
+        # Progress was shown and the trigger is marked done.
+        self.assertIn("summarized 4", res.stderr)
+        trig = read_json(os.path.join(self.job.control, "trigger.json"))
+        self.assertEqual(trig["state"], "done")
+        self.assertFalse(os.path.exists(os.path.join(self.job.control, "trigger.lock")))
+
+    def test_2_master_keeps_rank0_only(self):
+        res = self.job.trigger("--save-raw-trace", "master")
+        self.expect_ok(res)
+        run = Job.run_dir(res)
+        ids = self.ids()
+        self.assertEqual(os.listdir(os.path.join(run, "raw_trace")), [ids[0] + ".json"])
+        self.assertEqual(len(report_of(run)["workers"]), 4)
+        self.assertEqual(glob.glob(os.path.join(self.tmp, "spool-*", "*", "*.json")), [])
+
+    def test_3_all_keeps_all(self):
+        res = self.job.trigger("--save-raw-trace", "all", "--steps", "3")
+        self.expect_ok(res)
+        run = Job.run_dir(res)
+        ids = self.ids()
+        raw = os.path.join(run, "raw_trace")
+        self.assertEqual(sorted(os.listdir(raw)), sorted(i + ".json" for i in ids.values()))
+        # Every worker profiled the same global steps, named by the trigger.
+        steps = set()
+        for r, wid in ids.items():
+            t = read_json(os.path.join(raw, wid + ".json"))
+            self.assertIsNotNone(t, wid)
+            self.assertEqual(t["distributedInfo"]["rank"], r)
+            self.assertEqual(t["distributedInfo"]["backend"], "gloo")
+            steps.add(tuple(sorted(e["name"] for e in t["traceEvents"]
+                                   if e["name"].startswith("ProfilerStep#"))))
+        self.assertEqual(len(steps), 1, steps)
+        self.assertEqual(len(steps.pop()), 3)
+        # The Python tracer's events share the profiler's clock: on the slow
+        # rank the one aten::mul of each slow_augment call lies inside its
+        # frame (torch writes whole µs: 1 µs of slack).
+        t = read_json(os.path.join(raw, ids[2] + ".json"))
+        ev = t["traceEvents"]
+        frames = [e for e in ev if e.get("cat") == "python_function" and
+                  e["name"].endswith(": slow_augment")]
+        self.assertEqual(len(frames), 3)
+        win = [e for e in ev if e["name"].startswith("ProfilerStep#")]
+        lo = min(e["ts"] for e in win)
+        hi = max(e["ts"] + e["dur"] for e in win)
+        for f in frames:
+            self.assertTrue(lo <= f["ts"] and f["ts"] + f["dur"] <= hi, (f, lo, hi))
+        for f in frames:
+            inside = [e for e in ev if e["name"] == "aten::mul" and
+                      f["ts"] - 1 <= e["ts"] and e["ts"] + e["dur"] <= f["ts"] + f["dur"] + 1]
+            self.assertEqual(len(inside), 1, f)
+
+    def test_4_second_trigger_refused(self):
+        first = subprocess.Popen(
+            [binary(), "--trigger-on", "--auto-analyze", "--control-dir", self.job.control,
+             "--output-dir", self.job.output, "--wait", "100000"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: os.path.exists(os.path.join(self.job.control, "trigger.lock")), 30,
+                     "the first trigger's lock")
+            res = self.job.trigger()
+            self.assertEqual(res.returncode, 1, res.stderr)
+            self.assertIn("a trigger is already running", res.stderr)
+            self.assertIn("trigger.lock", res.stderr)
+            # Workers armed for the first trigger.
+            wait_for(lambda: all(w["hb"].get("state") == "armed"
+                                 for w in self.job.workers().values()), 30, "armed workers")
+        finally:
+            first.send_signal(signal.SIGINT)
+            out, err = first.communicate(timeout=60)
+        self.assertEqual(first.returncode, 1, err)
+        self.assertIn("interrupted", err)
+        self.assertFalse(os.path.exists(os.path.join(self.job.control, "trigger.lock")))
+        # The cancelled trigger disarmed the workers: the next one works.
+        wait_for(lambda: all(w["hb"].get("state") == "idle"
+                             for w in self.job.workers().values()), 30, "disarmed workers")
+        res = self.job.trigger()
+        self.expect_ok(res)
+        self.assertEqual(len(report_of(Job.run_dir(res))["workers"]), 4)
+
+
+class KilledWorker(unittest.TestCase):
+    def test_killed_during_window(self):
+        tmp = tempfile.mkdtemp(prefix="pt_e2e_kill_")
+        job = Job(tmp, ddp=False)
+        try:
+            job.wait_running()
+            pids = {r: w["pid"] for r, w in job.workers().items()}
+            victim = "node0_3_%d" % pids[3]
+            trig = subprocess.Popen(
+                [binary(), "--trigger-on", "--auto-analyze", "--control-dir", job.control,
+                 "--output-dir", job.output, "--wait", "2", "--steps", "40"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+            def profiling():
+                t = read_json(os.path.join(job.control, "trigger.json"))
+                if not t or t.get("state") != "active":
+                    return False
+                s = read_json(os.path.join(job.control, "status", t["id"], victim + ".json"))
+                return s and s["state"] == "profiling"
+            wait_for(profiling, 60, "rank 3 profiling", 0.01)
+            job.procs[3].kill()
+            out, err = trig.communicate(timeout=120)
+            self.assertEqual(trig.returncode, 0, err + job.log_text())
+            run = Job.run_dir(subprocess.CompletedProcess([], 0, out, err))
+            rep = report_of(run)
+            self.assertEqual(len(rep["workers"]), 4)
+            for r in range(3):
+                w = rep["workers"]["node0_%d_%d.json" % (r, pids[r])]
+                self.assertFalse(w.get("error"), w)
+            dead = rep["workers"][victim + ".json"]
+            self.assertIn("gone", json.dumps(dead))
+            self.assertIn("1 of 4 workers never delivered", err)
+            self.assertIn(victim, err)
+            codes = job.finish()
+            self.assertEqual(codes[:3], [0, 0, 0], job.log_text())
+            self.assertEqual(codes[3], -signal.SIGKILL)
+        finally:
+            job.kill_all()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class TwoNodes(unittest.TestCase):
+    def test_two_agents_one_report(self):
+        tmp = tempfile.mkdtemp(prefix="pt_e2e_2n_")
+        job = Job(tmp, hosts=["nodeA", "nodeA", "nodeB", "nodeB"])
+        try:
+            job.wait_running()
+            # Local rank 0 of each "node" started that node's agent.
+            wait_for(lambda: all(os.path.exists(os.path.join(job.control, "agents", h + ".lock"))
+                                 for h in ("nodeA", "nodeB")), 30, "two agents")
+            res = job.trigger("--save-raw-trace", "all")
+            self.assertEqual(res.returncode, 0, res.stderr + job.log_text())
+            run = Job.run_dir(res)
+            rep = report_of(run)
+            ws = job.workers()
+            want = sorted("%s_%d_%d.json" % (job.hosts[r], r, ws[r]["pid"]) for r in range(4))
+            self.assertEqual(worker_ids(rep), want)
+            self.assertEqual({rep["workers"][w]["host"] for w in want}, {"nodeA", "nodeB"})
+            self.assertEqual(sorted(os.listdir(os.path.join(run, "raw_trace"))), want)
+            # Each agent summarised its own node's traces only.
+            for h in ("nodeA", "nodeB"):
+                with open(os.path.join(job.control, "agents", h + ".log")) as f:
+                    log = f.read()
+                mine = [w for w in want if w.startswith(h + "_")]
+                other = [w for w in want if not w.startswith(h + "_")]
+                for w in mine:
+                    self.assertIn(w[:-5], log)
+                for w in other:
+                    self.assertNotIn(w[:-5], log)
+                self.assertEqual(glob.glob(os.path.join(tmp, "spool-" + h, "*", "*.json")), [])
+            self.assertIn("slow_augment", res.stdout)
+            self.assertEqual(job.finish(), [0, 0, 0, 0], job.log_text())
+        finally:
+            job.kill_all()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,888 @@
+/*
+ * test_diagnose.c - unit tests for src/diagnose: the robust statistics
+ * (quickselect, median/MAD with implicit zeros, leave-one-out medians) and
+ * the cross-worker diagnosis over synthetic summaries built in memory, with
+ * exact expectations: 2 workers, 3 workers (leave-one-out), 16 workers, a
+ * planted slow kernel, an extra-memcpy worker, a slow runtime worker, a CPU
+ * stall, ties, missing keys, a failed worker, duplicate ids, hostile names.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/summary.h"
+#include "diagnose/diagnose.h"
+#include "diagnose/robust.h"
+#include "report/report.h"
+#include "util/json.h"
+
+/* ---- builders ------------------------------------------------------------ */
+
+static pt_summary *mk(const char *name, int64_t rank, double window_ms, double util)
+{
+	pt_summary *s = calloc(1, sizeof(*s));
+
+	assert_non_null(s);
+	s->version = PT_SUMMARY_VERSION;
+	s->worker = strdup(name);
+	s->file = strdup(name);
+	s->host = strdup("");
+	s->backend = strdup("nccl");
+	s->device = strdup("");
+	s->rank = rank;
+	s->pid = 1000 + rank;
+	s->world_size = -1;
+	s->window_ms = window_ms;
+	s->gpu_util = util;
+	s->nsteps = 1;
+	s->step_numbers = malloc(sizeof(int64_t));
+	s->step_ms = malloc(sizeof(double));
+	s->step_numbers[0] = 10;
+	s->step_ms[0] = window_ms;
+	return s;
+}
+
+static pt_pattern *pat(pt_summary *s, const char *key, int cls, int kind, uint64_t count,
+		       double median_ms, double bottleneck)
+{
+	pt_pattern *p;
+
+	s->patterns = realloc(s->patterns, (s->npatterns + 1) * sizeof(*s->patterns));
+	assert_non_null(s->patterns);
+	p = &s->patterns[s->npatterns++];
+	memset(p, 0, sizeof(*p));
+	p->key = strdup(key);
+	p->cls = (uint8_t)cls;
+	p->kind = (uint8_t)kind;
+	p->count = count;
+	p->median_ms = median_ms;
+	p->total_ms = median_ms * (double)count;
+	p->bottleneck = bottleneck;
+	p->exec_ratio = s->window_ms > 0 ? p->total_ms / s->window_ms : 0;
+	return p;
+}
+
+static void free_all(pt_summary **s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		pt_summary_free(s[i]);
+}
+
+static pt_report *diag(pt_summary **s, size_t n, const pt_diag_options *o)
+{
+	pt_error err;
+	pt_report *r;
+
+	pt_error_clear(&err);
+	r = pt_diagnose(s, n, o, &err);
+	if (!r)
+		fail_msg("pt_diagnose: %s", err.msg);
+	return r;
+}
+
+/* Path lookup: get(root, "GPU Compute", "detailed report", NULL). */
+static const pt_rv *get(const pt_report *r, ...)
+{
+	const pt_rv *v = pt_report_root_c(r);
+	const char *k;
+	va_list ap;
+
+	va_start(ap, r);
+	while (v && (k = va_arg(ap, const char *)))
+		v = pt_rv_get(v, k);
+	va_end(ap);
+	return v;
+}
+
+static size_t nfindings(const pt_report *r, const char *category)
+{
+	const pt_rv *f = get(r, "findings", NULL), *c;
+	size_t n = 0;
+
+	for (c = f ? f->child : NULL; c; c = c->next)
+		n += !category || !strcmp(pt_rv_get(c, "category")->str, category);
+	return n;
+}
+
+static const pt_rv *finding(const pt_report *r, size_t i)
+{
+	const pt_rv *c = get(r, "findings", NULL)->child;
+
+	while (c && i--)
+		c = c->next;
+	assert_non_null(c);
+	return c;
+}
+
+static const char *fworker(const pt_rv *f)
+{
+	const pt_rv *w = pt_rv_get(f, "workers");
+
+	assert_int_equal(w->n, 1);
+	return w->child->str;
+}
+
+static double num(const pt_rv *v)
+{
+	assert_non_null(v);
+	assert_int_equal(v->type, PT_RV_NUM);
+	return v->num;
+}
+
+#define K_GEMM "volta_sgemm_128x32_nt16_1_1|128_1_1"
+#define K_ADD "void add_kernel<float>(int, float*)4_1_1|256_1_1"
+#define DTOD "Memcpy DtoD (Device -> Device)"
+
+/* ---- robust statistics ------------------------------------------------------ */
+
+static int cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double brute_median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(double), cmpd);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void test_select(void **state)
+{
+	double v[7] = { 5, 1, 4, 1, 5, 9, 2 }, s[7];
+	size_t k;
+
+	memcpy(s, v, sizeof(v));
+	qsort(s, 7, sizeof(double), cmpd);
+	for (k = 0; k < 7; k++) {
+		double w[7];
+
+		memcpy(w, v, sizeof(v));
+		assert_true(pt_robust_select(w, 7, k) == s[k]);
+	}
+}
+
+/* Median and MAD with implicit zeros agree with materialised arrays. */
+static void test_stats_zeros_random(void **state)
+{
+	unsigned seed = 12345;
+	int iter;
+
+	for (iter = 0; iter < 500; iter++) {
+		size_t n = (size_t)(rand_r(&seed) % 12), nz = (size_t)(rand_r(&seed) % 6), i;
+		double v[12], full[20], dev[20], tmp[12], med, mad;
+		pt_robust st;
+
+		if (!n && !nz)
+			continue;
+		for (i = 0; i < n; i++)
+			v[i] = (double)(rand_r(&seed) % 5); /* many ties, zeros too */
+		for (i = 0; i < n; i++)
+			full[i] = v[i];
+		for (i = 0; i < nz; i++)
+			full[n + i] = 0;
+		med = brute_median(full, n + nz);
+		for (i = 0; i < n + nz; i++)
+			dev[i] = fabs(full[i] - med);
+		mad = brute_median(dev, n + nz);
+		pt_robust_stats(v, n, nz, tmp, &st);
+		assert_int_equal(st.n, n + nz);
+		assert_true(st.med == med);
+		assert_true(st.mad == mad);
+	}
+}
+
+static void test_stats_exact(void **state)
+{
+	double v[5] = { 1, 2, 3, 4, 100 }, tmp[5];
+	pt_robust st;
+
+	pt_robust_stats(v, 5, 0, tmp, &st);
+	assert_true(st.med == 3);
+	assert_true(st.mad == 1); /* |dev| = 2 1 0 1 97 */
+	/* 2 values + 2 zeros: {0, 0, 4, 6}: median 2, devs {2, 2, 2, 4}: MAD 2. */
+	v[0] = 4;
+	v[1] = 6;
+	pt_robust_stats(v, 2, 2, tmp, &st);
+	assert_true(st.med == 2);
+	assert_true(st.mad == 2);
+	pt_robust_stats(v, 0, 0, tmp, &st);
+	assert_int_equal(st.n, 0);
+	assert_true(st.med == 0);
+}
+
+static void test_sorted_median_loo(void **state)
+{
+	const double s[5] = { 1, 2, 3, 4, 10 };
+
+	assert_true(pt_robust_sorted_median(s, 5, 0, (size_t)-1) == 3);
+	assert_true(pt_robust_sorted_median(s, 5, 0, 4) == 2.5);  /* {1,2,3,4} */
+	assert_true(pt_robust_sorted_median(s, 5, 0, 0) == 3.5);  /* {2,3,4,10} */
+	assert_true(pt_robust_sorted_median(s, 5, 2, 4) == 1.5);  /* {0,0,1,2,3,4} */
+	assert_true(pt_robust_sorted_median(s, 1, 0, 0) == 0);    /* nothing left */
+	assert_int_equal(pt_robust_find(s, 5, 4), 3);
+	assert_int_equal(pt_robust_find(s, 5, 5), (size_t)-1);
+}
+
+static void test_z_rel(void **state)
+{
+	pt_diag_options o;
+	pt_robust st = { .med = 1.0, .mad = 0.0, .n = 7 };
+
+	pt_diag_options_default(&o);
+	/* MAD 0 is floored at 1% of the median: z = 0.6745 * 0.5 / 0.01. */
+	assert_true(fabs(pt_robust_z(0.5, 1.0, 0.0, 0.01) - 33.725) < 1e-9);
+	assert_true(isinf(pt_robust_z(0.1, 0.0, 0.0, 0.01)));
+	assert_true(pt_robust_z(0.0, 0.0, 0.0, 0.01) == 0);
+	assert_true(isinf(pt_robust_rel(0.1, 0.0)));
+	assert_true(pt_robust_outlier(1.5, &st, PT_DIR_HIGH, &o));
+	assert_false(pt_robust_outlier(0.5, &st, PT_DIR_HIGH, &o));  /* lower: no cost */
+	assert_true(pt_robust_outlier(0.5, &st, PT_DIR_BOTH, &o));
+	assert_true(pt_robust_outlier(0.5, &st, PT_DIR_LOW, &o));
+	assert_false(pt_robust_outlier(1.15, &st, PT_DIR_HIGH, &o)); /* 15% < rel */
+	st.mad = 0.2;  /* z = 0.6745 * 0.5 / 0.2 = 1.69 < 3.5 */
+	assert_false(pt_robust_outlier(1.5, &st, PT_DIR_HIGH, &o));
+}
+
+/* ---- diagnosis ---------------------------------------------------------------- */
+
+/* Two workers: B runs the GEMM 1.5x slower; leave-one-out against A alone. */
+static void test_two_workers(void **state)
+{
+	pt_summary *s[2];
+	pt_report *r;
+	const pt_rv *d, *u;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		s[i] = mk(i ? "B.json" : "A.json", i, 100.0, 0.5);
+		pat(s[i], K_GEMM, PT_C_COMPUTE, PT_K_KERNEL, 100, i ? 0.15 : 0.10, i ? 0.15 : 0.10);
+		pat(s[i], K_ADD, PT_C_COMPUTE, PT_K_KERNEL, 10, 0.02, 0.002);
+	}
+	r = diag(s, 2, NULL);
+	u = get(r, "GPU Compute", "workers with potential GPU issues", NULL);
+	assert_int_equal(u->n, 1);
+	assert_string_equal(u->child->str, "B.json");
+	d = get(r, "GPU Compute", "detailed report", "B.json", K_GEMM, NULL);
+	assert_non_null(d);
+	assert_true(num(pt_rv_get(d, "median cost per execution (ms)")) == 0.15);
+	assert_true(num(pt_rv_get(d, "median of other workers (ms)")) == 0.10);
+	assert_string_equal(pt_rv_get(d, "slower by")->str, "50.0%");
+	assert_int_equal(get(r, "GPU Compute", "detailed report", "B.json", NULL)->n, 1);
+	/* Major kernels: median over workers of the bottleneck ratio, top first. */
+	d = get(r, "GPU Compute", "major_kernel_executions", NULL);
+	assert_int_equal(d->n, 2);
+	assert_string_equal(d->child->key, K_GEMM);
+	assert_true(fabs(num(pt_rv_get(d->child, "bottleneck ratio (in [0,1])")) - 0.125) < 1e-12);
+	assert_true(fabs(num(pt_rv_get(d->child, "median cost per execution (ms)")) - 0.125) < 1e-12);
+	/* min/median/max utilization. */
+	d = get(r, "GPU Compute", "min/median/max GPU utilization (in [0,1])", NULL);
+	assert_int_equal(d->n, 3);
+	assert_true(d->child->num == 0.5 && d->child->next->num == 0.5);
+	/* One finding: B's GPU, impact (0.15 - 0.10) * 100 calls = 5 ms. */
+	assert_int_equal(nfindings(r, NULL), 1);
+	assert_string_equal(fworker(finding(r, 0)), "B.json");
+	assert_string_equal(pt_rv_get(finding(r, 0), "category")->str, "GPU Compute");
+	assert_string_equal(pt_rv_get(finding(r, 0), "function")->str, K_GEMM);
+	assert_true(fabs(num(pt_rv_get(finding(r, 0), "impact (ms)")) - 5.0) < 1e-9);
+	assert_int_equal(pt_rv_get(finding(r, 0), "rank")->i, 1);
+	assert_non_null(strstr(pt_rv_get(finding(r, 0), "explanation")->str, "volta_sgemm_128x32_nt"));
+	pt_report_free(r);
+	free_all(s, 2);
+}
+
+/* Three workers, leave-one-out: C has extra DtoD copies (5%), A and B 0.1%. */
+static void test_three_workers_memcpy(void **state)
+{
+	pt_summary *s[3];
+	const char *names[3] = { "A.json", "B.json", "C.json" };
+	const double ratio[3] = { 0.001, 0.001, 0.05 };
+	pt_diag_options o;
+	pt_report *r;
+	const pt_rv *m, *f;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		s[i] = mk(names[i], i, 200.0, 0.5);
+		pat(s[i], DTOD, PT_C_MEMORY, PT_K_MEMCPY, 10, 0.01, ratio[i]);
+	}
+	r = diag(s, 3, NULL);
+	m = get(r, "GPU memory operations", DTOD, NULL);
+	assert_non_null(m);
+	assert_true(fabs(num(pt_rv_get(m, "avg bottleneck ratio (in [0,1])")) - 0.052 / 3) < 1e-12);
+	m = pt_rv_get(m, "abnormal_workers");
+	assert_int_equal(m->n, 1);
+	assert_string_equal(m->child->key, "C.json");
+	assert_true(m->child->num == 0.05);
+	assert_int_equal(nfindings(r, NULL), 1);
+	f = finding(r, 0);
+	assert_string_equal(fworker(f), "C.json");
+	assert_string_equal(pt_rv_get(f, "category")->str, "GPU memory operations");
+	assert_string_equal(pt_rv_get(f, "metric")->str, "bottleneck ratio");
+	assert_true(num(pt_rv_get(f, "others")) == 0.001);
+	assert_true(fabs(num(pt_rv_get(f, "impact (ms)")) - 0.049 * 200) < 1e-9);
+	assert_non_null(strstr(pt_rv_get(f, "explanation")->str, "device-to-device"));
+	assert_non_null(strstr(pt_rv_get(f, "explanation")->str, "5.0%"));
+	pt_report_free(r);
+
+	/* All three just above 1% (the seed's example): listed, none abnormal
+	 * by the differential rule; --fixed-only lists all three, by ratio. */
+	for (i = 0; i < 3; i++)
+		s[i]->patterns[0].bottleneck = 0.0105 + 0.0001 * i;
+	r = diag(s, 3, NULL);
+	m = get(r, "GPU memory operations", DTOD, "abnormal_workers", NULL);
+	assert_non_null(m);
+	assert_int_equal(m->n, 0);
+	assert_int_equal(nfindings(r, NULL), 0);
+	pt_report_free(r);
+	pt_diag_options_default(&o);
+	o.fixed_only = 1;
+	r = diag(s, 3, &o);
+	m = get(r, "GPU memory operations", DTOD, "abnormal_workers", NULL);
+	assert_int_equal(m->n, 3);
+	assert_string_equal(m->child->key, "C.json");
+	assert_string_equal(m->last->key, "A.json");
+	assert_int_equal(nfindings(r, NULL), 0);
+	pt_report_free(r);
+	/* Below the fixed threshold everywhere: the op is not listed. */
+	for (i = 0; i < 3; i++)
+		s[i]->patterns[0].bottleneck = 0.009;
+	r = diag(s, 3, NULL);
+	assert_int_equal(get(r, "GPU memory operations", NULL)->n, 0);
+	pt_report_free(r);
+	free_all(s, 3);
+}
+
+/* 16 workers with jitter; worker 7 runs the GEMM 30% slower. */
+static void test_sixteen_slow_kernel(void **state)
+{
+	pt_summary *s[16];
+	pt_report *r;
+	const pt_rv *u, *d;
+	char name[32];
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		double med = 1.0 + 0.01 * (i % 5);
+
+		snprintf(name, sizeof(name), "host_%d_%d.json", i, 500 + i);
+		s[i] = mk(name, i, 1000.0, 0.6 + 0.001 * i);
+		if (i == 7)
+			med = 1.3;
+		pat(s[i], K_GEMM, PT_C_COMPUTE, PT_K_KERNEL, 200, med, med * 0.2);
+		pat(s[i], K_ADD, PT_C_COMPUTE, PT_K_KERNEL, 50, 0.05, 0.0025);
+	}
+	r = diag(s, 16, NULL);
+	u = get(r, "GPU Compute", "workers with potential GPU issues", NULL);
+	assert_int_equal(u->n, 1);
+	assert_string_equal(u->child->str, "host_7_507.json");
+	/* Others: i%5 over the 15 other workers = 0,0,0,0,1,1,1,2,2,2,3,3,3,4,4
+	 * (one 2 left out): median 1.02. */
+	d = get(r, "GPU Compute", "detailed report", "host_7_507.json", K_GEMM, NULL);
+	assert_true(fabs(num(pt_rv_get(d, "median of other workers (ms)")) - 1.02) < 1e-12);
+	assert_string_equal(pt_rv_get(d, "slower by")->str, "27.5%");
+	assert_int_equal(nfindings(r, NULL), 1);
+	assert_true(fabs(num(pt_rv_get(finding(r, 0), "impact (ms)")) - 0.28 * 200) < 1e-9);
+	assert_int_equal(get(r, "GPU Compute", "workers with abnormal GPU utilization", NULL)->n, 0);
+	assert_int_equal(get(r, "workers", NULL)->n, 16);
+	assert_string_equal(get(r, "workers", NULL)->child->key, "host_0_500.json");
+	pt_report_free(r);
+	free_all(s, 16);
+}
+
+/* The impact floor: a 50% slower kernel that costs 0.1% of the window is
+ * not a GPU issue. */
+static void test_impact_floor(void **state)
+{
+	pt_summary *s[4];
+	char name[32];
+	pt_report *r;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "w%d.json", i);
+		s[i] = mk(name, i, 100.0, 0.5);
+		pat(s[i], K_ADD, PT_C_COMPUTE, PT_K_KERNEL, 10, i == 2 ? 0.03 : 0.02, 0.002);
+	}
+	r = diag(s, 4, NULL);
+	assert_int_equal(get(r, "GPU Compute", "workers with potential GPU issues", NULL)->n, 0);
+	assert_int_equal(nfindings(r, NULL), 0);
+	pt_report_free(r);
+	free_all(s, 4);
+}
+
+/* Slow kernel launches on one of 10 workers. */
+static void test_slow_runtime(void **state)
+{
+	pt_summary *s[10];
+	char name[32];
+	pt_report *r;
+	const pt_rv *o, *f;
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		pt_pattern *p;
+
+		snprintf(name, sizeof(name), "w%02d.json", i);
+		s[i] = mk(name, i, 50.0, 0.5);
+		p = pat(s[i], "cudaLaunchKernel", PT_C_RUNTIME, PT_K_RUNTIME, 1000,
+			i == 4 ? 0.02 : 0.005, i == 4 ? 0.2 : 0.05 + 0.001 * i);
+		p->exec_ratio = i == 4 ? 0.4 : 0.1;
+	}
+	r = diag(s, 10, NULL);
+	o = get(r, "CUDA Runtime", "cudaLaunchKernel", NULL);
+	assert_non_null(o);
+	assert_true(fabs(num(pt_rv_get(o, "avg bottleneck ratio (in [0,1])")) -
+			 (0.2 + 0.05 * 9 + 0.001 * (45 - 4)) / 10) < 1e-12);
+	assert_true(fabs(num(pt_rv_get(o, "avg execution time / monitoring duration (in [0,1])")) -
+			 0.13) < 1e-12);
+	o = pt_rv_get(o, "abnormal_workers");
+	assert_int_equal(o->n, 1);
+	assert_string_equal(o->child->key, "w04.json");
+	assert_int_equal(nfindings(r, NULL), 1);
+	f = finding(r, 0);
+	assert_string_equal(pt_rv_get(f, "category")->str, "CUDA Runtime");
+	assert_string_equal(pt_rv_get(f, "function")->str, "cudaLaunchKernel");
+	assert_non_null(strstr(pt_rv_get(f, "explanation")->str, "launches are slower"));
+	pt_report_free(r);
+	free_all(s, 10);
+}
+
+/* A CPU-side stall in one Python stack on one of 5 workers; another stack
+ * above 1% everywhere is listed but not a finding. */
+#define STACK "train.py: main|train.py: step|aten::to"
+#define STACK2 "train.py: main|train.py: forward"
+static void test_cpu_stall(void **state)
+{
+	pt_summary *s[5];
+	char name[32];
+	pt_report *r;
+	const pt_rv *o, *f;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		pt_pattern *p;
+
+		snprintf(name, sizeof(name), "w%d.json", i);
+		s[i] = mk(name, i, 20.0, 0.5);
+		p = pat(s[i], STACK, PT_C_PYTHON, PT_K_CPU_OP, 1, i == 3 ? 5.2 : 0.2,
+			i == 3 ? 0.25 : 0.004);
+		pat(s[i], STACK2, PT_C_PYTHON, PT_K_PYTHON, 1, 4.0, 0.05 + 0.001 * i);
+		(void)p;
+	}
+	r = diag(s, 5, NULL);
+	o = get(r, "Python functions", NULL);
+	assert_int_equal(o->n, 2);
+	assert_string_equal(o->child->key, STACK);         /* max 0.25 first */
+	assert_int_equal(o->child->n, 1);                   /* only w3 above 1% */
+	assert_string_equal(o->child->child->key, "w3.json");
+	o = o->child->next;
+	assert_string_equal(o->key, STACK2);
+	assert_int_equal(o->n, 5);
+	assert_string_equal(o->child->key, "w4.json");     /* by ratio desc */
+	assert_int_equal(nfindings(r, NULL), 1);
+	f = finding(r, 0);
+	assert_string_equal(pt_rv_get(f, "category")->str, "Python functions");
+	assert_string_equal(fworker(f), "w3.json");
+	assert_string_equal(pt_rv_get(f, "function")->str, STACK);
+	assert_true(num(pt_rv_get(f, "others")) == 0.004);
+	assert_non_null(strstr(pt_rv_get(f, "explanation")->str, "aten::to (called from train.py: step)"));
+	pt_report_free(r);
+
+	/* Same owned time but the function itself is not longer (execution
+	 * ratio like the others'): the GPU merely idles more; no finding. */
+	s[3]->patterns[0].exec_ratio = s[0]->patterns[0].exec_ratio;
+	r = diag(s, 5, NULL);
+	assert_int_equal(nfindings(r, NULL), 0);
+	pt_report_free(r);
+	free_all(s, 5);
+}
+
+/* Ties: equal values are ordered by worker name; findings with equal
+ * impact too. */
+static void test_ties(void **state)
+{
+	pt_summary *s[6];
+	const char *names[6] = { "zeta.json", "alpha.json", "mid.json", "b.json", "c.json", "d.json" };
+	pt_report *r;
+	const pt_rv *o;
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		s[i] = mk(names[i], -1, 100.0, 0.5);
+		pat(s[i], DTOD, PT_C_MEMORY, PT_K_MEMCPY, 10, 0.01, i < 2 ? 0.08 : 0.001);
+	}
+	/* 2 of 6 high: leave-one-out others = {0.08, 0.001 x4}: median 0.001. */
+	r = diag(s, 6, NULL);
+	o = get(r, "GPU memory operations", DTOD, "abnormal_workers", NULL);
+	assert_int_equal(o->n, 2);
+	assert_string_equal(o->child->key, "alpha.json");
+	assert_string_equal(o->child->next->key, "zeta.json");
+	assert_int_equal(nfindings(r, NULL), 2);
+	assert_string_equal(fworker(finding(r, 0)), "alpha.json");
+	assert_string_equal(fworker(finding(r, 1)), "zeta.json");
+	/* Workers without rank are ordered by name. */
+	o = get(r, "workers", NULL);
+	assert_string_equal(o->child->key, "alpha.json");
+	assert_string_equal(o->last->key, "zeta.json");
+	pt_report_free(r);
+	free_all(s, 6);
+}
+
+/* A worker lacking a key counts 0 for ratios and is left out of durations. */
+static void test_missing_keys(void **state)
+{
+	pt_summary *s[4];
+	char name[32];
+	pt_report *r;
+	const pt_rv *o;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "w%d.json", i);
+		s[i] = mk(name, i, 100.0, 0.5);
+		if (i == 1)
+			pat(s[i], DTOD, PT_C_MEMORY, PT_K_MEMCPY, 10, 0.4, 0.04);
+		if (i != 2)
+			pat(s[i], K_GEMM, PT_C_COMPUTE, PT_K_KERNEL, 100, 0.1, 0.1);
+	}
+	r = diag(s, 4, NULL);
+	o = get(r, "GPU memory operations", DTOD, NULL);
+	assert_true(num(pt_rv_get(o, "avg bottleneck ratio (in [0,1])")) == 0.01);
+	o = pt_rv_get(o, "abnormal_workers");
+	assert_int_equal(o->n, 1);
+	assert_string_equal(o->child->key, "w1.json");
+	/* w2 lacks the GEMM: major kernel median ratio over {0.1,0.1,0.1,0}. */
+	o = get(r, "GPU Compute", "major_kernel_executions", K_GEMM, NULL);
+	assert_true(num(pt_rv_get(o, "bottleneck ratio (in [0,1])")) == 0.1);
+	assert_true(num(pt_rv_get(o, "median cost per execution (ms)")) == 0.1);
+	assert_int_equal(get(r, "GPU Compute", "workers with potential GPU issues", NULL)->n, 0);
+	assert_int_equal(nfindings(r, NULL), 1);
+	assert_true(num(pt_rv_get(finding(r, 0), "others")) == 0);
+	pt_report_free(r);
+	free_all(s, 4);
+}
+
+/* A failed worker: listed with its error, named in a "summary" finding that
+ * comes first, left out of every comparison. */
+static void test_failed_worker(void **state)
+{
+	pt_summary *s[3];
+	pt_report *r;
+	const pt_rv *w, *f;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		s[i] = mk(i ? "b.json" : "a.json", i, 100.0, 0.45 + 0.05 * i);
+		pat(s[i], DTOD, PT_C_MEMORY, PT_K_MEMCPY, 10, 0.4, i ? 0.05 : 0.001);
+	}
+	s[2] = pt_summary_failed("/data/bad.json", "not a trace (at byte 12)");
+	assert_non_null(s[2]);
+	r = diag(s, 3, NULL);
+	w = get(r, "workers", "bad.json", NULL);
+	assert_non_null(w);
+	assert_string_equal(pt_rv_get(w, "error")->str, "not a trace (at byte 12)");
+	assert_string_equal(pt_rv_get(w, "file")->str, "/data/bad.json");
+	assert_null(pt_rv_get(w, "window (ms)"));
+	assert_null(pt_rv_get(get(r, "workers", "a.json", NULL), "error"));
+	assert_int_equal(nfindings(r, NULL), 2);
+	f = finding(r, 0);
+	assert_string_equal(pt_rv_get(f, "category")->str, "summary");
+	assert_string_equal(fworker(f), "bad.json");
+	assert_non_null(strstr(pt_rv_get(f, "explanation")->str, "1 of 3 traces"));
+	assert_non_null(strstr(pt_rv_get(f, "explanation")->str, "bad.json (not a trace (at byte 12))"));
+	assert_string_equal(fworker(finding(r, 1)), "b.json");
+	/* min/median/max over the two that ran. */
+	w = get(r, "GPU Compute", "min/median/max GPU utilization (in [0,1])", NULL);
+	assert_true(w->child->num == 0.45 && w->last->num == 0.5);
+	pt_report_free(r);
+	free_all(s, 3);
+}
+
+static void test_all_failed_and_empty(void **state)
+{
+	pt_summary *s[1];
+	pt_report *r;
+	pt_error err;
+
+	pt_error_clear(&err);
+	assert_null(pt_diagnose(NULL, 0, NULL, &err));
+	assert_int_equal(err.code, PT_EINVAL);
+	s[0] = pt_summary_failed("x.json", "boom");
+	r = diag(s, 1, NULL);
+	assert_int_equal(nfindings(r, "summary"), 1);
+	assert_int_equal(get(r, "GPU Compute", "major_kernel_executions", NULL)->n, 0);
+	pt_report_free(r);
+	free_all(s, 1);
+}
+
+/* GPU utilization: both directions, with 12 workers. */
+static void test_gpu_util_both(void **state)
+{
+	pt_summary *s[12];
+	char name[32];
+	pt_report *r;
+	const pt_rv *o;
+	int i;
+
+	for (i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "w%02d.json", i);
+		s[i] = mk(name, i, 100.0, i == 3 ? 0.2 : i == 9 ? 0.9 : 0.6 + 0.002 * i);
+	}
+	r = diag(s, 12, NULL);
+	o = get(r, "GPU Compute", "workers with abnormal GPU utilization", NULL);
+	assert_int_equal(o->n, 2);
+	assert_string_equal(o->child->key, "w09.json");
+	assert_true(o->child->num == 0.9);
+	assert_string_equal(o->last->key, "w03.json");
+	assert_int_equal(nfindings(r, "GPU Compute"), 2);
+	/* w03 loses 0.6xx - 0.2 of 100 ms: the larger impact comes first. */
+	assert_string_equal(fworker(finding(r, 0)), "w03.json");
+	assert_non_null(strstr(pt_rv_get(finding(r, 0), "explanation")->str, "waits more"));
+	pt_report_free(r);
+	free_all(s, 12);
+}
+
+/* Communication: groups, the normal example, a slow-bandwidth worker. */
+static void test_comm(void **state)
+{
+	const char *ring = "ncclDevKernel_AllReduce_Sum_f16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+	pt_summary *s[8];
+	char name[32];
+	pt_report *r;
+	const pt_rv *g, *k, *a;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		/* Median bottleneck ratio 0.25, held by w2 and w6 exactly. */
+		static const double b[8] = { 0.21, 0.22, 0.25, 0.23, 0.27, 0.28, 0.25, 0.29 };
+		pt_pattern *p;
+
+		snprintf(name, sizeof(name), "w%d.json", i);
+		s[i] = mk(name, i, 100.0, 0.5);
+		p = pat(s[i], ring, PT_C_COMM, PT_K_COMM_KERNEL, 20, 1.0 + 0.01 * i, b[i]);
+		p->busbw_gbps = i == 5 ? 20.0 : 80.0 + i;
+		p->bytes = 1e8;
+		pat(s[i], "gloo:all_reduce", PT_C_COMM, PT_K_CPU_COMM, 4, 0.5, 0.01);
+	}
+	r = diag(s, 8, NULL);
+	g = get(r, "Communication", NULL);
+	assert_int_equal(g->n, 2);
+	assert_string_equal(g->child->key, "ring allreduce");
+	assert_string_equal(g->last->key, "gloo allreduce");
+	k = pt_rv_get(g->child, ring);
+	assert_non_null(k);
+	a = pt_rv_get(k, "abnormal_workers");
+	assert_int_equal(a->n, 1);
+	assert_string_equal(pt_rv_get(a->child, "worker")->str, "w5.json");
+	assert_int_equal(pt_rv_get(a->child, "different from other workers")->i, 1);
+	assert_true(num(pt_rv_get(pt_rv_get(a->child, "features"), "bus bandwidth (GB/s)")) == 20.0);
+	a = pt_rv_get(k, "example_of_normal_worker");
+	assert_int_equal(pt_rv_get(a, "different from other workers")->i, 0);
+	/* w2 and w6 sit on the median ratio: w2 wins by name. */
+	assert_string_equal(pt_rv_get(a, "worker")->str, "w2.json");
+	assert_int_equal(nfindings(r, NULL), 1);
+	assert_string_equal(pt_rv_get(finding(r, 0), "metric")->str, "bus bandwidth (GB/s)");
+	/* Others' median bandwidth {80..87} without 85 = 83; impact: 20 calls
+	 * x 1.05 ms x (1 - 20/83), in ms per window. */
+	assert_true(num(pt_rv_get(finding(r, 0), "others")) == 83.0);
+	assert_true(fabs(num(pt_rv_get(finding(r, 0), "impact (ms)")) - 21.0 * (1 - 20.0 / 83.0)) < 1e-9);
+	pt_report_free(r);
+	free_all(s, 8);
+}
+
+static void test_comm_groups(void **state)
+{
+	char b[64];
+
+	assert_string_equal(pt_diag_comm_group("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", PT_K_COMM_KERNEL, b, sizeof(b)), "ring allreduce");
+	assert_string_equal(pt_diag_comm_group("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", PT_K_COMM_KERNEL, b, sizeof(b)), "ring allgather");
+	assert_string_equal(pt_diag_comm_group("ncclKernel_AllReduce_TREE_LL_Sum_float(ncclDevComm*)8_1_1|640_1_1", PT_K_COMM_KERNEL, b, sizeof(b)), "tree allreduce");
+	assert_string_equal(pt_diag_comm_group("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)", PT_K_COMM_KERNEL, b, sizeof(b)), "sendrecv");
+	assert_string_equal(pt_diag_comm_group("ncclDevKernel_ReduceScatter_Sum_bf16_RING_SIMPLE(ncclDevComm*)", PT_K_COMM_KERNEL, b, sizeof(b)), "ring reducescatter");
+	assert_string_equal(pt_diag_comm_group("ncclDevKernel_Broadcast_RING_LL(ncclDevComm*)", PT_K_COMM_KERNEL, b, sizeof(b)), "ring broadcast");
+	assert_string_equal(pt_diag_comm_group("ncclDevKernel_Generic(ncclDevComm*)", PT_K_COMM_KERNEL, b, sizeof(b)), "nccl");
+	assert_string_equal(pt_diag_comm_group("gloo:all_reduce", PT_K_CPU_COMM, b, sizeof(b)), "gloo allreduce");
+	assert_string_equal(pt_diag_comm_group("nccl:all_to_all", PT_K_CPU_COMM, b, sizeof(b)), "nccl alltoall");
+	assert_string_equal(pt_diag_comm_group("c10d::allreduce_", PT_K_CPU_COMM, b, sizeof(b)), "cpu allreduce");
+	assert_string_equal(pt_diag_comm_group("record_param_comms", PT_K_CPU_COMM, b, sizeof(b)), "cpu collective");
+	/* Truncation is safe. */
+	assert_string_equal(pt_diag_comm_group("gloo:all_reduce", PT_K_CPU_COMM, b, 5), "gloo");
+}
+
+/* Two traces with the same file name get distinct ids. */
+static void test_duplicate_ids(void **state)
+{
+	pt_summary *s[3];
+	pt_report *r;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		s[i] = mk("same.json", 0, 10.0, 0.5);
+	r = diag(s, 3, NULL);
+	assert_non_null(get(r, "workers", "same.json", NULL));
+	assert_non_null(get(r, "workers", "same.json#2", NULL));
+	assert_non_null(get(r, "workers", "same.json#3", NULL));
+	pt_report_free(r);
+	free_all(s, 3);
+}
+
+/* A kernel named like a closing script tag cannot break out of index.html,
+ * and report.json stays valid JSON with the name intact. */
+#define EVIL "</script><script>alert(1)</script>\"\\\n\xe2\x82\xac\xff"
+static void test_hostile_name(void **state)
+{
+	pt_summary *s[2];
+	pt_report *r;
+	pt_sb sb = {0};
+	pt_error err;
+	pt_json *doc;
+	const pt_json *k;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		s[i] = mk(i ? "b.json" : "a.json", i, 100.0, 0.5);
+		pat(s[i], EVIL, PT_C_COMPUTE, PT_K_KERNEL, 100, i ? 0.2 : 0.1, 0.1);
+	}
+	r = diag(s, 2, NULL);
+	pt_report_html(r, &sb);
+	assert_false(sb.oom);
+	/* Exactly the page's own two </script> tags. */
+	{
+		const char *p = sb.buf;
+		int n = 0;
+
+		while ((p = strstr(p, "</script>"))) {
+			n++;
+			p++;
+		}
+		assert_int_equal(n, 2);
+	}
+	assert_null(strstr(sb.buf, "<script>alert"));
+	assert_non_null(strstr(sb.buf, "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"));
+	assert_null(strstr(sb.buf, "innerHTML"));
+	pt_sb_reset(&sb);
+	pt_report_json(pt_report_root_c(r), 0, &sb);
+	pt_error_clear(&err);
+	doc = pt_json_parse(sb.buf, sb.len, &err);
+	assert_non_null(doc);
+	k = pt_json_get(pt_json_get(pt_json_get(doc, "GPU Compute"), "detailed report"), "b.json");
+	assert_non_null(k);
+	assert_non_null(k->child);
+	assert_string_equal(k->child->key, "</script><script>alert(1)</script>\"\\\n\xe2\x82\xac\xef\xbf\xbd");
+	pt_json_free(doc);
+	pt_sb_free(&sb);
+	pt_report_free(r);
+	free_all(s, 2);
+}
+
+/* Every key of the seed report and ours is present, in order. */
+static void test_report_keys(void **state)
+{
+	static const char *const top[] = {
+		"GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime",
+		"Python functions", "workers", "findings",
+	};
+	static const char *const gc[] = {
+		"min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization",
+		"major_kernel_executions", "workers with potential GPU issues", "detailed report",
+	};
+	pt_summary *s[2];
+	pt_report *r;
+	const pt_rv *c;
+	size_t i;
+
+	for (i = 0; i < 2; i++)
+		s[i] = mk(i ? "b.json" : "a.json", (int64_t)i, 10.0, 0.5);
+	r = diag(s, 2, NULL);
+	for (i = 0, c = pt_report_root_c(r)->child; i < 7; i++, c = c->next) {
+		assert_non_null(c);
+		assert_string_equal(c->key, top[i]);
+	}
+	assert_null(c);
+	for (i = 0, c = get(r, "GPU Compute", NULL)->child; i < 5; i++, c = c->next)
+		assert_string_equal(c->key, gc[i]);
+	c = get(r, "workers", "a.json", NULL);
+	assert_int_equal(pt_rv_get(c, "rank")->i, 0);
+	assert_int_equal(pt_rv_get(c, "pid")->i, 1000);
+	assert_string_equal(pt_rv_get(c, "host")->str, "");
+	assert_int_equal(pt_rv_get(c, "steps")->child->i, 10);
+	assert_true(num(pt_rv_get(c, "window (ms)")) == 10.0);
+	assert_true(num(pt_rv_get(c, "gpu utilization")) == 0.5);
+	pt_report_free(r);
+	free_all(s, 2);
+}
+
+/* Output is reproducible: same input, same bytes, whatever the input order
+ * of equal-valued workers. */
+static void test_deterministic(void **state)
+{
+	pt_summary *s[9];
+	pt_report *r;
+	pt_sb a = {0}, b = {0};
+	char name[32];
+	int i;
+
+	for (i = 0; i < 9; i++) {
+		snprintf(name, sizeof(name), "w%d.json", i);
+		s[i] = mk(name, -1, 10.0, 0.5);
+		pat(s[i], DTOD, PT_C_MEMORY, PT_K_MEMCPY, 1, 0.1, i % 3 ? 0.001 : 0.3);
+		pat(s[i], STACK, PT_C_PYTHON, PT_K_CPU_OP, 1, 0.1, 0.02);
+	}
+	r = diag(s, 9, NULL);
+	pt_report_json(pt_report_root_c(r), 0, &a);
+	pt_report_free(r);
+	for (i = 0; i < 4; i++) {
+		pt_summary *t = s[i];
+
+		s[i] = s[8 - i];
+		s[8 - i] = t;
+	}
+	r = diag(s, 9, NULL);
+	pt_report_json(pt_report_root_c(r), 0, &b);
+	pt_report_free(r);
+	assert_string_equal(a.buf, b.buf);
+	pt_sb_free(&a);
+	pt_sb_free(&b);
+	free_all(s, 9);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_select),
+		cmocka_unit_test(test_stats_zeros_random),
+		cmocka_unit_test(test_stats_exact),
+		cmocka_unit_test(test_sorted_median_loo),
+		cmocka_unit_test(test_z_rel),
+		cmocka_unit_test(test_two_workers),
+		cmocka_unit_test(test_three_workers_memcpy),
+		cmocka_unit_test(test_sixteen_slow_kernel),
+		cmocka_unit_test(test_impact_floor),
+		cmocka_unit_test(test_slow_runtime),
+		cmocka_unit_test(test_cpu_stall),
+		cmocka_unit_test(test_ties),
+		cmocka_unit_test(test_missing_keys),
+		cmocka_unit_test(test_failed_worker),
+		cmocka_unit_test(test_all_failed_and_empty),
+		cmocka_unit_test(test_gpu_util_both),
+		cmocka_unit_test(test_comm),
+		cmocka_unit_test(test_comm_groups),
+		cmocka_unit_test(test_duplicate_ids),
+		cmocka_unit_test(test_hostile_name),
+		cmocka_unit_test(test_report_keys),
+		cmocka_unit_test(test_deterministic),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

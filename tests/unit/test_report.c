@@ -1,0 +1,278 @@
+/*
+ * test_report.c - unit tests for src/report: the report tree, JSON output
+ * byte-identical to Python's json.dumps(indent=4) (expected strings
+ * produced with CPython 3.11), the HTML-safe embedding, the text report
+ * layout, and writing DIR/PerfDisplay with temp files and rename.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report/report.h"
+
+/* {"a": [1.0, 2.5, 0.015779752711771233, 1e-05, 403.7, -3], "b": {}, "c": [],
+ *  "d": {"x": "y\"z\\ €😀\b\f\x01\x7f"}, "e": null, "f": 3} */
+static pt_report *sample(void)
+{
+	pt_report *r = pt_report_new();
+	pt_rv *root = pt_report_root(r), *a, *d;
+
+	a = pt_rv_arr(r, root, "a");
+	pt_rv_num(r, a, NULL, 1.0);
+	pt_rv_num(r, a, NULL, 2.5);
+	pt_rv_num(r, a, NULL, 0.015779752711771233);
+	pt_rv_num(r, a, NULL, 1e-05);
+	pt_rv_num(r, a, NULL, 403.7);
+	pt_rv_int(r, a, NULL, -3);
+	pt_rv_obj(r, root, "b");
+	pt_rv_arr(r, root, "c");
+	d = pt_rv_obj(r, root, "d");
+	pt_rv_str(r, d, "x", "y\"z\\ \xe2\x82\xac\xf0\x9f\x98\x80\b\f\x01\x7f");
+	pt_rv_null(r, root, "e");
+	pt_rv_int(r, root, "f", 3);
+	assert_false(pt_report_oom(r));
+	return r;
+}
+
+static void test_json_python_layout(void **state)
+{
+	/* json.dumps(d, indent=4) from CPython 3.11. */
+	static const char expect[] =
+		"{\n    \"a\": [\n        1.0,\n        2.5,\n        0.015779752711771233,\n"
+		"        1e-05,\n        403.7,\n        -3\n    ],\n    \"b\": {},\n    \"c\": [],\n"
+		"    \"d\": {\n        \"x\": \"y\\\"z\\\\ \\u20ac\\ud83d\\ude00\\b\\f\\u0001\\u007f\"\n"
+		"    },\n    \"e\": null,\n    \"f\": 3\n}";
+	pt_report *r = sample();
+	pt_sb sb = {0};
+
+	pt_report_json(pt_report_root_c(r), 0, &sb);
+	assert_string_equal(sb.buf, expect);
+	pt_sb_free(&sb);
+	pt_report_free(r);
+}
+
+static void test_json_html_embedding(void **state)
+{
+	/* json.dumps(d) (compact separators ", " ": "), then < > & escaped. */
+	pt_report *r = pt_report_new();
+	pt_rv *root = pt_report_root(r);
+	pt_sb sb = {0};
+
+	pt_rv_str(r, root, "</script>", "a<b>&c</SCRIPT><!--");
+	pt_rv_num(r, pt_rv_arr(r, root, "n"), NULL, 0.5);
+	pt_report_json_html(root, &sb);
+	assert_string_equal(sb.buf,
+			    "{\"\\u003c/script\\u003e\": \"a\\u003cb\\u003e\\u0026c\\u003c/SCRIPT"
+			    "\\u003e\\u003c!--\", \"n\": [0.5]}");
+	pt_sb_free(&sb);
+	pt_report_free(r);
+}
+
+static void test_invalid_utf8(void **state)
+{
+	pt_report *r = pt_report_new();
+	pt_sb sb = {0};
+
+	pt_rv_str(r, pt_report_root(r), "k", "a\xff\xc3(\xed\xa0\x80z");
+	pt_report_json(pt_rv_get(pt_report_root_c(r), "k"), 0, &sb);
+	/* Each invalid byte (lone 0xff, truncated 0xc3, surrogate encoding)
+	 * becomes U+FFFD, so report.json is always valid JSON. */
+	assert_string_equal(sb.buf, "\"a\\ufffd\\ufffd(\\ufffd\\ufffd\\ufffdz\"");
+	pt_sb_free(&sb);
+	pt_report_free(r);
+}
+
+static void test_tree(void **state)
+{
+	pt_report *r = pt_report_new();
+	pt_rv *root = pt_report_root(r), *o;
+
+	o = pt_rv_obj(r, root, "x");
+	assert_non_null(o);
+	pt_rv_int(r, o, "one", 1);
+	pt_rv_int(r, o, "two", 2);
+	pt_rv_int(r, o, "one", 3); /* duplicate: first match wins in lookups */
+	assert_int_equal(o->n, 3);
+	assert_int_equal(pt_rv_get(o, "one")->i, 1);
+	assert_null(pt_rv_get(o, "three"));
+	assert_null(pt_rv_get(NULL, "x"));
+	assert_null(pt_rv_get(pt_rv_get(o, "one"), "x")); /* not an object */
+	assert_null(pt_rv_int(r, NULL, "x", 1));           /* NULL parent ignored */
+	assert_false(pt_report_oom(r));
+	/* Many nodes: the arena grows across chunks. */
+	{
+		int i;
+		char k[32];
+
+		for (i = 0; i < 20000; i++) {
+			snprintf(k, sizeof(k), "key%d", i);
+			pt_rv_str(r, o, k, "some value that takes room");
+		}
+		assert_int_equal(o->n, 20003);
+		assert_string_equal(pt_rv_get(o, "key19999")->str, "some value that takes room");
+	}
+	pt_report_free(r);
+	pt_report_free(NULL);
+}
+
+static pt_report *with_sections(size_t nfind)
+{
+	pt_report *r = pt_report_new();
+	pt_rv *root = pt_report_root(r), *f;
+	size_t i;
+
+	pt_rv_num(r, pt_rv_obj(r, root, "GPU Compute"), "k", 0.25);
+	pt_rv_obj(r, root, "GPU memory operations");
+	pt_rv_obj(r, root, "Communication");
+	pt_rv_obj(r, root, "CUDA Runtime");
+	pt_rv_obj(r, root, "Python functions");
+	pt_rv_obj(r, root, "workers");
+	f = pt_rv_arr(r, root, "findings");
+	for (i = 0; i < nfind; i++) {
+		char e[64];
+
+		snprintf(e, sizeof(e), "finding number %zu", i + 1);
+		pt_rv_str(r, pt_rv_obj(r, f, NULL), "explanation", e);
+	}
+	return r;
+}
+
+static void test_text(void **state)
+{
+	static const char expect[] =
+		"GPU Compute:\n{\n    \"k\": 0.25\n}\n\n"
+		"GPU memory operations:\n{}\n\n"
+		"Communication:\n{}\n\n"
+		"CUDA Runtime:\n{}\n\n"
+		"Python functions:\n{}\n\n"
+		"Findings:\n1. finding number 1\n2. finding number 2\n"
+		"... and 1 more findings in report.json.\n";
+	pt_report *r = with_sections(3);
+	pt_sb sb = {0};
+
+	pt_report_text(r, 2, &sb);
+	assert_string_equal(sb.buf, expect);
+	pt_sb_reset(&sb);
+	pt_report_text(r, 0, &sb);
+	assert_non_null(strstr(sb.buf, "3. finding number 3\n"));
+	assert_null(strstr(sb.buf, "more findings"));
+	pt_report_free(r);
+	r = with_sections(0);
+	pt_sb_reset(&sb);
+	pt_report_text(r, 0, &sb);
+	assert_non_null(strstr(sb.buf, "Findings:\nNo worker differs from the others beyond the "
+				       "thresholds.\n"));
+	pt_sb_free(&sb);
+	pt_report_free(r);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *b;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = malloc((size_t)n + 1);
+	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+	b[n] = 0;
+	fclose(f);
+	return b;
+}
+
+static void test_write_dir(void **state)
+{
+	char dir[] = "/tmp/pt_test_report_XXXXXX", sub[256], path[300];
+	pt_report *r = with_sections(1);
+	pt_error err;
+	pt_sb sb = {0};
+	char *txt;
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/out/nested", dir);
+	pt_error_clear(&err);
+	assert_int_equal(pt_report_write_dir(r, sub, &err), PT_OK);
+	snprintf(path, sizeof(path), "%s/PerfDisplay/report.json", sub);
+	txt = slurp(path);
+	pt_report_json(pt_report_root_c(r), 0, &sb);
+	pt_sb_addc(&sb, '\n');
+	assert_string_equal(txt, sb.buf);
+	free(txt);
+	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", sub);
+	txt = slurp(path);
+	assert_non_null(strstr(txt, "<!DOCTYPE html>"));
+	assert_non_null(strstr(txt, "textContent"));
+	assert_null(strstr(txt, "innerHTML"));
+	free(txt);
+	/* Written again over the old files; nothing but the two files left. */
+	assert_int_equal(pt_report_write_dir(r, sub, &err), PT_OK);
+	snprintf(path, sizeof(path), "%s/PerfDisplay", sub);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	assert_int_equal(n, 2);
+	/* A file where the directory should be: a one-line error naming it. */
+	snprintf(path, sizeof(path), "%s/file", dir);
+	fclose(fopen(path, "w"));
+	pt_error_clear(&err);
+	assert_int_equal(pt_report_write_dir(r, path, &err), PT_EIO);
+	assert_non_null(strstr(err.subject, "/file"));
+	assert_non_null(strstr(err.msg, "cannot create directory"));
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+	pt_sb_free(&sb);
+	pt_report_free(r);
+}
+
+static void test_html_page(void **state)
+{
+	pt_report *r = with_sections(1);
+	pt_sb sb = {0};
+	const char *p;
+
+	pt_report_html(r, &sb);
+	p = strstr(sb.buf, "<script type=\"application/json\" id=\"report\">{");
+	assert_non_null(p);
+	assert_non_null(strstr(p, "\"explanation\": \"finding number 1\"}]}</script>"));
+	assert_non_null(strstr(sb.buf, "JSON.parse(document.getElementById('report').textContent)"));
+	assert_int_equal(strncmp(sb.buf + sb.len - 8, "</html>\n", 8), 0);
+	pt_sb_free(&sb);
+	pt_report_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_python_layout),
+		cmocka_unit_test(test_json_html_embedding),
+		cmocka_unit_test(test_invalid_utf8),
+		cmocka_unit_test(test_tree),
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_write_dir),
+		cmocka_unit_test(test_html_page),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1192 @@
+/*
+ * app.js - PerfDisplay: renders a PerfTracker report.json as the page people
+ * read when a job is slow.  Inlined into DIR/PerfDisplay/index.html with the
+ * charting library (ECharts) by the build (web/inline.c, src/display/page.c).
+ *
+ * Data: the report is embedded in <script id="pt-report">; when that block
+ * is empty (page served next to report.json) it is fetched.  The five seed
+ * sections, "workers", "findings" and "Hang" are read as written by
+ * `perftracker diagnose`; the optional "display" key (docs/display.md) adds
+ * per-step times, class breakdowns and the heatmap matrix.  Without it the
+ * page falls back to what the sections carry.
+ *
+ * Safety: every name from the report (kernels, Python frames, workers) is
+ * put in the DOM as text (textContent / setAttribute), never as markup;
+ * chart tooltips are HTML, so they go through esc().
+ */
+(function () {
+  'use strict';
+
+  var t0 = performance.now();
+  var CLASSES = ['compute', 'communication', 'memory', 'runtime', 'python', 'idle'];
+  var CLASS_COLOR = { compute: '#4e79a7', communication: '#f28e2b', memory: '#59a14f',
+    runtime: '#e15759', python: '#b07aa1', idle: '#bab0ac' };
+  var SECTION = { compute: 'GPU Compute', memory: 'GPU memory operations', communication: 'Communication',
+    runtime: 'CUDA Runtime', python: 'Python functions' };
+  var K_UTIL = 'min/median/max GPU utilization (in [0,1])';
+  var K_ABN_UTIL = 'workers with abnormal GPU utilization';
+  var K_MAJOR = 'major_kernel_executions';
+  var K_ISSUES = 'workers with potential GPU issues';
+  var K_DETAIL = 'detailed report';
+  var K_MED_COST = 'median cost per execution (ms)';
+  var K_OTHERS = 'median of other workers (ms)';
+  var K_BN = 'bottleneck ratio (in [0,1])';
+  var K_AVG_BN = 'avg bottleneck ratio (in [0,1])';
+  var K_AVG_EXEC = 'avg execution time / monitoring duration (in [0,1])';
+
+  /* ---------------------------------------------------------------- DOM */
+  function h(tag, attrs) {
+    var el = document.createElement(tag);
+    var k, v, i;
+    if (attrs) {
+      for (k in attrs) {
+        v = attrs[k];
+        if (v == null || v === false) continue;
+        if (k === 'class') el.className = v;
+        else if (k === 'text') el.textContent = v;
+        else if (k.slice(0, 2) === 'on') el.addEventListener(k.slice(2), v);
+        else if (k === 'style') el.style.cssText = v;
+        else el.setAttribute(k, v === true ? '' : v);
+      }
+    }
+    for (i = 2; i < arguments.length; i++) add(el, arguments[i]);
+    return el;
+  }
+  function add(el, c) {
+    var i;
+    if (c == null || c === false) return;
+    if (Array.isArray(c)) { for (i = 0; i < c.length; i++) add(el, c[i]); return; }
+    el.appendChild(typeof c === 'object' ? c : document.createTextNode(String(c)));
+  }
+  var ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+  function esc(s) { return String(s).replace(/[&<>"']/g, function (c) { return ESC[c]; }); }
+
+  /* ------------------------------------------------------------ numbers */
+  function isNum(x) { return typeof x === 'number' && isFinite(x); }
+  function pct(x, d) { return isNum(x) ? (x * 100).toFixed(d == null ? (Math.abs(x) < 0.1 ? 2 : 1) : d) + '%' : '–'; }
+  function ms(x) {
+    if (!isNum(x)) return '–';
+    var a = Math.abs(x);
+    return (a >= 1000 ? x.toFixed(0) : a >= 100 ? x.toFixed(1) : a >= 1 ? x.toFixed(2) : x.toFixed(3)) + ' ms';
+  }
+  function num(x) {
+    if (!isNum(x)) return x == null ? '–' : String(x);
+    var a = Math.abs(x);
+    if (a !== 0 && (a < 0.001 || a >= 1e7)) return x.toExponential(2);
+    return a >= 100 ? x.toFixed(1) : a >= 1 ? x.toFixed(3) : x.toFixed(4);
+  }
+  function signedPct(x) { return isNum(x) ? (x >= 0 ? '+' : '') + (x * 100).toFixed(0) + '%' : '–'; }
+  function median(xs) {
+    var a = xs.filter(isNum).sort(function (p, q) { return p - q; });
+    var n = a.length;
+    if (!n) return NaN;
+    return n % 2 ? a[(n - 1) >> 1] : (a[n / 2 - 1] + a[n / 2]) / 2;
+  }
+  function mad(xs, m) { return median(xs.map(function (x) { return Math.abs(x - m); })); }
+  function plural(n, one, many) { return n + ' ' + (n === 1 ? one : (many || one + 's')); }
+  function obj(x) { return x && typeof x === 'object' && !Array.isArray(x) ? x : null; }
+  function keys(o) { return o ? Object.keys(o) : []; }
+
+  /* ------------------------------------------------------------- model */
+  var M = null;         // normalised report
+  var charts = [];      // live chart instances (resized with the window)
+
+  function buildModel(rep) {
+    var m = { rep: rep, workers: [], byId: Object.create(null), findings: [], hasDisplay: false };
+    var disp = obj(rep.display) || {};
+    var dw = obj(disp.workers) || {};
+    var wr = obj(rep.workers) || {};
+    m.hasDisplay = !!obj(rep.display);
+    function ensure(id) {
+      var w = m.byId[id];
+      if (!w) {
+        w = { id: id, rank: null, host: '', pid: null, file: '', steps: null, window: null, util: null,
+          error: null, stepMs: null, classMs: null, flags: [] };
+        m.byId[id] = w;
+        m.workers.push(w);
+      }
+      return w;
+    }
+    keys(wr).forEach(function (id) {
+      var r = obj(wr[id]) || {};
+      var w = ensure(id);
+      w.rank = isNum(r.rank) ? r.rank : null;
+      w.host = r.host || '';
+      w.pid = isNum(r.pid) ? r.pid : null;
+      w.file = r.file || '';
+      /* "steps": a count, or the list of profiled step numbers */
+      w.steps = isNum(r.steps) ? r.steps : Array.isArray(r.steps) ? r.steps.length : null;
+      w.stepNumbers = Array.isArray(r.steps) ? r.steps : null;
+      w.window = isNum(r['window (ms)']) ? r['window (ms)'] : null;
+      w.util = isNum(r['gpu utilization']) ? r['gpu utilization'] : null;
+      w.error = r.error || null;
+    });
+    keys(dw).forEach(function (id) {
+      var d = obj(dw[id]) || {};
+      var w = ensure(id);
+      if (Array.isArray(d.step_ms)) w.stepMs = d.step_ms.filter(isNum);
+      if (obj(d.class_ms)) w.classMs = d.class_ms;
+      if (Array.isArray(d.step_numbers)) w.stepNumbers = d.step_numbers;
+    });
+    var gc = obj(rep['GPU Compute']) || {};
+    keys(obj(gc[K_ABN_UTIL])).forEach(function (id) {
+      var w = ensure(id);
+      if (w.util == null && isNum(gc[K_ABN_UTIL][id])) w.util = gc[K_ABN_UTIL][id];
+    });
+    m.workers.sort(function (a, b) {
+      if (a.rank != null && b.rank != null && a.rank !== b.rank) return a.rank - b.rank;
+      if ((a.rank == null) !== (b.rank == null)) return a.rank == null ? 1 : -1;
+      return collator.compare(a.id, b.id);
+    });
+    m.workers.forEach(function (w, i) { w.index = i; });
+
+    /* step time: per-step list when the display key has it, else window / steps */
+    m.stepExact = false;
+    m.workers.forEach(function (w) {
+      if (w.stepMs && w.stepMs.length) { w.step = median(w.stepMs); m.stepExact = true; }
+      else if (isNum(w.window) && w.steps > 0) w.step = w.window / w.steps;
+      else w.step = null;
+    });
+    var steps = m.workers.map(function (w) { return w.step; }).filter(isNum);
+    m.stepMedian = median(steps);
+    var smad = mad(steps, m.stepMedian);
+    /* Slow-step outliers: robust z > 3 and at least 5% slower than the median,
+       so a tight cluster with a tiny MAD does not flag noise. */
+    var lim = m.stepMedian + Math.max(3 * 1.4826 * smad, 0.05 * m.stepMedian);
+    m.workers.forEach(function (w) { w.slowStep = isNum(w.step) && w.step > lim; });
+    m.stepLimit = lim;
+
+    m.abnUtil = obj(gc[K_ABN_UTIL]) || {};
+    m.utilMedian = median(m.workers.map(function (w) { return w.util; }));
+
+    m.findings = (Array.isArray(rep.findings) ? rep.findings : []).filter(obj).slice();
+    m.findings.sort(function (a, b) { return (isNum(a.rank) ? a.rank : 1e9) - (isNum(b.rank) ? b.rank : 1e9); });
+    m.findings.forEach(function (f) {
+      (Array.isArray(f.workers) ? f.workers : []).forEach(function (id) {
+        var w = m.byId[id];
+        if (w && w.flags.indexOf(f) < 0) w.flags.push(f);
+      });
+    });
+    m.hang = obj(rep.Hang);
+    m.errors = m.workers.filter(function (w) { return w.error; });
+    m.heat = buildHeat(rep, m);
+    return m;
+  }
+
+  /* The heatmap matrix: display.heatmap when present, else what the sections
+     list per worker (values only known above the sections' thresholds). */
+  function buildHeat(rep, m) {
+    var hm = obj(obj(rep.display) && rep.display.heatmap);
+    var funcs = [], rows = [], vals = [], exact = false, metric = '';
+    if (hm && Array.isArray(hm.functions) && Array.isArray(hm.workers) && Array.isArray(hm.value)) {
+      funcs = hm.functions.map(function (f) {
+        return typeof f === 'string' ? { key: f, cls: '' } : { key: String(f.key), cls: f['class'] || '' };
+      });
+      rows = hm.workers.map(String);
+      vals = hm.value;
+      exact = true;
+      metric = hm.metric || 'value';
+    } else {
+      var cols = Object.create(null);
+      var col = function (key, cls) {
+        if (!(key in cols)) { cols[key] = funcs.length; funcs.push({ key: key, cls: cls }); }
+        return cols[key];
+      };
+      var cells = [];
+      var put = function (wid, key, cls, v) { if (isNum(v)) cells.push([wid, col(key, cls), v]); };
+      var gc = obj(rep['GPU Compute']) || {};
+      var det = obj(gc[K_DETAIL]) || {};
+      keys(det).forEach(function (wid) {
+        keys(obj(det[wid])).forEach(function (k) {
+          var r = obj(det[wid][k]) || {};
+          if (isNum(r[K_MED_COST]) && isNum(r[K_OTHERS]) && r[K_OTHERS] > 0)
+            put(wid, k, 'compute', r[K_BN] != null ? r[K_BN] : null);
+        });
+      });
+      [['GPU memory operations', 'memory'], ['CUDA Runtime', 'runtime']].forEach(function (p) {
+        var sec = obj(rep[p[0]]) || {};
+        keys(sec).forEach(function (op) {
+          var ab = obj(obj(sec[op]) && sec[op].abnormal_workers) || {};
+          keys(ab).forEach(function (wid) { put(wid, op, p[1], ab[wid]); });
+        });
+      });
+      var py = obj(rep['Python functions']) || {};
+      keys(py).forEach(function (st) {
+        var ws = obj(py[st]) || {};
+        keys(ws).forEach(function (wid) { put(wid, st, 'python', ws[wid]); });
+      });
+      rows = m.workers.map(function (w) { return w.id; });
+      var ri = Object.create(null);
+      rows.forEach(function (id, i) { ri[id] = i; });
+      vals = rows.map(function () { return new Array(funcs.length).fill(null); });
+      cells.forEach(function (c) { if (c[0] in ri) vals[ri[c[0]]][c[1]] = c[2]; });
+      metric = 'bottleneck ratio (in [0,1]) as listed in the sections';
+    }
+    /* relative deviation of each cell from its column's median */
+    var nf = funcs.length;
+    var med = new Array(nf);
+    var j, i;
+    for (j = 0; j < nf; j++) {
+      var colv = [];
+      for (i = 0; i < vals.length; i++) if (vals[i] && isNum(vals[i][j])) colv.push(vals[i][j]);
+      med[j] = median(colv);
+    }
+    return { funcs: funcs, rows: rows, vals: vals, med: med, exact: exact, metric: metric };
+  }
+
+  var collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+
+  /* ------------------------------------------------------------ widgets */
+  function workerLabel(w) { return w && w.rank != null ? 'rank ' + w.rank : (w ? w.id : ''); }
+  function workerLink(id, cls) {
+    return h('a', { class: 'chip' + (cls ? ' ' + cls : ''), href: '#worker/' + encodeURIComponent(id), title: id, text: id });
+  }
+  /* A function name, shortened to one line; click shows it whole.  Python
+     stacks ("a|b|c") show their deepest frame first, since that is the
+     function that owns the time; kernel keys ("name<grid>|<block>") stay. */
+  function isStack(name) {
+    var i = name.lastIndexOf('|');
+    return i > 0 && !/^\d+_\d+_\d+$/.test(name.slice(i + 1));
+  }
+  function fnName(name) {
+    name = String(name);
+    var stack = isStack(name);
+    var fr = stack ? name.split('|') : null;
+    var short = stack ? fr[fr.length - 1] + '  ⟵ ' + (fr.length - 1) + (fr.length === 2 ? ' caller' : ' callers') : name;
+    var s = h('span', { class: 'fn', title: stack ? fr.join('\n') : name, text: short });
+    s.addEventListener('click', function () {
+      var open = s.classList.toggle('open');
+      s.textContent = open && stack ? fr.join('\n') : open ? name : short;
+    });
+    return s;
+  }
+  function howto(title, items) {
+    var dl = h('dl');
+    items.forEach(function (it) { add(dl, [h('dt', { text: it[0] }), h('dd', { text: it[1] })]); });
+    return h('details', { class: 'howto', open: true }, h('summary', { text: 'How to read ' + title }), dl);
+  }
+  function stat(k, v, d) { return h('div', { class: 'stat' }, h('div', { class: 'k', text: k }), h('div', { class: 'v', text: v }), d ? h('div', { class: 'd', text: d }) : null); }
+  function empty(text) { return h('div', { class: 'empty', text: text }); }
+
+  /* A sortable, filterable table.  cols: {key, label, num, fmt(v,row)->string|Node,
+     get(row)->sort value, title}.  Rows are drawn a page at a time so that
+     tables with tens of thousands of rows stay cheap. */
+  function table(opt) {
+    var cols = opt.cols, all = opt.rows, page = opt.page || 100;
+    var sortKey = opt.sort ? opt.sort[0] : null, sortDir = opt.sort ? opt.sort[1] : 1;
+    var shown = page, view = all.slice(), q = '';
+    var colBy = {};
+    cols.forEach(function (c) { colBy[c.key] = c; });
+    var hay = all.map(function (r) {
+      return cols.map(function (c) { var v = c.get ? c.get(r) : r[c.key]; return typeof v === 'string' ? v : ''; })
+        .join('\u0001').toLowerCase();
+    });
+    var tbody = h('tbody');
+    var count = h('span', { class: 'tbl-count' });
+    var more = h('div', { class: 'tbl-more' });
+    var ths = [];
+    var thead = h('tr');
+    cols.forEach(function (c) {
+      var arrow = h('span', { class: 'arrow', 'aria-hidden': 'true' });
+      var th = h('th', { class: c.num ? 'num' : null, scope: 'col', title: c.title || null, 'data-key': c.key },
+        h('button', { type: 'button', onclick: function () { sortBy(c.key); } }, c.label, arrow));
+      th._arrow = arrow;
+      ths.push(th);
+      thead.appendChild(th);
+    });
+    var input = h('input', { type: 'search', placeholder: opt.placeholder || 'Filter…', 'aria-label': 'Filter ' + (opt.title || 'table') });
+    var timer = 0;
+    input.addEventListener('input', function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () { setFilter(input.value); }, 120);
+    });
+    var wrap = h('div', { class: 'tbl-wrap' + (opt.cls ? ' ' + opt.cls : '') },
+      h('div', { class: 'tbl-bar' }, opt.title ? h('span', { class: 'tbl-title', text: opt.title }) : null, input, count),
+      h('div', { class: 'tbl-scroll' }, h('table', { class: 'tbl' }, h('thead', null, thead), tbody)), more);
+    function val(r, k) { var c = colBy[k]; return c.get ? c.get(r) : r[k]; }
+    function apply() {
+      var idx = [];
+      var i;
+      for (i = 0; i < all.length; i++) if (!q || hay[i].indexOf(q) >= 0) idx.push(i);
+      if (sortKey) {
+        var c = colBy[sortKey];
+        idx.sort(function (a, b) {
+          var x = val(all[a], sortKey), y = val(all[b], sortKey), r;
+          var nx = x == null || (typeof x === 'number' && !isFinite(x)), ny = y == null || (typeof y === 'number' && !isFinite(y));
+          if (nx || ny) return nx === ny ? a - b : nx ? 1 : -1;   // missing values last either way
+          if (c.num) r = x - y; else r = collator.compare(String(x), String(y));
+          return r ? r * sortDir : a - b;
+        });
+      }
+      view = idx.map(function (i2) { return all[i2]; });
+      shown = page;
+      ths.forEach(function (th) {
+        var k = th.getAttribute('data-key');
+        th.setAttribute('aria-sort', k === sortKey ? (sortDir > 0 ? 'ascending' : 'descending') : 'none');
+        th._arrow.textContent = k === sortKey ? (sortDir > 0 ? '▲' : '▼') : '';
+      });
+      draw();
+    }
+    function draw() {
+      tbody.textContent = '';
+      more.textContent = '';
+      var n = Math.min(shown, view.length), i;
+      var frag = document.createDocumentFragment();
+      for (i = 0; i < n; i++) {
+        var r = view[i];
+        var tr = h('tr', opt.rowClass ? { class: opt.rowClass(r) } : null);
+        for (var j = 0; j < cols.length; j++) {
+          var c = cols[j];
+          var v = c.get ? c.get(r) : r[c.key];
+          var out = c.fmt ? c.fmt(v, r) : (c.num ? num(v) : v);
+          tr.appendChild(h('td', { class: c.num ? 'num' : null }, out));
+        }
+        frag.appendChild(tr);
+      }
+      tbody.appendChild(frag);
+      if (!view.length) tbody.appendChild(h('tr', null, h('td', { colspan: cols.length, class: 'empty', text: all.length ? 'No row matches the filter.' : (opt.empty || 'Nothing to show.') })));
+      count.textContent = (view.length === all.length ? plural(all.length, 'row') : view.length + ' of ' + all.length + ' rows') +
+        (n < view.length ? ' (showing ' + n + ')' : '');
+      if (n < view.length) {
+        add(more, [h('button', { type: 'button', onclick: function () { shown += page * 5; draw(); }, text: 'Show ' + Math.min(page * 5, view.length - n) + ' more' }), ' ',
+          h('button', { type: 'button', onclick: function () { shown = view.length; draw(); }, text: 'Show all ' + view.length })]);
+      }
+    }
+    function sortBy(k) {
+      if (sortKey === k) sortDir = -sortDir;
+      else { sortKey = k; sortDir = colBy[k].num ? -1 : 1; }
+      apply();
+    }
+    function setFilter(s) { q = String(s || '').trim().toLowerCase(); if (input.value !== s) input.value = s; apply(); }
+    wrap._setFilter = setFilter;
+    apply();
+    return wrap;
+  }
+
+  /* ------------------------------------------------------------- charts */
+  function chart(el, option) {
+    if (typeof echarts === 'undefined') { el.appendChild(empty('Charts unavailable: the charting library is not in this page.')); return null; }
+    var t = performance.now();
+    var c = echarts.init(el, null, { renderer: 'canvas' });
+    option.animation = false;
+    c.setOption(option);
+    charts.push(c);
+    timing.charts.push([el.id, Math.round(performance.now() - t)]);
+    return c;
+  }
+  window.addEventListener('resize', function () { charts.forEach(function (c) { if (c.getDom().offsetParent) c.resize(); }); });
+
+  function tipWorker(w, lines) {
+    var s = '<b>' + esc(w.id) + '</b>';
+    if (w.rank != null || w.host) s += '<br>' + esc((w.rank != null ? 'rank ' + w.rank : '') + (w.host ? ' · ' + w.host : ''));
+    return s + lines.map(function (l) { return '<br>' + esc(l); }).join('');
+  }
+  function zoomFor(n) {
+    return n > 64 ? [{ type: 'inside', xAxisIndex: 0 }, { type: 'slider', xAxisIndex: 0, height: 16, bottom: 4 }] : [];
+  }
+  function medianLine(v) {
+    return isNum(v) ? { silent: true, symbol: 'none', lineStyle: { color: '#57606a', type: 'dashed' },
+      label: { formatter: 'median', position: 'insideEndTop' }, data: [{ yAxis: v }] } : undefined;
+  }
+  function axisNames(ws) { return ws.map(function (w) { return w.rank != null ? String(w.rank) : w.id; }); }
+  function goWorker(p) { if (p && p.dataIndex != null && M.workers[p.dataIndex]) location.hash = '#worker/' + encodeURIComponent(M.workers[p.dataIndex].id); }
+
+  /* Per-worker charts.  Few workers: bars on a category axis.  Many: points
+     on a value axis (x = position in rank order) drawn from plain [x, y]
+     arrays, outliers as a separate red series: per-item styles and 1,000
+     category labels made the 1,000-worker overview ~3x slower to draw. */
+  function xAxisFor(ws, many) {
+    if (!many) return { type: 'category', data: axisNames(ws), name: 'rank', nameLocation: 'middle', nameGap: 24 };
+    return { type: 'value', min: 0, max: ws.length - 1, minInterval: 1, name: 'rank', nameLocation: 'middle', nameGap: 24,
+      splitLine: { show: false },
+      axisLabel: { formatter: function (v) { var w = ws[v]; return Math.round(v) === v && w ? (w.rank != null ? String(w.rank) : String(v)) : ''; } } };
+  }
+  function pointIndex(p) { return Array.isArray(p.value) ? p.value[0] : p.dataIndex; }
+  function legend(items) {
+    return h('div', { class: 'legend' }, items.filter(Boolean).map(function (it) { return h('span', null, h('i', { style: 'background:' + it[0] + (it[2] || '') }), it[1]); }));
+  }
+
+  function utilChart() {
+    var ws = M.workers.filter(function (w) { return isNum(w.util); });
+    var card = h('div', { class: 'chart-card' }, h('div', { class: 'hd' }, h('h3', { text: 'GPU utilization per worker' })),
+      legend([['#4e79a7', 'worker'], ['#cf222e', 'abnormal (GPU Compute section)'], ['#57606a', 'median', ';height:2px']]));
+    if (!ws.length) { card.appendChild(empty('No worker has a GPU utilization in this report.')); return card; }
+    var el = h('div', { class: 'chart', id: 'chart-util' });
+    card.appendChild(el);
+    /* Many workers: an axis fitted to the data, so that a few percent of
+       difference (what an outlier looks like) is visible. */
+    var many = ws.length > 24;
+    var umin = Math.min.apply(null, ws.map(function (w) { return w.util; }));
+    var umax = Math.max.apply(null, ws.map(function (w) { return w.util; }));
+    var lo = many ? Math.max(0, Math.floor((umin - 0.02) * 20) / 20) : 0;
+    var hi = many ? Math.min(1, Math.ceil((umax + 0.02) * 20) / 20) : 1;
+    queue(function () {
+      var norm = [], bad = [];
+      ws.forEach(function (w, i) { (w.id in M.abnUtil ? bad : norm).push([i, w.util]); });
+      var series = many
+        ? [{ type: 'scatter', symbolSize: 4, progressive: 0, large: true, largeThreshold: 200, itemStyle: { color: '#4e79a7' }, data: norm, markLine: medianLine(M.utilMedian) }]
+        : [{ type: 'bar', barMaxWidth: 28, progressive: 0, markLine: medianLine(M.utilMedian),
+          data: ws.map(function (w) { return { value: w.util, itemStyle: { color: w.id in M.abnUtil ? '#cf222e' : '#4e79a7' } }; }) }];
+      if (many) series.push({ type: 'scatter', symbolSize: 9, progressive: 0, z: 5, itemStyle: { color: '#cf222e' }, data: bad });
+      var c = chart(el, {
+        grid: { left: 50, right: 16, top: 16, bottom: ws.length > 64 ? 56 : 40 },
+        tooltip: { trigger: 'item', formatter: function (p) {
+          var w = ws[pointIndex(p)];
+          return w ? tipWorker(w, ['GPU utilization ' + pct(w.util), 'median ' + pct(M.utilMedian)].concat(w.id in M.abnUtil ? ['abnormal'] : [])) : '';
+        } },
+        xAxis: xAxisFor(ws, many),
+        yAxis: { type: 'value', min: lo, max: hi, interval: many ? (hi - lo <= 0.3 ? 0.05 : 0.1) : 0.2,
+          axisLabel: { formatter: function (v) { return (v * 100).toFixed(0) + '%'; } } },
+        dataZoom: zoomFor(ws.length),
+        series: series
+      });
+      if (c) c.on('click', function (p) { var w = ws[pointIndex(p)]; if (w) location.hash = '#worker/' + encodeURIComponent(w.id); });
+    });
+    return card;
+  }
+
+  function stepChart() {
+    var ws = M.workers.filter(function (w) { return isNum(w.step); });
+    var many = ws.length > 24;
+    var card = h('div', { class: 'chart-card' }, h('div', { class: 'hd' }, h('h3', { text: M.stepExact ? 'Step time per worker' : 'Mean step time per worker' })),
+      legend([[many ? '#4e79a7' : '#9cc3e6', M.stepExact ? 'median step' : 'window / steps'],
+        M.stepExact ? [many ? '#8c959f' : '#24292f', 'each step', ';border-radius:5px'] : null,
+        ['#cf222e', 'slow outlier (> median + 3 MAD and > 5%)'], ['#57606a', 'median', ';height:2px']]));
+    if (!M.stepExact) card.appendChild(h('div', { class: 'note', text: 'Per-step times need the report\'s "display" key; this shows each worker\'s window divided by its step count.' }));
+    if (!ws.length) { card.appendChild(empty('No worker has step times in this report.')); return card; }
+    var el = h('div', { class: 'chart', id: 'chart-step' });
+    card.appendChild(el);
+    queue(function () {
+      var pts = [], norm = [], slow = [];
+      ws.forEach(function (w, i) {
+        if (M.stepExact) (w.stepMs || []).forEach(function (st) { pts.push([i, st]); });
+        (w.slowStep ? slow : norm).push([i, w.step]);
+      });
+      var series = many
+        ? [{ type: 'scatter', symbolSize: 5, progressive: 0, z: 3, large: true, largeThreshold: 200, itemStyle: { color: '#4e79a7' }, data: norm, markLine: medianLine(M.stepMedian) },
+          { type: 'scatter', symbolSize: 9, progressive: 0, z: 5, itemStyle: { color: '#cf222e' }, data: slow }]
+        : [{ type: 'bar', barMaxWidth: 24, progressive: 0, markLine: medianLine(M.stepMedian),
+          data: ws.map(function (w) { return { value: w.step, itemStyle: { color: w.slowStep ? '#cf222e' : '#9cc3e6' } }; }) }];
+      if (pts.length) series.push({ type: 'scatter', symbolSize: many ? 2 : 4, progressive: 0, z: 2, silent: many, large: many, largeThreshold: 200,
+        itemStyle: { color: many ? '#8c959f' : '#24292f' }, data: pts });
+      var c = chart(el, {
+        grid: { left: 60, right: 16, top: 16, bottom: ws.length > 64 ? 56 : 40 },
+        tooltip: { trigger: 'item', formatter: function (p) {
+          var w = ws[pointIndex(p)];
+          if (!w) return '';
+          var l = [(M.stepExact ? 'median step ' : 'mean step ') + ms(w.step), 'median of workers ' + ms(M.stepMedian)];
+          if (w.stepMs && w.stepMs.length) l.push('steps: ' + w.stepMs.map(function (st) { return st.toFixed(2); }).join(', ') + ' ms');
+          if (w.slowStep) l.push('slow outlier');
+          return tipWorker(w, l);
+        } },
+        xAxis: xAxisFor(ws, many),
+        yAxis: { type: 'value', name: 'ms', scale: many },
+        dataZoom: zoomFor(ws.length),
+        series: series
+      });
+      if (c) c.on('click', function (p) { var w = ws[pointIndex(p)]; if (w) location.hash = '#worker/' + encodeURIComponent(w.id); });
+    });
+    return card;
+  }
+
+  function classChart(only) {
+    var ws = (only || M.workers).filter(function (w) { return obj(w.classMs); });
+    var card = h('div', { class: 'chart-card' });
+    var mode = 'pct';
+    var hd = h('div', { class: 'hd' }, h('h3', { text: only ? 'Time breakdown by class' : 'Time breakdown by class, per worker' }));
+    card.appendChild(hd);
+    if (ws.length) card.appendChild(legend(CLASSES.map(function (c2) { return [CLASS_COLOR[c2], c2]; })));
+    if (!ws.length) {
+      card.appendChild(empty('This report has no per-class breakdown (it comes with the report\'s "display" key).'));
+      return card;
+    }
+    var el = h('div', { class: 'chart', id: only ? 'chart-class-one' : 'chart-class', style: only ? 'height:140px' : null });
+    var b1 = h('button', { type: 'button', class: 'btn on', text: '% of window' });
+    var b2 = h('button', { type: 'button', class: 'btn', text: 'ms' });
+    hd.appendChild(h('div', { class: 'ctl' }, b1, b2));
+    card.appendChild(el);
+    var c = null;
+    /* Many workers: stacked areas over the workers in rank order (one flat
+       step per worker) instead of 6 x N bars, which took ~0.4 s to draw
+       for 1,000 workers. */
+    var many = !only && ws.length > 64;
+    function opt() {
+      return {
+        grid: { left: only ? 16 : 60, right: 16, top: 10, bottom: only ? 24 : (ws.length > 64 ? 56 : 40), containLabel: !!only },
+        tooltip: { trigger: 'axis', axisPointer: { type: many ? 'line' : 'shadow' }, formatter: function (ps) {
+          var w = ws[many ? Math.round(ps[0].value[0]) : ps[0].dataIndex];
+          if (!w) return '';
+          var tot = CLASSES.reduce(function (s, k) { return s + (isNum(w.classMs[k]) ? w.classMs[k] : 0); }, 0);
+          return tipWorker(w, CLASSES.map(function (k) { var v = w.classMs[k]; return k + ': ' + ms(v) + ' (' + pct(tot ? v / tot : NaN) + ')'; }));
+        } },
+        xAxis: only ? { type: 'value', max: mode === 'pct' ? 1 : null, axisLabel: { formatter: mode === 'pct' ? function (v) { return (v * 100) + '%'; } : '{value}' } }
+          : xAxisFor(ws, many),
+        yAxis: only ? { type: 'category', data: [''] }
+          : { type: 'value', max: mode === 'pct' ? 1 : null, name: mode === 'pct' ? '' : 'ms',
+            axisLabel: { formatter: mode === 'pct' ? function (v) { return (v * 100).toFixed(0) + '%'; } : '{value}' } },
+        dataZoom: only ? [] : zoomFor(ws.length),
+        series: CLASSES.map(function (k) {
+          var data = ws.map(function (w, i) {
+            var tot = CLASSES.reduce(function (s, kk) { return s + (isNum(w.classMs[kk]) ? w.classMs[kk] : 0); }, 0);
+            var v = isNum(w.classMs[k]) ? w.classMs[k] : 0;
+            v = mode === 'pct' ? (tot ? v / tot : 0) : v;
+            return many ? [i, v] : v;
+          });
+          if (many) return { name: k, type: 'line', stack: 'all', step: 'middle', symbol: 'none', progressive: 0,
+            lineStyle: { width: 0 }, areaStyle: { color: CLASS_COLOR[k], opacity: 1 }, itemStyle: { color: CLASS_COLOR[k] }, data: data };
+          return { name: k, type: 'bar', stack: 'all', barMaxWidth: 28, progressive: 0, itemStyle: { color: CLASS_COLOR[k] }, data: data };
+        })
+      };
+    }
+    function set(m2) { mode = m2; b1.classList.toggle('on', m2 === 'pct'); b2.classList.toggle('on', m2 === 'ms'); if (c) c.setOption(opt(), true); }
+    b1.addEventListener('click', function () { set('pct'); });
+    b2.addEventListener('click', function () { set('ms'); });
+    queue(function () {
+      c = chart(el, opt());
+      if (c && !only && !many) c.on('click', function (p) { var w = ws[p.dataIndex]; if (w) location.hash = '#worker/' + encodeURIComponent(w.id); });
+    });
+    return card;
+  }
+
+  /* Charts are drawn after their container is in the document (ECharts
+     needs a size); each view queues its charts and runs them once shown. */
+  var pending = [];
+  function queue(fn) { pending.push(fn); }
+  function flush() { var p = pending; pending = []; p.forEach(function (fn) { fn(); }); }
+
+  /* ------------------------------------------------------------- views */
+  function findingTarget(f) {
+    var c = String(f.category || '').toLowerCase();
+    if (c.indexOf('hang') >= 0) return 'hang';
+    if (c.indexOf('memory') >= 0) return 'memory';
+    if (c.indexOf('commun') >= 0 || c.indexOf('nccl') >= 0) return 'communication';
+    if (c.indexOf('runtime') >= 0) return 'runtime';
+    if (c.indexOf('python') >= 0) return 'python';
+    if (c.indexOf('compute') >= 0 || c.indexOf('gpu') >= 0 || c.indexOf('kernel') >= 0) return 'compute';
+    if (c.indexOf('step') >= 0 || c.indexOf('worker') >= 0 || c.indexOf('slow') >= 0) return 'workers';
+    return null;
+  }
+  function fmtMetric(metric, v) {
+    var m = String(metric || '');
+    if (!isNum(v)) return v == null ? '–' : String(v);
+    if (/in \[0,1\]|ratio|utili[sz]ation/i.test(m)) return pct(v);
+    if (/\(ms\)|\bms\b/.test(m)) return ms(v);
+    return num(v);
+  }
+  function whoText(ids) {
+    if (!ids.length) return 'All workers';
+    if (ids.length === 1) {
+      var w = M.byId[ids[0]];
+      return w && w.rank != null ? 'Worker rank ' + w.rank + (w.host ? ' on ' + w.host : '') : 'Worker ' + ids[0];
+    }
+    return ids.length + ' workers';
+  }
+
+  function findingCard(f, i) {
+    var ids = (Array.isArray(f.workers) ? f.workers : []).map(String);
+    var fn = f['function'] != null ? String(f['function']) : '';
+    var ratio = isNum(f.value) && isNum(f.others) && f.others > 0 ? f.value / f.others : NaN;
+    var ev = [];
+    if (f.metric != null || isNum(f.value)) {
+      ev.push((f.metric ? String(f.metric) + ': ' : '') + fmtMetric(f.metric, f.value));
+      if (f.others != null) ev.push(' vs ' + fmtMetric(f.metric, f.others) + ' on the other workers' + (isNum(ratio) ? ' (' + ratio.toFixed(ratio < 10 ? 2 : 0) + '×)' : ''));
+    }
+    var tgt = findingTarget(f);
+    var chips = h('div', { class: 'meta' });
+    ids.slice(0, 12).forEach(function (id) { chips.appendChild(workerLink(id, 'bad')); });
+    if (ids.length > 12) chips.appendChild(h('span', { class: 'muted', text: 'and ' + (ids.length - 12) + ' more' }));
+    return h('div', { class: 'finding', 'data-rank': f.rank },
+      h('div', { class: 'rank', text: '#' + (isNum(f.rank) ? f.rank : i + 1) }),
+      h('div', { class: 'title' }, whoText(ids), fn ? [': ', fnName(fn)] : null),
+      ev.length ? h('div', { class: 'evidence', text: ev.join('') }) : null,
+      f.explanation ? h('div', { class: 'expl', text: String(f.explanation) }) : null,
+      h('div', { class: 'meta' },
+        f.category ? h('span', { class: 'badge', text: String(f.category) }) : null,
+        isNum(f['impact (ms)']) ? h('span', { class: 'badge bad', text: 'impact ≈ ' + ms(f['impact (ms)']) }) : null,
+        tgt ? h('a', { href: '#' + tgt + (ids.length === 1 ? '?q=' + encodeURIComponent(ids[0]) : ''), text: 'see ' + (SECTION[tgt] || tgt) + ' →' }) : null),
+      ids.length ? chips : null);
+  }
+
+  function viewOverview(root) {
+    var n = M.workers.length;
+    add(root, h('h1', { text: 'What slows this job down' }));
+    if (M.hang && M.hang.hung) {
+      add(root, h('div', { class: 'banner bad', id: 'hang-banner' }, h('b', { text: 'The job is hung. ' }),
+        M.hang.explanation ? String(M.hang.explanation) + ' ' : '', h('a', { href: '#hang', text: 'See the hang section →' })));
+    }
+    if (M.findings.length) {
+      add(root, h('div', { class: 'banner warn' }, h('b', { text: plural(M.findings.length, 'finding') + ', ranked by time lost. ' }),
+        'Each names the workers and the function to blame and compares them with the other workers.'));
+    } else {
+      add(root, h('div', { class: 'banner ok' }, h('b', { text: 'No anomaly found. ' }),
+        'No worker differs from the others by more than the thresholds; the sections below list where the time goes.'));
+    }
+    var u = (obj(M.rep['GPU Compute']) || {})[K_UTIL];
+    var slowest = M.workers.filter(function (w) { return isNum(w.step); }).sort(function (a, b) { return b.step - a.step; })[0];
+    add(root, h('div', { class: 'stats' },
+      stat('Workers', String(n), M.errors.length ? plural(M.errors.length, 'trace') + ' could not be read' : 'all traces read'),
+      stat('GPU utilization (median)', Array.isArray(u) ? pct(u[1], 1) : pct(M.utilMedian, 1), Array.isArray(u) ? 'min ' + pct(u[0], 1) + ' · max ' + pct(u[2], 1) : null),
+      stat(M.stepExact ? 'Step time (median)' : 'Mean step time (median)', ms(M.stepMedian), slowest ? 'slowest: ' + workerLabel(slowest) + ', ' + ms(slowest.step) : null),
+      stat('Slow-step outliers', String(M.workers.filter(function (w) { return w.slowStep; }).length), 'limit ' + ms(M.stepLimit))));
+    var list = h('div', { id: 'findings' });
+    M.findings.forEach(function (f, i) { list.appendChild(findingCard(f, i)); });
+    add(root, list);
+    add(root, h('div', { class: 'grid2' }, utilChart(), stepChart()));
+    if (M.errors.length) {
+      add(root, h('h2', { text: 'Traces that could not be read' }));
+      add(root, table({ title: 'Unreadable traces', rows: M.errors, sort: ['id', 1], cols: [
+        { key: 'id', label: 'worker', fmt: function (v) { return workerLink(v); } },
+        { key: 'error', label: 'error' }] }));
+    }
+  }
+
+  function workerCols() {
+    return [
+      { key: 'id', label: 'worker', fmt: function (v) { return workerLink(v); } },
+      { key: 'rank', label: 'rank', num: true, fmt: function (v) { return v == null ? '–' : String(v); } },
+      { key: 'host', label: 'host' },
+      { key: 'steps', label: 'steps', num: true, fmt: function (v) { return v == null ? '–' : String(v); } },
+      { key: 'window', label: 'window', num: true, fmt: ms },
+      { key: 'step', label: M.stepExact ? 'median step' : 'mean step', num: true, fmt: function (v, r) { return h('span', { style: r.slowStep ? 'color:#cf222e;font-weight:600' : null, text: ms(v) }); } },
+      { key: 'util', label: 'GPU util', num: true, fmt: function (v, r) { return h('span', { style: r.id in M.abnUtil ? 'color:#cf222e;font-weight:600' : null, text: pct(v, 1) }); } },
+      { key: 'nflags', label: 'findings', num: true, get: function (r) { return r.flags.length; }, fmt: function (v) { return v ? h('span', { class: 'badge bad', text: String(v) }) : ''; } },
+      { key: 'error', label: 'error', fmt: function (v) { return v ? h('span', { class: 'badge bad', title: v, text: 'unreadable' }) : ''; } }
+    ];
+  }
+
+  function viewWorkers(root) {
+    add(root, h('h1', { text: 'Workers' }));
+    add(root, h('p', { class: 'note', text: 'Click a worker (in a chart or the table) for everything the report says about it.' }));
+    add(root, h('div', { class: 'grid2' }, utilChart(), stepChart()));
+    add(root, classChart());
+    add(root, table({ title: 'All workers', rows: M.workers, sort: ['rank', 1], cols: workerCols(), placeholder: 'Filter by worker, host…',
+      rowClass: function (r) { return r.flags.length || r.slowStep ? 'hl' : null; } }));
+  }
+
+  function viewWorker(root, id) {
+    var w = M.byId[id];
+    add(root, h('p', null, h('a', { href: '#workers', text: '← all workers' })));
+    if (!w) { add(root, h('div', { class: 'fatal', text: 'No worker named "' + id + '" in this report.' })); return; }
+    add(root, h('h1', null, 'Worker ', h('span', { class: 'mono', text: w.id })));
+    var dl = h('dl', { class: 'kv card' });
+    [['rank', w.rank], ['host', w.host], ['pid', w.pid], ['trace', w.file],
+      ['steps', w.steps != null ? w.steps + (w.stepNumbers ? ' (ProfilerStep ' + w.stepNumbers.join(', ') + ')' : '') : null], ['window', ms(w.window)],
+      [M.stepExact ? 'median step' : 'mean step', ms(w.step) + (w.slowStep ? '  (slow outlier)' : '')],
+      ['GPU utilization', pct(w.util, 1) + (w.id in M.abnUtil ? '  (abnormal)' : '')],
+      ['steps (ms)', w.stepMs ? w.stepMs.map(function (s) { return s.toFixed(3); }).join(', ') : null], ['error', w.error]]
+      .forEach(function (p) { if (p[1] != null && p[1] !== '') add(dl, [h('dt', { text: p[0] }), h('dd', { text: String(p[1]) })]); });
+    add(root, dl);
+    if (w.flags.length) {
+      add(root, h('h2', { text: 'Findings that name this worker' }));
+      w.flags.forEach(function (f, i) { add(root, findingCard(f, i)); });
+    }
+    add(root, classChart([w]));
+    /* Everything the sections list about this worker. */
+    var rows = [];
+    var rep = M.rep;
+    var gc = obj(rep['GPU Compute']) || {};
+    if (id in (obj(gc[K_ABN_UTIL]) || {})) rows.push({ sec: 'GPU Compute', fn: 'GPU utilization', metric: 'abnormal GPU utilization', v: gc[K_ABN_UTIL][id] });
+    var det = obj(obj(gc[K_DETAIL]) && gc[K_DETAIL][id]) || {};
+    keys(det).forEach(function (k) { var r = obj(det[k]) || {}; rows.push({ sec: 'GPU Compute', fn: k, metric: K_MED_COST + ' (others ' + ms(r[K_OTHERS]) + ', slower by ' + (r['slower by'] != null ? r['slower by'] : '?') + ')', v: r[K_MED_COST] }); });
+    [['GPU memory operations'], ['CUDA Runtime']].forEach(function (p) {
+      var sec = obj(rep[p[0]]) || {};
+      keys(sec).forEach(function (op) { var ab = obj(obj(sec[op]) && sec[op].abnormal_workers) || {}; if (id in ab) rows.push({ sec: p[0], fn: op, metric: 'bottleneck ratio (abnormal)', v: ab[id] }); });
+    });
+    commRows().forEach(function (r) { if (r.worker === id && r.abnormal) rows.push({ sec: 'Communication', fn: r.group + ' · ' + r.kernel, metric: 'different from other workers', v: r.diff }); });
+    var py = obj(rep['Python functions']) || {};
+    keys(py).forEach(function (st) { var ws = obj(py[st]) || {}; if (id in ws) rows.push({ sec: 'Python functions', fn: st, metric: 'bottleneck ratio', v: ws[id] }); });
+    add(root, h('h2', { text: 'What the sections list for this worker' }));
+    add(root, table({ title: 'Entries naming ' + workerLabel(w), rows: rows, sort: ['sec', 1], empty: 'No section lists this worker as abnormal.', cols: [
+      { key: 'sec', label: 'section' },
+      { key: 'fn', label: 'function', fmt: function (v) { return fnName(v); } },
+      { key: 'metric', label: 'metric' },
+      { key: 'v', label: 'value', num: true, fmt: function (v, r) { return /ratio|utilization/.test(r.metric) ? pct(v) : /^median cost/.test(r.metric) ? ms(v) : num(v); } }] }));
+  }
+
+  function viewCompute(root) {
+    var gc = obj(M.rep['GPU Compute']);
+    add(root, h('h1', { text: 'GPU Compute' }));
+    add(root, howto('GPU Compute', [
+      [K_UTIL, 'The lowest, median and highest GPU utilization across all workers: the share of the profiled window in which at least one compute kernel was running.'],
+      [K_ABN_UTIL, 'Empty when no worker\'s utilization stands out from the others; otherwise the outlying workers and their utilization.'],
+      [K_MAJOR, 'The compute kernels that cost the most time, with the median cost per execution and the bottleneck ratio (share of end-to-end time the kernel owns, overlap with nothing higher excluded).'],
+      [K_ISSUES, 'Workers whose kernels run slower than the same kernels on the other workers. Empty when all workers perform alike.'],
+      [K_DETAIL, 'Present when some worker has potential GPU issues: which worker ran which kernel slower than normal, and by how much.']]));
+    if (!gc) { add(root, empty('This report has no GPU Compute section.')); return; }
+    var u = gc[K_UTIL];
+    if (Array.isArray(u)) add(root, h('div', { class: 'stats' }, stat('min GPU utilization', pct(u[0], 1)), stat('median', pct(u[1], 1)), stat('max', pct(u[2], 1))));
+    var au = obj(gc[K_ABN_UTIL]) || {};
+    add(root, table({ title: 'Workers with abnormal GPU utilization', empty: 'None: no worker\'s GPU utilization stands out.', sort: ['util', 1],
+      rows: keys(au).map(function (id) { return { worker: id, util: au[id], dev: isNum(au[id]) && M.utilMedian ? au[id] / M.utilMedian - 1 : NaN }; }),
+      cols: [{ key: 'worker', label: 'worker', fmt: function (v) { return workerLink(v); } },
+        { key: 'util', label: 'GPU utilization', num: true, fmt: function (v) { return pct(v, 1); } },
+        { key: 'dev', label: 'vs median', num: true, fmt: signedPct }] }));
+    var mk = obj(gc[K_MAJOR]) || {};
+    add(root, table({ title: 'Major kernel executions', sort: ['bn', -1], placeholder: 'Filter kernels…',
+      rows: keys(mk).map(function (k) { var r = obj(mk[k]) || {}; return { kernel: k, cost: r[K_MED_COST], bn: r[K_BN] }; }),
+      cols: [{ key: 'kernel', label: 'kernel (name + grid|block)', fmt: function (v) { return fnName(v); } },
+        { key: 'cost', label: K_MED_COST, num: true, fmt: ms },
+        { key: 'bn', label: K_BN, num: true, fmt: function (v) { return pct(v); } }] }));
+    var iss = Array.isArray(gc[K_ISSUES]) ? gc[K_ISSUES] : [];
+    add(root, h('h3', { text: K_ISSUES }));
+    add(root, iss.length ? h('div', { class: 'card' }, iss.map(function (id) { return workerLink(String(id), 'bad'); })) : h('div', { class: 'card muted', text: 'None: all workers run their kernels at the same speed.' }));
+    var det = obj(gc[K_DETAIL]) || {};
+    var rows = [];
+    keys(det).forEach(function (wid) {
+      keys(obj(det[wid])).forEach(function (k) {
+        var r = obj(det[wid][k]) || {};
+        var sb = r['slower by'];
+        var sbn = typeof sb === 'number' ? sb : parseFloat(sb);
+        rows.push({ worker: wid, kernel: k, mine: r[K_MED_COST], others: r[K_OTHERS], slower: sb, slowerN: isNum(sbn) ? sbn : null });
+      });
+    });
+    add(root, table({ title: K_DETAIL, empty: 'Empty: no worker has potential GPU issues.', sort: ['slowerN', -1], rows: rows, placeholder: 'Filter by worker or kernel…',
+      cols: [{ key: 'worker', label: 'worker', fmt: function (v) { return workerLink(v); } },
+        { key: 'kernel', label: 'kernel', fmt: function (v) { return fnName(v); } },
+        { key: 'mine', label: K_MED_COST, num: true, fmt: ms },
+        { key: 'others', label: K_OTHERS, num: true, fmt: ms },
+        { key: 'slowerN', label: 'slower by', num: true, fmt: function (v, r) { return r.slower == null ? '–' : String(r.slower); } }] }));
+  }
+
+  function ratioSection(root, name, explain, extraCols) {
+    var sec = obj(M.rep[name]);
+    add(root, h('h1', { text: name }));
+    add(root, explain);
+    if (!sec) { add(root, empty('This report has no ' + name + ' section.')); return; }
+    var ops = keys(sec).map(function (op) {
+      var r = obj(sec[op]) || {};
+      var ab = obj(r.abnormal_workers) || {};
+      var o = { op: op, avg: r[K_AVG_BN], n: keys(ab).length, ab: ab };
+      (extraCols || []).forEach(function (c) { o[c[0]] = r[c[1]]; });
+      return o;
+    });
+    var cols = [{ key: 'op', label: name === 'CUDA Runtime' ? 'API' : 'operation', fmt: function (v) { return fnName(v); } },
+      { key: 'avg', label: K_AVG_BN, num: true, fmt: function (v) { return pct(v); } }];
+    (extraCols || []).forEach(function (c) { cols.push({ key: c[0], label: c[1], num: true, fmt: function (v) { return pct(v); } }); });
+    cols.push({ key: 'n', label: 'abnormal workers', num: true, fmt: function (v) { return v ? h('span', { class: 'badge bad', text: String(v) }) : '0'; } });
+    add(root, table({ title: name, rows: ops, sort: ['avg', -1], cols: cols }));
+    var flat = [];
+    ops.forEach(function (o) { keys(o.ab).forEach(function (w) { flat.push({ op: o.op, worker: w, ratio: o.ab[w], vs: isNum(o.avg) && o.avg > 0 && isNum(o.ab[w]) ? o.ab[w] / o.avg : NaN }); }); });
+    add(root, table({ title: 'abnormal_workers', rows: flat, sort: ['ratio', -1], empty: 'No worker is above the threshold.', placeholder: 'Filter by worker or ' + (name === 'CUDA Runtime' ? 'API' : 'operation') + '…',
+      cols: [{ key: 'op', label: name === 'CUDA Runtime' ? 'API' : 'operation', fmt: function (v) { return fnName(v); } },
+        { key: 'worker', label: 'worker', fmt: function (v) { return workerLink(v); } },
+        { key: 'ratio', label: 'bottleneck ratio', num: true, fmt: function (v) { return pct(v); } },
+        { key: 'vs', label: '× average', num: true, fmt: function (v) { return isNum(v) ? v.toFixed(2) + '×' : '–'; } }] }));
+  }
+
+  function viewMemory(root) {
+    ratioSection(root, 'GPU memory operations', howto('GPU memory operations', [
+      [K_AVG_BN, 'The average share of end-to-end time spent in this memory operation (memcpy/memset) during the profiled window, across workers.'],
+      ['abnormal_workers', 'Workers whose bottleneck ratio for this operation is above 0.01 (1%), the threshold at which a memory operation is considered abnormal, with their ratio.']]));
+  }
+  function viewRuntime(root) {
+    ratioSection(root, 'CUDA Runtime', howto('CUDA Runtime', [
+      [K_AVG_BN, 'The average share of end-to-end time spent in this CUDA runtime call, excluding time that overlaps with GPU computation, communication or memory operations.'],
+      [K_AVG_EXEC, 'The average time spent in the call as a share of the whole monitoring duration, overlap included.'],
+      ['abnormal_workers', 'Workers whose bottleneck ratio for this call is above 0.01 (1%), the threshold at which a runtime call is considered abnormal.']]), [['exec', K_AVG_EXEC]]);
+  }
+
+  var commCache = null;
+  function commRows() {
+    if (commCache) return commCache;
+    var sec = obj(M.rep.Communication) || {};
+    var rows = [];
+    keys(sec).forEach(function (g) {
+      keys(obj(sec[g])).forEach(function (k) {
+        var e = obj(sec[g][k]) || {};
+        var nw = obj(e.example_of_normal_worker);
+        var ab = Array.isArray(e.abnormal_workers) ? e.abnormal_workers : [];
+        var mk = function (x, abnormal) {
+          x = obj(x) || {};
+          return { group: g, kernel: k, worker: x.worker != null ? String(x.worker) : '', diff: x['different from other workers'],
+            features: obj(x.features) || {}, abnormal: abnormal, nab: ab.length };
+        };
+        if (nw) rows.push(mk(nw, false));
+        ab.forEach(function (x) { rows.push(mk(x, true)); });
+      });
+    });
+    commCache = rows;
+    return rows;
+  }
+  function viewComm(root) {
+    add(root, h('h1', { text: 'Communication' }));
+    add(root, howto('Communication', [
+      ['group (e.g. "nvlink ring send")', 'Collective kernels are grouped by the link they use, the algorithm and the direction; each group lists its kernels.'],
+      ['example_of_normal_worker', 'The normal behaviour of the kernel, taken from a typical worker: its bottleneck ratio (share of end-to-end time, overlap with computation excluded) and, when hardware samples cover it, the link\'s average throughput and its standard deviation.'],
+      ['different from other workers', 'How far this worker\'s features are from the other workers\' (0: typical).'],
+      ['abnormal_workers', 'If not empty, the workers whose behaviour for this kernel differs from the others, with their features.']]));
+    if (!obj(M.rep.Communication)) { add(root, empty('This report has no Communication section.')); return; }
+    var rows = commRows();
+    var fk = [];
+    rows.forEach(function (r) { keys(r.features).forEach(function (k) { if (fk.indexOf(k) < 0) fk.push(k); }); });
+    var fcols = fk.map(function (k) {
+      return { key: 'f:' + k, label: k, num: true, get: function (r) { return r.features[k]; },
+        fmt: function (v) { return /in \[0,1\]/.test(k) ? pct(v) : /%/.test(k) ? (isNum(v) ? v.toFixed(1) + '%' : '–') : /\(ms\)/.test(k) ? ms(v) : num(v); } };
+    });
+    var base = [{ key: 'group', label: 'group' }, { key: 'kernel', label: 'kernel', fmt: function (v) { return fnName(v); } }];
+    add(root, table({ title: 'Collectives (example of a normal worker)', rows: rows.filter(function (r) { return !r.abnormal; }), sort: ['group', 1],
+      cols: base.concat([{ key: 'worker', label: 'normal worker', fmt: function (v) { return v ? workerLink(v) : '–'; } }], fcols,
+        [{ key: 'nab', label: 'abnormal workers', num: true, fmt: function (v) { return v ? h('span', { class: 'badge bad', text: String(v) }) : '0'; } }]) }));
+    add(root, table({ title: 'abnormal_workers', rows: rows.filter(function (r) { return r.abnormal; }), sort: ['diff', -1], empty: 'No worker communicates differently from the others.', placeholder: 'Filter by worker, group or kernel…',
+      cols: base.concat([{ key: 'worker', label: 'worker', fmt: function (v) { return workerLink(v); } },
+        { key: 'diff', label: 'different from other workers', num: true }], fcols) }));
+  }
+
+  function viewPython(root) {
+    add(root, h('h1', { text: 'Python functions' }));
+    add(root, howto('Python functions', [
+      ['stack "a|b|c"', 'A Python call stack, outermost frame first, frames joined with "|". Its time is what the deepest frame owns, excluding time that overlaps with GPU computation, communication, memory operations and CUDA runtime calls.'],
+      ['worker: ratio', 'For each stack, every worker on which it takes more than 1% of the end-to-end time, with that share.']]));
+    var py = obj(M.rep['Python functions']);
+    if (!py) { add(root, empty('This report has no Python functions section.')); return; }
+    var stacks = keys(py).map(function (st) {
+      var ws = obj(py[st]) || {};
+      var vs = keys(ws).map(function (k) { return ws[k]; }).filter(isNum);
+      var fr = st.split('|');
+      return { stack: st, leaf: fr[fr.length - 1], depth: fr.length, n: vs.length, max: vs.length ? Math.max.apply(null, vs) : NaN, med: median(vs), ws: ws };
+    });
+    add(root, h('h2', { text: 'Call tree' }));
+    add(root, h('p', { class: 'note', text: 'Stacks merged into a tree. "self" is the stack\'s own share (median over the workers that list it, or the chosen worker\'s); "total" adds its callees. Click ▸ to expand.' }));
+    add(root, pyTree(stacks));
+    add(root, table({ title: 'Stacks', rows: stacks, sort: ['max', -1], placeholder: 'Filter by frame…',
+      cols: [{ key: 'leaf', label: 'deepest frame', fmt: function (v) { return fnName(v); } },
+        { key: 'stack', label: 'stack', fmt: function (v) { return fnName(v); } },
+        { key: 'depth', label: 'depth', num: true, fmt: String },
+        { key: 'n', label: 'workers > 1%', num: true, fmt: String },
+        { key: 'med', label: 'median ratio', num: true, fmt: function (v) { return pct(v); } },
+        { key: 'max', label: 'max ratio', num: true, fmt: function (v) { return pct(v); } }] }));
+    var flat = [];
+    stacks.forEach(function (s) { keys(s.ws).forEach(function (w) { flat.push({ leaf: s.leaf, stack: s.stack, worker: w, ratio: s.ws[w] }); }); });
+    add(root, table({ title: 'Per worker', rows: flat, page: 25, sort: ['ratio', -1], placeholder: 'Filter by worker or frame…',
+      cols: [{ key: 'worker', label: 'worker', fmt: function (v) { return workerLink(v); } },
+        { key: 'leaf', label: 'deepest frame', fmt: function (v) { return fnName(v); } },
+        { key: 'stack', label: 'stack', fmt: function (v) { return fnName(v); } },
+        { key: 'ratio', label: 'bottleneck ratio', num: true, fmt: function (v) { return pct(v); } }] }));
+  }
+
+  function pyTree(stacks) {
+    var rootN = { name: '', kids: {}, order: [], self: 0, total: 0, ws: null, n: 0 };
+    var wsel = '';
+    stacks.forEach(function (s) {
+      var node = rootN;
+      s.stack.split('|').forEach(function (f) {
+        if (!node.kids[f]) { node.kids[f] = { name: f, kids: {}, order: [], self: 0, total: 0, ws: null, n: 0 }; node.order.push(f); }
+        node = node.kids[f];
+      });
+      node.ws = s.ws;
+    });
+    function compute(node) {
+      var v = 0;
+      if (node.ws) {
+        if (wsel) v = isNum(node.ws[wsel]) ? node.ws[wsel] : 0;
+        else v = median(keys(node.ws).map(function (k) { return node.ws[k]; }));
+        node.n = keys(node.ws).length;
+      }
+      node.self = isNum(v) ? v : 0;
+      node.total = node.self;
+      node.order.forEach(function (k) { node.total += compute(node.kids[k]); });
+      return node.total;
+    }
+    var box = h('div', { class: 'tree', id: 'py-tree', role: 'tree' });
+    var sel = h('select', { 'aria-label': 'worker for the call tree' }, h('option', { value: '', text: 'median over listed workers' }));
+    var wl = [];
+    stacks.forEach(function (s) { keys(s.ws).forEach(function (w) { if (wl.indexOf(w) < 0) wl.push(w); }); });
+    wl.sort(function (a, b) { var x = M.byId[a], y = M.byId[b]; return (x ? x.index : 1e9) - (y ? y.index : 1e9) || collator.compare(a, b); });
+    wl.forEach(function (w) { sel.appendChild(h('option', { value: w, text: w })); });
+    var expandAll = h('button', { type: 'button', class: 'btn', text: 'Expand all' });
+    var collapse = h('button', { type: 'button', class: 'btn', text: 'Collapse' });
+    var body = h('div');
+    var scale = 1;
+    var openSet = new Set();
+    function row(node, depth, path) {
+      var kids = node.order.map(function (k) { return node.kids[k]; }).sort(function (a, b) { return b.total - a.total; });
+      var open = openSet.has(path);
+      var tog = h('span', { class: 'tog', text: kids.length ? (open ? '▾' : '▸') : '' });
+      var r = h('div', { class: 'tree-row', role: 'treeitem', 'aria-expanded': kids.length ? String(open) : null, 'aria-level': depth + 1 },
+        h('div', { class: 'name', title: node.name, style: 'padding-left:' + (depth * 14) + 'px' }, tog, node.name),
+        h('div', { class: 'num', text: node.ws ? pct(node.self) : '' }),
+        h('div', { class: 'num', text: pct(node.total) }),
+        h('div', { class: 'num', text: node.ws ? String(node.n) : '' }),
+        h('div', { class: 'bar' }, h('span', { style: 'width:' + Math.max(0, Math.min(100, node.total / scale * 100)).toFixed(1) + '%' })));
+      var frag = [r];
+      if (kids.length) {
+        tog.addEventListener('click', function () { if (open) openSet.delete(path); else openSet.add(path); render(); });
+        if (open) kids.forEach(function (k) { frag = frag.concat(row(k, depth + 1, path + '|' + k.name)); });
+      }
+      return frag;
+    }
+    function render() {
+      compute(rootN);
+      scale = 0;
+      rootN.order.forEach(function (k) { scale = Math.max(scale, rootN.kids[k].total); });
+      scale = scale || 1;
+      body.textContent = '';
+      var tops = rootN.order.map(function (k) { return rootN.kids[k]; }).sort(function (a, b) { return b.total - a.total; });
+      tops.forEach(function (n) { add(body, row(n, 0, n.name)); });
+      if (!tops.length) body.appendChild(empty('No Python stack above the threshold.'));
+    }
+    function walk(node, path, fn) { node.order.forEach(function (k) { var p = path ? path + '|' + k : k; fn(p, node.kids[k]); walk(node.kids[k], p, fn); }); }
+    expandAll.addEventListener('click', function () { walk(rootN, '', function (p, n) { if (n.order.length) openSet.add(p); }); render(); });
+    collapse.addEventListener('click', function () { openSet.clear(); render(); });
+    sel.addEventListener('change', function () { wsel = sel.value; render(); });
+    /* open the heaviest path by default so the tree shows something useful */
+    compute(rootN);
+    var node = rootN, path = '';
+    while (node.order.length) {
+      var best = node.order.map(function (k) { return node.kids[k]; }).sort(function (a, b) { return b.total - a.total; })[0];
+      path = path ? path + '|' + best.name : best.name;
+      if (best.order.length) openSet.add(path);
+      node = best;
+    }
+    add(box, [h('div', { class: 'tbl-bar' }, h('span', { class: 'tbl-title', text: 'Python call tree' }), sel, expandAll, collapse),
+      h('div', { class: 'tree-row head' }, h('div', { text: 'frame' }), h('div', { class: 'num', text: 'self' }), h('div', { class: 'num', text: 'total' }), h('div', { class: 'num', text: 'workers' }), h('div')), body]);
+    render();
+    return box;
+  }
+
+  function viewHeatmap(root) {
+    var H = M.heat;
+    add(root, h('h1', { text: 'Worker × function heatmap' }));
+    add(root, howto('the heatmap', [
+      ['cell colour', 'How far the worker\'s value for the function is from the median of all workers, as a relative deviation: red is more time than the median (up to +100% and beyond), blue is less, white is typical. Grey: the worker has no value for the function.'],
+      ['value', H.exact ? 'The per-function value the report carries for the heatmap: ' + H.metric + '.' : 'Without the report\'s "display" key the page builds the matrix from the sections, which list a worker only above their thresholds, so only abnormal cells are known.'],
+      ['rows and columns', 'Rows are workers, columns functions ordered by their median value. By default the rows are sorted by how much time they spend above the medians (the sum over functions of value minus median), so the workers that lose the most come first; scroll or zoom with the slider.']]));
+    if (!H.funcs.length || !H.rows.length) { add(root, empty('Nothing to draw: the report carries no per-worker values.')); return; }
+    var nf = H.funcs.length, nr = H.rows.length;
+    var dev = [];
+    var rowExcess = new Array(nr).fill(0);   // sum over functions of the value above the median
+    var i, j;
+    for (i = 0; i < nr; i++) {
+      var rv = H.vals[i] || [];
+      for (j = 0; j < nf; j++) {
+        var v = rv[j];
+        if (isNum(v) && isNum(H.med[j]) && H.med[j] > 0) {
+          var d = v / H.med[j] - 1;
+          dev.push([j, i, d, v]);
+          if (v > H.med[j]) rowExcess[i] += v - H.med[j];
+        }
+      }
+    }
+    var orderSel = h('select', { 'aria-label': 'row order' }, h('option', { value: 'dev', text: 'most above the median first' }), h('option', { value: 'rank', text: 'by rank' }));
+    var classSel = h('select', { 'aria-label': 'function class' }, h('option', { value: '', text: 'all classes' }));
+    var present = [];
+    H.funcs.forEach(function (f) { if (f.cls && present.indexOf(f.cls) < 0) present.push(f.cls); });
+    present.forEach(function (c) { classSel.appendChild(h('option', { value: c, text: c })); });
+    var vis = Math.min(nr, 60);
+    var el = h('div', { class: 'chart', id: 'chart-heat', style: 'height:' + (140 + vis * (nr <= 20 ? 26 : 12)) + 'px' });
+    add(root, h('div', { class: 'chart-card' }, h('div', { class: 'hd' }, h('h3', { text: nr + ' workers × ' + nf + ' functions' }),
+      h('div', { class: 'ctl' }, 'rows: ', orderSel, ' functions: ', classSel)), el));
+    var c = null;
+    function draw() {
+      var order = [];
+      for (i = 0; i < nr; i++) order.push(i);
+      var wIndex = function (id) { var w = M.byId[id]; return w ? w.index : 1e9; };
+      if (orderSel.value === 'dev') order.sort(function (a, b) { return rowExcess[b] - rowExcess[a] || a - b; });
+      else order.sort(function (a, b) { return wIndex(H.rows[a]) - wIndex(H.rows[b]) || a - b; });
+      var pos = new Array(nr);
+      order.forEach(function (r, p) { pos[r] = p; });
+      var cols = [];
+      for (j = 0; j < nf; j++) if (!classSel.value || H.funcs[j].cls === classSel.value) cols.push(j);
+      var cpos = {};
+      cols.forEach(function (cj, p) { cpos[cj] = p; });
+      var data = [];
+      dev.forEach(function (d) { if (d[0] in cpos) data.push([cpos[d[0]], pos[d[1]], Math.max(-1, Math.min(1, d[2])), d[3], d[2]]); });
+      var shortName = function (k) { var s = k.split('|'); var t = s[s.length - 1] || k; if (/\)\d+_\d+_\d+$/.test(s[0]) || s.length === 2 && /^\d+_\d+_\d+$/.test(s[1])) t = s[0]; return t.length > 28 ? t.slice(0, 26) + '…' : t; };
+      var yNames = order.map(function (r) { var w = M.byId[H.rows[r]]; return w && w.rank != null ? 'rank ' + w.rank : H.rows[r]; });
+      var opt = {
+        grid: { left: 90, right: nr > 60 ? 110 : 80, top: 10, bottom: 120 },
+        tooltip: { trigger: 'item', formatter: function (p) {
+          var r = order[p.value[1]], fj = cols[p.value[0]];
+          var w = M.byId[H.rows[r]] || { id: H.rows[r], rank: null };
+          return tipWorker(w, [H.funcs[fj].key.length > 300 ? H.funcs[fj].key.slice(0, 300) + '…' : H.funcs[fj].key,
+            'value ' + num(p.value[3]) + ' (' + H.metric + ')', 'median ' + num(H.med[fj]), 'deviation ' + signedPct(p.value[4]),
+            'row total above the medians ' + num(rowExcess[r])]);
+        } },
+        xAxis: { type: 'category', data: cols.map(function (cj) { return shortName(H.funcs[cj].key); }), axisLabel: { rotate: 40, interval: 0, fontSize: 10 }, splitArea: { show: false } },
+        yAxis: { type: 'category', data: yNames, inverse: true, axisLabel: { fontSize: 10 } },
+        visualMap: { type: 'continuous', min: -1, max: 1, dimension: 2, calculable: false, orient: 'vertical', right: 4, top: 'middle', itemHeight: 160,
+          text: ['+100%', '−100%'], inRange: { color: ['#2166ac', '#92c5de', '#f7f7f7', '#f4a582', '#b2182b'] } },
+        dataZoom: nr > 60 ? [{ type: 'slider', yAxisIndex: 0, right: 6, width: 14, startValue: 0, endValue: 59, showDetail: false }, { type: 'inside', yAxisIndex: 0 }] : [],
+        series: [{ type: 'heatmap', data: data, progressive: 0, emphasis: { itemStyle: { borderColor: '#000', borderWidth: 1 } } }]
+      };
+      if (nr > 60) opt.visualMap.right = 30;
+      if (!c) {
+        c = chart(el, opt);
+        if (c) c.on('click', function (p) { var id = H.rows[order[p.value[1]]]; if (id) location.hash = '#worker/' + encodeURIComponent(id); });
+      } else c.setOption(opt, true);
+    }
+    orderSel.addEventListener('change', draw);
+    classSel.addEventListener('change', draw);
+    queue(draw);
+    var list = [];
+    dev.forEach(function (d) { if (Math.abs(d[2]) >= 0.2) list.push({ worker: H.rows[d[1]], fn: H.funcs[d[0]].key, cls: H.funcs[d[0]].cls, v: d[3], med: H.med[d[0]], dev: d[2] }); });
+    add(root, table({ title: 'Cells at least 20% from the median', rows: list, page: 25, sort: ['dev', -1], placeholder: 'Filter by worker or function…', empty: 'Every value is within 20% of its median.',
+      cols: [{ key: 'worker', label: 'worker', fmt: function (v) { return workerLink(v); } },
+        { key: 'fn', label: 'function', fmt: function (v) { return fnName(v); } },
+        { key: 'cls', label: 'class' },
+        { key: 'v', label: 'value', num: true }, { key: 'med', label: 'median', num: true },
+        { key: 'dev', label: 'deviation', num: true, fmt: signedPct }] }));
+  }
+
+  function jsonTree(v, depth) {
+    if (Array.isArray(v)) {
+      if (v.length && v.every(function (x) { return typeof x === 'string' && M.byId[x]; }))
+        return h('span', null, v.slice(0, 50).map(function (x) { return workerLink(x); }), v.length > 50 ? ' and ' + (v.length - 50) + ' more' : null);
+      var ul = h('ul');
+      v.slice(0, 500).forEach(function (x, i) { ul.appendChild(h('li', null, h('span', { class: 'k', text: '[' + i + '] ' }), jsonTree(x, depth + 1))); });
+      if (v.length > 500) ul.appendChild(h('li', { class: 'muted', text: '… ' + (v.length - 500) + ' more' }));
+      return ul;
+    }
+    if (v && typeof v === 'object') {
+      var ul2 = h('ul');
+      keys(v).forEach(function (k) { ul2.appendChild(h('li', null, h('span', { class: 'k', text: k + ': ' }), jsonTree(v[k], depth + 1))); });
+      return ul2;
+    }
+    if (typeof v === 'string') return M.byId[v] ? workerLink(v) : h('span', { class: 's', text: v.indexOf('|') > 0 ? v.split('|').join('\n  ↳ ') : v });
+    return h('span', { class: 'n', text: String(v) });
+  }
+
+  function viewHang(root) {
+    var hg = M.hang || {};
+    add(root, h('h1', { text: 'Hang' }));
+    add(root, howto('the hang section', [
+      ['hung', 'true when the job stopped making progress (no worker finished a step within the watchdog\'s timeout) while PerfTracker was watching.'],
+      ['groups', 'Workers grouped by where they are stuck (their Python stack). The small group that differs from the rest is usually the cause: the others wait for it in a collective.']]));
+    add(root, h('div', { class: 'banner ' + (hg.hung ? 'bad' : 'ok') }, h('b', { text: hg.hung ? 'The job is hung.' : 'The job is not hung.' }), hg.explanation ? ' ' + String(hg.explanation) : ''));
+    var groups = Array.isArray(hg.groups) ? hg.groups.filter(obj) : [];
+    if (groups.length) {
+      add(root, table({ title: 'Where the workers are', rows: groups.map(function (g) { var ws = Array.isArray(g.workers) ? g.workers : []; return { n: isNum(g.count) ? g.count : ws.length, stack: g.stack != null ? String(g.stack) : '', ws: ws }; }),
+        sort: ['n', 1], cols: [{ key: 'n', label: 'workers', num: true, fmt: String },
+          { key: 'stack', label: 'stack', fmt: function (v) { return fnName(v); } },
+          { key: 'ws', label: 'who', get: function (r) { return r.ws.join(' '); }, fmt: function (v, r) { return h('span', null, r.ws.slice(0, 8).map(function (x) { return workerLink(String(x)); }), r.ws.length > 8 ? ' and ' + (r.ws.length - 8) + ' more' : null); } }] }));
+    }
+    var rest = {};
+    keys(hg).forEach(function (k) { if (k !== 'groups' && k !== 'explanation') rest[k] = hg[k]; });
+    add(root, h('h2', { text: 'All fields' }));
+    add(root, h('div', { class: 'card jtree' }, jsonTree(rest, 0)));
+  }
+
+  /* ------------------------------------------------------------ routing */
+  var VIEWS = [
+    { id: 'overview', label: 'Overview', fn: viewOverview, count: function () { return M.findings.length; } },
+    { id: 'workers', label: 'Workers', fn: viewWorkers, count: function () { return M.workers.length; }, neutral: true },
+    { id: 'compute', label: 'GPU Compute', fn: viewCompute, count: function () { var g = obj(M.rep['GPU Compute']) || {}; return (Array.isArray(g[K_ISSUES]) ? g[K_ISSUES].length : 0) + keys(obj(g[K_ABN_UTIL])).length; } },
+    { id: 'memory', label: 'Memory ops', fn: viewMemory, count: function () { return abnCount('GPU memory operations'); } },
+    { id: 'communication', label: 'Communication', fn: viewComm, count: function () { return commRows().filter(function (r) { return r.abnormal; }).length; } },
+    { id: 'runtime', label: 'CUDA Runtime', fn: viewRuntime, count: function () { return abnCount('CUDA Runtime'); } },
+    { id: 'python', label: 'Python', fn: viewPython, count: function () { return keys(obj(M.rep['Python functions'])).length; }, neutral: true },
+    { id: 'heatmap', label: 'Heatmap', fn: viewHeatmap },
+    { id: 'hang', label: 'Hang', fn: viewHang, when: function () { return !!M.hang; }, count: function () { return M.hang && M.hang.hung ? 1 : 0; } }
+  ];
+  function abnCount(name) {
+    var sec = obj(M.rep[name]) || {};
+    var n = 0;
+    keys(sec).forEach(function (op) { n += keys(obj(obj(sec[op]) && sec[op].abnormal_workers)).length; });
+    return n;
+  }
+  var rendered = {};
+  var tabBtn = {};
+
+  function dec(x) { try { return decodeURIComponent(x); } catch (e) { return x; } }
+  function route() {
+    var raw = location.hash.replace(/^#/, '');
+    var id = raw, q = null, wid = null;
+    if (raw.indexOf('worker/') === 0) {
+      wid = dec(raw.slice(7));
+      id = 'worker';
+    } else {
+      var m2 = /^([^?]*)\?q=(.*)$/.exec(raw);
+      if (m2) { id = m2[1]; q = dec(m2[2]); }
+      id = dec(id) || 'overview';
+    }
+    var v = VIEWS.filter(function (x) { return x.id === id && (!x.when || x.when()); })[0];
+    if (!v && id !== 'worker') { v = VIEWS[0]; id = 'overview'; }
+    var main = document.getElementById('main');
+    Array.prototype.forEach.call(main.querySelectorAll('.view'), function (el) { el.hidden = true; });
+    Object.keys(tabBtn).forEach(function (k) { tabBtn[k].setAttribute('aria-selected', String(k === id || (id === 'worker' && k === 'workers'))); });
+    var key = id === 'worker' ? 'worker:' + wid : id;
+    var el = rendered[key];
+    if (!el) {
+      var t = performance.now();
+      el = h('section', { class: 'view', id: 'view-' + (id === 'worker' ? 'worker' : id), 'data-view': key, role: 'tabpanel' });
+      main.appendChild(el);
+      try {
+        if (id === 'worker') { Array.prototype.forEach.call(main.querySelectorAll('[data-view^="worker:"]'), function (o) { if (o !== el) { o.remove(); delete rendered[o.getAttribute('data-view')]; } }); viewWorker(el, wid); }
+        else v.fn(el);
+        flush();
+      } catch (e) {
+        el.appendChild(h('div', { class: 'fatal', text: 'This view could not be drawn: ' + (e && e.message ? e.message : e) }));
+        if (window.console) console.warn(e);
+      }
+      rendered[key] = el;
+      timing.views[key] = performance.now() - t;
+    }
+    el.hidden = false;
+    charts.forEach(function (c) { if (el.contains(c.getDom())) c.resize(); });
+    if (q != null) Array.prototype.forEach.call(el.querySelectorAll('.tbl-wrap'), function (t2) { if (t2._setFilter) t2._setFilter(q); });
+    document.title = (id === 'worker' ? wid : (v.label)) + ' · PerfTracker report';
+    if (!window.__ptBooting) window.scrollTo(0, 0);
+  }
+
+  var timing = { views: {}, charts: [] };
+  window.__ptTiming = timing;
+
+  function start(rep) {
+    var t1 = performance.now();
+    if (!obj(rep)) throw new Error('the report is not a JSON object');
+    M = buildModel(rep);
+    timing.model = performance.now() - t1;
+    var tabs = document.getElementById('tabs');
+    VIEWS.forEach(function (v) {
+      if (v.when && !v.when()) return;
+      var n = v.count ? v.count() : 0;
+      var b = h('button', { type: 'button', role: 'tab', 'data-tab': v.id, 'aria-selected': 'false', onclick: function () { location.hash = '#' + v.id; } },
+        v.label, n ? h('span', { class: 'count' + (v.neutral ? '' : ' bad'), text: String(n) }) : null);
+      tabBtn[v.id] = b;
+      tabs.appendChild(b);
+    });
+    var ld = document.getElementById('loading');
+    if (ld) ld.remove();
+    window.__ptBooting = true;
+    route();
+    window.__ptBooting = false;
+    window.addEventListener('hashchange', route);
+    var foot = h('footer', null, 'PerfTracker report · ' + plural(M.workers.length, 'worker') + (M.hasDisplay ? '' : ' · without the display key: some charts use fallbacks'));
+    document.body.appendChild(foot);
+    timing.total = performance.now() - t0;
+    timing.ready = performance.now();   // since navigation start
+    document.documentElement.setAttribute('data-ready', '1');
+    if (performance.mark) performance.mark('pt-ready');
+  }
+
+  function fail(e) {
+    var main = document.getElementById('main');
+    main.textContent = '';
+    main.appendChild(h('div', { class: 'fatal', id: 'fatal', text: 'The report could not be shown: ' + (e && e.message ? e.message : String(e)) }));
+    document.documentElement.setAttribute('data-ready', 'error');
+  }
+
+  function load() {
+    var el = document.getElementById('pt-report');
+    var text = el ? el.textContent : '';
+    if (text && text.trim() && text.indexOf('@@REPORT' + '@@') < 0) {
+      var t = performance.now();
+      var rep = JSON.parse(text);
+      timing.parse = performance.now() - t;
+      return Promise.resolve(rep);
+    }
+    if (location.protocol === 'file:') return Promise.reject(new Error('no report is embedded in this page; open it through `perftracker display DIR` or `python3 app.py`'));
+    return fetch('report.json').then(function (r) {
+      if (!r.ok) throw new Error('report.json: HTTP ' + r.status);
+      return r.json();
+    });
+  }
+
+  function boot() {
+    load().then(function (rep) {
+      try { start(rep); } catch (e) { fail(e); }
+    }, fail);
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
+  else boot();
+})();

@@ -1,0 +1,196 @@
+/*
+ * inline.c - build-time tool: turns the PerfDisplay sources in web/ into the
+ * C header that src/display/page.c compiles in (build/gen/page_template.h).
+ *
+ * It replaces @@STYLE@@, @@LIB@@, @@APP@@ and @@VERSION@@ in web/index.html
+ * with web/style.css, the charting library from node_modules (pinned in
+ * package-lock.json), web/app.js and the version string, splits the result
+ * at @@REPORT@@ (where page.c puts the report JSON), and emits both halves
+ * plus web/app.py as C string literals.  Runs on the build host only.
+ *
+ * usage: pt-inline OUT.h TEMPLATE STYLE LIB APP APP_PY VERSION [OUT.html]
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct buf {
+	char *p;
+	size_t n, cap;
+};
+
+static void die(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "pt-inline: ");
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void put(struct buf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		size_t c = b->cap ? b->cap : 4096;
+		while (c < b->n + n + 1)
+			c *= 2;
+		b->p = realloc(b->p, c);
+		if (!b->p)
+			die("out of memory%s%s", "", "");
+		b->cap = c;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = 0;
+}
+
+static struct buf slurp(const char *path)
+{
+	struct buf b = { 0 };
+	char tmp[65536];
+	size_t n;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		die("'%s': %s", path, strerror(errno));
+	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
+		put(&b, tmp, n);
+	if (ferror(f))
+		die("'%s': read error%s", path, "");
+	fclose(f);
+	put(&b, "", 0);
+	return b;
+}
+
+/* Case-insensitive search for needle in b (memmem with strncasecmp). */
+static const char *find_ci(const struct buf *b, const char *needle)
+{
+	size_t k = strlen(needle), i;
+
+	for (i = 0; i + k <= b->n; i++)
+		if (!strncasecmp(b->p + i, needle, k))
+			return b->p + i;
+	return NULL;
+}
+
+/* A script's text may not contain "</script" (it would end the element) nor
+ * "<!--" (it switches the HTML parser into the escaped state).  "</" is
+ * rewritten as "<\/", which means the same inside JS strings and regexes;
+ * "<!--" cannot be rewritten safely, so it is an error. */
+static struct buf script_safe(struct buf in, const char *path)
+{
+	struct buf out = { 0 };
+	size_t i;
+
+	if (find_ci(&in, "<!--"))
+		die("'%s': contains \"<!--\", which cannot be inlined in a <script>%s", path, "");
+	for (i = 0; i < in.n; i++) {
+		if (in.p[i] == '<' && i + 7 < in.n && in.p[i + 1] == '/' &&
+		    !strncasecmp(in.p + i + 2, "script", 6))
+			put(&out, "<\\/", 3), i++;
+		else
+			put(&out, in.p + i, 1);
+	}
+	put(&out, "", 0);
+	free(in.p);
+	return out;
+}
+
+/* Replace the single occurrence of marker in t with s. */
+static void replace(struct buf *t, const char *marker, const char *s, size_t n, const char *tpl)
+{
+	char *at = strstr(t->p, marker);
+	struct buf out = { 0 };
+	size_t k = strlen(marker);
+
+	if (!at)
+		die("'%s': marker %s missing", tpl, marker);
+	if (strstr(at + k, marker))
+		die("'%s': marker %s appears twice", tpl, marker);
+	put(&out, t->p, (size_t)(at - t->p));
+	put(&out, s, n);
+	put(&out, at + k, strlen(at + k));
+	free(t->p);
+	*t = out;
+}
+
+/* Emit s[0..n) as a C string literal, 96 source bytes per line.  Octal
+ * escapes are always three digits so a following digit cannot extend them. */
+static void emit(FILE *f, const char *name, const char *s, size_t n)
+{
+	size_t i, col = 0;
+
+	fprintf(f, "static const char %s[] =\n\t\"", name);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			col += (size_t)fprintf(f, "\\%c", c);
+		else if (c == '?')
+			col += (size_t)fprintf(f, "\\?");
+		else if (c >= 0x20 && c < 0x7f)
+			fputc(c, f), col++;
+		else
+			col += (size_t)fprintf(f, "\\%03o", c);
+		if (col >= 96 || c == '\n') {
+			if (i + 1 < n)
+				fputs("\"\n\t\"", f);
+			col = 0;
+		}
+	}
+	fprintf(f, "\";\n\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct buf t, css, lib, app, py;
+	const char *report = "@@REPORT@@";
+	char *at;
+	FILE *f;
+
+	if (argc != 8 && argc != 9) {
+		fprintf(stderr, "usage: pt-inline OUT.h TEMPLATE STYLE LIB APP APP_PY VERSION [OUT.html]\n");
+		return 2;
+	}
+	t = slurp(argv[2]);
+	css = slurp(argv[3]);
+	lib = script_safe(slurp(argv[4]), argv[4]);
+	app = script_safe(slurp(argv[5]), argv[5]);
+	py = slurp(argv[6]);
+	if (find_ci(&css, "</style"))
+		die("'%s': contains \"</style\"%s", argv[3], "");
+	replace(&t, "@@STYLE@@", css.p, css.n, argv[2]);
+	replace(&t, "@@LIB@@", lib.p, lib.n, argv[2]);
+	replace(&t, "@@APP@@", app.p, app.n, argv[2]);
+	replace(&t, "@@VERSION@@", argv[7], strlen(argv[7]), argv[2]);
+	at = strstr(t.p, report);
+	if (!at || strstr(at + strlen(report), report))
+		die("'%s': marker %s must appear exactly once", argv[2], report);
+
+	f = fopen(argv[1], "w");
+	if (!f)
+		die("'%s': %s", argv[1], strerror(errno));
+	fprintf(f, "/* Generated by web/inline.c from web/index.html, web/style.css, web/app.js,\n"
+		   " * web/app.py and %s.  Do not edit. */\n\n", argv[4]);
+	emit(f, "pt_page_head", t.p, (size_t)(at - t.p));
+	emit(f, "pt_page_tail", at + strlen(report), strlen(at + strlen(report)));
+	emit(f, "pt_page_app_py", py.p, py.n);
+	if (fclose(f))
+		die("'%s': write error%s", argv[1], "");
+	if (argc == 9) {
+		/* The page with nothing embedded: it fetches report.json when served. */
+		f = fopen(argv[8], "w");
+		if (!f)
+			die("'%s': %s", argv[8], strerror(errno));
+		fwrite(t.p, 1, (size_t)(at - t.p), f);
+		fputs(at + strlen(report), f);
+		if (fclose(f))
+			die("'%s': write error%s", argv[8], "");
+	}
+	free(t.p);
+	free(css.p);
+	free(lib.p);
+	free(app.p);
+	free(py.p);
+	return 0;
+}
