@@ -7,8 +7,7 @@ PY_EXT_SUFFIX := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_con
 PY_INCLUDE    := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
 PY_SITE       := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("platlib"))' 2>/dev/null)
 PY_EXT        := python/perftracker/_collector$(PY_EXT_SUFFIX)
-# util/error.h uses size_t without <stddef.h>; harmless once it includes it.
-PY_EXT_CFLAGS ?= -include stddef.h
+PY_EXT_CFLAGS ?=
 # The extension links the control-directory protocol and the JSON and
 # string helpers it needs from source (compiled -fPIC here), not the whole
 # library: the training process loads nothing else.

@@ -6,6 +6,7 @@
  * files; content types; a live server on a free loopback port answers 200,
  * 404 and 403 and refuses a port already in use).
  */
+#pragma GCC diagnostic ignored "-Wformat-truncation" /* test paths are short */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
