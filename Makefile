@@ -42,8 +42,15 @@ all: $(B)/perftracker $(B)/libperftracker.a $(B)/libperftracker.so $(B)/perftrac
 deps:
 	@sh scripts/deps.sh
 
+# A stamp per tree holds its flags, so changing them rebuilds the objects.
+.PHONY: FORCE
+$(B)/cflags.stamp: FORCE
+	@mkdir -p $(B); echo '$(OPT_CFLAGS)' | cmp -s - $@ || echo '$(OPT_CFLAGS)' > $@
+$(BT)/cflags.stamp: FORCE
+	@mkdir -p $(BT); echo '$(TEST_CFLAGS)' | cmp -s - $@ || echo '$(TEST_CFLAGS)' > $@
+
 # ---- optimised tree -------------------------------------------------------
-$(B)/obj/%.o: %.c
+$(B)/obj/%.o: %.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -65,7 +72,7 @@ $(B)/bench/%: bench/%.c $(B)/libperftracker.a
 	$(CC) $(OPT_CFLAGS) -o $@ $< $(B)/libperftracker.a $(LIBS)
 
 # ---- sanitizer tree (tests) -------------------------------------------------
-$(BT)/obj/%.o: %.c
+$(BT)/obj/%.o: %.c $(BT)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -MMD -MP -c $< -o $@
 

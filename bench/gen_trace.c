@@ -623,5 +623,11 @@ int main(int argc, char **argv)
 	fprintf(stderr, "%s: %s: %zu events (%zu once), %llu repetitions, shift %lld us, "
 		"%lld steps/rep, %llu bytes\n", prog, in, nev, nonce, (unsigned long long)reps,
 		(long long)shift, (long long)nsteps, (unsigned long long)written);
+	free(obuf);
+	for (size_t k = 0; k < nev; k++)
+		free(evs[k].slots);
+	free(evs);
+	free(lanes);
+	free((char *)src);
 	return 0;
 }

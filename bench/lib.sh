@@ -54,8 +54,9 @@ disk_avail_kb() { df -Pk "$1" | awk 'NR == 2 { print $4 }'; }
 # md LINE... : append Markdown lines to $RES (and nothing on stdout).
 md() { printf '%s\n' "$@" >>"$RES"; }
 
-# say LINE : print on stdout and append to $RES as a plain paragraph line.
-say() { printf '%s\n' "$*"; printf '%s\n\n' "$*" >>"$RES"; }
+# say LINE : print on stdout and append to $RES as a paragraph (a blank line
+# first, so that it also ends a table before it).
+say() { printf '%s\n' "$*"; printf '\n%s\n' "$*" >>"$RES"; }
 
 # table COL... / row COL... : a table on stdout (first column 30 wide, the
 # others 11) and the same table in $RES as Markdown.

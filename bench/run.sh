@@ -7,26 +7,48 @@
 #   summarize of a 200 MB trace (and 1 GB with --full) beside cat, a read()
 #   loop and Python's json.load, and of its .json.gz beside zcat;
 #   analyze of 8 traces with --jobs 1 and --jobs 2;
-#   diagnose of 10,000 worker summaries beside cat of the same files.
+#   diagnose of 10,000 worker summaries beside cat of the same files
+#   (bench/bench_diagnose.sh); then, when their tools are present, the
+#   PerfDisplay page (bench/bench_page.sh) and the collector's cost to a
+#   training step (bench/bench_step.py).
 # Prints the tables and writes them to bench/out/results.md.
 #
-# usage: bench/run.sh [--full] [--no-python]
+# usage: bench/run.sh [--full] [--no-python] [--only LIST] [--skip LIST]
+#        [--wait-idle]
+#   LIST: comma-separated of summarize,analyze,diagnose,page,step
+#   --wait-idle: first wait (up to 10 min) for the 1-minute load average to
+#   fall below 0.5, so that other work does not share the cores
 # env:   BENCH_FULL=1 (= --full), BENCH_SIZE (default 200M), BENCH_FULL_SIZE
 #        (1G), BENCH_ANALYZE_SIZE (per trace; 64M, 100M with --full),
-#        BENCH_DIAG_N (10000), BENCH_REPEAT (3), BENCH_NO_PYTHON=1
+#        BENCH_DIAG_N (10000), BENCH_REPEAT (3), BENCH_NO_PYTHON=1,
+#        BENCH_SKIP / BENCH_ONLY (= --skip / --only)
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 cd "$(dirname "$0")/.."
 
 full=${BENCH_FULL:-0}
-for a in "$@"; do
-	case $a in
+skip=${BENCH_SKIP:-}
+only=${BENCH_ONLY:-}
+wait_idle=0
+while [ $# -gt 0 ]; do
+	case $1 in
 	--full) full=1 ;;
 	--no-python) export BENCH_NO_PYTHON=1 ;;
-	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "bench/run.sh: unknown option '$a'" >&2; exit 2 ;;
+	--skip) skip=${2:-}; shift ;;
+	--only) only=${2:-}; shift ;;
+	--wait-idle) wait_idle=1 ;;
+	-h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
+	shift
 done
+# want NAME : is this benchmark selected?
+want() {
+	case ",$skip," in *",$1,"*) return 1 ;; esac
+	[ -z "$only" ] && return 0
+	case ",$only," in *",$1,"*) return 0 ;; esac
+	return 1
+}
 
 export PT=${PT:-build/perftracker}
 GEN=${GEN:-build/bench/gen_trace}
@@ -86,21 +108,30 @@ gz() {
 	gzip -c "$1" >"$1.gz.tmp" && mv "$1.gz.tmp" "$1.gz"
 }
 
+if [ $wait_idle = 1 ]; then
+	for _ in $(seq 120); do
+		awk '{ exit !($1 < 0.5) }' /proc/loadavg && break
+		sleep 5
+	done
+fi
+
 rank0=$(ls "$SRC_DIR"/worker0_*.json | head -1)
 t0=$(date +%s)
 # The generator's self-check: one repetition must reproduce the source exactly.
 "$GEN" -n 1 -o "$DATA/selfcheck.json" "$rank0" 2>/dev/null && cmp -s "$DATA/selfcheck.json" "$rank0" ||
 	{ echo "bench/run.sh: $GEN -n 1 does not reproduce $rank0" >&2; exit 1; }
 rm -f "$DATA/selfcheck.json"
-echo "generating traces in $DATA (from $SRC_DIR) ..."
-gen "$rank0" "$size" "$DATA/dlrm0_$size.json" && gz "$DATA/dlrm0_$size.json" || exit 1
-if [ "$full" = 1 ]; then
-	gen "$rank0" "$full_size" "$DATA/dlrm0_$full_size.json" && gz "$DATA/dlrm0_$full_size.json" || exit 1
+{ want summarize || want analyze; } && echo "generating traces in $DATA (from $SRC_DIR) ..."
+if want summarize; then
+	gen "$rank0" "$size" "$DATA/dlrm0_$size.json" && gz "$DATA/dlrm0_$size.json" || exit 1
+	if [ "$full" = 1 ]; then
+		gen "$rank0" "$full_size" "$DATA/dlrm0_$full_size.json" && gz "$DATA/dlrm0_$full_size.json" || exit 1
+	fi
 fi
 # analyze set: one trace per DLRM rank, named <host>_<rank>_<pid>.json
 rm -rf "$DATA/analyze.tmp"
 an_files=()
-for src in "$SRC_DIR"/worker*_*.json; do
+want analyze && for src in "$SRC_DIR"/worker*_*.json; do
 	r=$(basename "$src" | sed 's/^worker\([0-9]*\)_.*/\1/')
 	pid=$(grep -m1 -o '"pid": [0-9][0-9][0-9]*' "$src" | grep -o '[0-9]*$')
 	f=$DATA/analyze/node0_${r}_${pid:-0}.json
@@ -108,7 +139,7 @@ for src in "$SRC_DIR"/worker*_*.json; do
 	gen "$src" "$an_size" "$f" || exit 1
 	an_files+=("$f")
 done
-echo "generated in $(($(date +%s) - t0)) s"
+{ want summarize || want analyze; } && echo "generated in $(($(date +%s) - t0)) s"
 
 # Header of the results file.
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -123,20 +154,47 @@ ccv=$(${CC:-cc} --version 2>/dev/null | head -1)
 } >"$RES"
 cat "$RES"
 
-bash bench/bench_summarize.sh "$DATA/dlrm0_$size.json" "$DATA/dlrm0_$size.json.gz"
-if [ "$full" = 1 ]; then
-	bash bench/bench_summarize.sh "$DATA/dlrm0_$full_size.json" "$DATA/dlrm0_$full_size.json.gz"
-else
-	say "(1 GB trace not run: use \`make bench BENCH_FULL=1\` or \`bench/run.sh --full\`.)"
+if want summarize; then
+	bash bench/bench_summarize.sh "$DATA/dlrm0_$size.json" "$DATA/dlrm0_$size.json.gz"
+	if [ "$full" = 1 ]; then
+		bash bench/bench_summarize.sh "$DATA/dlrm0_$full_size.json" "$DATA/dlrm0_$full_size.json.gz"
+	else
+		say "(1 GB trace not run: use \`make bench BENCH_FULL=1\` or \`bench/run.sh --full\`.)"
+	fi
 fi
 
-bash bench/bench_analyze.sh "${an_files[@]}"
+want analyze && bash bench/bench_analyze.sh "${an_files[@]}"
 
-if [ -f bench/bench_diagnose.sh ]; then
-	BENCH_DIAG_N=$diag_n bash bench/bench_diagnose.sh
-else
-	say "(diagnose benchmark not present: bench/bench_diagnose.sh)"
+if want diagnose; then
+	if [ -f bench/bench_diagnose.sh ]; then
+		BENCH_DIAG_N=$diag_n bash bench/bench_diagnose.sh
+	else
+		say "(diagnose benchmark not present: bench/bench_diagnose.sh)"
+	fi
 fi
 
+if want page; then
+	if [ -f bench/bench_page.sh ] && [ -x /usr/bin/chromium ] && [ -f node_modules/playwright-core/package.json ]; then
+		bash bench/bench_page.sh
+	else
+		say "(PerfDisplay page benchmark skipped: needs bench/bench_page.sh, /usr/bin/chromium and node_modules/playwright-core)"
+	fi
+fi
+
+if want step; then
+	if [ -f bench/bench_step.py ] && PYTHONPATH=python /usr/bin/python3 -c 'import torch, perftracker' 2>/dev/null; then
+		echo
+		echo "== collector cost to a training step (bench/bench_step.py)"
+		md ""
+		PYTHONPATH=python timeout 600 /usr/bin/python3 bench/bench_step.py >"$OUT/step.md" 2>"$LOGS/step.err" ||
+			echo "(bench_step.py failed, status $?; see $LOGS/step.err)" >>"$OUT/step.md"
+		cat "$OUT/step.md"
+		cat "$OUT/step.md" >>"$RES"
+	else
+		say "(collector step benchmark skipped: needs torch and the perftracker package in python/)"
+	fi
+fi
+
+md "" "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 echo "total $(($(date +%s) - t0)) s; results in $RES"

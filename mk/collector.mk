@@ -13,8 +13,10 @@ collector-install: $(B)/perftracker
 	ln -sf perftracker $(DESTDIR)$(PREFIX)/bin/c4d_perftracker
 install: collector-install
 
-# Only the collector's tests (Python + the control-directory unit test).
-test-collector: $(B)/perftracker $(PY_EXT) $(BT)/tests/test_control
+# Only the collector's tests (Python + the control-directory and hang unit
+# tests).
+test-collector: $(B)/perftracker $(PY_EXT) $(BT)/tests/test_control $(BT)/tests/test_hang
 	$(BT)/tests/test_control
+	$(BT)/tests/test_hang
 	PT_BIN_OPT=$(CURDIR)/$(B)/perftracker $(PYTHON) -m unittest -v tests/py/test_collector.py \
-		tests/py/test_end_to_end.py
+		tests/py/test_end_to_end.py tests/py/test_hang.py

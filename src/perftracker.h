@@ -30,6 +30,8 @@ extern "C" {
 #include "model/strtab.h"
 #include "model/store.h"
 #include "trace/kineto.h"
+#include "trace/any.h"
+#include "model/samples.h"
 #include "analysis/summary.h"
 
 /* ---- diagnosis (src/diagnose) and the report (src/report) ---- */

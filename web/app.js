@@ -1046,24 +1046,180 @@
     return h('span', { class: 'n', text: String(v) });
   }
 
+  /* The "Hang" section (docs/hang.md): the verdict, the groups of workers
+     by where their training thread is, side by side with the suspects
+     first, each worker's state and last step, then the remaining fields. */
   function viewHang(root) {
     var hg = M.hang || {};
     add(root, h('h1', { text: 'Hang' }));
     add(root, howto('the hang section', [
-      ['hung', 'true when the job stopped making progress (no worker finished a step within the watchdog\'s timeout) while PerfTracker was watching.'],
-      ['groups', 'Workers grouped by where they are stuck (their Python stack). The small group that differs from the rest is usually the cause: the others wait for it in a collective.']]));
+      ['hung', 'true when a live worker made no step for the hang timeout (--hang-timeout of the trigger or of hang-check) while PerfTracker was watching.'],
+      ['groups', 'Workers grouped by where their training thread is: its Python stack, outermost frame first, file and function names only. Suspects come first: a group smaller than the largest, a dead worker, a worker behind the others. The others usually wait for them in a collective.'],
+      ['workers', 'Every worker: hung, running, dead (process gone), lost (no heartbeat) or exited; its last step and the seconds since; where its stack ends (file:line).']]));
     add(root, h('div', { class: 'banner ' + (hg.hung ? 'bad' : 'ok') }, h('b', { text: hg.hung ? 'The job is hung.' : 'The job is not hung.' }), hg.explanation ? ' ' + String(hg.explanation) : ''));
-    var groups = Array.isArray(hg.groups) ? hg.groups.filter(obj) : [];
+    var sus = (Array.isArray(hg.suspect_workers) ? hg.suspect_workers : Array.isArray(hg.suspects) ? hg.suspects : []).map(String);
+    var susSet = {};
+    sus.forEach(function (x) { susSet[x] = 1; });
+    if (sus.length) add(root, h('p', { id: 'hang-suspects' }, h('b', { text: plural(sus.length, 'suspect') + ': ' }), sus.map(function (x) { return workerLink(x, 'bad'); })));
+    var groups = (Array.isArray(hg.groups) ? hg.groups.filter(obj) : []).map(function (g, i) {
+      var ws = Array.isArray(g.workers) ? g.workers.map(String) : [];
+      var s = !!g.suspect || ws.some(function (x) { return susSet[x]; });
+      return { g: g, ws: ws, s: s, i: i };
+    });
+    groups.sort(function (a, b) { return (b.s ? 1 : 0) - (a.s ? 1 : 0) || a.i - b.i; });
     if (groups.length) {
-      add(root, table({ title: 'Where the workers are', rows: groups.map(function (g) { var ws = Array.isArray(g.workers) ? g.workers : []; return { n: isNum(g.count) ? g.count : ws.length, stack: g.stack != null ? String(g.stack) : '', ws: ws }; }),
-        sort: ['n', 1], cols: [{ key: 'n', label: 'workers', num: true, fmt: String },
-          { key: 'stack', label: 'stack', fmt: function (v) { return fnName(v); } },
-          { key: 'ws', label: 'who', get: function (r) { return r.ws.join(' '); }, fmt: function (v, r) { return h('span', null, r.ws.slice(0, 8).map(function (x) { return workerLink(String(x)); }), r.ws.length > 8 ? ' and ' + (r.ws.length - 8) + ' more' : null); } }] }));
+      add(root, h('h2', { text: 'Where the workers are' }));
+      var row = h('div', { class: 'hang-groups', id: 'hang-groups', style: 'display:flex;gap:12px;align-items:flex-start;overflow-x:auto;padding-bottom:6px;margin-bottom:16px' });
+      groups.forEach(function (o) {
+        var g = o.g, n = isNum(g.count) ? g.count : o.ws.length;
+        var frames = g.stack != null && String(g.stack) !== '' ? String(g.stack).split('|') : [];
+        var fn = g['function'] != null ? String(g['function']) : '';
+        var steps = Array.isArray(g.steps) && g.steps.length === 2 ? (g.steps[0] === g.steps[1] ? 'step ' + g.steps[0] : 'steps ' + g.steps[0] + '–' + g.steps[1]) : '';
+        add(row, h('div', { class: 'card hang-group' + (o.s ? ' suspect' : ''), 'data-suspect': o.s ? '1' : '0',
+          style: 'flex:1 1 0;min-width:240px;max-width:560px;margin:0' + (o.s ? ';border-color:#ff8182;box-shadow:0 0 0 1px #ff8182' : '') },
+          h('div', { style: 'display:flex;gap:8px;align-items:center;flex-wrap:wrap;margin-bottom:4px' },
+            o.s ? h('span', { class: 'badge bad', text: 'suspect' }) : null, h('b', { text: plural(n, 'worker') }),
+            steps ? h('span', { class: 'muted', text: steps }) : null),
+          h('div', null, o.ws.slice(0, 12).map(function (x) { return workerLink(x, susSet[x] ? 'bad' : ''); }), o.ws.length > 12 ? ' and ' + (o.ws.length - 12) + ' more' : null),
+          fn ? h('div', { class: 'hang-fn', style: 'margin-top:6px' }, 'in ', h('code', { text: fn })) : null,
+          frames.length ? h('ol', { class: 'hang-stack', title: 'outermost frame first', style: 'font-family:monospace;font-size:12px;margin:8px 0 0;padding-left:24px;word-break:break-all' },
+            frames.map(function (f, k) { return h('li', { text: f, style: (k === frames.length - 1 ? 'font-weight:600' : '') + (f === fn ? ';color:var(--bad)' : '') }); }))
+            : h('div', { class: 'muted', text: '(no Python frame)' })));
+      });
+      add(root, row);
+    }
+    var wobj = obj(hg.workers);
+    if (wobj) {
+      var rows = keys(wobj).map(function (id) {
+        var w = obj(wobj[id]) || {};
+        return { id: id, rank: w.rank, state: w.state != null ? String(w.state) : '', step: w['last step'], since: w['seconds since last step'],
+          fn: w['function'] != null ? String(w['function']) : '', where: w.where != null ? String(w.where) : '', stacks: w.stacks != null ? String(w.stacks) : '', sus: susSet[id] ? 1 : 0 };
+      });
+      add(root, table({ title: 'Workers', rows: rows, sort: ['sus', -1], cls: 'hang-workers', rowClass: function (r) { return r.sus ? 'hl' : null; },
+        cols: [{ key: 'id', label: 'worker', fmt: function (v, r) { return workerLink(v, r.sus ? 'bad' : ''); } },
+          { key: 'sus', label: 'suspect', num: true, fmt: function (v) { return v ? 'yes' : ''; } },
+          { key: 'rank', label: 'rank', num: true, fmt: String },
+          { key: 'state', label: 'state' },
+          { key: 'step', label: 'last step', num: true, fmt: String },
+          { key: 'since', label: 's since last step', num: true, fmt: function (v) { return isNum(v) ? v.toFixed(1) : '–'; } },
+          { key: 'fn', label: 'function' },
+          { key: 'where', label: 'where', fmt: function (v) { return h('code', { text: v }); } },
+          { key: 'stacks', label: 'stacks' }] }));
     }
     var rest = {};
-    keys(hg).forEach(function (k) { if (k !== 'groups' && k !== 'explanation') rest[k] = hg[k]; });
-    add(root, h('h2', { text: 'All fields' }));
-    add(root, h('div', { class: 'card jtree' }, jsonTree(rest, 0)));
+    keys(hg).forEach(function (k) { if (['groups', 'explanation', 'workers', 'suspect_workers', 'suspects', 'hung'].indexOf(k) < 0) rest[k] = hg[k]; });
+    if (keys(rest).length) {
+      add(root, h('h2', { text: 'Other fields' }));
+      add(root, h('div', { class: 'card jtree' }, jsonTree(rest, 0)));
+    }
+  }
+
+  /* ----------------------------------------------------------- hardware */
+  /* display.hw (docs/hardware.md, "Timelines"): each chosen worker's
+     hardware series, t_ms from its window start.  The window is shaded and
+     its steps marked, so what the hardware did lines up with what ran.
+     One chart per unit; series names are text (tooltips escape them). */
+  var HW_UNITS = [
+    ['%', 'Utilization and pressure', '%', 1],
+    ['B/s', 'Throughput: NVLink, PCIe, NIC, InfiniBand', 'GB/s', 1e-9],
+    ['MHz', 'SM clock', 'MHz', 1],
+    ['W', 'Power', 'W', 1],
+    ['C', 'Temperature', '°C', 1],
+    ['B', 'Available memory', 'GiB', 1 / 1073741824],
+    ['', 'Clock throttle reasons (NVML bitmask; bit 0 = idle)', '', 1]
+  ];
+  function hwData() {
+    var d = obj(M.rep.display), hw = d && obj(d.hw);
+    return hw && obj(hw.workers) && keys(hw.workers).length ? hw : null;
+  }
+  function hwName(s) {
+    var n = String(s.name);
+    if (n === 'cpu_util' && s.device === -1) return 'cpu_util (all cores)';
+    if (isNum(s.device) && s.device >= 0) n += ' gpu' + s.device;
+    if (s.label) n += ' ' + s.label;
+    return n;
+  }
+  function hwCharts(wrap, id, hw) {
+    wrap.textContent = '';
+    var w = M.byId[id] || { id: id, rank: hw.rank, host: hw.host };
+    var series = Array.isArray(hw.series) ? hw.series.filter(obj) : [];
+    var win = isNum(hw.window_ms) ? hw.window_ms : null;
+    var steps = [], acc = 0;
+    (w.stepMs || []).forEach(function (s) { if (isNum(s)) { acc += s; steps.push(acc); } });
+    add(wrap, h('p', { class: 'note' }, 'Worker ', workerLink(id), (hw.host ? ' on ' + hw.host : '') +
+      ' · source ' + (hw.source || '?') + ' · time in ms from the start of its profiled window' +
+      (win != null ? ' (' + ms(win) + ', shaded' + (steps.length > 1 ? '; dashed lines end its steps' : '') + ')' : '') + '.'));
+    if (hw.note) add(wrap, h('div', { class: 'banner warn' }, h('b', { text: 'Not sampled: ' }), String(hw.note)));
+    if (!series.length) { add(wrap, empty('No series for this worker.')); return; }
+    HW_UNITS.forEach(function (u, ui) {
+      var mine = series.filter(function (s) { return String(s.unit || '') === u[0] && Array.isArray(s.t_ms) && Array.isArray(s.v); });
+      if (!mine.length) return;
+      var el = h('div', { class: 'chart', id: 'chart-hw-' + ui, style: 'height:' + (ui < 2 ? 260 : 200) + 'px' });
+      add(wrap, h('div', { class: 'chart-card', 'data-unit': u[0] }, h('div', { class: 'hd' }, h('h3', { text: u[1] + (u[2] ? ' (' + u[2] + ')' : '') })), el));
+      var marks = steps.slice(0, -1).map(function (x) { return { xAxis: x }; });
+      var opt = {
+        grid: { left: 64, right: 16, top: 34, bottom: 40 },
+        legend: { type: 'scroll', top: 0, textStyle: { fontSize: 11 } },
+        tooltip: { trigger: 'axis', confine: true, formatter: function (ps) {
+          var out = ps.length ? esc(num(ps[0].value[0])) + ' ms' : '';
+          ps.forEach(function (p) {
+            var v = p.value[1];
+            out += '<br>' + p.marker + esc(p.seriesName) + ': ' + (v == null ? '–' : u[0] === '' ? '0x' + Math.round(v).toString(16) : esc(num(v)) + ' ' + esc(u[2]));
+          });
+          return out;
+        } },
+        xAxis: { type: 'value', name: 'ms from window start', nameLocation: 'middle', nameGap: 24, scale: true },
+        yAxis: { type: 'value', scale: u[0] !== '%', max: u[0] === '%' ? 100 : null, min: u[0] === '%' ? 0 : null },
+        dataZoom: [{ type: 'inside', xAxisIndex: 0 }],
+        series: mine.map(function (s, i) {
+          var data = [], k;
+          for (k = 0; k < s.t_ms.length && k < s.v.length; k++)
+            data.push([s.t_ms[k], isNum(s.v[k]) ? s.v[k] * u[3] : null]);
+          var o = { type: 'line', name: hwName(s), showSymbol: data.length < 40, symbolSize: 4, step: u[0] === '' ? 'end' : false,
+            connectNulls: false, sampling: 'lttb', lineStyle: { width: 1.5 }, data: data };
+          if (i === 0 && win != null) {
+            o.markArea = { silent: true, itemStyle: { color: 'rgba(9,105,218,0.07)' }, data: [[{ xAxis: 0 }, { xAxis: win }]] };
+            if (marks.length) o.markLine = { silent: true, symbol: 'none', label: { show: false }, lineStyle: { color: '#8c959f', type: 'dashed' }, data: marks };
+          }
+          return o;
+        })
+      };
+      chart(el, opt);
+    });
+  }
+  function viewHardware(root) {
+    var hw = hwData();
+    add(root, h('h1', { text: 'Hardware' }));
+    add(root, howto('hardware timelines', [
+      ['what', 'What the node agent sampled while each worker was profiled: GPU utilization, SM clock, power, temperature and throttle reasons (NVML), NVLink and PCIe throughput, NIC and InfiniBand throughput, CPU, memory and pressure (/proc, /sys).'],
+      ['how to read', 'A slow worker whose link throughput stays low while its communication kernels run waits for a peer; a busy link at capacity is the bottleneck. Low SM clock with throttle reasons set points at power or thermal limits.'],
+      ['which workers', 'Those the findings name first, then one per host, then the rest by rank (at most 16; ' + (isNum(hw.workers_with_samples) ? hw.workers_with_samples : '?') + ' had samples).']]));
+    var ids = keys(hw.workers);
+    var pick = ids[0];
+    M.findings.some(function (f) {
+      var hit = (Array.isArray(f.workers) ? f.workers : []).filter(function (x) { return ids.indexOf(x) >= 0; })[0];
+      if (hit) pick = hit;
+      return !!hit;
+    });
+    var sel = h('select', { 'aria-label': 'worker' });
+    ids.forEach(function (id) {
+      var r = obj(hw.workers[id]) || {};
+      sel.appendChild(h('option', { value: id, text: (isNum(r.rank) ? 'rank ' + r.rank + ' · ' : '') + id + (r.host ? ' (' + r.host + ')' : '') }));
+    });
+    var wrap = h('div', { class: 'hw-charts' });
+    /* #hardware?q=<worker id> selects a worker (the route's filter hook). */
+    var ctl = h('div', { class: 'tbl-wrap hw-ctl' }, h('label', null, 'Worker: ', sel));
+    function show(id) {
+      if (!(id in hw.workers)) return;
+      sel.value = id;
+      charts = charts.filter(function (c) { if (wrap.contains(c.getDom())) { c.dispose(); return false; } return true; });
+      hwCharts(wrap, id, obj(hw.workers[id]) || {});
+    }
+    ctl._setFilter = function (q) { show(String(q || '')); };
+    sel.addEventListener('change', function () { show(sel.value); });
+    add(root, ctl);
+    add(root, wrap);
+    show(pick);
   }
 
   /* ------------------------------------------------------------ routing */
@@ -1076,6 +1232,7 @@
     { id: 'runtime', label: 'CUDA Runtime', fn: viewRuntime, count: function () { return abnCount('CUDA Runtime'); } },
     { id: 'python', label: 'Python', fn: viewPython, count: function () { return keys(obj(M.rep['Python functions'])).length; }, neutral: true },
     { id: 'heatmap', label: 'Heatmap', fn: viewHeatmap },
+    { id: 'hardware', label: 'Hardware', fn: viewHardware, when: function () { return !!hwData(); }, neutral: true, count: function () { return keys(hwData().workers).length; } },
     { id: 'hang', label: 'Hang', fn: viewHang, when: function () { return !!M.hang; }, count: function () { return M.hang && M.hang.hung ? 1 : 0; } }
   ];
   function abnCount(name) {

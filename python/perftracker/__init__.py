@@ -56,6 +56,13 @@ def _env_int(names, default):
     return default
 
 
+def _env_float(name, default):
+    try:
+        return float(os.environ.get(name) or default)
+    except ValueError:
+        return default
+
+
 def _find_binary():
     """The perftracker binary that runs the agent: $PERFTRACKER_BIN, the
     build tree next to this package, or PATH."""
@@ -84,6 +91,17 @@ def _agent_argv(control_dir, local_rank):
     spool = os.environ.get("PERFTRACKER_SPOOL_DIR")
     if spool:
         argv += ["--spool-dir", spool]
+    # Automatic profiling on slowdown (opt-in, docs/hang.md): the agent
+    # watches the step times and starts a trigger by itself.
+    if os.environ.get("PERFTRACKER_AUTO_PROFILE", "0") not in ("", "0"):
+        argv.append("--auto-profile")
+        for env, opt in (("PERFTRACKER_AUTO_WINDOW", "--auto-window"),
+                         ("PERFTRACKER_AUTO_SLOWDOWN", "--auto-slowdown"),
+                         ("PERFTRACKER_AUTO_COOLDOWN", "--auto-cooldown"),
+                         ("PERFTRACKER_AUTO_OUTPUT_DIR", "--auto-output-dir")):
+            v = os.environ.get(env)
+            if v:
+                argv += [opt, v]
     return argv
 
 
@@ -99,7 +117,8 @@ class PerfTracker(_Base):
     Further knobs: PERFTRACKER_SPOOL_DIR, PERFTRACKER_HOST,
     PERFTRACKER_HEARTBEAT_MS (1000), PERFTRACKER_POLL_MS (250),
     PERFTRACKER_TRACE_EVENTS (2097152), PERFTRACKER_AUTO_AGENT (1),
-    PERFTRACKER_DISABLE (0), PERFTRACKER_DEBUG (0).
+    PERFTRACKER_HANG_S (0: automatic), PERFTRACKER_WATCHDOG (1),
+    PERFTRACKER_AUTO_PROFILE (0), PERFTRACKER_DISABLE (0), PERFTRACKER_DEBUG (0).
     """
 
     # No instance dict: `tracer.step` resolves straight to the C method.
@@ -133,7 +152,8 @@ class PerfTracker(_Base):
                 hook=_window, agent_argv=_agent_argv(cdir, int(local_rank)),
                 heartbeat_ms=_env_int(("PERFTRACKER_HEARTBEAT_MS",), 1000),
                 poll_ms=_env_int(("PERFTRACKER_POLL_MS",), 250),
-                trace_events=_env_int(("PERFTRACKER_TRACE_EVENTS",), 1 << 21))
+                trace_events=_env_int(("PERFTRACKER_TRACE_EVENTS",), 1 << 21),
+                hang_s=_env_float("PERFTRACKER_HANG_S", 0.0))
             if not _shutdown_registered:
                 import atexit
                 atexit.register(_collector.shutdown)

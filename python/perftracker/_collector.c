@@ -11,6 +11,10 @@
  * background thread then merges the tracer's events into the exported trace
  * and drops it in the node-local spool for the agent (src/agent).
  *
+ * A watchdog thread, which never takes the GIL, writes the Python stacks of
+ * every thread to the control directory on request and when no step came
+ * for a while (hang diagnosis, docs/hang.md).
+ *
  * Rules: step() never does I/O, never takes a lock and never raises; every
  * error is logged once to stderr and the collector goes quiet.
  */
@@ -867,6 +871,7 @@ static void *bg_main(void *arg)
 	/* Signals belong to the training thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_setname_np(pthread_self(), "pt-collector");
 	pt_control_path(tpath, sizeof(tpath), G.dir, "trigger.json");
 	pthread_mutex_lock(&G.mu);
 	while (!G.stop) {
@@ -1063,6 +1068,268 @@ static void *bg_main(void *arg)
 	pthread_cond_broadcast(&G.cond);
 	pthread_mutex_unlock(&G.mu);
 	return NULL;
+}
+
+
+/* ---- watchdog: Python stacks without the GIL ------------------------------- */
+
+/* CPython's faulthandler walks the thread states and their frame chains
+ * without the GIL and writes with write(2) only; it is exported by
+ * libpython (an internal header declares it, so we declare it here).  It is
+ * what faulthandler.dump_traceback_later() runs in its own watchdog thread:
+ * it works while the training thread holds the GIL in C code or waits in a
+ * collective.  A frame that changes while being read can give a garbled
+ * line, never a hang; that is the price faulthandler pays too. */
+extern const char *_Py_DumpTracebackThreads(int fd, PyInterpreterState *interp,
+					    PyThreadState *current_tstate);
+
+#define WD_SAMPLES 32
+
+static struct watchdog {
+	pthread_t thread;
+	int started;
+	int stop;                   /* under mu */
+	int running;                /* under mu: the thread has not exited */
+	pthread_mutex_t mu;         /* held for a whole dump; shutdown takes it */
+	PyInterpreterState *interp;
+	unsigned long train_thread; /* PyThread_get_thread_ident() of the thread
+				       that created the collector */
+	double hang_s;              /* dump when no step for this long; 0: automatic */
+	double hang_min_s;          /* floor of the automatic threshold */
+	int poll_ms;
+	/* Prepared at start: paths and the fixed part of the header. */
+	char dir[PT_CONTROL_PATH_MAX];
+	char out[PT_CONTROL_PATH_MAX];
+	char tmp[PT_CONTROL_PATH_MAX];
+	char req[PT_CONTROL_PATH_MAX];
+	char head[PT_CONTROL_ID_MAX + PT_CONTROL_HOST_MAX + 128];
+	char reqbuf[PT_STACKS_REQUEST_MAX + 1];
+	char last_req[PT_CONTROL_TID_MAX + 16];
+	double samples[WD_SAMPLES]; /* seconds per step, one per poll that saw steps */
+	int nsamples, isample;
+	int64_t dumps;              /* written so far (info()) */
+	double last_dump;
+} WD = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static int wd_write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Write stacks/<wid>.txt: header, faulthandler's dump, then rename into
+ * place.  No GIL, no Python call, no allocation: open/write/close/rename on
+ * paths prepared at start. */
+static void wd_dump(const char *reason, const char *req, double now, int64_t step,
+		    double step_time)
+{
+	char hdr[sizeof(WD.head) + 512];
+	const char *msg;
+	int fd, n;
+
+	pthread_mutex_lock(&WD.mu);
+	if (WD.stop || !WD.interp)
+		goto out;
+	fd = open(WD.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0 && errno == ENOENT) {
+		/* stacks/ removed (or never made): once more after mkdir. */
+		mkdir(WD.dir, 0777);
+		fd = open(WD.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	}
+	if (fd < 0) {
+		dlog("cannot write stacks to '%s': %s", WD.tmp, strerror(errno));
+		goto out;
+	}
+	n = snprintf(hdr, sizeof(hdr), "%sreason: %s\nrequest: %s\ntime: %.3f\nstep: %lld\n"
+		     "step_time: %.3f\n\n", WD.head, reason, req, now, (long long)step, step_time);
+	if (n > (int)sizeof(hdr) - 1)
+		n = (int)sizeof(hdr) - 1;
+	if (wd_write_all(fd, hdr, (size_t)n) == 0) {
+		msg = _Py_DumpTracebackThreads(fd, WD.interp, NULL);
+		if (msg) {
+			wd_write_all(fd, "error: ", 7);
+			wd_write_all(fd, msg, strlen(msg));
+			wd_write_all(fd, "\n", 1);
+		}
+	}
+	if (close(fd) == 0 && rename(WD.tmp, WD.out) == 0) {
+		WD.dumps++;
+		WD.last_dump = now;
+		dlog("stacks written (%s%s%s) at step %lld", reason, req[0] ? " " : "", req,
+		     (long long)step);
+	} else {
+		unlink(WD.tmp);
+	}
+out:
+	pthread_mutex_unlock(&WD.mu);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* No step for this long means stuck: the set value, or max(floor, 10 x the
+ * median step time seen lately). */
+static double wd_threshold(void)
+{
+	double v[WD_SAMPLES], med;
+	int n = WD.nsamples;
+
+	if (WD.hang_s > 0)
+		return WD.hang_s;
+	if (!n)
+		return WD.hang_min_s;
+	memcpy(v, WD.samples, (size_t)n * sizeof(double));
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return med * 10 > WD.hang_min_s ? med * 10 : WD.hang_min_s;
+}
+
+/* Has the request file changed, and does it carry a new, recent id? */
+static int wd_request(double now, char *id, size_t cap, struct stat *last)
+{
+	struct stat st;
+	double t = 0;
+	ssize_t r;
+	int fd;
+
+	if (stat(WD.req, &st) != 0)
+		return 0;
+	if (st.st_ino == last->st_ino && st.st_size == last->st_size &&
+	    st.st_mtim.tv_sec == last->st_mtim.tv_sec && st.st_mtim.tv_nsec == last->st_mtim.tv_nsec)
+		return 0;
+	fd = open(WD.req, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	r = read(fd, WD.reqbuf, PT_STACKS_REQUEST_MAX);
+	close(fd);
+	if (r <= 0)
+		return 0;
+	*last = st;
+	WD.reqbuf[r] = 0;
+	if (pt_control_stacks_request_parse(WD.reqbuf, id, cap, &t) != 0)
+		return 0;
+	if (!strcmp(id, WD.last_req))
+		return 0;
+	snprintf(WD.last_req, sizeof(WD.last_req), "%s", id);
+	/* A request from before this process (or long ago) is not for us. */
+	return now - t < 60;
+}
+
+static void *wd_main(void *arg)
+{
+	int64_t last = -1;
+	double last_change = pt_control_now();
+	int stalled = 0;
+	struct stat rst;
+	sigset_t all;
+	char id[sizeof(WD.last_req)];
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_setname_np(pthread_self(), "pt-watchdog");
+	memset(&rst, 0, sizeof(rst));
+	for (;;) {
+		double now = pt_control_now();
+		int64_t cur = __atomic_load_n(&G.count, __ATOMIC_RELAXED);
+		struct timespec ts;
+		int stop;
+
+		pthread_mutex_lock(&WD.mu);
+		stop = WD.stop;
+		if (stop)
+			WD.running = 0;
+		pthread_mutex_unlock(&WD.mu);
+		if (stop)
+			break;
+		if (cur != last) {
+			if (last >= 0 && cur > last) {
+				WD.samples[WD.isample] = (now - last_change) / (double)(cur - last);
+				WD.isample = (WD.isample + 1) % WD_SAMPLES;
+				if (WD.nsamples < WD_SAMPLES)
+					WD.nsamples++;
+			}
+			last = cur;
+			last_change = now;
+			stalled = 0;
+		}
+		if (wd_request(now, id, sizeof(id), &rst))
+			wd_dump("request", id, now, cur, cur > 0 ? last_change : 0);
+		/* Stuck: dump once per stall (training has started: step >= 1). */
+		if (cur > 0 && !stalled && now - last_change >= wd_threshold()) {
+			stalled = 1;
+			wd_dump("stalled", "", now, cur, last_change);
+		}
+		ts.tv_sec = WD.poll_ms / 1000;
+		ts.tv_nsec = (long)(WD.poll_ms % 1000) * 1000000L;
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* With the GIL held (Collector_init).  Everything the dump needs is
+ * prepared here. */
+static void wd_start(double hang_s)
+{
+	const char *e = getenv("PERFTRACKER_WATCHDOG");
+	const char *m = getenv("PERFTRACKER_HANG_MIN_S");
+
+	if (e && !strcmp(e, "0"))
+		return;
+	if (pt_control_stacks_dir(WD.dir, sizeof(WD.dir), G.dir) ||
+	    pt_control_stacks_path(WD.out, sizeof(WD.out), G.dir, G.info.id) ||
+	    pt_control_stacks_tmp_path(WD.tmp, sizeof(WD.tmp), G.dir, G.info.id) ||
+	    pt_control_stacks_request_path(WD.req, sizeof(WD.req), G.dir)) {
+		plog("control directory path too long: no watchdog");
+		return;
+	}
+	WD.interp = PyInterpreterState_Get();
+	WD.train_thread = PyThread_get_thread_ident();
+	WD.hang_s = hang_s > 0 ? hang_s : 0;
+	WD.hang_min_s = m && atof(m) > 0 ? atof(m) : 60;
+	WD.poll_ms = G.poll_ms;
+	snprintf(WD.head, sizeof(WD.head),
+		 PT_STACKS_MAGIC "\nworker: %s\nhost: %s\nrank: %lld\npid: %ld\n"
+		 "training_thread: 0x%016lx\n", G.info.id, G.host, (long long)G.info.rank,
+		 (long)G.pid, WD.train_thread);
+	pt_control_mkdirs(WD.dir, NULL);
+	pthread_mutex_lock(&WD.mu);
+	WD.stop = 0;
+	/* A collector started again after shutdown(): the old thread, if it
+	 * has not noticed the stop yet, simply carries on. */
+	if (!WD.running) {
+		if (pthread_create(&WD.thread, NULL, wd_main, NULL) != 0) {
+			pthread_mutex_unlock(&WD.mu);
+			plog("cannot start the watchdog thread: %s", strerror(errno));
+			return;
+		}
+		pthread_detach(WD.thread);
+		WD.running = 1;
+	}
+	WD.started = 1;
+	pthread_mutex_unlock(&WD.mu);
+}
+
+/* Before the interpreter goes away (atexit): no dump may start after this,
+ * and one in progress is waited for (thread states are freed at exit). */
+static void wd_stop(void)
+{
+	pthread_mutex_lock(&WD.mu);
+	WD.stop = 1;
+	WD.interp = NULL;
+	pthread_mutex_unlock(&WD.mu);
 }
 
 /* ---- the step path -------------------------------------------------------- */
@@ -1297,20 +1564,27 @@ static void atfork_child(void)
 	G.started = 0;
 	G.next_action = NO_ACTION;
 	pthread_mutex_init(&G.mu, NULL);
+	/* No watchdog thread in the child; it must not dump as the parent. */
+	pthread_mutex_init(&WD.mu, NULL);
+	WD.stop = 1;
+	WD.started = 0;
+	WD.running = 0;
+	WD.interp = NULL;
 }
 
 /* Collector(control_dir, spool_dir, rank, local_rank, world_size,
  *           local_world_size, hook, agent_argv, heartbeat_ms, poll_ms,
- *           trace_events).  Never raises: problems are logged and the
+ *           trace_events, hang_s).  Never raises: problems are logged and the
  * collector stays inert. */
 static int Collector_init(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "control_dir", "spool_dir", "rank", "local_rank", "world_size",
 				  "local_world_size", "hook", "agent_argv", "heartbeat_ms",
-				  "poll_ms", "trace_events", NULL };
+				  "poll_ms", "trace_events", "hang_s", NULL };
 	const char *dir = NULL, *spool = NULL;
 	long long rank = 0, lrank = 0, world = 1, lworld = 1, events = 1 << 21;
 	int hb_ms = 1000, poll_ms = 250;
+	double hang_s = 0;
 	PyObject *hook = Py_None, *agent = Py_None;
 	pthread_condattr_t ca;
 	const char *dbg = getenv("PERFTRACKER_DEBUG");
@@ -1318,9 +1592,9 @@ static int Collector_init(PyObject *self, PyObject *args, PyObject *kw)
 	log_verbose = dbg && *dbg && strcmp(dbg, "0");
 	if (G.started)
 		return 0;  /* one collector per process; later instances share it */
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzLLLLOOiiL", kwlist, &dir, &spool, &rank,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzLLLLOOiiLd", kwlist, &dir, &spool, &rank,
 					 &lrank, &world, &lworld, &hook, &agent, &hb_ms, &poll_ms,
-					 &events)) {
+					 &events, &hang_s)) {
 		PyObject *t, *v, *tb;
 
 		PyErr_Fetch(&t, &v, &tb);
@@ -1365,6 +1639,7 @@ static int Collector_init(PyObject *self, PyObject *args, PyObject *kw)
 	pthread_detach(G.thread);
 	pthread_atfork(NULL, NULL, atfork_child);
 	G.started = 1;
+	wd_start(hang_s);
 	dlog("worker %s, control %s, spool %s", G.info.id, G.dir, G.spool);
 	return 0;
 }
@@ -1397,6 +1672,9 @@ static PyObject *mod_shutdown(PyObject *m, PyObject *args)
 		return NULL;
 	if (!G.started || G.pid != getpid())
 		Py_RETURN_NONE;
+	Py_BEGIN_ALLOW_THREADS
+	wd_stop();
+	Py_END_ALLOW_THREADS
 	if (T.active)
 		tracer_stop();
 	Py_BEGIN_ALLOW_THREADS
@@ -1437,11 +1715,13 @@ static PyObject *mod_info(PyObject *m, PyObject *unused)
 	PyObject *d;
 
 	pthread_mutex_lock(&G.mu);
-	d = Py_BuildValue("{s:L,s:s,s:s,s:s,s:s,s:i,s:i,s:s,s:L}", "step", (long long)G.count,
-			  "id", G.info.id, "host", G.host, "control_dir", G.dir, "spool_dir", G.spool,
-			  "started", G.started, "quiet", G.quiet, "state",
+	d = Py_BuildValue("{s:L,s:s,s:s,s:s,s:s,s:i,s:i,s:s,s:L,s:i,s:L,s:d}", "step",
+			  (long long)G.count, "id", G.info.id, "host", G.host, "control_dir", G.dir,
+			  "spool_dir", G.spool, "started", G.started, "quiet", G.quiet, "state",
 			  G.quiet ? PT_STATE_QUIET : phase_name(G.w.phase), "next_action",
-			  (long long)G.next_action);
+			  (long long)G.next_action, "watchdog", WD.started && !WD.stop,
+			  "stack_dumps", (long long)__atomic_load_n(&WD.dumps, __ATOMIC_RELAXED),
+			  "hang_threshold", WD.started ? wd_threshold() : 0.0);
 	pthread_mutex_unlock(&G.mu);
 	return d;
 }
@@ -1495,7 +1775,25 @@ static PyObject *mod_trace_stop(PyObject *m, PyObject *args)
 	return Py_BuildValue("(nK)", (Py_ssize_t)n, dropped);
 }
 
+/* _test_spin_gil(seconds): busy-wait in C for `seconds` WITHOUT releasing
+ * the GIL.  Test-only: stands in for a C extension or a collective that
+ * blocks while holding the GIL; the watchdog must still dump the stacks. */
+static PyObject *mod_test_spin_gil(PyObject *m, PyObject *args)
+{
+	double secs = 0, end;
+	volatile uint64_t spins = 0;
+
+	if (!PyArg_ParseTuple(args, "d", &secs))
+		return NULL;
+	end = pt_control_now() + secs;
+	while (pt_control_now() < end)
+		spins++;
+	return PyLong_FromUnsignedLongLong(spins);
+}
+
 static PyMethodDef module_methods[] = {
+	{ "_test_spin_gil", mod_test_spin_gil, METH_VARARGS,
+	  "Busy-wait in C holding the GIL (tests only)." },
 	{ "shutdown", mod_shutdown, METH_VARARGS, "Stop the collector and unregister." },
 	{ "info", mod_info, METH_NOARGS, "The collector's state as a dict." },
 	{ "_trace_start", mod_trace_start, METH_VARARGS, "Start the Python tracer (tests)." },

@@ -21,6 +21,7 @@
 #include "../util/json.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
+#include "sampler.h"
 
 static void alog(pt_agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void alog(pt_agent *a, const char *fmt, ...)
@@ -52,6 +53,9 @@ void pt_agent_init(pt_agent *a, const char *dir, const char *spool, const char *
 	a->hb_s = 5;
 	a->jobs = cpus > 4 ? 4 : cpus > 0 ? cpus : 1;
 	pt_summary_options_default(&a->sopt);
+	pt_sampler_options_default(&a->hw_opt);
+	a->hw_opt.root = NULL;
+	a->hw_opt.host = NULL;
 }
 
 static void clear_done(pt_agent *a)
@@ -63,10 +67,15 @@ static void clear_done(pt_agent *a)
 	a->ndone = 0;
 }
 
+static void hw_end(pt_agent *a);
+static void hw_drop(pt_agent *a);
+
 void pt_agent_free(pt_agent *a)
 {
 	if (!a)
 		return;
+	hw_end(a);
+	hw_drop(a);
 	pt_agent_unlock(a);
 	clear_done(a);
 }
@@ -173,6 +182,231 @@ static void write_heartbeat(pt_agent *a, double now)
 	a->last_hb = now;
 }
 
+/* ---- hardware sampler (docs/hardware.md) --------------------------------------------- */
+
+/* Sampling for one trigger.  Kept (without a sampler) after the sampling
+ * ended, so that later polls of the same trigger do not start it again. */
+struct pt_agent_hw {
+	pt_sampler *s;
+	char tid[PT_CONTROL_TID_MAX];
+	char raw_dir[PT_CONTROL_PATH_MAX];  /* where kept raw traces go */
+	char name[PT_CONTROL_HOST_MAX + 16]; /* hw_<host>.json */
+	int save_raw;
+	int rank0;                          /* a rank-0 trace of this host arrived */
+	pt_samples snap;                    /* the samples as of this poll's traces */
+	int have_snap;
+};
+
+/* hw_<host>.json, the host's characters outside [A-Za-z0-9._-] as '_'. */
+static void hw_file_name(const char *host, char *out, size_t cap)
+{
+	size_t n = strlen(host);
+
+	snprintf(out, cap, "hw_%s.json", host);
+	for (size_t i = 3; i < 3 + n && i < cap && out[i]; i++) {
+		char c = out[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			out[i] = '_';
+	}
+}
+
+static void hw_write(pt_agent *a, const pt_samples *h, const char *dir)
+{
+	char path[PT_CONTROL_PATH_MAX + PT_CONTROL_HOST_MAX + 32];
+	pt_error e;
+
+	pt_error_clear(&e);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, a->hw->name) >= sizeof(path))
+		return;
+	if (pt_control_mkdirs(dir, &e) != PT_OK || pt_samples_write_file(h, path, &e) != PT_OK) {
+		char buf[1024];
+
+		alog(a, "cannot write hardware samples: %s", pt_error_format(&e, buf, sizeof(buf)));
+	}
+}
+
+/* An active trigger: start sampling for it (once). */
+static void hw_begin(pt_agent *a, const pt_trigger *t)
+{
+	struct pt_agent_hw *h;
+	pt_sampler_options o;
+	pt_error e;
+	int gpus = 0, nics = 0, ib = 0, cpus = 0;
+	const char *note;
+
+	if (a->hw_off || (a->hw && !strcmp(a->hw->tid, t->id)))
+		return;
+	hw_drop(a);
+	h = x_calloc(1, sizeof(*h));
+	if (!h)
+		return;
+	a->hw = h;
+	snprintf(h->tid, sizeof(h->tid), "%s", t->id);
+	snprintf(h->raw_dir, sizeof(h->raw_dir), "%s", t->raw_dir);
+	hw_file_name(a->host, h->name, sizeof(h->name));
+	h->save_raw = t->save_raw;
+	o = a->hw_opt;
+	if (!o.host)
+		o.host = a->host;
+	pt_error_clear(&e);
+	h->s = pt_sampler_new(&o, &e);
+	if (!h->s || pt_sampler_start(h->s, &e) != PT_OK) {
+		char buf[1024];
+
+		alog(a, "%s: no hardware sampling: %s", t->id, pt_error_format(&e, buf, sizeof(buf)));
+		pt_sampler_free(h->s);
+		h->s = NULL;
+		return;
+	}
+	pt_sampler_inventory(h->s, &gpus, &nics, &ib, &cpus);
+	note = pt_sampler_note(h->s);
+	alog(a, "%s: hardware sampling every %.3g ms (%.3g ms for utilisation, clocks, cpu): "
+	     "%d gpu%s, %d nic%s, %d infiniband port%s, %d cpu line%s%s%s", t->id,
+	     (double)o.interval_ns / 1e6,
+	     (double)(o.slow_interval_ns > o.interval_ns ? o.slow_interval_ns : o.interval_ns) / 1e6,
+	     gpus < 0 ? 0 : gpus, gpus == 1 ? "" : "s", nics, nics == 1 ? "" : "s", ib,
+	     ib == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s", *note ? "; skipped: " : "", note);
+}
+
+/* Traces arrived: the samples so far go to their summaries (in memory:
+ * a file would be parsed again for every trace). */
+static void hw_snapshot(pt_agent *a, char **wids, size_t n)
+{
+	struct pt_agent_hw *h = a->hw;
+
+	if (!h || !h->s)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		int64_t rank = -1;
+		char base[PT_CONTROL_ID_MAX + 8];
+
+		snprintf(base, sizeof(base), "%s.json", wids[i]);
+		pt_summary_parse_worker_name(base, NULL, 0, &rank, NULL);
+		if (rank == 0)
+			h->rank0 = 1;
+	}
+	if (h->have_snap)
+		pt_samples_free(&h->snap);
+	h->have_snap = pt_sampler_snapshot(h->s, &h->snap) == PT_OK;
+}
+
+/* Sampling over: the whole record beside the raw traces, in the run's
+ * raw_trace/, when this node's raw traces are kept (all, or master with
+ * rank 0 here).  Otherwise the samples live on only in the summaries (the
+ * join, the timelines): the spool is emptied as before. */
+static void hw_end(pt_agent *a)
+{
+	struct pt_agent_hw *h = a->hw;
+	pt_samples all;
+	double fast = 0, slow = 0;
+
+	if (!h || !h->s)
+		return;
+	pt_sampler_stop(h->s);
+	pt_sampler_cost(h->s, &fast, &slow);
+	if (pt_sampler_snapshot(h->s, &all) == PT_OK) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < all.n; i++)
+			n += all.s[i].n;
+		if (h->raw_dir[0] &&
+		    (h->save_raw == PT_RAW_ALL || (h->save_raw == PT_RAW_MASTER && h->rank0)))
+			hw_write(a, &all, h->raw_dir);
+		alog(a, "%s: hardware sampling done: %zu series, %zu samples (%.1f us per fast "
+		     "sample, %.1f us per slow one)", h->tid, all.n, n, fast / 1e3, slow / 1e3);
+		pt_samples_free(&all);
+	}
+	pt_sampler_free(h->s);
+	h->s = NULL;
+	if (h->have_snap)
+		pt_samples_free(&h->snap);
+	h->have_snap = 0;
+}
+
+static void hw_drop(pt_agent *a)
+{
+	if (!a->hw)
+		return;
+	hw_end(a);
+	x_free(a->hw);
+	a->hw = NULL;
+}
+
+/* The worker's GPU for its timelines: its local rank, from its
+ * registration (CUDA numbers the devices a node's ranks use that way in
+ * the usual one-GPU-per-rank launch); -1 (every GPU) when unknown. */
+static int hw_worker_gpu(pt_agent *a, const char *wid)
+{
+	char path[PT_CONTROL_PATH_MAX];
+	char *buf = NULL;
+	pt_json *j;
+	int gpu = -1;
+
+	if (pt_control_record_path(path, sizeof(path), a->dir, "workers", NULL, wid) ||
+	    pt_control_read_file(path, 1 << 16, &buf, NULL, NULL))
+		return -1;
+	j = pt_json_parse(buf, strlen(buf), NULL);
+	if (j) {
+		double lr = pt_json_num(j, "local_rank", -1);
+
+		gpu = lr >= 0 && lr < 4096 ? (int)lr : -1;
+	}
+	pt_json_free(j);
+	x_free(buf);
+	return gpu;
+}
+
+/* Give summary s the compact timelines of its window for PerfDisplay
+ * (docs/hardware.md, "Timelines"): at most 120 points per series. */
+static void hw_timelines(pt_agent *a, pt_summary *s, const char *wid)
+{
+#ifdef PT_SUMMARY_HW_SERIES
+	pt_samples *t;
+	int64_t start = (int64_t)(s->window_start_us * 1000.0);
+	int64_t end = start + (int64_t)(s->window_ms * 1e6);
+
+	if (!a->hw || !a->hw->have_snap || s->error || s->window_ms <= 0)
+		return;
+	t = x_calloc(1, sizeof(*t));
+	if (!t)
+		return;
+	if (pt_sampler_worker_series(&a->hw->snap, start, end, hw_worker_gpu(a, wid), 120, t)) {
+		x_free(t);
+		return;
+	}
+	s->hw_series = t;
+#else
+	/* The summary has no field for timelines yet (PT_SUMMARY_HW_SERIES). */
+	(void)a;
+	(void)s;
+	(void)wid;
+	(void)hw_worker_gpu;
+#endif
+}
+
+static int mine(const pt_agent *a, const char *name);
+static int is_done(const pt_agent *a, const char *wid);
+
+/* Stop when every expected worker of this host delivered (a trigger naming
+ * no workers gives no such list) or the trigger's deadline passed. */
+static void hw_check(pt_agent *a, const pt_trigger *t, double now)
+{
+	size_t i, mine_n = 0, done = 0;
+
+	if (!a->hw || !a->hw->s)
+		return;
+	for (i = 0; i < t->nworkers; i++) {
+		if (!mine(a, t->workers[i]))
+			continue;
+		mine_n++;
+		done += is_done(a, t->workers[i]);
+	}
+	if ((mine_n && done == mine_n) || (t->deadline > 0 && now > t->deadline))
+		hw_end(a);
+}
+
 /* ---- one trace ---------------------------------------------------------------- */
 
 static int copy_file(const char *from, const char *to)
@@ -242,12 +476,22 @@ int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const ch
 	int keep, rc = PT_OK, failed = 0;
 	char base[PT_CONTROL_ID_MAX + 8];
 	struct timespec t0, t1;
+	pt_summary_options so;
+	const pt_samples *hw[1];
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	snprintf(base, sizeof(base), "%s.json", wid);
 	pt_summary_parse_worker_name(base, host, sizeof(host), &rank, &pid);
 	pt_error_clear(&e);
-	s = pt_summary_from_trace(trace, &a->sopt, &e);
+	so = a->sopt;
+	if (a->hw && a->hw->have_snap) {
+		/* This node's samples so far: they cover the window, which ended
+		 * before the trace was exported (docs/hardware.md, "The join"). */
+		hw[0] = &a->hw->snap;
+		so.hw = hw;
+		so.nhw = 1;
+	}
+	s = pt_summary_from_trace(trace, &so, &e);
 	if (!s) {
 		char buf[1024];
 
@@ -257,6 +501,8 @@ int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const ch
 		failed = 1;
 		if (!s)
 			return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	} else {
+		hw_timelines(a, s, wid);
 	}
 	/* Raw-trace policy: keep rank 0's (master) or everyone's (all) in
 	 * <run>/raw_trace/, delete the rest. */
@@ -420,6 +666,7 @@ int pt_agent_poll(pt_agent *a, pt_error *err)
 	if (rc)
 		return rc;
 	if (!t.id[0] || strcmp(t.state, PT_TRIGGER_ACTIVE)) {
+		hw_end(a);
 		if (now - a->last_clean > 5) {
 			a->last_clean = now;
 			clean_spool(a, NULL);
@@ -433,6 +680,7 @@ int pt_agent_poll(pt_agent *a, pt_error *err)
 		     (long long)(t.start_step + t.steps - 1), pt_control_raw_name(t.save_raw));
 		clean_spool(a, t.id);
 	}
+	hw_begin(a, &t);
 	a->last_alive = now;
 	if ((size_t)snprintf(sdir, sizeof(sdir), "%s/%s", a->spool, t.id) >= sizeof(sdir))
 		goto out;
@@ -458,6 +706,7 @@ int pt_agent_poll(pt_agent *a, pt_error *err)
 		pthread_t th[16];
 		size_t nth = (size_t)(a->jobs > 16 ? 16 : a->jobs < 1 ? 1 : a->jobs), started = 0;
 
+		hw_snapshot(a, todo, ntodo);
 		if (nth > ntodo)
 			nth = ntodo;
 		pthread_mutex_init(&j.mu, NULL);
@@ -480,6 +729,8 @@ int pt_agent_poll(pt_agent *a, pt_error *err)
 		}
 	}
 out:
+	if (t.id[0] && !strcmp(t.state, PT_TRIGGER_ACTIVE))
+		hw_check(a, &t, now);
 	for (size_t k = 0; k < ntodo; k++)
 		x_free(todo[k]);
 	x_free(todo);

@@ -21,6 +21,7 @@
 #include "../analysis/summary.h"
 #include "../control/control.h"
 #include "../util/error.h"
+#include "sampler.h"
 
 typedef void (*pt_agent_log_fn)(void *ctx, const char *msg);
 
@@ -38,6 +39,13 @@ typedef struct pt_agent {
 	pt_summary_options sopt;
 	pt_agent_log_fn log;               /* NULL: no log */
 	void *log_ctx;
+	/* Hardware sampler (docs/hardware.md): from the moment an active
+	 * trigger is seen until every expected local worker delivered, the
+	 * trigger ends or its deadline passes; hw_<host>.json beside the raw
+	 * traces.  hw_opt.root/nvml/host: NULL = defaults. */
+	int hw_off;                        /* 1: no sampling (--no-hw) */
+	pt_sampler_options hw_opt;
+	struct pt_agent_hw *hw;            /* sampling state (agent.c) */
 
 	/* State. */
 	int locked;

@@ -9,7 +9,8 @@
 #include "summary.h"
 #include "analysis.h"
 #include "patterns.h"
-#include "../trace/kineto.h"
+#include "hwjoin.h"
+#include "../trace/any.h"
 #include "../util/xalloc.h"
 
 #include <stdio.h>
@@ -20,6 +21,8 @@ void pt_summary_options_default(pt_summary_options *o)
 {
 	o->min_python_ratio = 0.0005;
 	o->max_python = 500;
+	o->hw = NULL;
+	o->nhw = 0;
 }
 
 static char *dup0(const char *s)
@@ -93,6 +96,7 @@ static pt_summary *summary_new(const char *path)
 		return NULL;
 	s->version = PT_SUMMARY_VERSION;
 	s->rank = s->pid = s->world_size = -1;
+	pt_hw_gpu_init(&s->hw_gpu);
 	pt_summary_parse_worker_name(base_name(path), host, sizeof(host), &s->rank, &s->pid);
 	s->worker = dup0(base_name(path));
 	s->file = dup0(path);
@@ -208,6 +212,8 @@ pt_summary *pt_summary_build(const pt_store *st, const char *path,
 	}
 	if (pt_patterns_build(st, &w, opt, s, err))
 		goto fail;
+	if (opt->nhw && pt_hwjoin_apply(st, &w, s, opt->hw, opt->nhw, err))
+		goto fail;
 	x_free(steps);
 	return s;
 oom:
@@ -222,20 +228,43 @@ fail:
 pt_summary *pt_summary_from_trace(const char *path, const pt_summary_options *opt,
 				  pt_error *err)
 {
+	pt_summary_options o;
+	const pt_samples **hw = NULL;
+	pt_samples own;
 	pt_store st;
 	pt_summary *s = NULL;
 
-	if (pt_store_init(&st)) {
+	memset(&own, 0, sizeof(own));
+	if (pt_store_init(&st) || pt_samples_init(&own)) {
 		pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 		pt_error_subject(err, path);
 		goto out;
 	}
-	if (pt_kineto_read_file(path, &st, err)) {
+	if (pt_trace_read_any(path, &st, &own, err)) {
 		pt_error_subject(err, path);
 		goto out;
 	}
-	s = pt_summary_build(&st, path, opt, err);
+	if (opt)
+		o = *opt;
+	else
+		pt_summary_options_default(&o);
+	/* An nsys export carries its own GPU metrics: join them too. */
+	if (own.n) {
+		hw = x_malloc((o.nhw + 1) * sizeof(*hw));
+		if (!hw) {
+			pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+			pt_error_subject(err, path);
+			goto out;
+		}
+		if (o.nhw)
+			memcpy(hw, o.hw, o.nhw * sizeof(*hw));
+		hw[o.nhw++] = &own;
+		o.hw = hw;
+	}
+	s = pt_summary_build(&st, path, &o, err);
 out:
+	x_free(hw);
+	pt_samples_free(&own);
 	pt_store_free(&st);
 	return s;
 }
@@ -246,8 +275,15 @@ void pt_summary_free(pt_summary *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->npatterns; i++)
+	for (i = 0; i < s->npatterns; i++) {
 		x_free(s->patterns[i].key);
+		x_free(s->patterns[i].hw);
+	}
+	x_free(s->hw_source);
+	if (s->hw_series) {
+		pt_samples_free(s->hw_series);
+		x_free(s->hw_series);
+	}
 	x_free(s->patterns);
 	x_free(s->step_ms);
 	x_free(s->step_numbers);

@@ -21,6 +21,33 @@
 #define PT_SUMMARY_FORMAT "perftracker-summary"
 #define PT_SUMMARY_VERSION 1
 
+/* Link throughput inside the kernels of one communication pattern, from
+ * hardware samples (docs/hardware.md "The join").  Percentages are of the
+ * link's capacity; avg is the mean of all samples inside the kernels, std
+ * and peak the sample-weighted means of each kernel's own std and maximum. */
+typedef struct pt_hw_link {
+	char group[48];     /* "<link> <algorithm> <send|recv>", e.g. "nvlink ring send" */
+	double avg_pct, std_pct, peak_pct;
+	uint64_t samples;   /* samples inside the kernels */
+	uint64_t kernels;   /* kernels with at least one sample */
+} pt_hw_link;
+
+/* GPU state during the worker's compute kernels (union of their intervals,
+ * per GPU the kernels ran on), from hardware samples; -1 = not sampled. */
+typedef struct pt_hw_gpu {
+	uint64_t samples;        /* 0: no samples covered the compute kernels */
+	double sm_active_pct;    /* mean SM activity (%) */
+	double gpu_util_pct;     /* mean NVML utilisation / nsys GR Active (%) */
+	double sm_clock_mhz;     /* mean SM clock */
+	double sm_clock_max_mhz; /* highest SM clock sampled over the whole file */
+	double throttle_frac;    /* share of samples with a throttle reason other than idle */
+	uint64_t throttle_reasons; /* OR of those reasons (NVML bitmask) */
+	double temperature_c, power_w;
+} pt_hw_gpu;
+
+/* All fields unknown: samples 0, the rest -1 (reasons 0). */
+void pt_hw_gpu_init(pt_hw_gpu *g);
+
 /* The behaviour pattern of one function on one worker.  Times in ms. */
 typedef struct pt_pattern {
 	char *key;          /* function key (DESIGN.md): kernel name+grid|block,
@@ -37,7 +64,12 @@ typedef struct pt_pattern {
 	double algbw_gbps;  /* median bytes / duration */
 	double busbw_gbps;  /* algbw times the nccl-tests factor for the collective */
 	uint32_t group;     /* group size, 0 unknown */
+	/* Communication kernels with hardware samples (owned; NULL/0 none). */
+	pt_hw_link *hw;
+	uint32_t nhw;
 } pt_pattern;
+
+struct pt_samples;
 
 typedef struct pt_summary {
 	int version;
@@ -68,12 +100,29 @@ typedef struct pt_summary {
 
 	pt_pattern *patterns;  /* sorted by class (desc) then bottleneck (desc) */
 	size_t npatterns;
+
+	/* Hardware samples joined to the kernels (docs/hardware.md); hw_source
+	 * NULL when none covered this worker. */
+	char *hw_source;       /* "nvml+proc", "nsys", ... */
+	pt_hw_gpu hw_gpu;
+	/* Compact timelines of the samples over the window for PerfDisplay
+	 * (docs/hardware.md "Timelines"; the agent fills it): owned, NULL none. */
+	struct pt_samples *hw_series;
 } pt_summary;
+
+/* pt_summary has hw_series (src/agent and src/diagnose/display_hw.c test this). */
+#define PT_SUMMARY_HW_SERIES 1
 
 /* Options for what a summary keeps (Python stacks can number thousands). */
 typedef struct pt_summary_options {
 	double min_python_ratio;  /* keep Python stacks owning >= this share (default 0.0005) */
 	size_t max_python;        /* and at most this many of them (default 500) */
+	/* Hardware samples to join (not owned; default none).  A file whose
+	 * host is not "" applies only to a worker on that host (when the
+	 * worker's host is known).  pt_summary_from_trace adds the samples an
+	 * nsys export carries itself. */
+	const struct pt_samples *const *hw;
+	size_t nhw;
 } pt_summary_options;
 
 void pt_summary_options_default(pt_summary_options *o);

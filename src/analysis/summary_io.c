@@ -1,7 +1,8 @@
 /*
  * summary_io.c - the versioned summary JSON (docs/summary.md): the writer
- * used by `summarize` on every node and the validating reader used by the
- * master, which reads thousands of these.
+ * used by `summarize` on every node, and the file side of the validating
+ * reader the master uses on thousands of these (the parser itself is
+ * summary_parse.c).
  *
  * Flow: pt_summary --pt_summary_write_file--> SUMMARY.json (shared file
  * system) --pt_summary_read_file--> pt_summary --> src/diagnose.
@@ -9,7 +10,8 @@
  * the same directory, then renamed, so a reader never sees half a file.
  */
 #include "summary.h"
-#include "../util/json.h"
+#include "summary_parse.h"
+#include "../model/samples.h"
 #include "../util/xalloc.h"
 
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- writer -------------------------------------------------------------- */
@@ -89,7 +92,58 @@ static void write_pattern(pt_sb *sb, const pt_pattern *p)
 		add_dbl(sb, "busbw_gbps", p->busbw_gbps);
 	if (p->group)
 		add_u64(sb, "group", p->group);
+	if (p->nhw) {
+		/* Link throughput from hardware samples (docs/hardware.md). */
+		uint32_t j;
+
+		add_key(sb, "hw");
+		pt_sb_addc(sb, '[');
+		for (j = 0; j < p->nhw; j++) {
+			const pt_hw_link *h = &p->hw[j];
+
+			pt_sb_addc(sb, '{');
+			add_str(sb, "group", h->group);
+			add_dbl(sb, "avg_tput_pct", h->avg_pct);
+			add_dbl(sb, "std_tput_pct", h->std_pct);
+			add_dbl(sb, "peak_tput_pct", h->peak_pct);
+			add_u64(sb, "samples", h->samples);
+			add_u64(sb, "kernels", h->kernels);
+			close_with(sb, '}');
+			pt_sb_addc(sb, ',');
+		}
+		close_with(sb, ']');
+		pt_sb_addc(sb, ',');
+	}
 	close_with(sb, '}');
+}
+
+/* GPU state during compute kernels; unknown (-1) members are left out. */
+static void write_hw_gpu(pt_sb *sb, const pt_summary *s)
+{
+	const pt_hw_gpu *g = &s->hw_gpu;
+
+	add_str(sb, "hw_source", s->hw_source);
+	add_key(sb, "hw_gpu");
+	pt_sb_addc(sb, '{');
+	add_u64(sb, "samples", g->samples);
+	if (g->sm_active_pct >= 0)
+		add_dbl(sb, "sm_active_pct", g->sm_active_pct);
+	if (g->gpu_util_pct >= 0)
+		add_dbl(sb, "gpu_util_pct", g->gpu_util_pct);
+	if (g->sm_clock_mhz >= 0)
+		add_dbl(sb, "sm_clock_mhz", g->sm_clock_mhz);
+	if (g->sm_clock_max_mhz >= 0)
+		add_dbl(sb, "sm_clock_max_mhz", g->sm_clock_max_mhz);
+	if (g->throttle_frac >= 0) {
+		add_dbl(sb, "throttle_frac", g->throttle_frac);
+		add_u64(sb, "throttle_reasons", g->throttle_reasons);
+	}
+	if (g->temperature_c >= 0)
+		add_dbl(sb, "temperature_c", g->temperature_c);
+	if (g->power_w >= 0)
+		add_dbl(sb, "power_w", g->power_w);
+	close_with(sb, '}');
+	pt_sb_addc(sb, ',');
 }
 
 void pt_summary_write(const pt_summary *s, pt_sb *out)
@@ -142,6 +196,13 @@ void pt_summary_write(const pt_summary *s, pt_sb *out)
 	close_with(out, '}');
 	pt_sb_addc(out, ',');
 	add_u64(out, "nevents", s->nevents);
+	if (s->hw_source)
+		write_hw_gpu(out, s);
+	if (s->hw_series) {
+		add_key(out, "hw_series");
+		pt_samples_to_json(s->hw_series, out);
+		pt_sb_addc(out, ',');
+	}
 	add_key(out, "patterns");
 	pt_sb_addc(out, '[');
 	for (i = 0; i < s->npatterns; i++) {
@@ -221,305 +282,96 @@ out:
 
 /* ---- reader -------------------------------------------------------------- */
 
-/* Context for messages: "pattern 3: ..." or "" at the top level. */
-typedef struct rd {
-	pt_error *err;
-	char where[48];
-} rd;
+/* Largest summary we read (summaries are KB to a few MB). */
+#define SUMMARY_FILE_MAX ((size_t)1 << 30)
 
-static int bad(rd *r, const char *key, const char *expect)
+/* The whole file into *buf (malloc'd, caller frees).  The size from fstat
+ * is a hint (pipes, growing files): read to EOF. */
+static int read_whole(const char *path, char **buf, size_t *len, pt_error *err)
 {
-	return pt_error_set(r->err, PT_EFORMAT, -1, "invalid summary: %s'%s' %s", r->where, key,
-			    expect);
-}
+	struct stat st;
+	size_t cap, n = 0;
+	char *b = NULL;
+	int fd, rc = PT_EIO;
 
-static int get_num(rd *r, const pt_json *o, const char *key, int required, double *out)
-{
-	const pt_json *v = pt_json_get(o, key);
-
-	if (!v) {
-		if (!required)
-			return PT_OK;
-		return bad(r, key, "is missing");
-	}
-	if (v->type == PT_JSON_NULL) { /* the writer's spelling of NaN/inf */
-		*out = NAN;
-		return PT_OK;
-	}
-	if (v->type != PT_JSON_NUM)
-		return bad(r, key, "is not a number");
-	*out = v->num;
-	return PT_OK;
-}
-
-/* An integer in [lo, 2^53]. */
-static int get_int(rd *r, const pt_json *o, const char *key, int required, double lo,
-		   int64_t *out)
-{
-	const pt_json *v = pt_json_get(o, key);
-
-	if (!v) {
-		if (!required)
-			return PT_OK;
-		return bad(r, key, "is missing");
-	}
-	if (v->type != PT_JSON_NUM || v->num != floor(v->num) || v->num < lo ||
-	    v->num > 9007199254740992.0)
-		return bad(r, key, lo < 0 ? "is not an integer >= -1" : "is not a non-negative integer");
-	*out = (int64_t)v->num;
-	return PT_OK;
-}
-
-static int get_bool(rd *r, const pt_json *o, const char *key, int required, int *out)
-{
-	const pt_json *v = pt_json_get(o, key);
-
-	if (!v) {
-		if (!required)
-			return PT_OK;
-		return bad(r, key, "is missing");
-	}
-	if (v->type != PT_JSON_TRUE && v->type != PT_JSON_FALSE)
-		return bad(r, key, "is not true or false");
-	*out = v->type == PT_JSON_TRUE;
-	return PT_OK;
-}
-
-/* A string member, copied; nullable ones may be null (-> NULL); optional
- * ones absent give def (copied, NULL stays NULL). */
-static int get_str(rd *r, const pt_json *o, const char *key, int required, int nullable,
-		   const char *def, char **out)
-{
-	const pt_json *v = pt_json_get(o, key);
-	const char *s = def;
-	size_t n = def ? strlen(def) : 0;
-
-	if (!v) {
-		if (required)
-			return bad(r, key, "is missing");
-	} else if (v->type == PT_JSON_NULL && nullable) {
-		s = NULL;
-	} else if (v->type != PT_JSON_STR) {
-		return bad(r, key, "is not a string");
-	} else {
-		s = v->str;
-		n = v->len;
-	}
-	x_free(*out);
-	*out = NULL;
-	if (s && !(*out = x_strndup(s, n)))
-		return pt_error_set(r->err, PT_ENOMEM, -1, "out of memory");
-	return PT_OK;
-}
-
-static int name_index(const char *s, const char *(*namer)(int), int lo, int hi)
-{
-	int i;
-
-	for (i = lo; i < hi; i++)
-		if (!strcmp(s, namer(i)))
-			return i;
-	return -1;
-}
-
-static int read_pattern(rd *r, const pt_json *o, pt_pattern *p)
-{
-	const pt_json *v;
-	char *cls = NULL, *kind = NULL;
-	int64_t count = 0, group = 0;
-	int rc, c, k;
-
-	if (o->type != PT_JSON_OBJ)
-		return pt_error_set(r->err, PT_EFORMAT, -1, "invalid summary: %sis not an object",
-				    r->where);
-	if ((rc = get_str(r, o, "key", 1, 0, NULL, &p->key)) ||
-	    (rc = get_str(r, o, "class", 1, 0, NULL, &cls)) ||
-	    (rc = get_str(r, o, "kind", 1, 0, NULL, &kind)))
-		goto out;
-	c = name_index(cls, pt_class_name, PT_C_PYTHON, PT_C_COUNT);
-	k = name_index(kind, pt_kind_name, 0, PT_K_COUNT);
-	if (c < 0 || k < 0) {
-		v = pt_json_get(o, c < 0 ? "class" : "kind");
-		rc = pt_error_set(r->err, PT_EFORMAT, -1, "invalid summary: %sunknown %s '%s'",
-				  r->where, c < 0 ? "class" : "kind", v->str);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return pt_error_set(err, PT_EIO, -1, "cannot open: %s", strerror(errno));
+	if (fstat(fd, &st))
+		memset(&st, 0, sizeof(st));
+	if (S_ISDIR(st.st_mode)) {
+		pt_error_set(err, PT_EIO, -1, "is a directory");
 		goto out;
 	}
-	p->cls = (uint8_t)c;
-	p->kind = (uint8_t)k;
-	if ((rc = get_int(r, o, "count", 1, 0, &count)) ||
-	    (rc = get_num(r, o, "total_ms", 1, &p->total_ms)) ||
-	    (rc = get_num(r, o, "median_ms", 1, &p->median_ms)) ||
-	    (rc = get_num(r, o, "p10_ms", 1, &p->p10_ms)) ||
-	    (rc = get_num(r, o, "p90_ms", 1, &p->p90_ms)) ||
-	    (rc = get_num(r, o, "mad_ms", 1, &p->mad_ms)) ||
-	    (rc = get_num(r, o, "bottleneck", 1, &p->bottleneck)) ||
-	    (rc = get_num(r, o, "exec_ratio", 1, &p->exec_ratio)) ||
-	    (rc = get_num(r, o, "bytes", 0, &p->bytes)) ||
-	    (rc = get_num(r, o, "algbw_gbps", 0, &p->algbw_gbps)) ||
-	    (rc = get_num(r, o, "busbw_gbps", 0, &p->busbw_gbps)) ||
-	    (rc = get_int(r, o, "group", 0, 0, &group)))
-		goto out;
-	if (group > UINT32_MAX) {
-		rc = bad(r, "group", "is too large");
+	/* +1: room for the read that sees the end, so a file of the size
+	 * fstat gave never grows the buffer */
+	cap = (S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size < SUMMARY_FILE_MAX)
+		? (size_t)st.st_size + 1 : 4096;
+	if (!(b = x_malloc(cap))) {
+		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 		goto out;
 	}
-	p->count = (uint64_t)count;
-	p->group = (uint32_t)group;
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			if (cap >= SUMMARY_FILE_MAX) {
+				rc = pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes",
+						  SUMMARY_FILE_MAX);
+				goto out;
+			}
+			if (X_GROW(b, cap, n + 1)) {
+				rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+				goto out;
+			}
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			pt_error_set(err, PT_EIO, -1, "read failed: %s", strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*buf = b;
+	*len = n;
+	b = NULL;
+	rc = PT_OK;
 out:
-	x_free(kind);
-	x_free(cls);
+	x_free(b);
+	close(fd);
 	return rc;
 }
 
-static pt_summary *from_json(const pt_json *root, pt_error *err)
+/* The parser (summary_parse.c) does the checks; this is the file side. */
+static pt_summary *read_file(const char *path, pt_summary_keys *ks, pt_error *err)
 {
-	rd r = { err, "" };
 	pt_summary *s = NULL;
-	const pt_json *v, *w, *e;
-	double version = 0;
-	int64_t n64 = 0;
-	size_t i;
-	int c, rc;
+	char *buf = NULL;
+	size_t len = 0;
 
-	if (!root || root->type != PT_JSON_OBJ) {
-		pt_error_set(err, PT_EFORMAT, -1, "not a perftracker summary (not a json object)");
-		return NULL;
-	}
-	v = pt_json_get(root, "format");
-	if (!v || v->type != PT_JSON_STR || strcmp(v->str, PT_SUMMARY_FORMAT)) {
-		pt_error_set(err, PT_EFORMAT, -1,
-			     "not a perftracker summary (no \"format\": \"" PT_SUMMARY_FORMAT "\")");
-		return NULL;
-	}
-	v = pt_json_get(root, "version");
-	if (!v || v->type != PT_JSON_NUM) {
-		pt_error_set(err, PT_EFORMAT, -1, "invalid summary: 'version' is missing");
-		return NULL;
-	}
-	version = v->num;
-	if (version != PT_SUMMARY_VERSION) {
-		pt_error_set(err, PT_EFORMAT, -1,
-			     "unsupported summary version %g (this build reads version %d)", version,
-			     PT_SUMMARY_VERSION);
-		return NULL;
-	}
-	s = x_calloc(1, sizeof(*s));
+	if (read_whole(path, &buf, &len, err) == PT_OK)
+		s = pt_summary_parse(buf, len, ks, err);
+	x_free(buf);
 	if (!s)
-		goto oom;
-	s->version = PT_SUMMARY_VERSION;
-	s->rank = s->pid = s->world_size = -1;
-	if ((rc = get_str(&r, root, "worker", 1, 0, NULL, &s->worker)) ||
-	    (rc = get_str(&r, root, "file", 1, 0, NULL, &s->file)) ||
-	    (rc = get_str(&r, root, "host", 0, 0, "", &s->host)) ||
-	    (rc = get_int(&r, root, "rank", 1, -1, &s->rank)) ||
-	    (rc = get_int(&r, root, "pid", 1, -1, &s->pid)) ||
-	    (rc = get_str(&r, root, "error", 0, 0, NULL, &s->error)) ||
-	    (rc = get_str(&r, root, "backend", 0, 0, "", &s->backend)) ||
-	    (rc = get_str(&r, root, "device", 0, 0, "", &s->device)))
-		goto fail;
-	if (s->error)
-		return s; /* a failed worker: nothing else is there */
-	if ((rc = get_int(&r, root, "world_size", 1, -1, &s->world_size)) ||
-	    (rc = get_str(&r, root, "warning", 0, 1, NULL, &s->warning)) ||
-	    (rc = get_int(&r, root, "nwarnings", 0, 0, &n64)) ||
-	    (rc = get_bool(&r, root, "truncated", 0, &s->truncated)) ||
-	    (rc = get_num(&r, root, "gpu_util", 1, &s->gpu_util)))
-		goto fail;
-	s->nwarnings = (uint64_t)n64;
-	n64 = 0;
-	if ((rc = get_int(&r, root, "nevents", 1, 0, &n64)))
-		goto fail;
-	s->nevents = (uint64_t)n64;
-
-	w = pt_json_get(root, "window");
-	if (!w || w->type != PT_JSON_OBJ) {
-		bad(&r, "window", "is missing or not an object");
-		goto fail;
-	}
-	snprintf(r.where, sizeof(r.where), "window: ");
-	if ((rc = get_num(&r, w, "start_us", 1, &s->window_start_us)) ||
-	    (rc = get_num(&r, w, "ms", 1, &s->window_ms)) ||
-	    (rc = get_bool(&r, w, "from_steps", 1, &s->window_from_steps)))
-		goto fail;
-
-	r.where[0] = 0;
-	w = pt_json_get(root, "class_ms");
-	if (!w || w->type != PT_JSON_OBJ) {
-		bad(&r, "class_ms", "is missing or not an object");
-		goto fail;
-	}
-	snprintf(r.where, sizeof(r.where), "class_ms: ");
-	for (c = 0; c < PT_C_COUNT; c++)
-		if ((rc = get_num(&r, w, pt_class_name(c), 1, &s->class_ms[c])))
-			goto fail;
-
-	r.where[0] = 0;
-	w = pt_json_get(root, "steps");
-	if (!w || w->type != PT_JSON_ARR) {
-		bad(&r, "steps", "is missing or not an array");
-		goto fail;
-	}
-	s->step_numbers = x_calloc(w->len, sizeof(*s->step_numbers));
-	s->step_ms = x_calloc(w->len, sizeof(*s->step_ms));
-	if (!s->step_numbers || !s->step_ms)
-		goto oom;
-	for (e = w->child, i = 0; e && i < w->len; e = e->next, i++) {
-		snprintf(r.where, sizeof(r.where), "step %zu: ", i);
-		if (e->type != PT_JSON_OBJ) {
-			pt_error_set(err, PT_EFORMAT, -1, "invalid summary: %sis not an object", r.where);
-			goto fail;
-		}
-		if ((rc = get_int(&r, e, "number", 1, -1e18, &s->step_numbers[i])) ||
-		    (rc = get_num(&r, e, "ms", 1, &s->step_ms[i])))
-			goto fail;
-		s->nsteps++;
-	}
-
-	r.where[0] = 0;
-	w = pt_json_get(root, "patterns");
-	if (!w || w->type != PT_JSON_ARR) {
-		bad(&r, "patterns", "is missing or not an array");
-		goto fail;
-	}
-	s->patterns = x_calloc(w->len, sizeof(*s->patterns));
-	if (!s->patterns)
-		goto oom;
-	/* Walk the sibling list: pt_json_at is linear per call. */
-	for (e = w->child, i = 0; e && i < w->len; e = e->next, i++) {
-		snprintf(r.where, sizeof(r.where), "pattern %zu: ", i);
-		s->npatterns++;
-		if ((rc = read_pattern(&r, e, &s->patterns[i])))
-			goto fail;
-	}
+		pt_error_subject(err, path);
 	return s;
-oom:
-	pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-fail:
-	pt_summary_free(s);
-	return NULL;
 }
 
 pt_summary *pt_summary_read_mem(const char *buf, size_t len, pt_error *err)
 {
-	pt_json *root = pt_json_parse(buf, len, err);
-	pt_summary *s;
-
-	if (!root)
-		return NULL;
-	s = from_json(root, err);
-	pt_json_free(root);
-	return s;
+	return pt_summary_parse(buf, len, NULL, err);
 }
 
 pt_summary *pt_summary_read_file(const char *path, pt_error *err)
 {
-	pt_json *root = pt_json_parse_file(path, err);
-	pt_summary *s = NULL;
+	return read_file(path, NULL, err);
+}
 
-	if (root)
-		s = from_json(root, err);
-	pt_json_free(root);
-	if (!s)
-		pt_error_subject(err, path);
-	return s;
+pt_summary *pt_summary_read_file_shared(const char *path, pt_summary_keys *ks, pt_error *err)
+{
+	return read_file(path, ks, err);
 }

@@ -8,6 +8,13 @@
 
 #include "cli.h"
 #include "agent/agent.h"
+#include "agent/autoprof.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -32,9 +39,119 @@ static const char usage_text[] =
 	"  --once                  handle what is there now and exit\n"
 	"  -j, --jobs N            traces summarised in parallel (min(4, CPUs))\n"
 	"  --poll SEC              poll interval (0.2)\n"
-	"  -h, --help              show this help\n";
+	"  --hw-interval-ms MS     hardware sampling interval: NVLink, NIC, InfiniBand (1)\n"
+	"  --hw-slow-interval-ms MS  GPU utilisation, clocks, power, PCIe, CPU, memory (100)\n"
+	"  --no-hw                 no hardware sampling during the window\n"
+	"  --hw-cpu-budget F       share of one core a sampling thread may use (0.2; 0: no limit)\n"
+	"  --auto-profile          profile by itself when a worker here slows down (docs/hang.md)\n"
+	"  --auto-window N         iterations per window compared (50)\n"
+	"  --auto-slowdown F       profile when the last window is slower than the best by F (0.3)\n"
+	"  --auto-cooldown SEC     at most one trigger per SEC, any trigger counts (600)\n"
+	"  --auto-output-dir DIR   where its reports go ($PERFTRACKER_OUTPUT_DIR, /tmp/perftracker/output)\n"
+	"  --hw-check [SEC]        sample this node for SEC seconds (1), print what was\n"
+	"                          found, the note and the cost per sample, and exit\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"The library loaded for GPU metrics is $PERFTRACKER_NVML, else libnvidia-ml.so.1\n"
+	"(docs/hardware.md).\n";
 
 static volatile int stop_flag;
+
+static void log_line(void *ctx, const char *msg);
+
+/* ---- automatic profiling on slowdown (src/agent/autoprof.h) ---------------- */
+
+typedef struct autoctx {
+	pt_autoprof *ap;
+	const char *dir, *host, *outdir;
+	char exe[PATH_MAX];
+	volatile int stop;
+	pthread_t th;
+	int running;
+} autoctx;
+
+extern char **environ;
+
+/* Start `perftracker --trigger-on --auto-analyze --reason R` (its text
+ * report to /dev/null, its messages to our log). */
+static pid_t start_trigger(autoctx *c, const char *reason)
+{
+	char *argv[] = { c->exe, "--trigger-on", "--auto-analyze", "--control-dir", (char *)c->dir,
+			 "--output-dir", (char *)c->outdir, "--reason", (char *)reason,
+			 "--no-progress", NULL };
+	posix_spawn_file_actions_t fa;
+	pid_t pid = -1;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	if (posix_spawn(&pid, c->exe, &fa, NULL, argv, environ) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+/* Once a second: read this host's heartbeats, decide, start the trigger. */
+static void *auto_main(void *arg)
+{
+	autoctx *c = arg;
+	pid_t child = -1;
+	char reason[1024], msg[1200];
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	while (!c->stop && !stop_flag) {
+		double now = pt_control_now();
+		struct timespec ts = { 0, 100000000L };
+
+		if (child > 0) {
+			int st;
+
+			if (waitpid(child, &st, WNOHANG) == child) {
+				snprintf(msg, sizeof(msg), "auto-profile: trigger (pid %ld) %s %d",
+					 (long)child, WIFEXITED(st) ? "exited with" : "killed by signal",
+					 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+				log_line((void *)c->host, msg);
+				child = -1;
+			}
+		}
+		if (child < 0 && pt_autoprof_check(c->ap, c->dir, c->host, now, reason, sizeof(reason))) {
+			log_line((void *)c->host, reason);
+			child = start_trigger(c, reason);
+			if (child < 0)
+				log_line((void *)c->host, "auto-profile: cannot start the trigger");
+			/* The cool-down runs from now, even if the trigger fails
+			 * before writing trigger.json. */
+			pt_autoprof_trigger_seen(c->ap, now);
+		}
+		for (int k = 0; k < 10 && !c->stop && !stop_flag; k++)
+			nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static int auto_start(autoctx *c, const char *argv0)
+{
+	ssize_t r = readlink("/proc/self/exe", c->exe, sizeof(c->exe) - 1);
+
+	if (r > 0)
+		c->exe[r] = 0;
+	else
+		snprintf(c->exe, sizeof(c->exe), "%s", argv0);
+	if (pthread_create(&c->th, NULL, auto_main, c) != 0)
+		return -1;
+	c->running = 1;
+	return 0;
+}
+
+static void auto_stop(autoctx *c)
+{
+	if (!c->running)
+		return;
+	c->stop = 1;
+	pthread_join(c->th, NULL);
+	c->running = 0;
+}
 
 static void on_signal(int sig)
 {
@@ -73,16 +190,83 @@ static int is(const char *a, const char *name)
 	return !strncmp(a, name, n) && (a[n] == 0 || a[n] == '=');
 }
 
+static int64_t opt_ms(const char *opt, const char *val)
+{
+	double ms = opt_double(opt, val);
+
+	if (!(ms > 0) || ms > 3600e3)
+		die("option '%s' needs a number of milliseconds above 0, not '%s'", opt, val);
+	return (int64_t)(ms * 1e6 + 0.5);
+}
+
+/* --hw-check: sample this node like the agent does during a window. */
+static int hw_check(pt_sampler_options *o, double seconds)
+{
+	pt_sampler *s;
+	pt_samples h;
+	pt_error e;
+	struct timespec ts;
+	int gpus = 0, nics = 0, ib = 0, cpus = 0;
+	double fast = 0, slow = 0;
+	size_t n = 0;
+
+	s = pt_sampler_new(o, &e);
+	if (!s)
+		return error_pt(&e);
+	pt_sampler_inventory(s, &gpus, &nics, &ib, &cpus);
+	if (pt_sampler_start(s, &e) != PT_OK) {
+		pt_sampler_free(s);
+		return error_pt(&e);
+	}
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+	pt_sampler_stop(s);
+	pt_sampler_cost(s, &fast, &slow);
+	if (pt_sampler_snapshot(s, &h) != PT_OK) {
+		pt_sampler_free(s);
+		return error("agent: out of memory");
+	}
+	printf("gpus (nvml): %s%d\n", gpus < 0 ? "none, " : "", gpus < 0 ? 0 : gpus);
+	printf("network interfaces: %d, infiniband ports: %d, cpu lines: %d\n", nics, ib, cpus);
+	printf("note: %s\n", h.note[0] ? h.note : "(nothing skipped)");
+	for (size_t i = 0; i < h.n; i++) {
+		const pt_series *se = &h.s[i];
+
+		n += se->n;
+		if (!strcmp(se->name, "cpu_util") && se->device >= 0)
+			continue;
+		printf("  %-14s %-12s %5d %7zu samples, last %g %s\n", se->name, se->label,
+		       se->device, se->n, se->n ? se->v[se->n - 1] : 0.0, se->unit);
+	}
+	printf("%zu series, %zu samples in %.3g s; cost per sample: fast %.1f us (every %.3g ms), "
+	       "slow %.1f us (every %.3g ms)\n", h.n, n, seconds, fast / 1e3,
+	       (double)o->interval_ns / 1e6, slow / 1e3,
+	       (double)(o->slow_interval_ns > o->interval_ns ? o->slow_interval_ns
+							      : o->interval_ns) / 1e6);
+	pt_samples_free(&h);
+	pt_sampler_free(s);
+	return 0;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	const char *dir = NULL, *spool = NULL, *host = NULL;
-	int detach = 0, once = 0, rc = 0;
-	double idle = 0, poll = 0.2;
+	int detach = 0, once = 0, rc = 0, no_hw = 0;
+	double idle = 0, poll = 0.2, check = 0;
+	int64_t hw_ms = 0, hw_slow_ms = 0;
+	double hw_budget = -1;
 	long jobs = 0;
+	int auto_on = 0;
+	const char *auto_out = NULL;
+	pt_autoprof_options apo;
+	autoctx ac;
 	pt_agent a;
 	pt_error e;
 	struct sigaction sa;
 
+	pt_autoprof_options_default(&apo);
+	memset(&ac, 0, sizeof(ac));
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i];
 
@@ -105,6 +289,30 @@ int cmd_agent(int argc, char **argv)
 			poll = opt_double("--poll", value(argc, argv, &i));
 		} else if (is(o, "--jobs") || !strcmp(o, "-j")) {
 			jobs = opt_long("--jobs", value(argc, argv, &i));
+		} else if (is(o, "--hw-interval-ms")) {
+			hw_ms = opt_ms("--hw-interval-ms", value(argc, argv, &i));
+		} else if (is(o, "--hw-slow-interval-ms")) {
+			hw_slow_ms = opt_ms("--hw-slow-interval-ms", value(argc, argv, &i));
+		} else if (!strcmp(o, "--auto-profile")) {
+			auto_on = 1;
+		} else if (is(o, "--auto-window")) {
+			apo.window = opt_long("--auto-window", value(argc, argv, &i));
+		} else if (is(o, "--auto-slowdown")) {
+			apo.slowdown = opt_double("--auto-slowdown", value(argc, argv, &i));
+		} else if (is(o, "--auto-cooldown")) {
+			apo.cooldown = opt_double("--auto-cooldown", value(argc, argv, &i));
+		} else if (is(o, "--auto-output-dir")) {
+			auto_out = value(argc, argv, &i);
+		} else if (!strcmp(o, "--no-hw")) {
+			no_hw = 1;
+		} else if (is(o, "--hw-cpu-budget")) {
+			hw_budget = opt_double("--hw-cpu-budget", value(argc, argv, &i));
+		} else if (!strcmp(o, "--hw-check")) {
+			check = 1;
+			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
+				check = opt_double("--hw-check", argv[++i]);
+			if (!(check > 0))
+				die("option '--hw-check' needs a number of seconds above 0");
 		} else {
 			error("agent: unknown option '%s'", o);
 			fputs(usage_text, stderr);
@@ -112,6 +320,20 @@ int cmd_agent(int argc, char **argv)
 		}
 	}
 	pt_agent_init(&a, dir, spool, host);
+	/* --once handles traces whose windows are over: nothing to sample. */
+	a.hw_off = no_hw || once;
+	if (hw_ms)
+		a.hw_opt.interval_ns = hw_ms;
+	if (hw_slow_ms)
+		a.hw_opt.slow_interval_ns = hw_slow_ms;
+	if (hw_budget >= 0)
+		a.hw_opt.cpu_budget = hw_budget;
+	if (check > 0) {
+		a.hw_opt.host = a.host;
+		rc = hw_check(&a.hw_opt, check);
+		pt_agent_free(&a);
+		return rc;
+	}
 	if (poll > 0)
 		a.poll_s = poll;
 	a.idle_exit_s = idle;
@@ -169,7 +391,27 @@ int cmd_agent(int argc, char **argv)
 			error_pt(&e);
 		rc = rc < 0 ? -1 : 0;
 	} else {
+		if (auto_on) {
+			ac.ap = pt_autoprof_new(&apo);
+			ac.dir = a.dir;
+			ac.host = a.host;
+			ac.outdir = auto_out ? auto_out : getenv("PERFTRACKER_OUTPUT_DIR");
+			if (!ac.outdir || !*ac.outdir)
+				ac.outdir = PT_CONTROL_DEFAULT_OUTPUT;
+			if (!ac.ap || auto_start(&ac, argv[0]))
+				log_line(a.host, "auto-profile: cannot start its thread");
+			else {
+				char m[PT_CONTROL_PATH_MAX + 200];
+
+				snprintf(m, sizeof(m), "auto-profile: on (window %lld iterations, slowdown "
+					 "+%.0f%%, cool-down %.0f s, output %s)", (long long)apo.window,
+					 apo.slowdown * 100, apo.cooldown, ac.outdir);
+				log_line(a.host, m);
+			}
+		}
 		rc = pt_agent_run(&a, &stop_flag, &e) ? -1 : 0;
+		auto_stop(&ac);
+		pt_autoprof_free(ac.ap);
 		log_line(a.host, "stopped");
 	}
 	pt_agent_free(&a);

@@ -1,20 +1,25 @@
 /*
  * analyze.c - `perftracker analyze PATH... -o DIR`: find the raw traces
- * (files, or folders searched recursively for *.json / *.json.gz),
- * summarise every one in parallel threads (pt_summary_from_trace), then
- * diagnose them like `perftracker diagnose` (diagnose.c).  The single-host
- * path from traces to report; a trace that cannot be read is one warning
- * line and a failed worker in the report.
+ * (files, or folders searched recursively for *.json / *.json.gz and nsys
+ * *.sqlite exports), summarise every one in parallel threads
+ * (pt_summary_from_trace) with the hardware samples found beside it
+ * (hw_*.json, *.hw.json, hw_*.sqlite; docs/hardware.md), then diagnose them
+ * like `perftracker diagnose` (diagnose.c).  The single-host path from
+ * traces to report; a trace that cannot be read is one warning line and a
+ * failed worker in the report.
  */
 
 #include "cli.h"
 #include "diagnose.h"
 #include "report/report.h"
+#include "trace/any.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -25,25 +30,47 @@ static const char usage_text[] =
 	"recursively for *.json and *.json.gz, skipping hidden entries, PerfDisplay folders\n"
 	"and *.summary.json), then compare the workers like 'perftracker diagnose'.\n"
 	"\n"
+	"Nsight Systems exports (*.sqlite) are read as traces too.  Hardware samples\n"
+	"(hw_*.json, *.hw.json, hw_*.sqlite) in a trace's folder are joined to it.\n"
+	"\n"
 	"options:\n"
-	"  --keep-summaries DIR      also write each worker's summary to DIR/<worker>.summary.json\n";
+	"  --keep-summaries DIR      also write each worker's summary to DIR/<worker>.summary.json\n"
+	"  --hw-dir DIR              join the hardware samples in DIR to every trace (instead of\n"
+	"                            those beside each trace)\n"
+	"  --no-hw                   join no hardware samples\n";
+
+/* The hardware samples of one folder, loaded once for all its traces. */
+typedef struct hwdir {
+	char *dir;
+	pt_samples *v;
+	const pt_samples **p;
+	size_t n;
+} hwdir;
 
 typedef struct sumjob {
 	char **paths;
 	pt_summary **s;
 	char **msg;
 	pt_summary_options sopt;
+	hwdir *hw;
+	size_t nhw;
+	size_t *hw_of;   /* per trace: index into hw, or (size_t)-1 */
 	int oom;
 } sumjob;
 
 static void summarize_one(void *ctx, size_t i)
 {
 	sumjob *j = ctx;
+	pt_summary_options o = j->sopt;
 	pt_error err;
 	char buf[1024];
 
+	if (j->hw_of && j->hw_of[i] != (size_t)-1) {
+		o.hw = j->hw[j->hw_of[i]].p;
+		o.nhw = j->hw[j->hw_of[i]].n;
+	}
 	pt_error_clear(&err);
-	j->s[i] = pt_summary_from_trace(j->paths[i], &j->sopt, &err);
+	j->s[i] = pt_summary_from_trace(j->paths[i], &o, &err);
 	if (j->s[i])
 		return;
 	err.subject[0] = 0;
@@ -125,14 +152,76 @@ out:
 	return rc;
 }
 
+static void dir_of(const char *path, char *dir, size_t cap)
+{
+	const char *sl = strrchr(path, '/');
+
+	if (!sl)
+		snprintf(dir, cap, ".");
+	else if (sl == path)
+		snprintf(dir, cap, "/");
+	else
+		snprintf(dir, cap, "%.*s", (int)(sl - path), path);
+}
+
+/* Load the samples of dir into a new hw entry; its index, or (size_t)-1
+ * when it holds none.  Unreadable samples files are one warning. */
+static size_t load_hw(sumjob *j, size_t *cap, const char *dir, int must)
+{
+	pt_samples *v = NULL;
+	size_t n = 0, nbad = 0, k;
+	pt_error err, bad;
+	hwdir *h;
+
+	for (k = 0; k < j->nhw; k++)
+		if (!strcmp(j->hw[k].dir, dir))
+			return j->hw[k].n ? k : (size_t)-1;
+	pt_error_clear(&err);
+	pt_error_clear(&bad);
+	if (pt_trace_samples_dir(dir, &v, &n, &nbad, &bad, &err)) {
+		if (must)
+			error_pt(&err);
+		return (size_t)-1;
+	}
+	if (nbad) {
+		char m[1024];
+
+		warning("%s%s; samples file skipped", pt_error_format(&bad, m, sizeof(m)),
+			nbad > 1 ? " (and more)" : "");
+	}
+	if (X_GROW(j->hw, *cap, j->nhw + 1))
+		goto oom;
+	h = &j->hw[j->nhw];
+	memset(h, 0, sizeof(*h));
+	h->dir = x_strndup(dir, strlen(dir));
+	h->p = x_malloc((n ? n : 1) * sizeof(*h->p));
+	if (!h->dir || !h->p) {
+		x_free(h->dir);
+		x_free(h->p);
+		goto oom;
+	}
+	h->v = v;
+	h->n = n;
+	for (k = 0; k < n; k++)
+		h->p[k] = &v[k];
+	j->nhw++;
+	return n ? j->nhw - 1 : (size_t)-1;
+oom:
+	for (k = 0; k < n; k++)
+		pt_samples_free(&v[k]);
+	x_free(v);
+	j->oom = 1;
+	return (size_t)-1;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	cli_diag d;
 	cli_files l = {0};
 	sumjob j;
-	const char *keep = NULL;
-	size_t i;
-	int rc = -1, k;
+	const char *keep = NULL, *hwdir_opt = NULL;
+	size_t i, hwcap = 0;
+	int rc = -1, k, nohw = 0;
 	double t0;
 
 	cli_diag_init(&d);
@@ -151,6 +240,14 @@ int cmd_analyze(int argc, char **argv)
 			cli_opt_value(argc, argv, &k, "--keep-summaries");
 			continue;
 		}
+		if (cli_is_opt(argv[k], "--hw-dir")) {
+			hwdir_opt = cli_opt_value(argc, argv, &k, "--hw-dir");
+			continue;
+		}
+		if (!strcmp(argv[k], "--no-hw")) {
+			nohw = 1;
+			continue;
+		}
 		if (cli_diag_option(&d, argc, argv, &k))
 			continue;
 		if (argv[k][0] == '-' && argv[k][1]) {
@@ -160,6 +257,10 @@ int cmd_analyze(int argc, char **argv)
 		if (cli_files_add(&l, argv[k], CLI_TRACES, keep))
 			goto out;
 	}
+	if (nohw && hwdir_opt) {
+		error("analyze: --no-hw with --hw-dir");
+		goto out;
+	}
 	if (!l.n) {
 		error("analyze: no traces given (see --help)");
 		goto out;
@@ -167,9 +268,38 @@ int cmd_analyze(int argc, char **argv)
 	j.paths = l.v;
 	j.s = x_calloc(l.n, sizeof(*j.s));
 	j.msg = x_calloc(l.n, sizeof(*j.msg));
-	if (!j.s || !j.msg) {
+	j.hw_of = x_malloc(l.n * sizeof(*j.hw_of));
+	if (!j.s || !j.msg || !j.hw_of) {
 		error("out of memory");
 		goto out;
+	}
+	for (i = 0; i < l.n; i++)
+		j.hw_of[i] = (size_t)-1;
+	if (hwdir_opt) {
+		size_t h = load_hw(&j, &hwcap, hwdir_opt, 1);
+
+		if (j.oom) {
+			error("out of memory");
+			goto out;
+		}
+		if (!j.nhw) /* the folder could not be read: load_hw said why */
+			goto out;
+		if (h == (size_t)-1)
+			warning("'%s': no hardware samples (hw_*.json, *.hw.json, hw_*.sqlite)",
+				hwdir_opt);
+		for (i = 0; i < l.n; i++)
+			j.hw_of[i] = h;
+	} else if (!nohw) {
+		for (i = 0; i < l.n; i++) {
+			char dir[4096];
+
+			dir_of(l.v[i], dir, sizeof(dir));
+			j.hw_of[i] = load_hw(&j, &hwcap, dir, 0);
+		}
+		if (j.oom) {
+			error("out of memory");
+			goto out;
+		}
 	}
 	t0 = cli_now();
 	cli_parallel(l.n, d.jobs, summarize_one, &j);
@@ -195,6 +325,17 @@ out:
 	}
 	x_free(j.msg);
 	x_free(j.s);
+	for (i = 0; i < j.nhw; i++) {
+		size_t q;
+
+		for (q = 0; q < j.hw[i].n; q++)
+			pt_samples_free(&j.hw[i].v[q]);
+		x_free(j.hw[i].v);
+		x_free(j.hw[i].p);
+		x_free(j.hw[i].dir);
+	}
+	x_free(j.hw);
+	x_free(j.hw_of);
 	cli_files_free(&l);
 	return rc;
 }

@@ -35,5 +35,6 @@ int cmd_display(int argc, char **argv);
 int cmd_trigger(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_hang_check(int argc, char **argv);
 
 #endif

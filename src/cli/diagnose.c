@@ -1,14 +1,17 @@
 /*
  * diagnose.c - `perftracker diagnose SUMMARY... -o DIR`: read worker
  * summaries in parallel, compare the workers (src/diagnose), write
- * DIR/PerfDisplay/report.json and index.html, print the text report.
+ * DIR/PerfDisplay/ (report.json, the PerfDisplay page index.html, app.py),
+ * print the text report.
  * Runs on the master; also holds what `analyze` (analyze.c) shares.
  * An unreadable summary is one warning line and a failed worker in the
  * report; no readable worker at all is an error.
  */
 
+#include "trace/any.h"
 #include "cli.h"
 #include "diagnose.h"
+#include "analysis/summary_parse.h"
 #include "report/report.h"
 #include "util/xalloc.h"
 
@@ -23,7 +26,7 @@
 #include <unistd.h>
 
 const char cli_diag_help[] =
-	"  -o, --output DIR          write DIR/PerfDisplay/report.json and index.html\n"
+	"  -o, --output DIR          write DIR/PerfDisplay/ (report.json, index.html, app.py)\n"
 	"  -j, --jobs N              threads reading/summarising files (default: online CPUs)\n"
 	"  --z Z                     robust z-score above which a worker is an outlier (3.5)\n"
 	"  --rel R                   and relative deviation above R (0.2 = 20%)\n"
@@ -149,8 +152,11 @@ static int wanted(const char *name, int what)
 {
 	if (what == CLI_SUMMARIES)
 		return ends_with(name, ".json");
-	return (ends_with(name, ".json") || ends_with(name, ".json.gz")) &&
-	       !ends_with(name, ".summary.json");
+	/* Traces: Kineto JSON (plain or gzip) and Nsight Systems exports; the
+	 * hardware samples beside them (docs/hardware.md) are not workers. */
+	return (ends_with(name, ".json") || ends_with(name, ".json.gz") ||
+		ends_with(name, ".sqlite")) &&
+	       !ends_with(name, ".summary.json") && !pt_trace_is_samples_name(name);
 }
 
 /* Recursive walk; depth-limited so a symlink loop cannot recurse forever.
@@ -208,7 +214,7 @@ int cli_files_add(cli_files *f, const char *path, int what, const char *skip)
 		return -1;
 	if (f->n == first)
 		warning("'%s': no %s found", path,
-			what == CLI_TRACES ? "*.json or *.json.gz traces" : "*.json summaries");
+			what == CLI_TRACES ? "*.json, *.json.gz or *.sqlite traces" : "*.json summaries");
 	if (f->n - first > 1)
 		qsort(f->v + first, f->n - first, sizeof(*f->v), cmp_str);
 	return 0;
@@ -345,6 +351,10 @@ typedef struct readjob {
 	char **paths;
 	pt_summary **s;
 	char **msg;      /* per input: warning to print, or NULL */
+	pt_summary_keys *keys; /* pattern keys shared by all summaries (free them with
+	                          pt_summary_free_shared): 10,000 DLRM summaries hold
+	                          377 distinct keys; held in memory they take 430 MB
+	                          instead of 1,040 MB */
 	int oom;
 } readjob;
 
@@ -355,7 +365,7 @@ static void read_one(void *ctx, size_t i)
 	char buf[1024];
 
 	pt_error_clear(&err);
-	j->s[i] = pt_summary_read_file(j->paths[i], &err);
+	j->s[i] = pt_summary_read_file_shared(j->paths[i], j->keys, &err);
 	if (j->s[i])
 		return;
 	/* The report's "error" names the problem; the path is in "file". */
@@ -399,7 +409,8 @@ int cmd_diagnose(int argc, char **argv)
 	j.paths = l.v;
 	j.s = x_calloc(n, sizeof(*j.s));
 	j.msg = x_calloc(n, sizeof(*j.msg));
-	if (!j.s || !j.msg) {
+	j.keys = pt_summary_keys_new();
+	if (!j.s || !j.msg || !j.keys) {
 		error("out of memory");
 		goto out;
 	}
@@ -421,7 +432,8 @@ int cmd_diagnose(int argc, char **argv)
 	rc = cli_diag_run(&d, j.s, n);
 out:
 	for (i = 0; i < n && j.s; i++)
-		pt_summary_free(j.s[i]);
+		pt_summary_free_shared(j.s[i]);
+	pt_summary_keys_free(j.keys);
 	for (i = 0; i < n && j.msg; i++)
 		x_free(j.msg[i]);
 	x_free(j.msg);

@@ -23,6 +23,7 @@ static const struct pt_cmd commands[] = {
 	{ "trigger", cmd_trigger, "--trigger-on [--auto-analyze] [--wait N] [--steps N] ...: profile the running job" },
 	{ "agent", cmd_agent, "agent [--control-dir DIR]: the node agent (summarises raw traces)" },
 	{ "status", cmd_status, "status [--control-dir DIR]: workers, steps, step rates, agents" },
+	{ "hang-check", cmd_hang_check, "hang-check [--control-dir DIR]: is the job hung, which worker is stuck, where" },
 };
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)

@@ -1,18 +1,21 @@
 /*
  * status.c - `perftracker status`: what the control directory says about
  * the job right now: every registered worker with its step, step rate and
- * time since its last step, the node agents, and the last trigger.
- * Reads the records the collector (python/perftracker) and the agent write.
+ * time since its last step, laggards and silent workers flagged, the node
+ * agents, and the last trigger.  Reads the records the collector
+ * (python/perftracker) and the agent write.
  */
 #include <stddef.h>
 
 #include "cli.h"
+#include "hangcheck.h"
 #include "control/control.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,10 @@ static const char usage_text[] =
 	"  --json               one JSON object instead of the table\n"
 	"  --stale SEC          a worker without a heartbeat for SEC is 'stale' (30)\n"
 	"  --prune              remove the records of workers gone for good (dead or stale)\n"
+	"  --silent SEC         flag live workers without a step for SEC as 'silent'\n"
+	"                       (max(60, 10 x median step time))\n"
+	"  --lag SEC            flag workers more than SEC worth of steps (and 2 steps) behind\n"
+	"                       the leader as 'laggard' (5)\n"
 	"  -h, --help           show this help\n";
 
 static const char *value(int argc, char **argv, int *i)
@@ -47,6 +54,49 @@ static int is(const char *a, const char *name)
 	size_t n = strlen(name);
 
 	return !strncmp(a, name, n) && (a[n] == 0 || a[n] == '=');
+}
+
+/* Where each live worker probably is now: its step plus the steps its
+ * rate makes since its heartbeat (at most 30 s worth). */
+static double est_step(const pt_worker_entry *w, double now)
+{
+	double dt = now - w->hb.time;
+
+	if (!w->has_hb || w->hb.rate <= 0)
+		return (double)w->hb.step;
+	return (double)w->hb.step + w->hb.rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "laggard" when more than max(2 steps, lag s x median rate) behind the
+ * leader; "silent" when alive but without a step for `silent` seconds.
+ * Writes the flags (space-separated) to out; returns how many. */
+static int flags_of(const pt_worker_entry *x, int live, double now, double lead, double med_rate,
+		    double lag, double silent, char *out, size_t cap, double *behind)
+{
+	double since = x->has_hb && x->hb.step_time > 0 ? now - x->hb.step_time
+							 : now - x->info.started;
+	int n = 0;
+
+	out[0] = 0;
+	*behind = live ? lead - est_step(x, now) : 0;
+	if (!live)
+		return 0;
+	if (*behind > 2 && *behind > lag * med_rate) {
+		snprintf(out, cap, "laggard");
+		n++;
+	}
+	if (since >= silent) {
+		snprintf(out + strlen(out), cap - strlen(out), "%ssilent", n ? " " : "");
+		n++;
+	}
+	return n;
 }
 
 /* "alive", "stale" (no heartbeat lately) or "dead" (pid gone, this machine). */
@@ -130,7 +180,9 @@ int cmd_status(int argc, char **argv)
 {
 	const char *dir = NULL;
 	int json = 0, prune = 0;
-	double stale = 30, now;
+	double stale = 30, now, silent = -1, lag = 5, lead = 0, med_rate = 0, *rates = NULL;
+	size_t nrates = 0, nsilent = 0, nlag = 0;
+	pt_sb flagged = { 0 };
 	pt_worker_entry *w = NULL;
 	size_t n = 0, pruned = 0, shown = 0;
 	pt_error e;
@@ -152,6 +204,10 @@ int cmd_status(int argc, char **argv)
 			prune = 1;
 		} else if (is(o, "--stale")) {
 			stale = opt_double("--stale", value(argc, argv, &i));
+		} else if (is(o, "--silent")) {
+			silent = opt_double("--silent", value(argc, argv, &i));
+		} else if (is(o, "--lag")) {
+			lag = opt_double("--lag", value(argc, argv, &i));
 		} else {
 			error("status: unknown option '%s'", o);
 			fputs(usage_text, stderr);
@@ -167,18 +223,43 @@ int cmd_status(int argc, char **argv)
 	if (pt_control_workers(dir, &w, &n, &e))
 		return error_pt(&e);
 	now = pt_control_now();
+	/* The leader and the median rate of the live workers. */
+	rates = x_calloc(n ? n : 1, sizeof(double));
+	if (!rates)
+		die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (!pt_control_worker_alive(&w[i], now, stale, node))
+			continue;
+		if (est_step(&w[i], now) > lead)
+			lead = est_step(&w[i], now);
+		if (w[i].has_hb && w[i].hb.rate > 0)
+			rates[nrates++] = w[i].hb.rate;
+	}
+	if (nrates) {
+		qsort(rates, nrates, sizeof(double), cmp_double);
+		med_rate = nrates % 2 ? rates[nrates / 2]
+				      : (rates[nrates / 2 - 1] + rates[nrates / 2]) / 2;
+	}
+	if (silent < 0)
+		silent = cli_hang_auto_timeout(w, n);
 	if (json) {
 		pt_sb_adds(&js, "{\"control_dir\":");
 		pt_sb_add_json_str(&js, dir, strlen(dir));
+		pt_sb_adds(&js, ",\"silent_after\":");
+		pt_sb_add_double(&js, silent);
 		pt_sb_adds(&js, ",\"workers\":[");
 	} else {
-		printf("%-32s %-16s %5s %5s %8s %9s %8s %10s  %s\n", "WORKER", "HOST", "RANK", "LOCAL",
-		       "PID", "STEP", "STEPS/S", "LAST STEP", "STATE");
+		printf("%-32s %-16s %5s %5s %8s %9s %8s %10s  %-16s %s\n", "WORKER", "HOST", "RANK",
+		       "LOCAL", "PID", "STEP", "STEPS/S", "LAST STEP", "STATE", "FLAGS");
 	}
 	for (size_t i = 0; i < n; i++) {
 		const pt_worker_entry *x = &w[i];
 		const char *live = liveness(x, now, stale, node);
 		double since = x->has_hb && x->hb.step_time > 0 ? now - x->hb.step_time : -1;
+		char fl[64];
+		double behind;
+		int nf = flags_of(x, !strcmp(live, "alive"), now, lead, med_rate, lag, silent, fl,
+				  sizeof(fl), &behind);
 
 		if (prune && strcmp(live, "alive")) {
 			if (pt_control_unregister(dir, x->info.id, NULL) == PT_OK)
@@ -208,22 +289,46 @@ int cmd_status(int argc, char **argv)
 					   strlen(x->hb.state[0] ? x->hb.state : "unknown"));
 			pt_sb_adds(&js, ",\"liveness\":");
 			pt_sb_add_json_str(&js, live, strlen(live));
-			pt_sb_addc(&js, '}');
+			pt_sb_adds(&js, ",\"behind\":");
+			pt_sb_add_double(&js, round(behind * 10) / 10);
+			pt_sb_adds(&js, ",\"flags\":[");
+			if (strstr(fl, "laggard"))
+				pt_sb_adds(&js, "\"laggard\"");
+			if (strstr(fl, "silent"))
+				pt_sb_adds(&js, strstr(fl, "laggard") ? ",\"silent\"" : "\"silent\"");
+			pt_sb_adds(&js, "]}");
 		} else {
 			char age[32], rate[32], st[64];
 
 			fmt_age(age, sizeof(age), since);
 			snprintf(rate, sizeof(rate), "%.2f", x->hb.rate);
 			snprintf(st, sizeof(st), "%s%s%s", live, x->hb.state[0] ? "/" : "", x->hb.state);
-			printf("%-32s %-16s %5lld %5lld %8lld %9lld %8s %10s  %s\n", x->info.id,
+			printf("%-32s %-16s %5lld %5lld %8lld %9lld %8s %10s  %-*s %s\n", x->info.id,
 			       x->info.host, (long long)x->info.rank, (long long)x->info.local_rank,
-			       (long long)x->info.pid, (long long)x->hb.step, rate, age, st);
+			       (long long)x->info.pid, (long long)x->hb.step, rate, age, fl[0] ? 16 : 0,
+			       st, fl);
+		}
+		if (nf) {
+			nsilent += strstr(fl, "silent") != NULL;
+			nlag += strstr(fl, "laggard") != NULL;
+			pt_sb_addf(&flagged, "  %s: %s", x->info.id, fl);
+			if (strstr(fl, "laggard"))
+				pt_sb_addf(&flagged, " (%.0f steps behind the leader)", behind);
+			if (strstr(fl, "silent"))
+				pt_sb_addf(&flagged, " (no step for %.0f s, at step %lld)",
+					   since >= 0 ? since : now - x->info.started,
+					   (long long)x->hb.step);
+			pt_sb_addc(&flagged, '\n');
 		}
 	}
 	if (json)
 		pt_sb_addc(&js, ']');
 	else if (!n)
 		printf("(no worker registered in '%s')\n", dir);
+	else if (nsilent || nlag)
+		printf("\n%zu silent (no step for %.0f s), %zu laggard%s; "
+		       "'perftracker hang-check' shows where they are:\n%s", nsilent, silent, nlag,
+		       nlag == 1 ? "" : "s", flagged.oom ? "" : flagged.buf);
 	list_agents(dir, now, &js, json);
 	if (pt_control_trigger_read(dir, &t, NULL) == PT_OK && t.id[0]) {
 		if (json) {
@@ -250,6 +355,8 @@ int cmd_status(int argc, char **argv)
 		printf("\npruned %zu worker record%s\n", pruned, pruned == 1 ? "" : "s");
 	}
 	pt_sb_free(&js);
+	pt_sb_free(&flagged);
+	x_free(rates);
 	x_free(w);
 	return 0;
 }

@@ -4,11 +4,14 @@
  * Runs on each node (by hand or from the agent); the master later reads
  * only the summaries.  Read errors are one line naming the file and byte
  * offset, exit 1; a truncated trace is summarised with a warning.
+ * Hardware samples (--hw, --hw-dir, or hw_*.json beside the trace) are
+ * joined to the kernels (docs/hardware.md).
  */
 #include "cli.h"
 #include "analysis/summary.h"
-#include "trace/kineto.h"
+#include "trace/any.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -17,9 +20,11 @@
 static const char usage_text[] =
 	"usage: perftracker summarize TRACE [-o SUMMARY.json] [options]\n"
 	"\n"
-	"Summarise one worker's PyTorch profiler trace (.json or .json.gz) into its\n"
-	"behaviour patterns: window, steps, GPU utilisation, time by class, and per\n"
-	"function count, median/p10/p90/MAD, bottleneck and execution ratio.\n"
+	"Summarise one worker's PyTorch profiler trace (.json or .json.gz) or Nsight\n"
+	"Systems SQLite export (.sqlite) into its behaviour patterns: window, steps, GPU\n"
+	"utilisation, time by class, and per function count, median/p10/p90/MAD,\n"
+	"bottleneck and execution ratio; with hardware samples, link throughput inside\n"
+	"each communication kernel and the GPU's clocks during compute kernels.\n"
 	"\n"
 	"options:\n"
 	"  -o, --output FILE         write the summary JSON to FILE ('-' = stdout, the default);\n"
@@ -27,6 +32,12 @@ static const char usage_text[] =
 	"  --min-python-ratio R      keep Python/CPU stacks owning >= R of the window\n"
 	"                            (default 0.0005)\n"
 	"  --max-python N            keep at most N Python/CPU stacks, largest first (default 500)\n"
+	"  --hw FILE                 join the hardware samples in FILE (perftracker-hw JSON or\n"
+	"                            an nsys .sqlite with GPU_METRICS); may be repeated\n"
+	"  --hw-dir DIR              join every hw_*.json, *.hw.json, hw_*.sqlite in DIR\n"
+	"                            (default: those beside TRACE)\n"
+	"  --no-hw                   join no hardware samples (an nsys export's own GPU\n"
+	"                            metrics included)\n"
 	"  --time                    print read / analysis / write CPU times on stderr\n"
 	"  -h, --help                show this help\n";
 
@@ -74,24 +85,96 @@ static int write_stdout(const pt_summary *s)
 	return rc;
 }
 
+/* The samples to join: --hw files, else --hw-dir, else the trace's folder.
+ * Explicit files must be readable; in folders, unreadable ones are warned
+ * about and skipped. */
+typedef struct hwlist {
+	pt_samples *v;
+	size_t n, cap;
+} hwlist;
+
+static int hw_add_file(hwlist *h, const char *path)
+{
+	pt_error err;
+
+	if (X_GROW(h->v, h->cap, h->n + 1))
+		return error("out of memory");
+	pt_error_clear(&err);
+	if (pt_trace_read_samples(path, &h->v[h->n], &err))
+		return error_pt(&err);
+	h->n++;
+	return 0;
+}
+
+static int hw_add_dir(hwlist *h, const char *dir, int quiet_missing)
+{
+	pt_samples *v = NULL;
+	size_t n = 0, nbad = 0, i;
+	pt_error err, bad;
+
+	pt_error_clear(&err);
+	pt_error_clear(&bad);
+	if (pt_trace_samples_dir(dir, &v, &n, &nbad, &bad, &err)) {
+		if (quiet_missing && err.code == PT_EIO)
+			return 0;
+		return error_pt(&err);
+	}
+	if (nbad) {
+		char m[1024];
+
+		warning("%s%s; samples file skipped", pt_error_format(&bad, m, sizeof(m)),
+			nbad > 1 ? " (and more)" : "");
+	}
+	for (i = 0; i < n; i++) {
+		if (X_GROW(h->v, h->cap, h->n + 1)) {
+			for (; i < n; i++)
+				pt_samples_free(&v[i]);
+			x_free(v);
+			return error("out of memory");
+		}
+		h->v[h->n++] = v[i];
+	}
+	x_free(v);
+	return 0;
+}
+
+static void trace_dir(const char *trace, char *dir, size_t cap)
+{
+	const char *sl = strrchr(trace, '/');
+
+	if (!sl)
+		snprintf(dir, cap, ".");
+	else if (sl == trace)
+		snprintf(dir, cap, "/");
+	else
+		snprintf(dir, cap, "%.*s", (int)(sl - trace), trace);
+}
+
 int cmd_summarize(int argc, char **argv)
 {
 	pt_summary_options opt;
-	const char *trace = NULL, *out = "-";
+	const char *trace = NULL, *out = "-", *hwdir = NULL;
 	pt_summary *s = NULL;
 	pt_store st;
+	pt_samples own;
 	pt_error err;
-	int i, timing = 0, rc = -1;
+	hwlist hw = {0};
+	const pt_samples **hwp = NULL;
+	int i, timing = 0, rc = -1, nohw = 0, nhwfiles = 0;
 	double t0, t1, t2, t3;
+	size_t k;
 
 	pt_summary_options_default(&opt);
 	pt_error_clear(&err);
+	memset(&own, 0, sizeof(own));
+	memset(&st, 0, sizeof(st));
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
-			return 0;
+			rc = 0;
+			goto out;
 		} else if (!strcmp(a, "-o") || is_opt(a, "--output")) {
 			out = opt_value(argc, argv, &i, !strcmp(a, "-o") ? "-o" : "--output");
 		} else if (is_opt(a, "--min-python-ratio")) {
@@ -102,26 +185,49 @@ int cmd_summarize(int argc, char **argv)
 							  opt_value(argc, argv, &i, "--max-python"));
 		} else if (!strcmp(a, "--time")) {
 			timing = 1;
+		} else if (is_opt(a, "--hw")) {
+			if (hw_add_file(&hw, opt_value(argc, argv, &i, "--hw")))
+				goto out;
+			nhwfiles++;
+		} else if (is_opt(a, "--hw-dir")) {
+			hwdir = opt_value(argc, argv, &i, "--hw-dir");
+		} else if (!strcmp(a, "--no-hw")) {
+			nohw = 1;
 		} else if (a[0] == '-' && a[1]) {
 			error("summarize: unknown option '%s'", a);
 			fputs(usage_text, stderr);
-			return -1;
+			goto out;
 		} else if (!trace) {
 			trace = a;
 		} else {
 			error("summarize: one trace at a time ('%s' and '%s')", trace, a);
-			return -1;
+			goto out;
 		}
 	}
 	if (!trace) {
 		fputs(usage_text, stderr);
-		return -1;
+		goto out;
+	}
+	if (nohw && (nhwfiles || hwdir)) {
+		error("summarize: --no-hw with --hw or --hw-dir");
+		goto out;
+	}
+	if (hwdir && hw_add_dir(&hw, hwdir, 0))
+		goto out;
+	if (!nohw && !nhwfiles && !hwdir) {
+		char dir[4096];
+
+		trace_dir(trace, dir, sizeof(dir));
+		if (hw_add_dir(&hw, dir, 1))
+			goto out;
 	}
 
-	if (pt_store_init(&st))
-		return error("out of memory");
+	if (pt_store_init(&st) || pt_samples_init(&own)) {
+		error("out of memory");
+		goto out;
+	}
 	t0 = now_s();
-	if (pt_kineto_read_file(trace, &st, &err)) {
+	if (pt_trace_read_any(trace, &st, &own, &err)) {
 		pt_error_subject(&err, trace);
 		error_pt(&err);
 		goto out;
@@ -134,6 +240,26 @@ int cmd_summarize(int argc, char **argv)
 	else if (st.nwarnings)
 		warning("'%s': %s%s", trace, st.warning,
 			st.nwarnings > 1 ? " (more: see \"nwarnings\" in the summary)" : "");
+	/* An nsys export's own GPU metrics join like a samples file. */
+	if (!nohw && own.n) {
+		if (X_GROW(hw.v, hw.cap, hw.n + 1)) {
+			error("out of memory");
+			goto out;
+		}
+		hw.v[hw.n++] = own;
+		memset(&own, 0, sizeof(own));
+	}
+	if (hw.n) {
+		hwp = x_malloc(hw.n * sizeof(*hwp));
+		if (!hwp) {
+			error("out of memory");
+			goto out;
+		}
+		for (k = 0; k < hw.n; k++)
+			hwp[k] = &hw.v[k];
+		opt.hw = hwp;
+		opt.nhw = hw.n;
+	}
 	s = pt_summary_build(&st, trace, &opt, &err);
 	t2 = now_s();
 	if (!s) {
@@ -151,13 +277,20 @@ int cmd_summarize(int argc, char **argv)
 	if (timing)
 		fprintf(stderr,
 			"perftracker: summarize: '%s': %zu events, %.1f MB json; cpu time: read "
-			"%.3f s (%.0f MB/s), analysis %.3f s, write %.3f s; %zu patterns\n",
+			"%.3f s (%.0f MB/s), analysis %.3f s, write %.3f s; %zu patterns; %zu "
+			"hardware sample file%s%s\n",
 			trace, st.n, (double)st.bytes_read / 1e6, t1 - t0,
 			t1 > t0 ? (double)st.bytes_read / 1e6 / (t1 - t0) : 0.0, t2 - t1, t3 - t2,
-			s->npatterns);
+			s->npatterns, hw.n, hw.n == 1 ? "" : "s",
+			s->hw_source ? " joined" : hw.n ? " (none covered this worker)" : "");
 	rc = 0;
 out:
 	pt_summary_free(s);
 	pt_store_free(&st);
+	pt_samples_free(&own);
+	for (k = 0; k < hw.n; k++)
+		pt_samples_free(&hw.v[k]);
+	x_free(hw.v);
+	x_free(hwp);
 	return rc;
 }

@@ -7,12 +7,16 @@
  * under an O_EXCL lock, shows progress while the workers profile and the
  * node agents summarise, names the workers that never delivered, then
  * diagnoses the summaries into <output-dir>/<timestamp>/PerfDisplay/ and
- * prints the text report.  Protocol: docs/collector.md.
+ * prints the text report.  When the workers stop stepping before the window
+ * (--hang-timeout) it switches to hang diagnosis (hangcheck.c): every
+ * worker's stacks, grouped, the stuck one named, the "Hang" report.
+ * Protocol: docs/collector.md, docs/hang.md.
  */
 #include <stddef.h>
 
 #include "cli.h"
 #include "diagnose.h"
+#include "hangcheck.h"
 #include "control/control.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -45,6 +49,10 @@ static const char usage_text[] =
 	"  --timeout SEC             stop waiting for workers after SEC (default: from the step rate)\n"
 	"  --stale SEC               workers without a heartbeat for SEC are not expected (30)\n"
 	"  --no-progress             no progress lines on stderr\n"
+	"  --hang-timeout SEC        no step from a worker for SEC before its window: diagnose a\n"
+	"                            hang instead (max(60, 10 x median step time); 0: never)\n"
+	"  --stack-wait SEC          hang diagnosis: wait this long for the stacks (5)\n"
+	"  --reason TEXT             why this trigger runs (kept in trigger.json and the report)\n"
 	"\n"
 	"diagnosis options (--auto-analyze):\n";
 
@@ -53,6 +61,7 @@ enum { WS_NONE, WS_ARMED, WS_PROFILING, WS_TRACED, WS_SUMMARIZED, WS_FAILED, WS_
 typedef struct wstate {
 	pt_worker_entry e;
 	int state;
+	int exited;        /* unregistered: ended normally */
 	int agent_warned;
 	char why[600];
 } wstate;
@@ -204,6 +213,7 @@ static void refresh_liveness(const char *dir, wstate *ws, size_t n, double stale
 		if (!found) {
 			/* Unregistered: the process exited normally. */
 			w->state = WS_MISSING;
+			w->exited = 1;
 			snprintf(w->why, sizeof(w->why), "process exited (unregistered) at step %lld",
 				 (long long)w->e.hb.step);
 		} else if (!pt_control_worker_alive(&w->e, now, stale_s, node)) {
@@ -288,12 +298,144 @@ static void describe_holder(const char *holder, const char *path)
 	      deadline > 0 ? deadline - pt_control_now() : 0, path);
 }
 
+/* cli_diag_run (src/cli/diagnose.c) plus the report's "trigger" key: who
+ * asked for this profile and why (the agent's auto-profiling says why). */
+static int diagnose_and_write(const cli_diag *d, pt_summary *const *s, size_t n,
+			      const pt_trigger *t)
+{
+	pt_error err;
+	pt_report *rep = NULL;
+	pt_sb sb = { 0 };
+	int rc = -1;
+
+	pt_error_clear(&err);
+	rep = pt_diagnose(s, n, &d->opt, &err);
+	if (!rep) {
+		error_pt(&err);
+		goto out;
+	}
+	cli_trigger_key(rep, t);
+	if (pt_report_write_dir(rep, d->outdir, &err)) {
+		error_pt(&err);
+		goto out;
+	}
+	if (!d->quiet) {
+		pt_report_text(rep, d->max_findings, &sb);
+		if (sb.oom) {
+			error("out of memory writing the text report");
+			goto out;
+		}
+		if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len || fflush(stdout)) {
+			error("cannot write the text report to stdout");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	pt_sb_free(&sb);
+	pt_report_free(rep);
+	return rc;
+}
+
+/* Has a worker that has not finished its window made no step for
+ * hang_timeout seconds?  Names the longest-silent one in *who. */
+static int looks_hung(const wstate *ws, size_t n, double now, double hang_timeout, size_t *who,
+		      double *silent)
+{
+	int any = 0;
+
+	*silent = 0;
+	for (size_t i = 0; i < n; i++) {
+		const pt_worker_entry *e = &ws[i].e;
+		double st = e->has_hb && e->hb.step_time > 0 ? e->hb.step_time : e->info.started;
+
+		if (ws[i].state != WS_NONE && ws[i].state != WS_ARMED && ws[i].state != WS_PROFILING)
+			continue;
+		if (st > 0 && now - st >= hang_timeout && now - st > *silent) {
+			*silent = now - st;
+			*who = i;
+			any = 1;
+		}
+	}
+	return any;
+}
+
+/* The hang path: stacks from every expected worker, the "Hang" report in
+ * the run directory, the text report on stdout.  0 when it was written;
+ * 1 when the check found no hang after all (keep waiting); -1 on error. */
+static int hang_path(const char *dir, wstate *ws, size_t n, const pt_trigger *t, double stale,
+		     double hang_timeout, double stack_wait, int progress, int quiet)
+{
+	pt_worker_entry *all = NULL, *e;
+	size_t nall = 0, m = n;
+	int *exited;
+	char by[PT_CONTROL_TID_MAX + 16];
+	cli_hang h;
+	cli_hang_run run;
+	int rc = -1;
+
+	memset(&run, 0, sizeof(run));
+	/* The expected workers, plus the registered ones that were already
+	 * dead or silent when the trigger started: the likeliest cause. */
+	if (pt_control_workers(dir, &all, &nall, NULL))
+		nall = 0;
+	e = x_calloc(n + nall, sizeof(*e));
+	exited = x_calloc(n + nall, sizeof(int));
+	if (!e || !exited)
+		die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		e[i] = ws[i].e;
+		exited[i] = ws[i].exited;
+	}
+	for (size_t k = 0; k < nall; k++) {
+		size_t i;
+
+		for (i = 0; i < n; i++)
+			if (!strcmp(ws[i].e.info.id, all[k].info.id))
+				break;
+		if (i == n)
+			e[m++] = all[k];
+	}
+	x_free(all);
+	snprintf(by, sizeof(by), "trigger %s", t->id);
+	memset(&h, 0, sizeof(h));
+	h.dir = dir;
+	h.stale = stale;
+	h.hang_timeout = hang_timeout;
+	h.stack_wait = stack_wait;
+	h.detected_by = by;
+	h.progress = progress;
+	if (cli_hang_check(&h, e, exited, m, &run))
+		goto out;
+	if (progress)
+		fprintf(stderr, "perftracker: stacks from %zu of %zu workers in %.2f s\n", run.answered,
+			m, run.seconds);
+	if (!run.res.hung) {
+		rc = 1;
+		goto out;
+	}
+	if (cli_hang_write(&run, t->run_dir, t))
+		goto out;
+	if (!quiet)
+		cli_hang_print(&run);
+	fprintf(stderr, "perftracker: hang: %s\n", run.res.explanation);
+	fprintf(stderr, "perftracker: report: %s/PerfDisplay/index.html\n", t->run_dir);
+	rc = 0;
+out:
+	cli_hang_free(&run);
+	x_free(exited);
+	x_free(e);
+	return rc;
+}
+
 int cmd_trigger(int argc, char **argv)
 {
 	const char *dir = NULL, *outdir = NULL;
 	long wait = 5, steps = 2;
 	int save_raw = PT_RAW_NONE, auto_analyze = 0, progress = 1, trigger_on = 0;
-	double timeout = 0, stale = 30;
+	double timeout = 0, stale = 30, hang_timeout = -1, stack_wait = 5, next_hang_check = 0;
+	const char *reason = "";
+	int hung = 0;
 	cli_diag d;
 	pt_worker_entry *all = NULL;
 	size_t nall = 0, n = 0;
@@ -345,6 +487,12 @@ int cmd_trigger(int argc, char **argv)
 			stale = opt_double("--stale", value(argc, argv, &i));
 		} else if (!strcmp(o, "--no-progress")) {
 			progress = 0;
+		} else if (is(o, "--hang-timeout")) {
+			hang_timeout = opt_double("--hang-timeout", value(argc, argv, &i));
+		} else if (is(o, "--stack-wait")) {
+			stack_wait = opt_double("--stack-wait", value(argc, argv, &i));
+		} else if (is(o, "--reason")) {
+			reason = value(argc, argv, &i);
 		} else if (strcmp(o, "-o") && !is(o, "--output") && cli_diag_option(&d, argc, argv, &i)) {
 			/* a diagnosis option */
 		} else {
@@ -421,6 +569,17 @@ int cmd_trigger(int argc, char **argv)
 		timeout = (double)(t.start_step - cur + steps) * per_step * 2 + 60;
 	}
 	t.deadline = now + timeout;
+	snprintf(t.reason, sizeof(t.reason), "%s", reason);
+	if (hang_timeout < 0) {
+		pt_worker_entry *exp = x_calloc(n, sizeof(*exp));
+
+		if (!exp)
+			die("out of memory");
+		for (size_t i = 0; i < n; i++)
+			exp[i] = ws[i].e;
+		hang_timeout = cli_hang_auto_timeout(exp, n);
+		x_free(exp);
+	}
 	pt_control_hostname(t.host, sizeof(t.host));
 	t.pid = getpid();
 	for (size_t i = 0; i < n; i++)
@@ -485,8 +644,31 @@ int cmd_trigger(int argc, char **argv)
 
 		now = pt_control_now();
 		if (now - last_live >= 1.0) {
+			size_t who = 0;
+			double silent;
+
 			last_live = now;
 			refresh_liveness(dir, ws, n, stale, node);
+			/* Stuck before (or in) the window: find out where. */
+			if (hang_timeout > 0 && now >= next_hang_check &&
+			    looks_hung(ws, n, now, hang_timeout, &who, &silent)) {
+				int hr;
+
+				if (progress)
+					fprintf(stderr, "perftracker: [%5.1fs] no step from %s for %.0f s "
+						"(hang timeout %.0f s, last step %lld): diagnosing a hang\n",
+						el, ws[who].e.info.id, silent, hang_timeout,
+						(long long)ws[who].e.hb.step);
+				hr = hang_path(dir, ws, n, &t, stale, hang_timeout, stack_wait, progress,
+					       d.quiet);
+				if (hr <= 0) {
+					hung = 1;
+					rc = hr;
+					break;
+				}
+				warning("the workers are stepping again: still waiting");
+				next_hang_check = now + hang_timeout;
+			}
 		}
 		memset(counts, 0, sizeof(counts));
 		for (size_t i = 0; i < n; i++) {
@@ -543,6 +725,8 @@ int cmd_trigger(int argc, char **argv)
 	snprintf(t.state, sizeof(t.state), "%s", PT_TRIGGER_DONE);
 	if (pt_control_trigger_write(dir, &t, &e))
 		error_pt(&e);
+	if (hung)
+		goto out;
 
 	/* Collect: summaries into <run>/summaries/, the rest named. */
 	sums = x_calloc(n, sizeof(*sums));
@@ -611,7 +795,7 @@ int cmd_trigger(int argc, char **argv)
 	}
 	if (auto_analyze) {
 		d.outdir = t.run_dir;
-		if (cli_diag_run(&d, sums, nsums))
+		if (diagnose_and_write(&d, sums, nsums, &t))
 			goto out;
 		fprintf(stderr, "perftracker: report: %s/PerfDisplay/index.html\n", t.run_dir);
 	} else {

@@ -437,6 +437,9 @@ int pt_control_unregister(const char *dir, const char *id, pt_error *err)
 		pt_error_subject(err, path);
 		rc = pt_error_set(err, PT_EIO, -1, "cannot remove: %s", strerror(errno));
 	}
+	/* The last stack dump goes with the registration. */
+	if (pt_control_stacks_path(path, sizeof(path), dir, id) == 0)
+		unlink(path);
 	return rc;
 }
 
@@ -596,6 +599,12 @@ int pt_control_worker_alive(const pt_worker_entry *w, double now, double stale_s
 	return now - w->hb.time < stale_s;
 }
 
+int pt_control_worker_dead(const pt_worker_entry *w, const char *local_node)
+{
+	return local_node && w->info.node[0] && !strcmp(w->info.node, local_node) &&
+	       !pid_exists(w->info.pid);
+}
+
 /* ---- trigger ---------------------------------------------------------------- */
 
 int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err)
@@ -619,6 +628,7 @@ int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err
 	add_kdbl(&sb, "deadline", t->deadline);
 	add_kstr(&sb, "host", t->host);
 	add_ki64(&sb, "pid", t->pid);
+	add_kstr(&sb, "reason", t->reason);
 	add_key(&sb, "workers", 0);
 	pt_sb_addc(&sb, '[');
 	for (size_t i = 0; i < t->nworkers; i++) {
@@ -695,6 +705,7 @@ int pt_control_trigger_read(const char *dir, pt_trigger *t, pt_error *err)
 	t->deadline = pt_json_num(j, "deadline", 0);
 	copy_str(t->host, sizeof(t->host), j, "host");
 	t->pid = get_i64(j, "pid", -1);
+	copy_str(t->reason, sizeof(t->reason), j, "reason");
 	ws = pt_json_get(j, "workers");
 	if (ws && ws->type == PT_JSON_ARR) {
 		for (const pt_json *c = ws->child; c; c = c->next) {
@@ -1001,4 +1012,73 @@ out:
 	pt_json_free(j);
 	x_free(buf);
 	return running;
+}
+
+/* ---- stacks ----------------------------------------------------------------- */
+
+int pt_control_stacks_dir(char *out, size_t cap, const char *dir)
+{
+	return (size_t)snprintf(out, cap, "%s/stacks", dir) < cap ? 0 : -1;
+}
+
+int pt_control_stacks_path(char *out, size_t cap, const char *dir, const char *wid)
+{
+	return (size_t)snprintf(out, cap, "%s/stacks/%s.txt", dir, wid) < cap ? 0 : -1;
+}
+
+int pt_control_stacks_tmp_path(char *out, size_t cap, const char *dir, const char *wid)
+{
+	return (size_t)snprintf(out, cap, "%s/stacks/.%s.tmp", dir, wid) < cap ? 0 : -1;
+}
+
+int pt_control_stacks_request_path(char *out, size_t cap, const char *dir)
+{
+	return (size_t)snprintf(out, cap, "%s/stacks/request.json", dir) < cap ? 0 : -1;
+}
+
+int pt_control_stacks_request(const char *dir, char *id, size_t cap, pt_error *err)
+{
+	char path[PT_CONTROL_PATH_MAX], host[PT_CONTROL_HOST_MAX], rid[PT_CONTROL_TID_MAX];
+	double now = pt_control_now();
+	struct timespec ts;
+	pt_sb sb = { 0 };
+
+	if (pt_control_stacks_request_path(path, sizeof(path), dir))
+		return path_err(err);
+	/* Two requests within one second must differ: add milliseconds. */
+	pt_control_trigger_id(rid, sizeof(rid), now);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(id, cap, "%s-%03ld", rid, (long)(ts.tv_nsec / 1000000));
+	pt_control_hostname(host, sizeof(host));
+	pt_sb_adds(&sb, "{\"format\":\"perftracker-stack-request\"");
+	add_kstr(&sb, "id", id);
+	add_kdbl(&sb, "time", now);
+	add_kstr(&sb, "host", host);
+	add_ki64(&sb, "pid", (int64_t)getpid());
+	pt_sb_adds(&sb, "}\n");
+	return write_sb(path, &sb, err);
+}
+
+int pt_control_stacks_request_parse(const char *text, char *id, size_t cap, double *time)
+{
+	const char *p = strstr(text, "\"id\":\""), *q;
+	size_t n;
+	char *end;
+
+	if (!p || cap == 0)
+		return -1;
+	p += 6;
+	q = strchr(p, '"');
+	if (!q)
+		return -1;
+	n = (size_t)(q - p);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(id, p, n);
+	id[n] = 0;
+	p = strstr(text, "\"time\":");
+	if (!p)
+		return -1;
+	*time = strtod(p + 7, &end);
+	return end == p + 7 || !id[0] ? -1 : 0;
 }

@@ -132,6 +132,11 @@ int pt_control_workers(const char *dir, pt_worker_entry **out, size_t *n, pt_err
 int pt_control_worker_alive(const pt_worker_entry *w, double now, double stale_s,
 			    const char *local_node);
 
+/* Is the worker's process known to be gone?  1 only when it ran on this
+ * machine (its node equals local_node) and its pid no longer exists (or is
+ * a zombie); workers of other machines are never "dead", only stale. */
+int pt_control_worker_dead(const pt_worker_entry *w, const char *local_node);
+
 /* ---- trigger ------------------------------------------------------------- */
 
 #define PT_TRIGGER_ACTIVE "active"
@@ -151,6 +156,8 @@ typedef struct pt_trigger {
 	int64_t pid;
 	char **workers;                 /* expected worker ids (owned) */
 	size_t nworkers;
+	char reason[512];               /* why it was started ("" by hand; the
+	                                   agent's auto-profiling says why) */
 } pt_trigger;
 
 /* trigger.json.  Reading a missing trigger is PT_OK with t->id[0] == 0. */
@@ -225,5 +232,35 @@ int pt_control_agent_hb_path(char *out, size_t cap, const char *dir, const char 
  * (pid alive when it runs on this machine, else its heartbeat is younger
  * than stale_s). */
 int pt_control_agent_running(const char *dir, const char *host, double now, double stale_s);
+
+/* ---- stacks (hang diagnosis, docs/hang.md) ------------------------------- */
+
+/* The collector's watchdog thread writes the Python stacks of every thread
+ * of its process to stacks/<wid>.txt: on request (a new id in
+ * stacks/request.json) and by itself when no step came for a while.  The
+ * file is text: "key: value" header lines (PT_STACKS_MAGIC first), a blank
+ * line, then CPython's faulthandler output ("Thread 0x... (most recent call
+ * first):" and "  File \"f\", line N in func" lines); src/diagnose/hang.c
+ * parses it. */
+#define PT_STACKS_MAGIC "format: perftracker-stacks 1"
+#define PT_STACKS_REQUEST_MAX 4096   /* largest request record the watchdog reads */
+
+/* <dir>/stacks/<wid>.txt, <dir>/stacks/.<wid>.tmp, <dir>/stacks/request.json,
+ * <dir>/stacks.  0, or -1 when the result would not fit in cap. */
+int pt_control_stacks_path(char *out, size_t cap, const char *dir, const char *wid);
+int pt_control_stacks_tmp_path(char *out, size_t cap, const char *dir, const char *wid);
+int pt_control_stacks_request_path(char *out, size_t cap, const char *dir);
+int pt_control_stacks_dir(char *out, size_t cap, const char *dir);
+
+/* Ask every worker's watchdog for its stacks: writes stacks/request.json
+ * {"format":"perftracker-stack-request","id","time","host","pid"} with a
+ * fresh id (copied to id, cap bytes).  Watchdogs answer within their poll
+ * interval (250 ms by default) and ignore requests older than 60 s. */
+int pt_control_stacks_request(const char *dir, char *id, size_t cap, pt_error *err);
+
+/* The request id in a request record's text (what the watchdog does without
+ * allocating): copies the "id" string value to id (cap bytes) and the "time"
+ * to *time; 0 when both were found, -1 otherwise. */
+int pt_control_stacks_request_parse(const char *text, char *id, size_t cap, double *time);
 
 #endif

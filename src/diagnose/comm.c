@@ -1,13 +1,18 @@
 /*
  * comm.c - the "Communication" section: collectives (NCCL/RCCL kernels and
- * CPU collectives such as gloo) grouped by "<algorithm> <collective>" from
- * the kernel name, with an example of a normal worker and the abnormal
- * workers per function.  Features compared: bottleneck ratio (higher costs
- * time), median duration per call (higher costs time) and, when the trace
- * records message sizes, bus bandwidth (lower costs time).  Link types
- * ("nvlink ring send") need hardware samples and come later.
+ * CPU collectives such as gloo) with an example of a normal worker and the
+ * abnormal workers per function.  Groups: the seed's "<link> <algorithm>
+ * <send|recv>" ("nvlink ring send") when the summaries carry link
+ * throughput from hardware samples (docs/hardware.md), else "<algorithm>
+ * <collective>" from the kernel name.  Features compared: bottleneck ratio
+ * and median duration (higher costs time), bus bandwidth from message
+ * sizes and the link's avg throughput (lower costs time).  The throughput
+ * shape inside the kernels tells a slow link (steady but slow: low mean,
+ * low peak) from a worker waiting for a late peer (nothing, then full
+ * speed: low mean, high std, normal peak).
  */
 #include "internal.h"
+#include "../analysis/hwjoin.h"
 #include "../util/xalloc.h"
 
 #include <ctype.h>
@@ -108,6 +113,7 @@ typedef struct centry {
 	const pt_pattern *ex_p;
 	int ex_diff;
 	size_t off, n;
+	int hw;               /* group is a hardware link group (features include throughput) */
 } centry;
 
 static int cmp_group(const void *a, const void *b, void *arg)
@@ -142,9 +148,9 @@ static int cmp_cabn(const void *a, const void *b, void *arg)
 	return strcmp(c->w[x->w].id, c->w[y->w].id);
 }
 
-/* Impact of a lower bus bandwidth: the share of the window the calls would
- * have saved at the others' bandwidth (negative = time lost, as dm_test
- * flips the sign for PT_DIR_LOW). */
+/* Impact of a lower bandwidth or throughput: the share of the window the
+ * calls would have saved at the others' rate (negative = time lost, as
+ * dm_test flips the sign for PT_DIR_LOW). */
 static double impact_busbw(const dctx *c, const dmetric *m, size_t i, double others)
 {
 	double win = c->w[m->wk[i]].window_ms;
@@ -164,25 +170,209 @@ static int differs(dctx *c, dmetric *m, size_t i)
 	return st.n && pt_robust_outlier(m->val[i], &st, PT_DIR_BOTH, c->o);
 }
 
-static void features(dctx *c, pt_rv *o, const pt_pattern *p)
+static const pt_hw_link *hw_of(const pt_pattern *p, const char *group)
+{
+	uint32_t i;
+
+	for (i = 0; p && i < p->nhw; i++)
+		if (!strcmp(p->hw[i].group, group))
+			return &p->hw[i];
+	return NULL;
+}
+
+static void features(dctx *c, pt_rv *o, const pt_pattern *p, const char *hwgroup)
 {
 	pt_rv *f = pt_rv_obj(c->rep, o, "features");
+	const pt_hw_link *h = hwgroup ? hw_of(p, hwgroup) : NULL;
 
 	pt_rv_num(c->rep, f, "bottleneck ratio (in [0,1])", p->bottleneck);
 	pt_rv_num(c->rep, f, "execution ratio (in [0,1])", p->exec_ratio);
 	pt_rv_num(c->rep, f, "median duration (ms)", p->median_ms);
-	if (p->busbw_gbps > 0)
+	if (h) {
+		pt_rv_num(c->rep, f, "avg throughput (%)", h->avg_pct);
+		pt_rv_num(c->rep, f, "throughput std (%)", h->std_pct);
+	}
+	if (p->busbw_gbps > 0) {
 		pt_rv_num(c->rep, f, "bus bandwidth (GB/s)", p->busbw_gbps);
+		/* Without link samples it comes from the trace's message sizes
+		 * and the nccl-tests factors: say so beside the number. */
+		if (!h)
+			pt_rv_str(c->rep, f, "bus bandwidth note",
+				  "computed from message sizes (no hardware samples)");
+	}
+}
+
+/* ---- hardware link groups of one function ---------------------------------- */
+
+#define MAX_HW_GROUPS 8
+
+/* One worker's throughput in one link group, against the other workers. */
+typedef struct hwres {
+	int has;
+	double avg, std, peak;        /* this worker */
+	double o_avg, o_std, o_peak;  /* exact medians of the other workers */
+	int abn;                      /* abnormal by the rule on a lower avg */
+	double imp;                   /* its impact (share of the window) */
+	int differs;
+} hwres;
+
+typedef struct hwkey {
+	size_t ng;
+	char group[MAX_HW_GROUPS][48];
+	hwres *r[MAX_HW_GROUPS];      /* r[g][j]: j indexes the key's bottleneck entries */
+} hwkey;
+
+static void hwkey_free(hwkey *h)
+{
+	size_t g;
+
+	for (g = 0; g < MAX_HW_GROUPS; g++)
+		x_free(h->r[g]);
+	memset(h, 0, sizeof(*h));
+}
+
+/* Load one feature of one group into m (only workers that have the group). */
+static void load_hw(dctx *c, dmetric *m, const dkey *k, const char *group, int what)
+{
+	uint32_t i;
+
+	m->n = 0;
+	m->nzero = 0;
+	m->sorted_ok = 0;
+	for (i = 0; i < k->n; i++) {
+		const dent *e = &c->ent[k->off + i];
+		const pt_pattern *p = &c->w[e->w].pat[e->p];
+		const pt_hw_link *h = hw_of(p, group);
+		double v;
+
+		if (!h || !h->samples)
+			continue;
+		v = what == 0 ? h->avg_pct : what == 1 ? h->std_pct : h->peak_pct;
+		if (!isfinite(v) || v < 0)
+			v = 0;
+		m->val[m->n] = v;
+		m->wk[m->n] = e->w;
+		m->pat[m->n] = p;
+		m->n++;
+	}
+}
+
+/* Position of worker w in metric m at or after *pos (entries are in worker
+ * order), or (size_t)-1. */
+static size_t find_w(const dmetric *m, size_t *pos, uint32_t w)
+{
+	while (*pos < m->n && m->wk[*pos] < w)
+		(*pos)++;
+	return *pos < m->n && m->wk[*pos] == w ? *pos : (size_t)-1;
+}
+
+/* The link groups of key k that carried its traffic (median worker's mean
+ * throughput >= PT_HW_LINK_MIN_PCT), with every worker's numbers against the
+ * others'.  mb holds the key's bottleneck entries (one per worker). */
+static int hw_groups(dctx *c, const dkey *k, dmetric *mb, dmetric *ma, hwkey *hk)
+{
+	char all[MAX_HW_GROUPS][48];
+	size_t na = 0, g, i, j;
+	uint32_t e;
+
+	memset(hk, 0, sizeof(*hk));
+	for (e = 0; e < k->n; e++) {
+		const dent *en = &c->ent[k->off + e];
+		const pt_pattern *p = &c->w[en->w].pat[en->p];
+		uint32_t h;
+
+		for (h = 0; h < p->nhw; h++) {
+			for (g = 0; g < na && strcmp(all[g], p->hw[h].group); g++)
+				;
+			if (g == na && na < MAX_HW_GROUPS)
+				snprintf(all[na++], sizeof(all[0]), "%s", p->hw[h].group);
+		}
+	}
+	/* Sorted, so that the output does not depend on the input order. */
+	for (i = 1; i < na; i++)
+		for (j = i; j > 0 && strcmp(all[j - 1], all[j]) > 0; j--) {
+			char t[48];
+
+			memcpy(t, all[j], sizeof(t));
+			memcpy(all[j], all[j - 1], sizeof(t));
+			memcpy(all[j - 1], t, sizeof(t));
+		}
+	for (g = 0; g < na; g++) {
+		hwres *r;
+		size_t pos, w;
+
+		load_hw(c, ma, k, all[g], 0);
+		if (!ma->n || dm_median(c, ma) < PT_HW_LINK_MIN_PCT)
+			continue;
+		r = x_calloc(mb->n ? mb->n : 1, sizeof(*r));
+		if (!r)
+			return -1;
+		hk->r[hk->ng] = r;
+		snprintf(hk->group[hk->ng], sizeof(hk->group[0]), "%s", all[g]);
+		hk->ng++;
+		/* avg: the rule (lower costs time), then std and peak for the shape. */
+		dm_prepare(c, ma);
+		for (i = 0, pos = 0; i < ma->n; i++) {
+			double oth, imp;
+
+			w = find_w(mb, &pos, ma->wk[i]);
+			if (w == (size_t)-1)
+				continue;
+			r[w].has = 1;
+			r[w].avg = ma->val[i];
+			r[w].abn = dm_test(c, ma, i, PT_DIR_LOW, impact_busbw, &oth, &imp);
+			r[w].imp = imp;
+			r[w].differs = differs(c, ma, i);
+			r[w].o_avg = ma->n > 1 ? dm_others_median(c, ma, i) : NAN;
+		}
+		load_hw(c, ma, k, all[g], 1);
+		for (i = 0, pos = 0; i < ma->n; i++)
+			if ((w = find_w(mb, &pos, ma->wk[i])) != (size_t)-1) {
+				r[w].std = ma->val[i];
+				r[w].o_std = ma->n > 1 ? dm_others_median(c, ma, i) : NAN;
+			}
+		load_hw(c, ma, k, all[g], 2);
+		for (i = 0, pos = 0; i < ma->n; i++)
+			if ((w = find_w(mb, &pos, ma->wk[i])) != (size_t)-1) {
+				r[w].peak = ma->val[i];
+				r[w].o_peak = ma->n > 1 ? dm_others_median(c, ma, i) : NAN;
+			}
+	}
+	return 0;
+}
+
+/* ---- findings --------------------------------------------------------------- */
+
+static const char *const metric_names[5] = {
+	"bottleneck ratio", "median duration (ms)", "bus bandwidth (GB/s)", "avg throughput (%)",
+	"throughput std (%)",
+};
+
+/* The worker whose kernel of this function is markedly the shortest: in a
+ * collective the last to arrive waits least, so it is the likely straggler. */
+static uint32_t straggler(dctx *c, dmetric *md)
+{
+	double med, lo = INFINITY;
+	uint32_t best = UINT32_MAX;
+	size_t i;
+
+	if (md->n < 3)
+		return UINT32_MAX;
+	med = dm_median(c, md);
+	for (i = 0; i < md->n; i++)
+		if (md->val[i] < lo) {
+			lo = md->val[i];
+			best = md->wk[i];
+		}
+	return med > 0 && lo < (1 - c->o->rel) * med ? best : UINT32_MAX;
 }
 
 static void comm_finding(dctx *c, const dkey *k, const char *group, const dworker *w,
 			 int metric, double val, double oth, double imp)
 {
-	static const char *const names[3] = {
-		"bottleneck ratio", "median duration (ms)", "bus bandwidth (GB/s)",
-	};
 	char sn[160], p1[32], p2[32];
-	dfinding *f = df_add(c, SEC, w->id, k->key, names[metric], val, oth, imp * w->window_ms);
+	dfinding *f = df_add(c, SEC, w->id, k->key, metric_names[metric], val, oth,
+			     imp * w->window_ms);
 	const char *why = "the collective takes longer on this worker: usually it waits for "
 			  "a worker that arrives late (see the other findings), otherwise a "
 			  "slow link or NIC on this worker's path";
@@ -203,52 +393,126 @@ static void comm_finding(dctx *c, const dkey *k, const char *group, const dworke
 			   imp * w->window_ms);
 }
 
-/* Position of worker w in metric m at or after *pos (entries are in worker
- * order), or (size_t)-1. */
-static size_t find_w(const dmetric *m, size_t *pos, uint32_t w)
+/* With link throughput: name the shape.  Returns 1 when a finding was made. */
+static int hw_finding(dctx *c, const dkey *k, const hwkey *hk, size_t j, const dworker *w,
+		      uint32_t late, double imp)
 {
-	while (*pos < m->n && m->wk[*pos] < w)
-		(*pos)++;
-	return *pos < m->n && m->wk[*pos] == w ? *pos : (size_t)-1;
+	double rel = c->o->rel, best = INFINITY;
+	size_t g, gb = (size_t)-1;
+	const hwres *r;
+	char sn[160], link[16];
+	dfinding *f;
+
+	for (g = 0; g < hk->ng; g++) {
+		r = &hk->r[g][j];
+		if (r->has && r->o_avg > 0 && r->avg / r->o_avg < best) {
+			best = r->avg / r->o_avg;
+			gb = g;
+		}
+	}
+	if (gb == (size_t)-1 || best > 1 - rel)
+		return 0;
+	r = &hk->r[gb][j];
+	df_short(k->key, k->cls, sn, sizeof(sn));
+	snprintf(link, sizeof(link), "%.*s", (int)strcspn(hk->group[gb], " "), hk->group[gb]);
+	if (r->peak < (1 - rel) * r->o_peak) {
+		/* Steady but slow: the link itself cannot go faster. */
+		f = df_add(c, SEC, w->id, k->key, metric_names[3], r->avg, r->o_avg,
+			   imp * w->window_ms);
+		df_explain(c, f, "worker %s moves data steadily but slowly in %s (%s): %.3g%% of "
+			   "the link on average (std %.3g%%, peak %.3g%%), other workers %.3g%% "
+			   "(peak %.3g%%): a slow link: the %s path of this worker's GPU (degraded "
+			   "or downgraded link, errors and retries) (about %.3g ms per window)",
+			   w->id, sn, hk->group[gb], r->avg, r->std, r->peak, r->o_avg, r->o_peak,
+			   link, imp * w->window_ms);
+		return 1;
+	}
+	if (r->std > (1 + rel) * r->o_std) {
+		char who[320];
+
+		if (late != UINT32_MAX)
+			snprintf(who, sizeof(who), "worker %s, whose %s is the shortest: it "
+				 "arrives last", c->w[late].id, sn);
+		else
+			snprintf(who, sizeof(who), "no worker's %s is markedly shorter: look for "
+				 "the slow worker in the other sections", sn);
+		/* Nothing, then full speed: the link is fine, the peer is late. */
+		f = df_add(c, SEC, w->id, k->key, metric_names[4], r->std, r->o_std,
+			   imp * w->window_ms);
+		df_explain(c, f, "worker %s waits for a late peer in %s (%s): the link idles and "
+			   "then runs at full speed (std %.3g%%, peak %.3g%%, average %.3g%%; "
+			   "other workers std %.3g%%, peak %.3g%%) (%s) (about %.3g ms per "
+			   "window)", w->id, sn, hk->group[gb], r->std, r->peak, r->avg, r->o_std,
+			   r->o_peak, who, imp * w->window_ms);
+		return 1;
+	}
+	return 0;
+}
+
+static int dm_alloc_local(dmetric *m, size_t n)
+{
+	memset(m, 0, sizeof(*m));
+	n = n ? n : 1;
+	m->val = x_malloc(n * sizeof(double));
+	m->work = x_malloc(n * sizeof(double));
+	m->tmp = x_malloc(n * sizeof(double));
+	m->sorted = x_malloc(n * sizeof(double));
+	m->wk = x_malloc(n * sizeof(uint32_t));
+	m->pat = x_malloc(n * sizeof(*m->pat));
+	return m->val && m->work && m->tmp && m->sorted && m->wk && m->pat ? 0 : -1;
+}
+
+static void dm_free_local(dmetric *m)
+{
+	x_free(m->pat);
+	x_free(m->wk);
+	x_free(m->sorted);
+	x_free(m->tmp);
+	x_free(m->work);
+	x_free(m->val);
 }
 
 void diag_comm(dctx *c)
 {
 	pt_rv *sec = pt_rv_obj(c->rep, pt_report_root(c->rep), SEC);
-	dmetric *mb = &c->m[0], *md = &c->m[1], *mw = &c->m[2];
+	dmetric *mb = &c->m[0], *md = &c->m[1], *mw = &c->m[2], ma;
 	centry *ent = NULL;
 	cabn *rec = NULL;
 	size_t nent = 0, entcap = 0, nrec = 0, reccap = 0, i, j;
 	pt_rv *g = NULL;
+	hwkey hk;
 
+	memset(&hk, 0, sizeof(hk));
+	if (dm_alloc_local(&ma, c->nw))
+		goto oom;
 	for (i = 0; i < c->nkeys; i++) {
 		const dkey *k = &c->keys[i];
-		size_t pd = 0, pw = 0, best = (size_t)-1;
-		double bestdist = 0;
+		size_t pd = 0, pw = 0, best = (size_t)-1, off, gi;
+		double bestdist = 0, med_b;
 		int bestdiff = 0, bestabn = 1;
-		centry *e;
+		uint32_t late;
+		char group[64];
 
 		if (k->cls != PT_C_COMM)
 			continue;
-		if (X_GROW(ent, entcap, nent + 1))
-			goto oom;
-		e = &ent[nent++];
-		memset(e, 0, sizeof(*e));
-		e->k = (uint32_t)i;
-		pt_diag_comm_group(k->key, k->kind, e->group, sizeof(e->group));
+		pt_diag_comm_group(k->key, k->kind, group, sizeof(group));
 		dm_load(c, mb, k, M_BOTTLENECK);
 		dm_load(c, md, k, M_MEDIAN);
 		dm_load(c, mw, k, M_BUSBW);
-		e->med_b = dm_median(c, mb);
+		med_b = dm_median(c, mb);
 		dm_prepare(c, mb);
 		dm_prepare(c, md);
 		dm_prepare(c, mw);
-		e->off = nrec;
+		hwkey_free(&hk);
+		if (hw_groups(c, k, mb, &ma, &hk))
+			goto oom;
+		late = straggler(c, md);
+		off = nrec;
 		for (j = 0; j < mb->n; j++) {
 			uint32_t w = mb->wk[j];
 			size_t jd = find_w(md, &pd, w), jw = find_w(mw, &pw, w);
-			double oth[3], imp[3], val[3] = { mb->val[j], 0, 0 }, dist;
-			int abn[3] = { 0, 0, 0 }, diff = 0, top = -1, t, better;
+			double oth[3], imp[3], val[3] = { mb->val[j], 0, 0 }, dist, himp = 0;
+			int abn[3] = { 0, 0, 0 }, diff = 0, top = -1, t, better, hdiff = 0;
 
 			diff += differs(c, mb, j);
 			abn[0] = dm_test(c, mb, j, PT_DIR_HIGH, dm_impact_ratio, &oth[0], &imp[0]);
@@ -267,43 +531,77 @@ void diag_comm(dctx *c)
 			for (t = 0; t < 3; t++)
 				if (abn[t] && (top < 0 || imp[t] > imp[top]))
 					top = t;
-			if (top >= 0) {
+			for (gi = 0; gi < hk.ng; gi++) {
+				const hwres *r = &hk.r[gi][j];
+
+				hdiff |= r->has && r->differs;
+				if (r->has && r->abn && r->imp > himp)
+					himp = r->imp;
+			}
+			diff += hdiff;
+			if (top >= 0 || himp > 0) {
+				double ti = top >= 0 && imp[top] > himp ? imp[top] : himp;
+
 				if (X_GROW(rec, reccap, nrec + 1))
 					goto oom;
 				rec[nrec].w = w;
 				rec[nrec].p = mb->pat[j];
 				rec[nrec].diff = diff;
-				rec[nrec++].imp = imp[top];
-				comm_finding(c, k, e->group, &c->w[w], top, val[top], oth[top],
-					     imp[top]);
+				rec[nrec++].imp = ti;
+				/* The shape of the link throughput names the cause when
+				 * samples exist; else the timing finding. */
+				if (!hk.ng || !hw_finding(c, k, &hk, j, &c->w[w], late, ti)) {
+					if (top >= 0)
+						comm_finding(c, k, group, &c->w[w], top, val[top],
+							     oth[top], imp[top]);
+				}
 			}
 			/* Example of a normal worker: not abnormal, fewest differing
 			 * features, closest to the median bottleneck ratio, then name. */
-			dist = fabs(mb->val[j] - e->med_b);
-			if (best == (size_t)-1)
-				better = 1;
-			else if ((top >= 0) != bestabn)
-				better = top < 0;
-			else if (diff != bestdiff)
-				better = diff < bestdiff;
-			else if (dist != bestdist)
-				better = dist < bestdist;
-			else
-				better = strcmp(c->w[w].id, c->w[mb->wk[best]].id) < 0;
-			if (better) {
-				best = j;
-				bestdist = dist;
-				bestdiff = diff;
-				bestabn = top >= 0;
+			dist = fabs(mb->val[j] - med_b);
+			{
+				int abnormal = top >= 0 || himp > 0;
+
+				if (best == (size_t)-1)
+					better = 1;
+				else if (abnormal != bestabn)
+					better = !abnormal;
+				else if (diff != bestdiff)
+					better = diff < bestdiff;
+				else if (dist != bestdist)
+					better = dist < bestdist;
+				else
+					better = strcmp(c->w[w].id, c->w[mb->wk[best]].id) < 0;
+				if (better) {
+					best = j;
+					bestdist = dist;
+					bestdiff = diff;
+					bestabn = abnormal;
+				}
 			}
 		}
-		e->n = nrec - e->off;
-		if (e->n > 1)
-			qsort_r(rec + e->off, e->n, sizeof(*rec), cmp_cabn, c);
-		if (best != (size_t)-1) {
-			e->ex_w = mb->wk[best];
-			e->ex_p = mb->pat[best];
-			e->ex_diff = bestdiff;
+		if (nrec - off > 1)
+			qsort_r(rec + off, nrec - off, sizeof(*rec), cmp_cabn, c);
+		/* One entry per group the function appears in: its link groups
+		 * when samples give them, else its name's group. */
+		for (gi = 0; gi < (hk.ng ? hk.ng : 1); gi++) {
+			centry *e;
+
+			if (X_GROW(ent, entcap, nent + 1))
+				goto oom;
+			e = &ent[nent++];
+			memset(e, 0, sizeof(*e));
+			e->k = (uint32_t)i;
+			e->hw = hk.ng > 0;
+			snprintf(e->group, sizeof(e->group), "%s", hk.ng ? hk.group[gi] : group);
+			e->med_b = med_b;
+			e->off = off;
+			e->n = nrec - off;
+			if (best != (size_t)-1) {
+				e->ex_w = mb->wk[best];
+				e->ex_p = mb->pat[best];
+				e->ex_diff = bestdiff;
+			}
 		}
 	}
 	/* Groups ordered by their largest median bottleneck ratio. */
@@ -323,6 +621,7 @@ void diag_comm(dctx *c)
 		qsort_r(ent, nent, sizeof(*ent), cmp_centry, c);
 	for (i = 0; i < nent; i++) {
 		const centry *e = &ent[i];
+		const char *hg = e->hw ? e->group : NULL;
 		pt_rv *kk, *ex, *ab;
 
 		if (i == 0 || strcmp(e->group, ent[i - 1].group))
@@ -332,7 +631,7 @@ void diag_comm(dctx *c)
 		if (e->ex_p) {
 			pt_rv_str(c->rep, ex, "worker", c->w[e->ex_w].id);
 			pt_rv_int(c->rep, ex, "different from other workers", e->ex_diff);
-			features(c, ex, e->ex_p);
+			features(c, ex, e->ex_p, hg);
 		}
 		ab = pt_rv_arr(c->rep, kk, "abnormal_workers");
 		for (j = 0; j < e->n; j++) {
@@ -341,13 +640,15 @@ void diag_comm(dctx *c)
 
 			pt_rv_str(c->rep, o, "worker", c->w[r->w].id);
 			pt_rv_int(c->rep, o, "different from other workers", r->diff);
-			features(c, o, r->p);
+			features(c, o, r->p, hg);
 		}
 	}
 	goto out;
 oom:
 	c->oom = 1;
 out:
+	hwkey_free(&hk);
+	dm_free_local(&ma);
 	x_free(rec);
 	x_free(ent);
 }

@@ -4,6 +4,9 @@
  * the major kernels by median bottleneck ratio over workers, and the
  * workers whose compute kernels run slower than the other workers' on the
  * same kernel keys ("workers with potential GPU issues", "detailed report").
+ * When the summaries carry hardware samples (docs/hardware.md), a slow
+ * GPU's finding names the cause the samples show: a low SM clock against
+ * the other workers', NVML throttle reasons, a hotter GPU.
  */
 #include "internal.h"
 #include "../util/xalloc.h"
@@ -13,6 +16,91 @@
 #include <string.h>
 
 #define SEC "GPU Compute"
+
+/* NVML clocks-throttle reasons (nvml.h nvmlClocksThrottleReason*), idle excluded. */
+static const struct { uint64_t bit; const char *name; } reasons[] = {
+	{ 0x2, "applications clocks setting" }, { 0x4, "SW power cap" },
+	{ 0x8, "HW slowdown" }, { 0x10, "sync boost" }, { 0x20, "SW thermal slowdown" },
+	{ 0x40, "HW thermal slowdown" }, { 0x80, "HW power brake slowdown" },
+	{ 0x100, "display clock setting" },
+};
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of one hw_gpu field over the other workers that sampled it (-1 none). */
+static double others_hw(dctx *c, size_t wi, int field)
+{
+	double *v = x_malloc(c->nw * sizeof(double)), m = -1;
+	size_t i, n = 0;
+
+	if (!v)
+		return -1;
+	for (i = 0; i < c->nw; i++) {
+		const pt_hw_gpu *g = &c->w[i].s->hw_gpu;
+		double x = field == 0 ? g->sm_clock_mhz : g->temperature_c;
+
+		if (i != wi && g->samples && x >= 0)
+			v[n++] = x;
+	}
+	if (n) {
+		qsort(v, n, sizeof(*v), cmp_dbl);
+		m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	}
+	x_free(v);
+	return m;
+}
+
+/* What the hardware samples say about worker wi's slow GPU, as a clause
+ * starting with "; " ("" when it has no samples). */
+static const char *gpu_cause(dctx *c, size_t wi, char *buf, size_t cap)
+{
+	const pt_hw_gpu *g = &c->w[wi].s->hw_gpu;
+	double oclk, otemp;
+	size_t n = 0, i;
+	int said = 0;
+
+	buf[0] = 0;
+	if (!g->samples)
+		return buf;
+	oclk = others_hw(c, wi, 0);
+	otemp = others_hw(c, wi, 1);
+	n += (size_t)snprintf(buf + n, cap - n, "; the hardware samples during its compute "
+			      "kernels show");
+	if (g->sm_clock_mhz >= 0 && oclk > 0 && g->sm_clock_mhz < (1 - c->o->rel / 2) * oclk) {
+		n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, " a low SM clock %.0f MHz "
+				      "(other workers %.0f MHz%s", g->sm_clock_mhz, oclk,
+				      g->sm_clock_max_mhz > 0 ? ", this GPU's highest " : ")");
+		if (g->sm_clock_max_mhz > 0 && n < cap)
+			n += (size_t)snprintf(buf + n, cap - n, "%.0f MHz)", g->sm_clock_max_mhz);
+		said = 1;
+	}
+	if (g->throttle_frac > 0.05 && g->throttle_reasons && n < cap) {
+		n += (size_t)snprintf(buf + n, cap - n, "%s throttling %.0f%% of the time (",
+				      said ? " and" : "", g->throttle_frac * 100);
+		for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]) && n < cap; i++)
+			if (g->throttle_reasons & reasons[i].bit) {
+				n += (size_t)snprintf(buf + n, cap - n, "%s%s",
+						      buf[n - 1] == '(' ? "" : ", ", reasons[i].name);
+			}
+		if (n < cap)
+			n += (size_t)snprintf(buf + n, cap - n, ")");
+		said = 1;
+	}
+	if (g->temperature_c >= 0 && otemp > 0 && g->temperature_c > otemp + 10 && n < cap) {
+		n += (size_t)snprintf(buf + n, cap - n, "%s %.0f C against %.0f C", said ? " and" : "",
+				      g->temperature_c, otemp);
+		said = 1;
+	}
+	if (!said && n < cap)
+		snprintf(buf + n, cap - n, " normal clocks (%.0f MHz) and no throttling: look at the "
+			 "kernels' inputs or the GPU's health (ECC, PCIe errors)", g->sm_clock_mhz);
+	return buf;
+}
 
 static void gpu_util(dctx *c, pt_rv *sec)
 {
@@ -183,7 +271,7 @@ static void slow_kernels(dctx *c, pt_rv *sec)
 		const slow *top = &sl[first[out[i].idx]];
 		const dkey *tk = &c->keys[top->k];
 		pt_rv *o = pt_rv_obj(c->rep, det, w->id);
-		char name[160], p1[32], p2[32];
+		char name[160], p1[32], p2[32], cause[512];
 		dfinding *f;
 
 		pt_rv_str(c->rep, list, NULL, w->id);
@@ -206,11 +294,11 @@ static void slow_kernels(dctx *c, pt_rv *sec)
 			   "workers, losing about %.3g ms per window (%s); the costliest, %s, "
 			   "takes %.3g ms per execution, other workers %.3g ms (%s slower): a "
 			   "slower GPU on this worker (clocks, temperature, power or a hardware "
-			   "fault)", w->id, cnt[out[i].idx], cnt[out[i].idx] == 1 ? "" : "s",
+			   "fault)%s", w->id, cnt[out[i].idx], cnt[out[i].idx] == 1 ? "" : "s",
 			   out[i].v * w->window_ms, df_pct(out[i].v, p1, sizeof(p1)),
 			   df_short(tk->key, tk->cls, name, sizeof(name)), top->val, top->oth,
 			   top->oth > 0 ? df_pct((top->val - top->oth) / top->oth, p2, sizeof(p2))
-					: "n/a");
+					: "n/a", gpu_cause(c, out[i].idx, cause, sizeof(cause)));
 	}
 	goto out;
 oom:

@@ -4,7 +4,8 @@
  * the sections share, and the "workers" part of the report.
  *
  * Flow: pt_summary[] --index--> keys x workers --sections (compute.c,
- * memory.c, comm.c, runtime.c, python.c)--> findings.c --> pt_report.
+ * memory.c, comm.c, runtime.c, python.c)--> findings.c --> display.c -->
+ * pt_report.
  */
 #include "internal.h"
 #include "../util/xalloc.h"
@@ -52,14 +53,11 @@ static uint64_t hash_key(const char *s, int cls)
 	return h ^ (h >> 29);
 }
 
-typedef struct kindex {
-	uint32_t *slot;   /* key index + 1, 0 empty */
-	size_t cap;       /* power of two */
-} kindex;
-
-static int kindex_grow(dctx *c, kindex *ix)
+/* The index lives in the context (c->kslot, c->kcap) after build_index so
+ * that "display" can find the keys the findings name. */
+static int kindex_grow(dctx *c)
 {
-	size_t ncap = ix->cap ? ix->cap * 2 : 1024, i;
+	size_t ncap = c->kcap ? c->kcap * 2 : 1024, i;
 	uint32_t *ns = x_calloc(ncap, sizeof(*ns));
 
 	if (!ns)
@@ -71,28 +69,40 @@ static int kindex_grow(dctx *c, kindex *ix)
 			j = (j + 1) & (ncap - 1);
 		ns[j] = (uint32_t)i + 1;
 	}
-	x_free(ix->slot);
-	ix->slot = ns;
-	ix->cap = ncap;
+	x_free(c->kslot);
+	c->kslot = ns;
+	c->kcap = ncap;
 	return 0;
 }
 
+/* Slot of (cls, key) in the index: the one holding it, or the empty one
+ * where it would go. */
+static size_t kindex_slot(const dctx *c, uint64_t h, int cls, const char *key)
+{
+	size_t j = h & (c->kcap - 1);
+
+	while (c->kslot[j]) {
+		const dkey *k = &c->keys[c->kslot[j] - 1];
+
+		if (k->hash == h && k->cls == cls && !strcmp(k->key, key))
+			break;
+		j = (j + 1) & (c->kcap - 1);
+	}
+	return j;
+}
+
 /* Key index of (cls, key), inserting it; UINT32_MAX on allocation failure. */
-static uint32_t kindex_get(dctx *c, kindex *ix, size_t *kcap, const pt_pattern *p)
+static uint32_t kindex_get(dctx *c, size_t *kcap, const pt_pattern *p)
 {
 	uint64_t h = hash_key(p->key, p->cls);
 	size_t j;
 	dkey *k;
 
-	if ((c->nkeys + 1) * 2 > ix->cap && kindex_grow(c, ix))
+	if ((c->nkeys + 1) * 2 > c->kcap && kindex_grow(c))
 		return UINT32_MAX;
-	j = h & (ix->cap - 1);
-	while (ix->slot[j]) {
-		k = &c->keys[ix->slot[j] - 1];
-		if (k->hash == h && k->cls == p->cls && !strcmp(k->key, p->key))
-			return ix->slot[j] - 1;
-		j = (j + 1) & (ix->cap - 1);
-	}
+	j = kindex_slot(c, h, p->cls, p->key);
+	if (c->kslot[j])
+		return c->kslot[j] - 1;
 	if (c->nkeys >= UINT32_MAX - 1 || X_GROW(c->keys, *kcap, c->nkeys + 1))
 		return UINT32_MAX;
 	k = &c->keys[c->nkeys];
@@ -102,23 +112,48 @@ static uint32_t kindex_get(dctx *c, kindex *ix, size_t *kcap, const pt_pattern *
 	k->cls = p->cls;
 	k->kind = p->kind;
 	k->last_w = UINT32_MAX;
-	ix->slot[j] = (uint32_t)c->nkeys + 1;
+	c->kslot[j] = (uint32_t)c->nkeys + 1;
 	return (uint32_t)c->nkeys++;
+}
+
+uint32_t diag_key_find(const dctx *c, int cls, const char *key)
+{
+	size_t j;
+
+	if (!c->kcap || !key)
+		return UINT32_MAX;
+	j = kindex_slot(c, hash_key(key, cls), cls, key);
+	return c->kslot[j] ? c->kslot[j] - 1 : UINT32_MAX;
 }
 
 /* Two passes over all patterns: count entries per key, then place them, so
  * each key's entries are contiguous and in worker order. */
+/* Summaries read with a shared key set (pt_summary_read_file_shared, as
+ * `diagnose` does) repeat the same key pointers, and while pt_diagnose runs
+ * equal pointers mean equal keys: a direct-mapped cache from pointer to key
+ * index spares most patterns hashing and comparing their key (hash_key and
+ * strcmp were 5% of a 10,000-worker `diagnose` run, all in this serial
+ * phase).  A miss just takes the hash path. */
+#define KCACHE 4096
+
+typedef struct kcache_ent {
+	const char *key;
+	uint32_t k;
+	uint8_t cls;
+} kcache_ent;
+
 static int build_index(dctx *c)
 {
-	kindex ix = {0};
 	size_t kcap = 0, total = 0, w, p, pos = 0;
 	uint32_t *kid = NULL, *fill = NULL;
+	kcache_ent *kc = NULL;
 	int rc = -1;
 
 	for (w = 0; w < c->nw; w++)
 		total += c->w[w].s->npatterns;
 	kid = x_malloc((total ? total : 1) * sizeof(*kid));
-	if (!kid || total >= UINT32_MAX)
+	kc = x_calloc(KCACHE, sizeof(*kc));
+	if (!kid || !kc || total >= UINT32_MAX)
 		goto out;
 	for (w = 0; w < c->nw; w++) {
 		const pt_summary *s = c->w[w].s;
@@ -130,9 +165,21 @@ static int build_index(dctx *c)
 				kid[pos] = UINT32_MAX;
 				continue;
 			}
-			k = kindex_get(c, &ix, &kcap, &s->patterns[p]);
-			if (k == UINT32_MAX)
-				goto out;
+			{
+				const pt_pattern *pp = &s->patterns[p];
+				kcache_ent *e = &kc[((uintptr_t)pp->key >> 4) & (KCACHE - 1)];
+
+				if (e->key == pp->key && e->cls == pp->cls) {
+					k = e->k;
+				} else {
+					k = kindex_get(c, &kcap, pp);
+					if (k == UINT32_MAX)
+						goto out;
+					e->key = pp->key;
+					e->cls = pp->cls;
+					e->k = k;
+				}
+			}
 			/* A key twice in one summary: keep the first. */
 			if (c->keys[k].last_w == w) {
 				kid[pos] = UINT32_MAX;
@@ -169,9 +216,9 @@ static int build_index(dctx *c)
 	}
 	rc = 0;
 out:
+	x_free(kc);
 	x_free(fill);
 	x_free(kid);
-	x_free(ix.slot);
 	return rc;
 }
 
@@ -226,6 +273,12 @@ void dm_load(dctx *c, dmetric *m, const dkey *k, dfield f)
 		case M_BOTTLENECK: v = p->bottleneck; break;
 		case M_EXEC: v = p->exec_ratio; break;
 		case M_MEDIAN: v = p->median_ms; break;
+		case M_PER_STEP: {
+			size_t ns = c->w[e->w].s->nsteps;
+
+			v = p->total_ms / (double)(ns ? ns : 1);
+			break;
+		}
 		default: v = p->busbw_gbps; break;
 		}
 		if (!isfinite(v) || v < 0)
@@ -239,7 +292,7 @@ void dm_load(dctx *c, dmetric *m, const dkey *k, dfield f)
 		m->n++;
 	}
 	/* Ratio metrics: a worker without the key spent 0 there. */
-	m->nzero = (f == M_BOTTLENECK || f == M_EXEC) ? c->nw - m->n : 0;
+	m->nzero = (f == M_BOTTLENECK || f == M_EXEC || f == M_PER_STEP) ? c->nw - m->n : 0;
 }
 
 void dm_load_gpu_util(dctx *c, dmetric *m)
@@ -544,6 +597,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_python(&c);
 	write_workers(&c, s, ids, n);
 	diag_findings(&c);
+	diag_display(&c);
 	if (c.oom || pt_report_oom(rep))
 		goto oom;
 	goto out;
@@ -558,6 +612,7 @@ out:
 	for (i = 0; i < 3; i++)
 		dm_free(&c.m[i]);
 	x_free(c.ent);
+	x_free(c.kslot);
 	x_free(c.keys);
 	x_free(ids);
 	x_free(c.failed_ids);

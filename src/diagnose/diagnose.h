@@ -4,9 +4,10 @@
  *
  * Flow: worker summaries (src/analysis/summary.h) --pt_diagnose--> a
  * pt_report (src/report/report.h) holding the seed report's five sections,
- * "workers" and the ranked "findings" --> report.json, index.html and the
- * text report.  The comparison rule, every threshold and the report keys
- * are described in docs/diagnose.md.
+ * "workers", the ranked "findings" and "display" (per-worker data for the
+ * PerfDisplay page) --> report.json, index.html and the text report.  The
+ * comparison rule, every threshold and the report keys are described in
+ * docs/diagnose.md.
  */
 #ifndef PT_DIAGNOSE_H
 #define PT_DIAGNOSE_H

@@ -50,7 +50,9 @@ typedef struct dfinding {
 	char *explanation;       /* owned */
 } dfinding;
 
-typedef enum { M_BOTTLENECK, M_EXEC, M_MEDIAN, M_BUSBW } dfield;
+/* M_PER_STEP: total_ms / steps (the window counts as one step when the
+ * worker has none), a worker without the key counting 0; for "display". */
+typedef enum { M_BOTTLENECK, M_EXEC, M_MEDIAN, M_BUSBW, M_PER_STEP } dfield;
 
 /* The values of one metric of one key over the workers. */
 typedef struct dmetric {
@@ -74,12 +76,17 @@ typedef struct dctx {
 	size_t nfailed;
 	dkey *keys;
 	size_t nkeys;
+	uint32_t *kslot;          /* hash index over keys: key index + 1, 0 empty */
+	size_t kcap;              /* its size, a power of two */
 	dent *ent;
 	dmetric m[3];
 	dfinding *f;
 	size_t nf, fcap;
 	int oom;
 } dctx;
+
+/* Index of the key (cls, key) in c->keys, UINT32_MAX when no worker has it. */
+uint32_t diag_key_find(const dctx *c, int cls, const char *key);
 
 /* Metric vectors (m is one of ctx->m, sized for ctx->nw). */
 void dm_load(dctx *c, dmetric *m, const dkey *k, dfield f);
@@ -127,6 +134,10 @@ void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, in
 /* Rank the findings (summary first, then impact desc, worker, function) and
  * write "findings". */
 void diag_findings(dctx *c);
+/* The "display" key (docs/display.md): per-worker step times and class
+ * breakdown, and the workers x functions heatmap.  After diag_findings,
+ * whose ranked findings name the heatmap's first columns. */
+void diag_display(dctx *c);
 
 /* Sorting helper: by value desc, ties by name asc. */
 typedef struct dpair {

@@ -66,7 +66,7 @@ static double kth_zeros(double *v, size_t n, size_t nzero, size_t k)
 	return k < nzero ? 0.0 : pt_robust_select(v, n, k - nzero);
 }
 
-static double median_zeros(double *v, size_t n, size_t nzero)
+double pt_robust_median(double *v, size_t n, size_t nzero)
 {
 	size_t N = n + nzero;
 	double a, b;
@@ -100,7 +100,7 @@ void pt_robust_stats(double *v, size_t n, size_t nzero, double *tmp, pt_robust *
 	out->med = out->mad = 0;
 	if (!N)
 		return;
-	med = median_zeros(v, n, nzero);
+	med = pt_robust_median(v, n, nzero);
 	for (i = 0; i < n; i++) {
 		tmp[i] = fabs(v[i] - med);
 		c += tmp[i] < med;

@@ -26,6 +26,10 @@ typedef struct pt_robust {
 /* k-th smallest (0-based) of v[0..n), n > 0, k < n; reorders v. */
 double pt_robust_select(double *v, size_t n, size_t k);
 
+/* Median of v[0..n) plus nzero implicit zeros (all values >= 0 when
+ * nzero > 0); reorders v; 0 for an empty set. */
+double pt_robust_median(double *v, size_t n, size_t nzero);
+
 /* Median and MAD of v[0..n) plus nzero implicit zeros.  With nzero > 0 all
  * values must be >= 0.  v is reordered; tmp must hold n doubles.  An empty
  * set gives med = mad = 0, n = 0. */

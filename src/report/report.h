@@ -1,11 +1,13 @@
 /*
- * report.h - the report model and its writers: report.json, the text
- * report and the plain index.html.
+ * report.h - the report model and its writers: report.json, the
+ * PerfDisplay folder and the text report.
  *
- * Flow: src/diagnose fills a pt_report (a small ordered JSON tree: the five
- * sections of the seed report, "workers" and "findings") --> the writers here
- * turn it into DIR/PerfDisplay/report.json (Python json.dumps(indent=4)
- * layout), DIR/PerfDisplay/index.html and the text report printed by the CLI.
+ * Flow: src/diagnose fills a pt_report (an ordered JSON tree: the five
+ * sections of the seed report, "workers", "findings" and "display") --> the
+ * writers here turn it into DIR/PerfDisplay/report.json (Python
+ * json.dumps(indent=4) layout), with the PerfDisplay page made from it by
+ * src/display/page.h (index.html, app.py), and the text report printed by
+ * the CLI.
  *
  * Building: every pt_rv_* adder takes the parent (an object or an array) and,
  * for objects, the member key; strings are copied into the report's arena.
@@ -23,7 +25,8 @@
 #include "../util/error.h"
 #include "../util/strbuf.h"
 
-typedef enum { PT_RV_NULL, PT_RV_NUM, PT_RV_INT, PT_RV_STR, PT_RV_ARR, PT_RV_OBJ } pt_rv_type;
+typedef enum { PT_RV_NULL, PT_RV_NUM, PT_RV_INT, PT_RV_STR, PT_RV_ARR, PT_RV_OBJ,
+	       PT_RV_BOOL /* i is 0 or 1 */ } pt_rv_type;
 
 typedef struct pt_rv pt_rv;
 struct pt_rv {
@@ -54,6 +57,8 @@ pt_rv *pt_rv_num(pt_report *r, pt_rv *parent, const char *key, double v);
 pt_rv *pt_rv_int(pt_report *r, pt_rv *parent, const char *key, int64_t v);
 pt_rv *pt_rv_str(pt_report *r, pt_rv *parent, const char *key, const char *s);
 pt_rv *pt_rv_null(pt_report *r, pt_rv *parent, const char *key);
+/* JSON true/false (stored in ->i as 1/0). */
+pt_rv *pt_rv_bool(pt_report *r, pt_rv *parent, const char *key, int v);
 
 /* Member of an object by key (first match); NULL when absent or o is NULL. */
 const pt_rv *pt_rv_get(const pt_rv *o, const char *key);
@@ -65,21 +70,18 @@ extern const char *const pt_report_sections[5];
  * escapes, floats as repr, ", " / ": " separators), starting at nesting
  * level `level` (0 for a whole document); no trailing newline. */
 void pt_report_json(const pt_rv *v, int level, pt_sb *out);
-/* Compact JSON for embedding in HTML: every '<', '>' and '&' inside strings
- * is written as \u003c, \u003e, \u0026 so "</script>" cannot end the block. */
-void pt_report_json_html(const pt_rv *v, pt_sb *out);
-
 /* The text report: each seed section as "<name>:" and its JSON (indent 4),
  * blank lines between, then "Findings:" and numbered sentences.  At most
- * max_findings findings are printed (0: all); the rest are counted. */
+ * max_findings findings are printed (0: all); the rest are counted.
+ * "workers" and "display" are left to report.json. */
 void pt_report_text(const pt_report *r, size_t max_findings, pt_sb *out);
 
-/* The plain page: report JSON embedded safely, rendered with textContent. */
-void pt_report_html(const pt_report *r, pt_sb *out);
-
-/* Write DIR/PerfDisplay/report.json and DIR/PerfDisplay/index.html, creating
- * directories as needed; each file is written to a temporary name in the
- * same folder and renamed.  PT_OK or PT_EIO/PT_ENOMEM with err filled. */
+/* Write DIR/PerfDisplay/report.json, then DIR/PerfDisplay/index.html (the
+ * self-contained PerfDisplay page with that report embedded,
+ * pt_display_write_page) and DIR/PerfDisplay/app.py (pt_display_write_app),
+ * creating directories as needed; each file is written to a temporary name
+ * in the same folder and renamed.  PT_OK or PT_EIO/PT_ENOMEM/PT_EINVAL with
+ * err filled (subject: the path). */
 int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err);
 
 /* Write buf[0..len) to path via path.tmp.<pid> + rename. */

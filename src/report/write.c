@@ -1,10 +1,12 @@
 /*
- * write.c - putting the report on disk: DIR/PerfDisplay/report.json and
- * index.html, each written to a temporary file in the same folder and
- * renamed, so a reader (PerfDisplay, a script polling the folder) never
- * sees half a file (DESIGN.md "Transport is a directory").
+ * write.c - putting the report on disk: DIR/PerfDisplay/report.json, then
+ * the PerfDisplay page made from that same text (index.html, src/display)
+ * and its app.py; each file is written to a temporary file in the same
+ * folder and renamed, so a reader (the page, a script polling the folder)
+ * never sees half a file (DESIGN.md "Transport is a directory").
  */
 #include "report.h"
+#include "../display/page.h"
 #include "../util/xalloc.h"
 
 #include <errno.h>
@@ -103,14 +105,14 @@ int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err)
 	rc = pt_report_write_file(path, sb.buf, sb.len, err);
 	if (rc)
 		goto out;
-	pt_sb_reset(&sb);
+	/* The page embeds the very bytes of report.json (minus indentation),
+	 * so the two always agree. */
 	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", dir);
-	pt_report_html(r, &sb);
-	if (sb.oom) {
-		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory writing the page");
+	rc = pt_display_write_page(sb.buf, sb.len, path, err);
+	if (rc)
 		goto out;
-	}
-	rc = pt_report_write_file(path, sb.buf, sb.len, err);
+	snprintf(path, sizeof(path), "%s/PerfDisplay", dir);
+	rc = pt_display_write_app(path, err);
 out:
 	pt_sb_free(&sb);
 	return rc;

@@ -1,9 +1,11 @@
 #!/bin/bash
 # CLI tests for `perftracker analyze` and `perftracker diagnose` on the real
 # 8-rank DLRM traces (tests/data/dlrm): the report has every key, 8 workers
-# with ranks 0..7 and no false alarm; an unreadable trace among them is
-# listed and warned about while the other 8 are still reported; kept
-# summaries diagnosed again give the same report.
+# with ranks 0..7 and no false alarm, and the "display" key of the page;
+# index.html is the self-contained PerfDisplay page with the report in it,
+# next to app.py; an unreadable trace among them is listed and warned about
+# while the other 8 are still reported; kept summaries diagnosed again give
+# the same report.
 . "$(dirname "$0")/lib.sh"
 
 DLRM=$PT_DATA/dlrm
@@ -24,10 +26,10 @@ check "analyze the DLRM traces" "$PT_BIN" analyze "$DLRM" -o "$TMP/out" -j2
 "$PT_BIN" analyze "$DLRM" -o "$TMP/out" -j2 >"$TMP/stdout" 2>"$TMP/stderr"
 R=$TMP/out/PerfDisplay/report.json
 
-check "report.json and index.html written" test -s "$R" -a -s "$TMP/out/PerfDisplay/index.html"
-check "no stray temporary files" bash -c "[ \$(ls '$TMP/out/PerfDisplay' | wc -l) -eq 2 ]"
+check "report.json, index.html and app.py written" test -s "$R" -a -s "$TMP/out/PerfDisplay/index.html" -a -x "$TMP/out/PerfDisplay/app.py"
+check "no stray temporary files" bash -c "[ \"\$(ls '$TMP/out/PerfDisplay' | tr '\n' ' ')\" = 'app.py index.html report.json ' ]"
 check "nothing on stderr" test ! -s "$TMP/stderr"
-check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "workers", "findings"]'
+check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "workers", "findings", "display"]'
 check "GPU Compute keys" pyjson "$R" 'list(r["GPU Compute"]) == ["min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization", "major_kernel_executions", "workers with potential GPU issues", "detailed report"]'
 check "utilization min <= median <= max in [0,1]" pyjson "$R" '(lambda u: len(u) == 3 and 0 <= u[0] <= u[1] <= u[2] <= 1)(r["GPU Compute"]["min/median/max GPU utilization (in [0,1])"])'
 check "5 major kernels with cost and ratio" pyjson "$R" 'len(r["GPU Compute"]["major_kernel_executions"]) == 5 and all(list(v) == ["median cost per execution (ms)", "bottleneck ratio (in [0,1])"] for v in r["GPU Compute"]["major_kernel_executions"].values())'
@@ -44,6 +46,40 @@ check "communication groups from kernel names" pyjson "$R" '"sendrecv" in r["Com
 check "normal example has the reference keys" pyjson "$R" 'all(list(k["example_of_normal_worker"]) == ["worker", "different from other workers", "features"] for g in r["Communication"].values() for k in g.values())'
 check "runtime entries have the reference keys" pyjson "$R" 'all(list(v) == ["avg bottleneck ratio (in [0,1])", "avg execution time / monitoring duration (in [0,1])", "abnormal_workers"] for v in r["CUDA Runtime"].values())'
 check "Python stacks listed above 1%, sorted" pyjson "$R" 'all(all(x > 0.01 for x in v.values()) and list(v.values()) == sorted(v.values(), reverse=True) for v in r["Python functions"].values()) and len(r["Python functions"]) > 0'
+# The "display" key (docs/display.md), checked against the kept summaries.
+"$PT_BIN" analyze "$DLRM" -o "$TMP/sout" --keep-summaries "$TMP/dsums" -q
+D='r["display"]'
+check "display: version and classes" pyjson "$R" "$D"'["version"] == 1 and '"$D"'["classes"] == ["compute", "communication", "memory", "runtime", "python", "idle"]'
+check "display: the 8 workers, in the order of workers" pyjson "$R" 'list('"$D"'["workers"]) == list(r["workers"]) and len(r["workers"]) == 8'
+check "display: worker fields" pyjson "$R" 'all(list(v) == ["step_ms", "step_numbers", "class_ms"] and list(v["class_ms"]) == '"$D"'["classes"] for v in '"$D"'["workers"].values())'
+check "display: step_ms and class_ms are the summaries'" "$PYTHON" -c 'import json, sys, glob, os
+r = json.load(open(sys.argv[1])); d = r["display"]["workers"]; n = 0
+for f in glob.glob(os.path.join(sys.argv[2], "*.summary.json")):
+    s = json.load(open(f)); w = d[s["worker"]]; n += 1
+    assert w["step_ms"] == [x["ms"] for x in s["steps"]], f
+    assert w["step_numbers"] == [x["number"] for x in s["steps"]] == r["workers"][s["worker"]]["steps"], f
+    assert w["class_ms"] == s["class_ms"], f
+    assert abs(sum(w["class_ms"].values()) - r["workers"][s["worker"]]["window (ms)"]) < 1e-6, f
+sys.exit(n != 8)' "$R" "$TMP/dsums"
+check "display: one ProfilerStep of 14.455 ms on rank 0" pyjson "$R" "$D"'["workers"]["worker0_step_12.1694128201545.pt.trace.json"]["step_ms"] == [14.455]'
+check "display: heatmap of 50 functions x 8 workers, ms per step" pyjson "$R" '(lambda h: h["metric"] == "ms per step" and len(h["functions"]) == 50 and h["workers"] == list(r["workers"]) and len(h["value"]) == 8 and all(len(v) == 50 for v in h["value"]))('"$D"'["heatmap"])'
+check "display: heatmap cells are the summaries' total_ms / steps" "$PYTHON" -c 'import json, sys, glob, os, statistics
+r = json.load(open(sys.argv[1])); h = r["display"]["heatmap"]
+tot = {}
+for f in glob.glob(os.path.join(sys.argv[2], "*.summary.json")):
+    s = json.load(open(f))
+    tot[s["worker"]] = {(p["class"], p["key"]): p["total_ms"] / max(len(s["steps"]), 1) for p in s["patterns"]}
+cols = [(f["class"], f["key"]) for f in h["functions"]]
+for i, w in enumerate(h["workers"]):
+    for j, c in enumerate(cols):
+        want = tot[w].get(c)
+        assert (h["value"][i][j] is None) if want is None else h["value"][i][j] == round(want, 4), (w, c)
+# columns: the 50 largest by median over workers (0 where absent), largest first
+med = {c: statistics.median(t.get(c, 0) for t in tot.values()) for t in tot.values() for c in t}
+best = sorted(med.values(), reverse=True)
+sys.exit(not ([med[c] for c in cols] == best[:50]))' "$R" "$TMP/dsums"
+check "display: identical with or without --keep-summaries" cmp "$TMP/sout/PerfDisplay/report.json" "$R"
+
 check "report.json uses 4-space indent" bash -c "sed -n 2p '$R' | grep -q '^    \"GPU Compute\": {\$'"
 check "report.json is json.dumps(indent=4)" "$PYTHON" -c 'import json, sys
 t = open(sys.argv[1]).read()
@@ -56,6 +92,8 @@ t = open(sys.argv[1]).read(); r = json.load(open(sys.argv[2]))
 body = t.split("GPU Compute:\n", 1)[1].split("\n\nGPU memory operations:\n", 1)[0]
 sys.exit(json.loads(body) != r["GPU Compute"])' "$TMP/stdout" "$R"
 check "text report: no findings sentence" grep -q '^No worker differs from the others beyond the thresholds.$' "$TMP/stdout"
+check "text report: no display key" bash -c "! grep -q 'step_ms\|heatmap\|display' '$TMP/stdout'"
+check "text report: ends with the findings" bash -c "tail -n 2 '$TMP/stdout' | head -n 1 | grep -qx 'Findings:'"
 
 # Reproducible: any thread count gives the same bytes.
 "$PT_BIN" analyze "$DLRM" -o "$TMP/out1" -j1 -q
@@ -115,6 +153,17 @@ check "broken summary: listed with an error" pyjson "$TMP/bout/PerfDisplay/repor
 check_fails "diagnose without summaries" "no summary files" "$PT_BIN" diagnose -o "$TMP/x"
 check_fails "diagnose: only broken summaries" "no worker could be analysed" "$PT_BIN" diagnose "$TMP/broken.summary.json" -o "$TMP/x"
 
-# index.html embeds the report safely.
-check "index.html has the report embedded once" bash -c "[ \$(grep -c 'id=\"report\"' '$TMP/out/PerfDisplay/index.html') -eq 1 ]"
-check "index.html never uses innerHTML" bash -c "! grep -q innerHTML '$TMP/out/PerfDisplay/index.html'"
+# index.html is the PerfDisplay page with the report embedded, self-contained.
+P=$TMP/out/PerfDisplay/index.html
+check "index.html is the PerfDisplay page" grep -q '<script type="application/json" id="pt-report">{"GPU Compute":' "$P"
+check "index.html: the report embedded once" bash -c "[ \$(grep -o '<script type=\"application/json\" id=\"pt-report\">' '$P' | wc -l) -eq 1 ]"
+check "index.html: the embedded report is report.json" "$PYTHON" -c 'import json, sys, re
+t = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r"<script type=\"application/json\" id=\"pt-report\">(.*?)</script>", t, re.S)
+sys.exit(json.loads(m.group(1)) != json.load(open(sys.argv[2])))' "$P" "$R"
+check "index.html: no external URL in src or href" bash -c "! grep -qiE '(src|href)[[:space:]]*=[[:space:]]*[\"'\'']?[[:space:]]*(https?:)?//' '$P'"
+check "index.html: no external stylesheet or script" bash -c "! grep -qiE '<link[^>]*stylesheet|<script[^>]*src=' '$P'"
+check "index.html: the content security policy forbids the network" grep -q "default-src 'none'" "$P"
+check "app.py is the page's server" grep -q 'http.server' "$TMP/out/PerfDisplay/app.py"
+check "display --rebuild gives the same page" bash -c "cp -r '$TMP/out' '$TMP/rb' && '$PT_BIN' display '$TMP/rb' --rebuild --no-serve && cmp '$TMP/rb/PerfDisplay/index.html' '$P' && cmp '$TMP/rb/PerfDisplay/app.py' '$TMP/out/PerfDisplay/app.py'"
+check "diagnose writes the same page" cmp "$TMP/dout/PerfDisplay/index.html" "$TMP/kout/PerfDisplay/index.html"

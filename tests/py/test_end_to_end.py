@@ -27,6 +27,13 @@ PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
 TRAIN = os.path.join(ROOT, "examples", "train_gloo.py")
 
 
+def raw_listing(d):
+    """(raw traces, hardware sample files) in a raw_trace folder, sorted."""
+    names = sorted(os.listdir(d))
+    hw = [n for n in names if n.startswith("hw_") and n.endswith(".json")]
+    return [n for n in names if n not in hw], hw
+
+
 def binary():
     """The sanitizer build when the test runner built it (tests/run sets
     PT_BIN), else the optimised one."""
@@ -274,7 +281,10 @@ class OneNode(unittest.TestCase):
         self.expect_ok(res)
         run = Job.run_dir(res)
         ids = self.ids()
-        self.assertEqual(os.listdir(os.path.join(run, "raw_trace")), [ids[0] + ".json"])
+        traces, hw = raw_listing(os.path.join(run, "raw_trace"))
+        self.assertEqual(traces, [ids[0] + ".json"])
+        # The node's hardware samples are kept beside the traces it keeps.
+        self.assertEqual(hw, ["hw_%s.json" % ids[0].rsplit("_", 2)[0]])
         self.assertEqual(len(report_of(run)["workers"]), 4)
         self.assertEqual(glob.glob(os.path.join(self.tmp, "spool-*", "*", "*.json")), [])
 
@@ -284,7 +294,7 @@ class OneNode(unittest.TestCase):
         run = Job.run_dir(res)
         ids = self.ids()
         raw = os.path.join(run, "raw_trace")
-        self.assertEqual(sorted(os.listdir(raw)), sorted(i + ".json" for i in ids.values()))
+        self.assertEqual(raw_listing(raw)[0], sorted(i + ".json" for i in ids.values()))
         # Every worker profiled the same global steps, named by the trigger.
         steps = set()
         for r, wid in ids.items():
@@ -401,7 +411,9 @@ class TwoNodes(unittest.TestCase):
             want = sorted("%s_%d_%d.json" % (job.hosts[r], r, ws[r]["pid"]) for r in range(4))
             self.assertEqual(worker_ids(rep), want)
             self.assertEqual({rep["workers"][w]["host"] for w in want}, {"nodeA", "nodeB"})
-            self.assertEqual(sorted(os.listdir(os.path.join(run, "raw_trace"))), want)
+            traces, hw = raw_listing(os.path.join(run, "raw_trace"))
+            self.assertEqual(traces, want)
+            self.assertEqual(hw, ["hw_nodeA.json", "hw_nodeB.json"])
             # Each agent summarised its own node's traces only.
             for h in ("nodeA", "nodeB"):
                 with open(os.path.join(job.control, "agents", h + ".log")) as f:

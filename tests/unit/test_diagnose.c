@@ -4,7 +4,8 @@
  * the cross-worker diagnosis over synthetic summaries built in memory, with
  * exact expectations: 2 workers, 3 workers (leave-one-out), 16 workers, a
  * planted slow kernel, an extra-memcpy worker, a slow runtime worker, a CPU
- * stall, ties, missing keys, a failed worker, duplicate ids, hostile names.
+ * stall, ties, missing keys, a failed worker, duplicate ids, hostile names
+ * (in report.json and in the PerfDisplay page), the "display" key.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include "analysis/summary.h"
 #include "diagnose/diagnose.h"
 #include "diagnose/robust.h"
+#include "display/page.h"
 #include "report/report.h"
 #include "util/json.h"
 
@@ -737,14 +739,26 @@ static void test_duplicate_ids(void **state)
 	free_all(s, 3);
 }
 
-/* A kernel named like a closing script tag cannot break out of index.html,
- * and report.json stays valid JSON with the name intact. */
+/* A kernel named like a closing script tag cannot break out of the
+ * PerfDisplay page (index.html), and report.json stays valid JSON with the
+ * name intact. */
 #define EVIL "</script><script>alert(1)</script>\"\\\n\xe2\x82\xac\xff"
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay++;
+	}
+	return n;
+}
+
 static void test_hostile_name(void **state)
 {
 	pt_summary *s[2];
 	pt_report *r;
-	pt_sb sb = {0};
+	pt_sb sb = {0}, page = {0}, empty = {0};
 	pt_error err;
 	pt_json *doc;
 	const pt_json *k;
@@ -755,25 +769,16 @@ static void test_hostile_name(void **state)
 		pat(s[i], EVIL, PT_C_COMPUTE, PT_K_KERNEL, 100, i ? 0.2 : 0.1, 0.1);
 	}
 	r = diag(s, 2, NULL);
-	pt_report_html(r, &sb);
-	assert_false(sb.oom);
-	/* Exactly the page's own two </script> tags. */
-	{
-		const char *p = sb.buf;
-		int n = 0;
-
-		while ((p = strstr(p, "</script>"))) {
-			n++;
-			p++;
-		}
-		assert_int_equal(n, 2);
-	}
-	assert_null(strstr(sb.buf, "<script>alert"));
-	assert_non_null(strstr(sb.buf, "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"));
-	assert_null(strstr(sb.buf, "innerHTML"));
-	pt_sb_reset(&sb);
 	pt_report_json(pt_report_root_c(r), 0, &sb);
 	pt_error_clear(&err);
+	/* The page as pt_report_write_dir writes it. */
+	assert_int_equal(pt_display_render_page(sb.buf, sb.len, &page, &err), PT_OK);
+	assert_int_equal(pt_display_render_page("{}", 2, &empty, &err), PT_OK);
+	/* Exactly the template's own </script> tags: the name (in the GPU
+	 * Compute section, the finding and the display heatmap) adds none. */
+	assert_int_equal(count(page.buf, "</script>"), count(empty.buf, "</script>"));
+	assert_null(strstr(page.buf, "<script>alert"));
+	assert_int_equal(count(page.buf, "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"), 4);
 	doc = pt_json_parse(sb.buf, sb.len, &err);
 	assert_non_null(doc);
 	k = pt_json_get(pt_json_get(pt_json_get(doc, "GPU Compute"), "detailed report"), "b.json");
@@ -781,6 +786,8 @@ static void test_hostile_name(void **state)
 	assert_non_null(k->child);
 	assert_string_equal(k->child->key, "</script><script>alert(1)</script>\"\\\n\xe2\x82\xac\xef\xbf\xbd");
 	pt_json_free(doc);
+	pt_sb_free(&empty);
+	pt_sb_free(&page);
 	pt_sb_free(&sb);
 	pt_report_free(r);
 	free_all(s, 2);
@@ -791,7 +798,7 @@ static void test_report_keys(void **state)
 {
 	static const char *const top[] = {
 		"GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime",
-		"Python functions", "workers", "findings",
+		"Python functions", "workers", "findings", "display",
 	};
 	static const char *const gc[] = {
 		"min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization",
@@ -805,7 +812,7 @@ static void test_report_keys(void **state)
 	for (i = 0; i < 2; i++)
 		s[i] = mk(i ? "b.json" : "a.json", (int64_t)i, 10.0, 0.5);
 	r = diag(s, 2, NULL);
-	for (i = 0, c = pt_report_root_c(r)->child; i < 7; i++, c = c->next) {
+	for (i = 0, c = pt_report_root_c(r)->child; i < 8; i++, c = c->next) {
 		assert_non_null(c);
 		assert_string_equal(c->key, top[i]);
 	}
@@ -821,6 +828,121 @@ static void test_report_keys(void **state)
 	assert_true(num(pt_rv_get(c, "gpu utilization")) == 0.5);
 	pt_report_free(r);
 	free_all(s, 2);
+}
+
+/* Give s two profiled steps (numbers 10, 11) of the given lengths, or none. */
+static void two_steps(pt_summary *s, double a, double b, int none)
+{
+	s->nsteps = none ? 0 : 2;
+	s->step_numbers = realloc(s->step_numbers, 2 * sizeof(int64_t));
+	s->step_ms = realloc(s->step_ms, 2 * sizeof(double));
+	s->step_numbers[0] = 10;
+	s->step_numbers[1] = 11;
+	s->step_ms[0] = a;
+	s->step_ms[1] = b;
+}
+
+/* The "display" key: per-worker steps and classes in the order of
+ * "workers"; heatmap columns = the findings' functions plus the largest
+ * median ms per step (at most 50, most expensive first); cells = total /
+ * steps (the window when there are none), 4 decimals, null when absent. */
+static void test_display_key(void **state)
+{
+	static const char *const names[] = { "a.json", "b.json", "c.json" };
+	static const int64_t ranks[] = { 1, 0, -1 };
+	pt_summary *s[4];
+	pt_report *r;
+	const pt_rv *d, *c, *w, *fn, *hw, *val, *row;
+	char key[32];
+	size_t i, j;
+	int k;
+
+	for (i = 0; i < 3; i++) {
+		s[i] = mk(names[i], ranks[i], 100.0, 0.5);
+		two_steps(s[i], 49.5, 50.5, i == 2);
+		for (k = 0; k < PT_C_COUNT; k++)
+			s[i]->class_ms[k] = 10.0 * k + (double)i;
+		/* 60 kernels, the same on every worker: k59 costs most. */
+		for (k = 0; k < 60; k++) {
+			snprintf(key, sizeof(key), "k%02d", k);
+			pat(s[i], key, PT_C_COMPUTE, PT_K_KERNEL, 10,
+			    i == 1 && k == 59 ? 0.0612345 : 0.001 * (k + 1), 0.0001);
+		}
+	}
+	/* Only a.json copies: its one finding names DTOD, whose median over
+	 * the workers is 0, so only the finding brings it in. */
+	pat(s[0], DTOD, PT_C_MEMORY, PT_K_MEMCPY, 10, 0.4, 0.05);
+	s[3] = pt_summary_failed("/x/d.json", "boom");
+	r = diag(s, 4, NULL);
+	assert_int_equal(nfindings(r, "GPU memory operations"), 1);
+	d = get(r, "display", NULL);
+	assert_non_null(d);
+	assert_int_equal(pt_rv_get(d, "version")->i, 1);
+	c = pt_rv_get(d, "classes");
+	assert_int_equal(c->n, 6);
+	assert_string_equal(c->child->str, "compute");
+	assert_string_equal(c->child->next->str, "communication");
+	assert_string_equal(c->last->str, "idle");
+
+	/* Workers in report order (rank 0, 1, unknown); the failed one left out. */
+	w = pt_rv_get(d, "workers");
+	assert_int_equal(w->n, 3);
+	assert_string_equal(w->child->key, "b.json");
+	assert_string_equal(w->child->next->key, "a.json");
+	assert_string_equal(w->last->key, "c.json");
+	c = pt_rv_get(w->child, "step_ms");
+	assert_int_equal(c->n, 2);
+	assert_true(num(c->child) == 49.5 && num(c->last) == 50.5);
+	c = pt_rv_get(w->child, "step_numbers");
+	assert_true(c->n == 2 && c->child->i == 10 && c->last->i == 11);
+	assert_int_equal(pt_rv_get(w->last, "step_ms")->n, 0);
+	assert_int_equal(pt_rv_get(w->last, "step_numbers")->n, 0);
+	c = pt_rv_get(w->child, "class_ms");  /* b.json: class k holds 10 k + 1 */
+	assert_int_equal(c->n, 6);
+	assert_string_equal(c->child->key, "compute");
+	assert_true(num(c->child) == 10.0 * PT_C_COMPUTE + 1);
+	assert_string_equal(c->child->next->key, "communication");
+	assert_true(num(c->child->next) == 10.0 * PT_C_COMM + 1);
+	assert_string_equal(c->last->key, "idle");
+	assert_true(num(c->last) == 1.0);
+
+	/* Heatmap: 50 columns, k59..k11 by median, then DTOD (median 0). */
+	assert_string_equal(get(r, "display", "heatmap", "metric", NULL)->str, "ms per step");
+	fn = get(r, "display", "heatmap", "functions", NULL);
+	assert_int_equal(fn->n, 50);
+	for (j = 0, c = fn->child; j < 49; j++, c = c->next) {
+		snprintf(key, sizeof(key), "k%02d", 59 - (int)j);
+		assert_string_equal(pt_rv_get(c, "key")->str, key);
+		assert_string_equal(pt_rv_get(c, "class")->str, "compute");
+	}
+	assert_string_equal(pt_rv_get(fn->last, "key")->str, DTOD);
+	assert_string_equal(pt_rv_get(fn->last, "class")->str, "memory");
+	hw = get(r, "display", "heatmap", "workers", NULL);
+	assert_int_equal(hw->n, 3);
+	assert_string_equal(hw->child->str, "b.json");
+	assert_string_equal(hw->child->next->str, "a.json");
+	assert_string_equal(hw->last->str, "c.json");
+	val = get(r, "display", "heatmap", "value", NULL);
+	assert_int_equal(val->n, 3);
+	for (i = 0, row = val->child; i < 3; i++, row = row->next) {
+		assert_int_equal(row->n, 50);
+		for (j = 0, c = row->child; j < 49; j++, c = c->next) {
+			/* 10 calls of 0.001 (k + 1) ms over 2 steps; c.json has
+			 * no steps, so its window counts as one. */
+			double want = (i == 2 ? 0.01 : 0.005) * (double)(60 - j);
+
+			if (i == 0 && j == 0)
+				want = 0.3062;  /* 0.612345 / 2 = 0.3061725, 4 decimals */
+			assert_true(fabs(num(c) - want) < 1e-12);
+			assert_true(num(c) == round(num(c) * 1e4) / 1e4);  /* 4 decimals */
+		}
+		if (i == 1)
+			assert_true(num(row->last) == 2.0);  /* 10 x 0.4 ms / 2 steps */
+		else
+			assert_int_equal(row->last->type, PT_RV_NULL);
+	}
+	pt_report_free(r);
+	free_all(s, 4);
 }
 
 /* Output is reproducible: same input, same bytes, whatever the input order
@@ -882,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_name),
 		cmocka_unit_test(test_report_keys),
 		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_display_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 /*
  * test_report.c - unit tests for src/report: the report tree, JSON output
  * byte-identical to Python's json.dumps(indent=4) (expected strings
- * produced with CPython 3.11), the HTML-safe embedding, the text report
- * layout, and writing DIR/PerfDisplay with temp files and rename.
+ * produced with CPython 3.11), the text report layout, and writing
+ * DIR/PerfDisplay (report.json, the PerfDisplay page with the report
+ * embedded safely, app.py) with temp files and rename.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,12 +12,14 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "display/page.h"
 #include "report/report.h"
 
 /* {"a": [1.0, 2.5, 0.015779752711771233, 1e-05, 403.7, -3], "b": {}, "c": [],
@@ -60,19 +63,58 @@ static void test_json_python_layout(void **state)
 	pt_report_free(r);
 }
 
-static void test_json_html_embedding(void **state)
+/* Numbers of at most 4 decimals take a short path; it must write what
+ * Python's repr writes (expected string from CPython 3.11's json.dumps). */
+static void test_json_numbers(void **state)
 {
-	/* json.dumps(d) (compact separators ", " ": "), then < > & escaped. */
+	static const double v[] = {
+		0.0005, -0.3062, 14.455, 1234567.8901, 0.30000000000000004, 99999999999.9999,
+		-0.0001, 0.1, 2.5e-05, 12345678901.5,
+	};
+	static const char expect[] =
+		"[\n    0.0005,\n    -0.3062,\n    14.455,\n    1234567.8901,\n"
+		"    0.30000000000000004,\n    99999999999.9999,\n    -0.0001,\n    0.1,\n"
+		"    2.5e-05,\n    12345678901.5\n]";
 	pt_report *r = pt_report_new();
-	pt_rv *root = pt_report_root(r);
+	pt_rv *a = pt_rv_arr(r, pt_report_root(r), "a");
 	pt_sb sb = {0};
+	size_t i;
+	unsigned seed = 12345;
 
-	pt_rv_str(r, root, "</script>", "a<b>&c</SCRIPT><!--");
-	pt_rv_num(r, pt_rv_arr(r, root, "n"), NULL, 0.5);
-	pt_report_json_html(root, &sb);
-	assert_string_equal(sb.buf,
-			    "{\"\\u003c/script\\u003e\": \"a\\u003cb\\u003e\\u0026c\\u003c/SCRIPT"
-			    "\\u003e\\u003c!--\", \"n\": [0.5]}");
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		pt_rv_num(r, a, NULL, v[i]);
+	pt_report_json(a, 0, &sb);
+	assert_string_equal(sb.buf, expect);
+	/* Random k / 10^4 below 1e11: the text reads back as the value, and
+	 * no shorter %g form does (so it is the shortest, as repr's). */
+	for (i = 0; i < 200000; i++) {
+		long long k;
+		double x;
+		char buf[400], *e;
+		int digits = 0;
+		const char *c;
+
+		seed = seed * 1103515245u + 12345u;
+		k = ((long long)seed << 20 ^ (long long)(seed >> 7) * 7919) % 1000000000000000LL;
+		if (i % 3 == 0)
+			k %= 100000;
+		x = (double)(i % 2 ? -k : k) / 1e4;
+		a->child = a->last = NULL;
+		a->n = 0;
+		pt_rv_num(r, a, NULL, x);
+		pt_sb_reset(&sb);
+		pt_report_json(a->child, 0, &sb);
+		assert_true(strtod(sb.buf, &e) == x);
+		assert_true(*e == 0);
+		for (c = sb.buf; *c; c++)
+			digits += *c >= '0' && *c <= '9';
+		for (c = sb.buf; *c == '-' || *c == '0' || *c == '.'; c++)
+			digits -= *c == '0';
+		if (x != floor(x) && digits > 1) {
+			snprintf(buf, sizeof(buf), "%.*g", digits - 1, x);
+			assert_true(strtod(buf, NULL) != x);
+		}
+	}
 	pt_sb_free(&sb);
 	pt_report_free(r);
 }
@@ -159,6 +201,8 @@ static void test_text(void **state)
 	pt_report *r = with_sections(3);
 	pt_sb sb = {0};
 
+	/* "display" (per-worker data for the page) is not part of the text. */
+	pt_rv_int(r, pt_rv_obj(r, pt_report_root(r), "display"), "version", 1);
 	pt_report_text(r, 2, &sb);
 	assert_string_equal(sb.buf, expect);
 	pt_sb_reset(&sb);
@@ -192,15 +236,36 @@ static char *slurp(const char *path)
 	return b;
 }
 
+/* Count the occurrences of needle in hay. */
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay++;
+	}
+	return n;
+}
+
+static void rm_rf(const char *dir)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_write_dir(void **state)
 {
 	char dir[] = "/tmp/pt_test_report_XXXXXX", sub[256], path[300];
 	pt_report *r = with_sections(1);
 	pt_error err;
-	pt_sb sb = {0};
+	pt_sb sb = {0}, page = {0};
 	char *txt;
 	DIR *d;
 	struct dirent *e;
+	struct stat st;
 	int n = 0;
 
 	assert_non_null(mkdtemp(dir));
@@ -213,13 +278,22 @@ static void test_write_dir(void **state)
 	pt_sb_addc(&sb, '\n');
 	assert_string_equal(txt, sb.buf);
 	free(txt);
+	/* index.html is the PerfDisplay page made from that very report.json. */
+	assert_int_equal(pt_display_render_page(sb.buf, sb.len, &page, &err), PT_OK);
 	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", sub);
 	txt = slurp(path);
-	assert_non_null(strstr(txt, "<!DOCTYPE html>"));
-	assert_non_null(strstr(txt, "textContent"));
-	assert_null(strstr(txt, "innerHTML"));
+	assert_string_equal(txt, page.buf);
+	assert_non_null(strstr(txt, "<script type=\"application/json\" id=\"pt-report\">{\"GPU Compute\":{\"k\":0.25},"));
+	assert_non_null(strstr(txt, "\"findings\":[{\"explanation\":\"finding number 1\"}]}</script>"));
 	free(txt);
-	/* Written again over the old files; nothing but the two files left. */
+	/* app.py, executable, serves the folder. */
+	snprintf(path, sizeof(path), "%s/PerfDisplay/app.py", sub);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(st.st_mode & S_IXUSR);
+	txt = slurp(path);
+	assert_non_null(strstr(txt, "http.server"));
+	free(txt);
+	/* Written again over the old files; nothing but the three files left. */
 	assert_int_equal(pt_report_write_dir(r, sub, &err), PT_OK);
 	snprintf(path, sizeof(path), "%s/PerfDisplay", sub);
 	d = opendir(path);
@@ -228,7 +302,7 @@ static void test_write_dir(void **state)
 		if (e->d_name[0] != '.')
 			n++;
 	closedir(d);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 3);
 	/* A file where the directory should be: a one-line error naming it. */
 	snprintf(path, sizeof(path), "%s/file", dir);
 	fclose(fopen(path, "w"));
@@ -236,29 +310,68 @@ static void test_write_dir(void **state)
 	assert_int_equal(pt_report_write_dir(r, path, &err), PT_EIO);
 	assert_non_null(strstr(err.subject, "/file"));
 	assert_non_null(strstr(err.msg, "cannot create directory"));
+	/* The page cannot be put in place (a folder in its way): the error
+	 * names index.html, and no temporary file is left. */
+	snprintf(path, sizeof(path), "%s/blocked/PerfDisplay/index.html", dir);
 	{
-		char cmd[300];
+		char cmd[400];
 
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
 		assert_int_equal(system(cmd), 0);
 	}
+	snprintf(path, sizeof(path), "%s/blocked", dir);
+	pt_error_clear(&err);
+	assert_int_equal(pt_report_write_dir(r, path, &err), PT_EIO);
+	assert_non_null(strstr(err.subject, "blocked/PerfDisplay/index.html"));
+	snprintf(path, sizeof(path), "%s/blocked/PerfDisplay", dir);
+	n = 0;
+	d = opendir(path);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += !!strstr(e->d_name, ".tmp.");
+	closedir(d);
+	assert_int_equal(n, 0);
+	rm_rf(dir);
+	pt_sb_free(&page);
 	pt_sb_free(&sb);
 	pt_report_free(r);
 }
 
-static void test_html_page(void **state)
+/* Names that are markup (kernel and Python names hold '<' and '>') cannot
+ * end the page's data block or inject markup: inside the page every '<',
+ * '>' and '&' of the report is a \u escape, so the page has exactly the
+ * template's own "</script" tags; report.json keeps the names as they are. */
+static void test_page_escapes_names(void **state)
 {
-	pt_report *r = with_sections(1);
-	pt_sb sb = {0};
-	const char *p;
+	char dir[] = "/tmp/pt_test_report_XXXXXX", path[300];
+	pt_report *r = pt_report_new();
+	pt_rv *root = pt_report_root(r);
+	pt_sb empty = {0};
+	pt_error err;
+	char *txt;
 
-	pt_report_html(r, &sb);
-	p = strstr(sb.buf, "<script type=\"application/json\" id=\"report\">{");
-	assert_non_null(p);
-	assert_non_null(strstr(p, "\"explanation\": \"finding number 1\"}]}</script>"));
-	assert_non_null(strstr(sb.buf, "JSON.parse(document.getElementById('report').textContent)"));
-	assert_int_equal(strncmp(sb.buf + sb.len - 8, "</html>\n", 8), 0);
-	pt_sb_free(&sb);
+	assert_non_null(mkdtemp(dir));
+	pt_rv_str(r, root, "</script>", "a<b>&c</SCRIPT><!--");
+	pt_rv_num(r, pt_rv_arr(r, root, "n"), NULL, 0.5);
+	pt_error_clear(&err);
+	assert_int_equal(pt_report_write_dir(r, dir, &err), PT_OK);
+	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", dir);
+	txt = slurp(path);
+	assert_non_null(strstr(txt, "id=\"pt-report\">{\"\\u003c/script\\u003e\":\"a\\u003cb\\u003e"
+				    "\\u0026c\\u003c/SCRIPT\\u003e\\u003c!--\",\"n\":[0.5]}</script>"));
+	assert_null(strstr(txt, "a<b>"));
+	assert_null(strstr(txt, "<!--\""));
+	assert_int_equal(pt_display_render_page("{}", 2, &empty, &err), PT_OK);
+	assert_int_equal(count(txt, "</script"), count(empty.buf, "</script"));
+	assert_int_equal(count(txt, "</SCRIPT"), count(empty.buf, "</SCRIPT"));
+	free(txt);
+	snprintf(path, sizeof(path), "%s/PerfDisplay/report.json", dir);
+	txt = slurp(path);
+	assert_string_equal(txt, "{\n    \"</script>\": \"a<b>&c</SCRIPT><!--\",\n    \"n\": [\n"
+				 "        0.5\n    ]\n}\n");
+	free(txt);
+	rm_rf(dir);
+	pt_sb_free(&empty);
 	pt_report_free(r);
 }
 
@@ -266,12 +379,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_python_layout),
-		cmocka_unit_test(test_json_html_embedding),
+		cmocka_unit_test(test_json_numbers),
 		cmocka_unit_test(test_invalid_utf8),
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_write_dir),
-		cmocka_unit_test(test_html_page),
+		cmocka_unit_test(test_page_escapes_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,11 @@
  * stdlib Python computation (tests/tools/dlrm_reference.txt, made by
  * tests/tools/dlrm_reference.py), write -> read round trips (hand-built and
  * real), failed workers, the reader's validation messages, atomic writes,
- * and that the public umbrella header compiles on its own.
+ * and that the public umbrella header compiles on its own; the single-pass
+ * reader (summary_parse.c): write -> read -> write byte identity on every
+ * trace in tests/data, numbers bit-exact against strtod, errors with
+ * offsets for wrong types, bad syntax, every truncation, deep nesting,
+ * members in any order, and the shared key set.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +25,7 @@
 #include <cmocka.h>
 
 #include "perftracker.h" /* the installed umbrella: must be enough */
+#include "analysis/summary_parse.h"
 #include "util/xalloc.h"
 
 static const char *root_dir(void)
@@ -486,6 +491,669 @@ static void test_from_trace_errors(void **state)
 	rmdir(dir);
 }
 
+
+/* ---- the single-pass reader (summary_parse.c) -------------------------------- */
+
+/* Every number token of a summary's JSON (after ':' '[' or ','), read by
+ * the parser and by strtod: bit for bit the same. */
+static size_t check_numbers(const char *json, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 1; i < len; i++) {
+		char c = json[i], prev = json[i - 1], tok[400];
+		size_t j = i, used = 0;
+		double a, b;
+		long r;
+
+		if (!((c == '-' || (c >= '0' && c <= '9')) && (prev == ':' || prev == ',' || prev == '[')))
+			continue;
+		while (j < len && strchr("-+.eE0123456789", json[j]))
+			j++;
+		assert_true(j - i < sizeof(tok));
+		memcpy(tok, json + i, j - i);
+		tok[j - i] = 0;
+		r = pt_summary_parse_number(json + i, j - i, &a, &used);
+		b = strtod(tok, NULL);
+		if (r != (long)(j - i) || memcmp(&a, &b, sizeof(a)))
+			fail_msg("number '%s': parsed %.17g (%ld), strtod %.17g", tok, a, r, b);
+		n++;
+		i = j;
+	}
+	return n;
+}
+
+/* write -> read -> write gives the same bytes, and the numbers are exact. */
+static size_t check_bytes_roundtrip(const pt_summary *s, const char *what)
+{
+	pt_sb a = { 0 }, b = { 0 };
+	pt_summary *r, *r2;
+	pt_summary_keys *ks;
+	pt_error err;
+	size_t n;
+
+	pt_summary_write(s, &a);
+	assert_false(a.oom);
+	pt_error_clear(&err);
+	r = pt_summary_read_mem(a.buf, a.len, &err);
+	if (!r)
+		fail_msg("%s: read back failed: %s (at byte %lld)", what, err.msg,
+			 (long long)err.offset);
+	same_summary(s, r);
+	pt_summary_write(r, &b);
+	if (a.len != b.len || memcmp(a.buf, b.buf, a.len))
+		fail_msg("%s: write -> read -> write changed the bytes", what);
+	/* the same through a shared key set */
+	ks = pt_summary_keys_new();
+	assert_non_null(ks);
+	r2 = pt_summary_parse(a.buf, a.len, ks, &err);
+	assert_non_null(r2);
+	same_summary(r, r2);
+	assert_int_equal(pt_summary_keys_count(ks) <= r2->npatterns, 1);
+	n = check_numbers(a.buf, a.len);
+	pt_summary_free_shared(r2);
+	pt_summary_keys_free(ks);
+	pt_summary_free(r);
+	pt_sb_free(&b);
+	pt_sb_free(&a);
+	return n;
+}
+
+static int is_trace_name(const char *n)
+{
+	size_t l = strlen(n);
+
+	return (l > 5 && !strcmp(n + l - 5, ".json")) || (l > 8 && !strcmp(n + l - 8, ".json.gz")) ||
+	       (l > 7 && !strcmp(n + l - 7, ".sqlite"));
+}
+
+static void walk_traces(const char *dir, void (*fn)(const char *path, void *ctx), void *ctx)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		fail_msg("cannot open %s", dir);
+	while ((de = readdir(d))) {
+		char path[2048];
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (stat(path, &st))
+			continue;
+		if (S_ISDIR(st.st_mode))
+			walk_traces(path, fn, ctx);
+		else if (is_trace_name(de->d_name))
+			fn(path, ctx);
+	}
+	closedir(d);
+}
+
+typedef struct rt_count {
+	size_t traces, failed, numbers, patterns;
+} rt_count;
+
+static void roundtrip_trace(const char *path, void *ctx)
+{
+	rt_count *c = ctx;
+	pt_summary_options opt[2];
+	int k;
+
+	pt_summary_options_default(&opt[0]);
+	pt_summary_options_default(&opt[1]);
+	opt[1].min_python_ratio = 0; /* every stack: more keys and numbers */
+	opt[1].max_python = (size_t)-1;
+	for (k = 0; k < 2; k++) {
+		pt_error err;
+		pt_summary *s;
+		char msg[1024];
+
+		pt_error_clear(&err);
+		s = pt_summary_from_trace(path, &opt[k], &err);
+		if (!s) {
+			/* not a trace we read: its failed-worker summary round-trips */
+			pt_error_format(&err, msg, sizeof(msg));
+			s = pt_summary_failed(path, msg);
+			c->failed += k == 0;
+		}
+		assert_non_null(s);
+		c->numbers += check_bytes_roundtrip(s, path);
+		c->patterns += s->npatterns;
+		pt_summary_free(s);
+	}
+	c->traces++;
+}
+
+static void test_roundtrip_all_traces(void **state)
+{
+	rt_count c = { 0 };
+
+	walk_traces(data_dir(), roundtrip_trace, &c);
+	/* the 8 DLRM ranks, legacy, HTA, TraceLens, Kineto, nsys exports */
+	assert_true(c.traces >= 19);
+	assert_true(c.failed <= 2);
+	assert_true(c.numbers > 50000);
+	assert_true(c.patterns > 5000);
+	print_message("%zu traces (%zu not summarisable), %zu patterns, %zu numbers exact\n",
+		      c.traces, c.failed, c.patterns, c.numbers);
+}
+
+/* A legacy trace's pid (5468608689857868806) is beyond 2^53: integers are
+ * read exactly, not through a double. */
+static void test_big_integers(void **state)
+{
+	char path[1024];
+	pt_summary *s, *r;
+
+	snprintf(path, sizeof(path), "%s/legacy/legacy_gloo.json", data_dir());
+	s = pt_summary_from_trace(path, NULL, NULL);
+	assert_non_null(s);
+	assert_true(s->pid > ((int64_t)1 << 53));
+	r = roundtrip(s);
+	assert_int_equal(r->pid, s->pid);
+	pt_summary_free(r);
+	pt_summary_free(s);
+}
+
+static void num_ok(const char *txt, double want)
+{
+	double v = -12345;
+	size_t at = 0;
+	long r = pt_summary_parse_number(txt, strlen(txt), &v, &at);
+
+	if (r != (long)strlen(txt) || memcmp(&v, &want, sizeof(v)))
+		fail_msg("'%s': %ld, %.17g (want %.17g)", txt, r, v, want);
+}
+
+static void num_bad(const char *txt, long want_r, size_t want_at)
+{
+	double v;
+	size_t at = 12345;
+	long r = pt_summary_parse_number(txt, strlen(txt), &v, &at);
+
+	if (r != want_r || (want_r == 0 && at != want_at))
+		fail_msg("'%s': %ld at %zu (want %ld at %zu)", txt, r, at, want_r, want_at);
+}
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void test_numbers(void **state)
+{
+	static const char *hard[] = {
+		/* ties and near-ties, the normal/subnormal boundary, the top */
+		"9007199254740993", "9007199254740995", "9007199254740993.0000000001",
+		"2.2250738585072011e-308", "2.2250738585072014e-308", "4.9406564584124654e-324",
+		"2.4703282292062327e-324", "2.4703282292062328e-324", "1.7976931348623157e308",
+		"1.7976931348623158e308", "0.1", "0.3", "1e23", "8.98846567431158e307",
+		"0.1000000000000000055511151231257827021181583404541015625",
+		"7.2057594037927933e16", "1448997445238699", "1694128201426674.0",
+		"0.45458318920788654", "0.003077291085189328", "123456789012345678901234567890",
+		"-0.0", "0", "-0", "1e-400", "0e999999999999", "5e-324", "1.0E+2", "12345678e-3",
+		"0.000000000000000000000000000000000001", "100000000000000000000000",
+		"15.0e-1", "123456789012345678.0", "12345678901234567890.0", "9007199254740993.000",
+		"4503599627370497.5", "0.10000000000000000",
+	};
+	char buf[64];
+	size_t i;
+	long k, n = 0;
+
+	for (i = 0; i < sizeof(hard) / sizeof(hard[0]); i++)
+		num_ok(hard[i], strtod(hard[i], NULL));
+	num_ok("-0", -0.0);
+	/* grammar errors: offset of the offending byte; overflow: -1 */
+	num_bad("-", 0, 1);
+	num_bad("-a", 0, 1);
+	num_bad("1.", 0, 2);
+	num_bad("1.e5", 0, 2);
+	num_bad("1e", 0, 2);
+	num_bad("1e+", 0, 3);
+	num_bad(".5", 0, 0);
+	num_bad("+1", 0, 0);
+	num_bad("1e400", -1, 0);
+	num_bad("-1.8e308", -1, 0);
+	/* a number ends where the grammar ends ("01": "0", then the caller
+	 * sees the '1') */
+	{
+		double v;
+
+		assert_int_equal(pt_summary_parse_number("01", 2, &v, NULL), 1);
+		assert_int_equal(pt_summary_parse_number("1.5,", 4, &v, NULL), 3);
+	}
+	/* random doubles, shortest and 17-digit forms, random digit strings */
+	for (k = 0; k < 300000; k++) {
+		uint64_t bits = next_rand();
+		double d, a = 0, b;
+		size_t at;
+		long r;
+
+		memcpy(&d, &bits, sizeof(d));
+		if (!isfinite(d))
+			continue;
+		switch (k % 3) {
+		case 0:
+			snprintf(buf, sizeof(buf), "%.17g", d);
+			break;
+		case 1:
+			snprintf(buf, sizeof(buf), "%.*g", (int)(1 + next_rand() % 16),
+				 ldexp((double)(next_rand() >> 11), -(int)(next_rand() % 80)));
+			break;
+		default: {
+			int nd = 1 + (int)(next_rand() % 19), j;
+			char *o = buf;
+
+			for (j = 0; j < nd; j++) {
+				*o++ = (char)('1' + next_rand() % 9);
+				if (j == 0 && nd > 1 && next_rand() % 2)
+					*o++ = '.';
+			}
+			snprintf(o, sizeof(buf) - (size_t)(o - buf), "e%d",
+				 (int)(next_rand() % 660) - 340);
+		}
+		}
+		r = pt_summary_parse_number(buf, strlen(buf), &a, &at);
+		b = strtod(buf, NULL);
+		if (r < 0 && isinf(b))
+			continue;
+		if (r != (long)strlen(buf) || memcmp(&a, &b, sizeof(a)))
+			fail_msg("'%s': %.17g, strtod %.17g", buf, a, b);
+		n++;
+	}
+	assert_true(n > 250000);
+}
+
+/* The error for json: code, offset and a part of the message. */
+static void expect_at(const char *json, size_t len, int code, int64_t off, const char *want)
+{
+	pt_error err;
+	pt_summary *s;
+
+	pt_error_clear(&err);
+	s = pt_summary_read_mem(json, len, &err);
+	if (s)
+		fail_msg("accepted: %.*s", (int)len, json);
+	if (err.code != code || err.offset != off || !strstr(err.msg, want))
+		fail_msg("%.*s\n  gave code %d at %lld '%s', want %d at %lld '%s'", (int)len, json,
+			 err.code, (long long)err.offset, err.msg, code, (long long)off, want);
+}
+
+#define OKDOC                                                                                   \
+	HEAD "\"rank\":0,\"pid\":1," GOOD_TAIL                                                   \
+	"\"patterns\":[{\"key\":\"k\",\"class\":\"compute\",\"kind\":\"kernel\",\"count\":2,"  \
+	"\"total_ms\":1,\"median_ms\":0.5,\"p10_ms\":0.5,\"p90_ms\":0.5,\"mad_ms\":0,"        \
+	"\"bottleneck\":0.5,\"exec_ratio\":0.5}]}"
+
+/* Replace the value of "member" (its first occurrence) by repl. */
+static char *with_value(const char *doc, const char *member, const char *repl, int64_t *voff)
+{
+	char pat[64];
+	const char *m, *v, *e;
+	char *out;
+	int depth = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", member);
+	m = strstr(doc, pat);
+	assert_non_null(m);
+	v = m + strlen(pat);
+	/* the value ends at the ',' '}' or ']' that closes it */
+	for (e = v; *e; e++) {
+		if (*e == '"') {
+			for (e++; *e != '"'; e++)
+				if (*e == '\\')
+					e++;
+			continue;
+		}
+		if (*e == '{' || *e == '[')
+			depth++;
+		else if ((*e == '}' || *e == ']') && depth)
+			depth--;
+		else if ((*e == ',' || *e == '}' || *e == ']') && !depth)
+			break;
+	}
+	out = malloc(strlen(doc) + strlen(repl) + 1);
+	assert_non_null(out);
+	sprintf(out, "%.*s%s%s", (int)(v - doc), doc, repl, e);
+	*voff = v - doc;
+	return out;
+}
+
+static void test_reader_wrong_types(void **state)
+{
+	static const struct {
+		const char *member, *repl, *msg;
+	} cases[] = {
+		{ "worker", "7", "'worker' is not a string" },
+		{ "file", "null", "'file' is not a string" },
+		{ "rank", "true", "'rank' is not an integer >= -1" },
+		{ "rank", "-2", "'rank' is not an integer >= -1" },
+		{ "pid", "9223372036854775808", "'pid' is not an integer >= -1" },
+		{ "pid", "1e300", "'pid' is not an integer >= -1" },
+		{ "world_size", "[]", "'world_size' is not an integer" },
+		{ "gpu_util", "{}", "'gpu_util' is not a number" },
+		{ "gpu_util", "\"0.5\"", "'gpu_util' is not a number" },
+		{ "nevents", "-1", "'nevents' is not a non-negative integer" },
+		{ "nevents", "0.5", "'nevents' is not a non-negative integer" },
+		{ "window", "[1]", "'window' is missing or not an object" },
+		{ "start_us", "\"x\"", "window: 'start_us' is not a number" },
+		{ "from_steps", "1", "window: 'from_steps' is not true or false" },
+		{ "steps", "{}", "'steps' is missing or not an array" },
+		{ "class_ms", "null", "'class_ms' is missing or not an object" },
+		{ "runtime", "false", "class_ms: 'runtime' is not a number" },
+		{ "patterns", "\"p\"", "'patterns' is missing or not an array" },
+		{ "key", "1", "pattern 0: 'key' is not a string" },
+		{ "class", "\"idle\"", "pattern 0: unknown class 'idle'" },
+		{ "kind", "\"kernel\\u0000\"", "pattern 0: unknown kind" },
+		{ "kind", "[\"kernel\"]", "pattern 0: 'kind' is not a string" },
+		{ "count", "2.5", "pattern 0: 'count' is not a non-negative integer" },
+		{ "count", "99999999999999999999", "pattern 0: 'count' is not a non-negative integer" },
+		{ "bottleneck", "true", "pattern 0: 'bottleneck' is not a number" },
+		{ "exec_ratio", "{\"a\":[1,2]}", "pattern 0: 'exec_ratio' is not a number" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t off;
+		char *doc = with_value(OKDOC, cases[i].member, cases[i].repl, &off);
+
+		expect_at(doc, strlen(doc), PT_EFORMAT, off, cases[i].msg);
+		free(doc);
+	}
+	/* the group size must fit in 32 bits; "bytes" may be null (NaN) */
+	{
+		int64_t off;
+		char *doc = with_value(OKDOC, "exec_ratio", "0.5,\"group\":4294967296", &off);
+
+		expect_at(doc, strlen(doc), PT_EFORMAT, off + 12, "pattern 0: 'group' is too large");
+		free(doc);
+	}
+	/* a missing member: the offset of the object that lacks it */
+	{
+		int64_t off;
+		char *doc = with_value(OKDOC, "window", "{\"start_us\":1,\"ms\":2}", &off);
+
+		expect_at(doc, strlen(doc), PT_EFORMAT, off, "window: 'from_steps' is missing");
+		free(doc);
+		doc = with_value(OKDOC, "patterns", "[{},{\"key\":\"k\"}]", &off);
+		expect_at(doc, strlen(doc), PT_EFORMAT, off + 1, "pattern 0: 'key' is missing");
+		free(doc);
+	}
+	expect_at(HEAD "\"rank\":0,\"pid\":1}", strlen(HEAD "\"rank\":0,\"pid\":1}"), PT_EFORMAT, 0,
+		  "invalid summary: 'world_size' is missing");
+}
+
+/* Syntax errors: the byte offset of the fault, json.c's messages. */
+static void test_reader_syntax(void **state)
+{
+	static const struct {
+		const char *json;
+		int64_t off;
+		const char *msg;
+	} cases[] = {
+		{ "", 0, "empty input" },
+		{ "  \n", 3, "no json value (only whitespace)" },
+		{ "{\"format\":\"perftracker-summary\"} x", 33, "trailing characters" },
+		{ "{\"format\":\"perftracker-summary\",}", 32, "expected '\"' starting an object key" },
+		{ "{\"format\" \"x\"}", 10, "expected ':'" },
+		{ "{\"format\":\"perftracker-summary\" \"version\":1}", 32, "expected ',' or '}'" },
+		{ "{\"a\":[1,]}", 8, "expected a json value" },
+		{ "{\"a\":[1 2]}", 8, "expected ',' or ']'" },
+		{ "{\"a\":tru}", 5, "expected a json value" },
+		{ "{\"a\":\"x\\qy\"}", 7, "invalid escape in string" },
+		{ "{\"a\":\"x\\u12\"}", 7, "invalid \\u escape" },
+		{ "{\"a\":\"x\\u12g4\"}", 7, "invalid \\u escape" },
+		{ "{\"a\":\"x\ty\"}", 7, "control character in string" },
+		{ "{\"a\":\"x\xc3(\"}", 7, "invalid utf-8 in string" },
+		{ "{\"a\":\"x\xed\xa0\x80\"}", 7, "invalid utf-8 in string" },
+		{ "{\"a\":\"abc", 5, "unterminated string" },
+		{ "{\"a\":\"abcdefghijklmnopqrstuvwxyz\\", 5, "unterminated string" },
+		{ "{\"a\":[1,2", 5, "unterminated array" },
+		{ "{\"a\":1", 0, "unterminated object" },
+		{ "{\"a\":-}", 6, "invalid number" },
+		{ "{\"a\":1.}", 7, "digit expected after '.'" },
+		{ "{\"a\":1e}", 7, "digit expected in exponent" },
+		{ "{\"a\":01}", 6, "expected ',' or '}'" },
+		{ "{\"a\":1e999}", 5, "number out of range" },
+		{ "{\"a\":\x01}", 5, "unexpected byte 0x01" },
+		/* in known members too */
+		{ "{\"format\":\"perftracker-summary\",\"version\":1,\"rank\":1e999}", 51,
+		  "number out of range" },
+		{ "{\"format\":\"perftracker-summary\",\"version\":1,\"worker\":\"a\\x\"}", 55,
+		  "invalid escape" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_at(cases[i].json, strlen(cases[i].json), PT_EPARSE, cases[i].off, cases[i].msg);
+	/* a NUL byte is data, not the end */
+	expect_at("{\"a\":1}\0", 8, PT_EPARSE, 7, "trailing characters");
+}
+
+/* Every prefix of a real summary is an error with an offset inside it,
+ * and reading never touches a byte past the end (ASan). */
+static void test_reader_truncated(void **state)
+{
+	pt_summary *s = sample();
+	pt_sb sb = { 0 };
+	size_t n;
+
+	pt_summary_write(s, &sb);
+	assert_false(sb.oom);
+	for (n = 0; n < sb.len; n++) {
+		/* an exact-size copy, so ASan sees any read past the end */
+		char *cut = malloc(n ? n : 1);
+		pt_error err;
+
+		memcpy(cut, sb.buf, n);
+		pt_error_clear(&err);
+		if (pt_summary_read_mem(cut, n, &err))
+			fail_msg("a prefix of %zu bytes was accepted", n);
+		if (err.code != PT_EPARSE || err.offset < 0 || (size_t)err.offset > n || !err.msg[0])
+			fail_msg("prefix %zu: code %d at %lld: %s", n, err.code, (long long)err.offset,
+				 err.msg);
+		free(cut);
+	}
+	pt_sb_free(&sb);
+	pt_summary_free(s);
+}
+
+static char *nested(const char *pre, int depth, const char *post)
+{
+	size_t pl = strlen(pre), ql = strlen(post);
+	char *d = malloc(pl + 2 * (size_t)depth + ql + 1);
+	int i;
+
+	memcpy(d, pre, pl);
+	for (i = 0; i < depth; i++) {
+		d[pl + i] = '[';
+		d[pl + depth + i] = ']';
+	}
+	memcpy(d + pl + 2 * depth, post, ql + 1);
+	return d;
+}
+
+static void test_reader_nesting(void **state)
+{
+	/* an unknown member at depth 1 holding arrays nested 255 deep is
+	 * fine (json.c's limit: 256 levels in all), 256 deep is not */
+	const char *pre = "{\"future\":";
+	pt_error err;
+	pt_summary *s;
+	char *d, *ok, post[1024];
+	size_t len;
+
+	snprintf(post, sizeof(post), ",%s", OKDOC + 1);
+	d = nested(pre, 255, post);
+	pt_error_clear(&err);
+	s = pt_summary_read_mem(d, strlen(d), &err);
+	if (!s)
+		fail_msg("%s", err.msg);
+	pt_summary_free(s);
+	free(d);
+	d = nested(pre, 256, post);
+	expect_at(d, strlen(d), PT_EPARSE, (int64_t)strlen(pre) + 255, "nesting deeper than 256");
+	free(d);
+	/* a million levels: an error, no stack overflow */
+	d = nested(pre, 1000000, "}");
+	len = strlen(d);
+	expect_at(d, len, PT_EPARSE, (int64_t)strlen(pre) + 255, "nesting deeper than 256");
+	free(d);
+	/* the same inside a pattern */
+	ok = with_value(OKDOC, "exec_ratio", "0.5,\"deep\":[[[[{\"x\":[{}]}]]]]", (int64_t[]){ 0 });
+	s = pt_summary_read_mem(ok, strlen(ok), &err);
+	assert_non_null(s);
+	pt_summary_free(s);
+	free(ok);
+}
+
+/* Members in any order, unknown ones anywhere, the first of duplicates. */
+static void test_reader_forward_compat(void **state)
+{
+	const char *reordered =
+		"{\"patterns\":[{\"exec_ratio\":0.5,\"x\":{\"y\":[null,true,\"\\u00e9\"]},"
+		"\"bottleneck\":0.5,\"mad_ms\":0,\"p90_ms\":0.5,\"p10_ms\":0.5,\"median_ms\":0.5,"
+		"\"total_ms\":1,\"count\":2,\"kind\":\"kernel\",\"class\":\"compute\",\"key\":\"k\","
+		"\"key\":\"second\"}],"
+		"\"class_ms\":{\"idle\":1,\"python\":0,\"runtime\":0,\"memory\":0,\"communication\":0,"
+		"\"compute\":1,\"gpu\":9},\"steps\":[{\"ms\":2.5,\"number\":7,\"when\":1}],"
+		"\"window\":{\"from_steps\":false,\"ms\":2,\"start_us\":1,\"unit\":\"us\"},"
+		"\"nevents\":3,\"gpu_util\":0.5,\"world_size\":2,\"pid\":1,\"rank\":0,\"file\":\"f\","
+		"\"worker\":\"w\",\"rank\":\"ignored duplicate\",\"version\":1,"
+		"\"format\":\"perftracker-summary\"}";
+	pt_summary *a, *b;
+	pt_error err;
+
+	pt_error_clear(&err);
+	a = pt_summary_read_mem(OKDOC, strlen(OKDOC), &err);
+	b = pt_summary_read_mem(reordered, strlen(reordered), &err);
+	if (!a || !b)
+		fail_msg("%s", err.msg);
+	assert_string_equal(b->patterns[0].key, "k");
+	assert_int_equal(b->nsteps, 1);
+	assert_int_equal(b->step_numbers[0], 7);
+	b->nsteps = 0; /* the only difference */
+	same_summary(a, b);
+	b->nsteps = 1;
+	pt_summary_free(b);
+	pt_summary_free(a);
+
+	/* "format" and "version" last: a wrong type before them is only
+	 * reported once the file is known to be a summary */
+	expect_at("{\"rank\":\"x\",\"format\":\"other\"}", 30, PT_EFORMAT, 21,
+		  "not a perftracker summary");
+	expect_at("{\"rank\":\"x\",\"version\":2,\"format\":\"perftracker-summary\"}", 55, PT_EFORMAT,
+		  22, "unsupported summary version 2");
+	expect_at("{\"rank\":\"x\",\"version\":1,\"format\":\"perftracker-summary\"}", 55, PT_EFORMAT,
+		  8, "'rank' is not an integer >= -1");
+	expect_at("{\"traceEvents\":[{\"ph\":\"X\"}]}", 28, PT_EFORMAT, 0,
+		  "not a perftracker summary");
+	/* elements that are not objects, held back before "format": the
+	 * slots they skip must not be freed as patterns (a fuzz find) */
+	{
+		const char *gap = "{\"patterns\":[null,7,{\"key\":\"k\"}],\"steps\":[1,{}],"
+				  "\"format\":\"perftracker-summary\",\"version\":1}";
+
+		expect_at(gap, strlen(gap), PT_EFORMAT, 13, "pattern 0: is not an object");
+	}
+	expect_at("{\"format\":\"perftracker-summary\",\"version\":\"1\"}", 46, PT_EFORMAT, 42,
+		  "'version' is not a number");
+	/* a failed worker's summary keeps only its identity; members it
+	 * should not have are still checked (json.c's reader ignored them) */
+	{
+		const char *failed = "{\"format\":\"perftracker-summary\",\"version\":1,\"worker\":\"w\","
+				     "\"file\":\"f\",\"rank\":3,\"pid\":4,\"error\":\"bad\","
+				     "\"steps\":[{\"number\":1,\"ms\":2}],\"gpu_util\":0.5}";
+		const char *bad = "{\"format\":\"perftracker-summary\",\"version\":1,\"worker\":\"w\","
+				  "\"file\":\"f\",\"rank\":3,\"pid\":4,\"error\":\"bad\","
+				  "\"patterns\":[{\"key\":\"k\"}]}";
+
+		expect_at(bad, strlen(bad), PT_EFORMAT, 111, "pattern 0: 'class' is missing");
+
+		pt_error_clear(&err);
+		a = pt_summary_read_mem(failed, strlen(failed), &err);
+		if (!a)
+			fail_msg("%s", err.msg);
+		assert_string_equal(a->error, "bad");
+		assert_int_equal(a->nsteps, 0);
+		assert_null(a->step_numbers);
+		assert_true(a->gpu_util == 0);
+		assert_string_equal(a->host, "");
+		pt_summary_free(a);
+	}
+}
+
+/* Summaries read with one key set share their key strings. */
+static void test_shared_keys(void **state)
+{
+	char dir[] = "/tmp/pt_test_keysXXXXXX", path[2][256];
+	pt_summary *s = sample(), *r[2], *plain;
+	pt_summary_keys *ks = pt_summary_keys_new();
+	pt_error err;
+	size_t i;
+	int k;
+
+	assert_non_null(ks);
+	assert_non_null(mkdtemp(dir));
+	for (k = 0; k < 2; k++) {
+		snprintf(path[k], sizeof(path[k]), "%s/w%d.json", dir, k);
+		assert_int_equal(pt_summary_write_file(s, path[k], &err), PT_OK);
+		pt_error_clear(&err);
+		r[k] = pt_summary_read_file_shared(path[k], ks, &err);
+		assert_non_null(r[k]);
+	}
+	plain = pt_summary_read_file(path[0], &err);
+	assert_non_null(plain);
+	same_summary(plain, r[0]);
+	same_summary(plain, r[1]);
+	assert_int_equal(pt_summary_keys_count(ks), s->npatterns);
+	for (i = 0; i < s->npatterns; i++) {
+		assert_ptr_equal(r[0]->patterns[i].key, r[1]->patterns[i].key);
+		assert_ptr_not_equal(plain->patterns[i].key, r[0]->patterns[i].key);
+	}
+	/* errors name the file */
+	pt_error_clear(&err);
+	assert_null(pt_summary_read_file_shared(dir, ks, &err));
+	assert_string_equal(err.subject, dir);
+	for (k = 0; k < 2; k++) {
+		pt_summary_free_shared(r[k]);
+		unlink(path[k]);
+	}
+	pt_summary_free_shared(NULL);
+	pt_summary_keys_free(ks);
+	pt_summary_keys_free(NULL);
+	rmdir(dir);
+	pt_summary_free(plain);
+	pt_summary_free(s);
+}
+
+/* Escapes decode as json.c decoded them; a lone surrogate is U+FFFD. */
+static void test_reader_strings(void **state)
+{
+	int64_t off;
+	char *doc = with_value(OKDOC, "key",
+			       "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\\ud800x\xc3\xa9\"",
+			       &off);
+	pt_summary *s;
+	pt_error err;
+
+	pt_error_clear(&err);
+	s = pt_summary_read_mem(doc, strlen(doc), &err);
+	if (!s)
+		fail_msg("%s", err.msg);
+	assert_string_equal(s->patterns[0].key,
+			    "a\"b\\c/d\b\f\n\r\t\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdx\xc3\xa9");
+	pt_summary_free(s);
+	free(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +1164,16 @@ int main(void)
 		cmocka_unit_test(test_dlrm_reference),
 		cmocka_unit_test(test_dlrm_all_stacks),
 		cmocka_unit_test(test_from_trace_errors),
+		cmocka_unit_test(test_roundtrip_all_traces),
+		cmocka_unit_test(test_big_integers),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_reader_wrong_types),
+		cmocka_unit_test(test_reader_syntax),
+		cmocka_unit_test(test_reader_truncated),
+		cmocka_unit_test(test_reader_nesting),
+		cmocka_unit_test(test_reader_forward_compat),
+		cmocka_unit_test(test_shared_keys),
+		cmocka_unit_test(test_reader_strings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

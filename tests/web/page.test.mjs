@@ -3,9 +3,11 @@
 // tests/web/run.sh (node --test, TAP output counted by tests/run).
 //
 // Pages under test are written by the perftracker binary ($PT_BIN): the real
-// DLRM report (analyze tests/data/dlrm), the same report with HTML markup
-// injected into kernel, Python and worker names, and generated reports
-// (bench/gen_report.py) with the "display" key, a hang, and 1,000 workers.
+// DLRM report and its page as `analyze tests/data/dlrm` writes them (with the
+// "display" key), the same report with HTML markup injected into kernel,
+// Python, worker, finding and heatmap names (page rebuilt with `display
+// --rebuild`), and generated reports (bench/gen_report.py) with the
+// "display" key, a hang, and 1,000 workers.
 // Screenshots are kept in $PT_ARTIFACTS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,10 +69,10 @@ const MARK = path.join(TMP, 'markup');
 
 before(async () => {
   fs.mkdirSync(ART, { recursive: true });
+  // analyze writes the page itself (index.html with the report embedded).
   run(['analyze', path.join(DATA, 'dlrm'), '-o', DLRM]);
-  // The report writer may still write its plain page: write ours.
-  rebuild(DLRM);
-  // The same report with markup in a kernel, a Python frame, a worker and a finding.
+  // The same report with markup in a kernel, a Python frame, a worker, a
+  // finding and a heatmap column.
   const rep = JSON.parse(fs.readFileSync(path.join(DLRM, 'PerfDisplay/report.json'), 'utf8'));
   const gc = rep['GPU Compute'];
   gc['major_kernel_executions'][MARKUP + '1_1_1|32_1_1'] = { 'median cost per execution (ms)': 9.5, 'bottleneck ratio (in [0,1])': 0.9 };
@@ -78,6 +80,9 @@ before(async () => {
   rep.workers['<b>w</b>.json'] = { rank: 99, host: '<i>h</i>', pid: 1, file: '<b>w</b>.json', steps: 1, 'window (ms)': 10, 'gpu utilization': 0.5 };
   rep.findings = [{ rank: 1, category: 'GPU Compute', workers: ['<b>w</b>.json'], function: MARKUP, metric: 'median cost per execution (ms)',
     value: 9.5, others: 1.0, 'impact (ms)': 8.5, explanation: '<script>window.__ptXss=2</script>slow' }];
+  const hm = rep.display.heatmap;
+  hm.functions.push({ key: MARKUP + 'heat', class: 'compute' });
+  hm.value.forEach((row, i) => row.push(i ? 1.0 : 2.0));
   fs.mkdirSync(path.join(MARK, 'PerfDisplay'), { recursive: true });
   fs.writeFileSync(path.join(MARK, 'PerfDisplay/report.json'), JSON.stringify(rep, null, 1));
   rebuild(MARK);
@@ -97,6 +102,24 @@ test('DLRM page loads from file:// with no console error and no network request'
   assert.equal(await page.textContent('#tabs button[data-tab="workers"] .count'), '8');
   assert.match(await page.textContent('#view-overview .stats'), /Workers\s*8/i);
   await page.screenshot({ path: path.join(ART, 'perfdisplay-dlrm-overview.png'), fullPage: true });
+  await page.close();
+});
+
+test('DLRM page as analyze writes it uses the display key: step times, class breakdown, heatmap', async () => {
+  const { page, problems } = await open(pageOf(DLRM));
+  const ov = page.locator('#view-overview');
+  assert.match(await ov.textContent(), /Step time per worker/);
+  assert.doesNotMatch(await ov.textContent(), /Per-step times need/);
+  assert.doesNotMatch(await page.textContent('footer'), /without the display key/);
+  let v = await showView(page, 'workers');
+  assert.equal(await v.locator('#chart-class canvas').count(), 1, 'class breakdown drawn');
+  v = await showView(page, 'heatmap');
+  assert.match(await v.textContent(), /8 workers × 50 functions/);
+  assert.match(await v.textContent(), /ms per step/);
+  await page.goto(pageOf(DLRM) + '#worker/' + encodeURIComponent('worker1_step_12.1694128201556.pt.trace.json'));
+  await page.waitForSelector('#view-worker:not([hidden]) h1');
+  assert.equal(await page.locator('#view-worker #chart-class-one canvas').count(), 1, 'the worker\'s classes drawn');
+  assert.deepEqual(problems, []);
   await page.close();
 });
 
@@ -267,7 +290,7 @@ test('report with the display key: class breakdown, step times, hang, call tree,
   assert.equal(await v.locator('#chart-class canvas').count(), 1, 'class breakdown drawn');
   v = await showView(page, 'hang');
   assert.match(await v.textContent(), /The job is hung/);
-  assert.equal(await v.locator('tbody tr').count(), 2, 'two hang groups');
+  assert.equal(await v.locator('.hang-group').count(), 2, 'two hang groups');
   v = await showView(page, 'python');
   const rows0 = await v.locator('#py-tree .tree-row:not(.head)').count();
   await v.locator('#py-tree button:has-text("Expand all")').click();

@@ -1,0 +1,1943 @@
+/*
+ * summary_parse.c - the master's summary reader: one pass over the bytes of
+ * a summary JSON (docs/summary.md) straight into a pt_summary, with the
+ * strictness of the JSON DOM (src/util/json.c) it replaces and the same
+ * results, and the shared key set of summary_parse.h.
+ *
+ * Flow: SUMMARY.json (from `summarize` on every node) --summary_io.c reads
+ * the file--> pt_summary_parse --> pt_summary --> src/diagnose.
+ *
+ * Why not the DOM: on the 10,000 DLRM summaries of bench_diagnose.sh
+ * (1.43 GB) the DOM parsed 305 MB/s per thread, mostly in strtod (71% of
+ * the 2,271 numbers per summary have 16-17 significant digits, which glibc
+ * converts slowly) and in copying every string twice.  Here numbers go
+ * through an exact fast path (Clinger's for up to 15-16 digits,
+ * Eisel-Lemire's 128-bit product for up to 19), strings are scanned 8 bytes
+ * at a time and copied once, expected member names are matched by one
+ * memcmp, and unknown members are validated and skipped without building
+ * anything: 1,330 MB/s per thread, `diagnose` reads the 10,000 in 1.1 s
+ * instead of 4.0 s on 2 cores (docs/summary.md "Measured").
+ */
+#include "summary_parse.h"
+#include "../model/samples.h"
+#include "../util/json.h"
+#include "../util/xalloc.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A member or value name and its length. */
+typedef struct member {
+	const char *name;
+	size_t len;
+} member;
+
+#define M(s) { s, sizeof(s) - 1 }
+
+/* Class and kind names (src/model/store.c), with lengths, set up once. */
+static member class_names[PT_C_COUNT], kind_names[PT_K_COUNT];
+
+/* ---- numbers ------------------------------------------------------------- */
+
+/* 5^q for q in [P5_MIN, P5_MAX] as t * 2^e with t in [2^127, 2^128); the
+ * table holds T = floor(t) (hi:lo) and e.  The range covers every decimal
+ * exponent whose value with up to 19 digits can be a finite normal double;
+ * the rest goes to strtod.  Built once (parser_init). */
+#define P5_MIN (-342)
+#define P5_MAX 308
+
+typedef struct pow5 {
+	uint64_t hi, lo;
+	int32_t e;
+} pow5;
+
+static pow5 p5_tab[P5_MAX - P5_MIN + 1];
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* Little big numbers for building the table once (exact integer
+ * arithmetic, 40 x 32 bits: 5^308 has 716 bits, 2^1024 / 5^k 1025). */
+#define BIG_LIMBS 40
+#define BIG_N 1024 /* negative powers: floor(2^BIG_N / 5^k), 2^BIG_N >= 2^127 * 5^342 */
+
+typedef struct big {
+	uint32_t d[BIG_LIMBS];
+	int n;
+} big;
+
+static int big_bits(const big *b)
+{
+	return b->n ? (b->n - 1) * 32 + (32 - __builtin_clz(b->d[b->n - 1])) : 0;
+}
+
+static void big_mul5(big *b)
+{
+	uint64_t carry = 0;
+	int i;
+
+	for (i = 0; i < b->n; i++) {
+		uint64_t v = (uint64_t)b->d[i] * 5 + carry;
+		b->d[i] = (uint32_t)v;
+		carry = v >> 32;
+	}
+	if (carry)
+		b->d[b->n++] = (uint32_t)carry;
+}
+
+static void big_div5(big *b)
+{
+	uint64_t rem = 0;
+	int i;
+
+	for (i = b->n - 1; i >= 0; i--) {
+		uint64_t v = (rem << 32) | b->d[i];
+		b->d[i] = (uint32_t)(v / 5);
+		rem = v % 5;
+	}
+	while (b->n && !b->d[b->n - 1])
+		b->n--;
+}
+
+/* The top 128 bits of b (shifted left when b is shorter): floor(b / 2^(L-128)). */
+static void big_top128(const big *b, pow5 *out, int32_t eoff)
+{
+	int L = big_bits(b), j;
+
+	out->hi = out->lo = 0;
+	for (j = 0; j < 128; j++) {
+		int src = L - 128 + j;
+		uint64_t bit = src >= 0 ? (b->d[src / 32] >> (src % 32)) & 1 : 0;
+
+		if (j < 64)
+			out->lo |= bit << j;
+		else
+			out->hi |= bit << (j - 64);
+	}
+	out->e = L - 128 + eoff;
+}
+
+static void p5_init(void)
+{
+	big b;
+	int q;
+
+	/* q >= 0: 5^q exactly, truncated to 128 bits beyond q = 55. */
+	memset(&b, 0, sizeof(b));
+	b.d[0] = 1;
+	b.n = 1;
+	for (q = 0; q <= P5_MAX; q++) {
+		big_top128(&b, &p5_tab[q - P5_MIN], 0);
+		big_mul5(&b);
+	}
+	/* q < 0: A = floor(2^N / 5^k) by repeated exact division (floor of a
+	 * floor is the floor of the quotient), whose top 128 bits are
+	 * floor(2^(N-s) / 5^k), i.e. 5^-k = T * 2^(s-N) with T <= t < T+1. */
+	memset(&b, 0, sizeof(b));
+	b.d[BIG_N / 32] = 1;
+	b.n = BIG_N / 32 + 1;
+	for (q = -1; q >= P5_MIN; q--) {
+		big_div5(&b);
+		big_top128(&b, &p5_tab[q - P5_MIN], -BIG_N);
+	}
+}
+
+static void parser_init(void)
+{
+	int i;
+
+	p5_init();
+	for (i = 0; i < PT_C_COUNT; i++) {
+		class_names[i].name = pt_class_name(i);
+		class_names[i].len = strlen(class_names[i].name);
+	}
+	for (i = 0; i < PT_K_COUNT; i++) {
+		kind_names[i].name = pt_kind_name(i);
+		kind_names[i].len = strlen(kind_names[i].name);
+	}
+}
+
+/* Exact powers of ten representable in a double (10^22 < 2^53 * 2^22). */
+static const double p10_exact[23] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+/* w * 10^q (w != 0, q in the table's range) correctly rounded, as in
+ * Eisel and Lemire, "Number parsing at a gigabyte per second" (2021):
+ * with w normalised to 64 bits and T <= t < T+1, the true value of
+ * w*t/2^64 lies in [P, P+2) where P = floor(w*T / 2^64) is computed
+ * exactly from two 64x64 products.  The 54 bits under P's top bit give the
+ * mantissa and the rounding bit; the bits below them decide the rounding
+ * unless they are within 2 of a boundary (then the +2 uncertainty or an
+ * exact tie could change the result), where we return -1 and the caller
+ * uses strtod.  For an inexact value that happens with probability about
+ * 2^-72; exact values with a negative exponent (1.5 as 15e-1) land there
+ * too, which is why num_parse drops a fraction's trailing zeros first.
+ * None of the 22.7 M numbers of the benchmark summaries goes to strtod.
+ * Results that would be subnormal or overflow also return -1. */
+static int eisel_lemire(uint64_t w, int q, int neg, double *out)
+{
+	const pow5 *t = &p5_tab[q - P5_MIN];
+	int lz = __builtin_clzll(w), sh;
+	unsigned __int128 P, mask, rem;
+	uint64_t m54, m53, bits;
+	int64_t E, be;
+
+	w <<= lz;
+	P = (unsigned __int128)w * t->hi + (((unsigned __int128)w * t->lo) >> 64);
+	sh = (P >> 127) ? 74 : 73; /* leave 54 bits */
+	mask = ((unsigned __int128)1 << sh) - 1;
+	rem = P & mask;
+	if (rem >= mask - 1)
+		return -1;
+	m54 = (uint64_t)(P >> sh);
+	if ((m54 & 1) && rem == 0)
+		return -1;
+	m53 = (m54 >> 1) + (m54 & 1);
+	/* value = w*t * 2^(e+q-lz) ~ m54 * 2^(sh+64+e+q-lz) */
+	E = (int64_t)sh + 1 + 64 + t->e + q - lz;
+	if (m53 == (uint64_t)1 << 53) {
+		m53 >>= 1;
+		E++;
+	}
+	be = E + 52 + 1023;
+	if (be < 1 || be > 2046)
+		return -1;
+	bits = ((uint64_t)be << 52) | (m53 & (((uint64_t)1 << 52) - 1));
+	if (neg)
+		bits |= (uint64_t)1 << 63;
+	memcpy(out, &bits, sizeof(bits));
+	return 0;
+}
+
+enum { NUM_OK, NUM_BAD, NUM_BAD_FRAC, NUM_BAD_EXP, NUM_RANGE, NUM_NOMEM };
+
+static inline int is_digit(unsigned char c)
+{
+	return (unsigned)(c - '0') <= 9;
+}
+
+/* x (8 bytes, little-endian) all ASCII digits?  Then *v = their value. */
+static inline int digits8(uint64_t x, uint64_t *v)
+{
+	const uint64_t hi = 0xf0f0f0f0f0f0f0f0ull;
+
+	/* every byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 */
+	if ((x & hi) != 0x3030303030303030ull ||
+	    ((x + 0x0606060606060606ull) & hi) != 0x3030303030303030ull)
+		return 0;
+	x -= 0x3030303030303030ull;
+	/* pairs, then quads, then the 8 digits (first digit most significant) */
+	x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffull;
+	x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffull;
+	x = (x * 10000 + (x >> 32)) & 0x00000000ffffffffull;
+	*v = x;
+	return 1;
+}
+
+/* The JSON number grammar of json.c, then the conversion.  *end: bytes
+ * consumed, or the offset of the error.  p5_tab must be initialised. */
+static int num_parse(const unsigned char *s, size_t len, double *out, size_t *end)
+{
+	size_t i = 0;
+	int neg = 0, nd = 0, inexact = 0;
+	uint64_t w = 0;
+	int64_t e10 = 0;
+
+	if (i < len && s[i] == '-') {
+		neg = 1;
+		i++;
+	}
+	if (i >= len || !is_digit(s[i])) {
+		*end = i;
+		return NUM_BAD;
+	}
+	if (s[i] == '0') {
+		i++;
+	} else {
+		for (; i < len && is_digit(s[i]); i++) {
+			if (nd < 19) {
+				w = w * 10 + (s[i] - '0');
+				nd++;
+			} else {
+				e10++;
+				inexact |= s[i] != '0';
+			}
+		}
+	}
+	if (i < len && s[i] == '.') {
+		i++;
+		if (i >= len || !is_digit(s[i])) {
+			*end = i;
+			return NUM_BAD_FRAC;
+		}
+		if (!w) /* 0.000123: leading zeros only move the point */
+			for (; i < len && s[i] == '0'; i++)
+				e10--;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* Eight digits per step: the writer's ratios have 16-17
+		 * significant digits; with the byte loop alone the whole parse
+		 * ran at 1,010 MB/s instead of 1,320 (2,000 DLRM summaries). */
+		while (nd + 8 <= 19 && len - i >= 8) {
+			uint64_t x, v;
+
+			memcpy(&x, s + i, 8);
+			if (!digits8(x, &v))
+				break;
+			w = w * 100000000 + v;
+			nd += w ? 8 : 0;
+			e10 -= 8;
+			i += 8;
+		}
+#endif
+		for (; i < len && is_digit(s[i]); i++) {
+			if (nd < 19) {
+				w = w * 10 + (s[i] - '0');
+				e10--;
+				nd += w != 0; /* leading zeros are not significant */
+			} else {
+				inexact |= s[i] != '0';
+			}
+		}
+	}
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		int eneg = 0;
+		int64_t ex = 0;
+
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+			eneg = s[i++] == '-';
+		if (i >= len || !is_digit(s[i])) {
+			*end = i;
+			return NUM_BAD_EXP;
+		}
+		for (; i < len && is_digit(s[i]); i++)
+			if (ex < 100000000)
+				ex = ex * 10 + (s[i] - '0');
+		e10 += eneg ? -ex : ex;
+	}
+	*end = i;
+	if (!w) {
+		*out = neg ? -0.0 : 0.0;
+		return NUM_OK;
+	}
+	if (!inexact) {
+		/* 1694128201426674.0 (the window start, in absolute µs): an
+		 * exact value that Eisel-Lemire below cannot tell from a tie;
+		 * without the fraction's zeros it is a Clinger case. */
+		if (e10 < 0 && w > (uint64_t)1 << 53)
+			while (e10 < 0 && w % 10 == 0) {
+				w /= 10;
+				e10++;
+			}
+#if FLT_EVAL_METHOD == 0
+		/* Clinger: w and 10^|q| are exact doubles, so one IEEE operation
+		 * rounds the exact value once.  Integers and short decimals. */
+		if (w <= (uint64_t)1 << 53 && e10 >= -22 && e10 <= 22) {
+			double d = (double)w;
+
+			d = e10 >= 0 ? d * p10_exact[e10] : d / p10_exact[-e10];
+			*out = neg ? -d : d;
+			return NUM_OK;
+		}
+#endif
+		if (e10 >= P5_MIN && e10 <= P5_MAX && !eisel_lemire(w, (int)e10, neg, out))
+			return NUM_OK;
+	}
+	/* More than 19 digits, extreme exponents, subnormals, overflow: strtod
+	 * on a NUL-terminated copy. */
+	{
+		char small[64], *copy = small, *ep;
+		double v;
+		int rc = NUM_OK;
+
+		if (i >= sizeof(small) && !(copy = x_malloc(i + 1)))
+			return NUM_NOMEM;
+		memcpy(copy, s, i);
+		copy[i] = 0;
+		errno = 0;
+		v = strtod(copy, &ep);
+		if (ep != copy + i)
+			rc = NUM_BAD;
+		else if (errno == ERANGE && isinf(v))
+			rc = NUM_RANGE;
+		if (copy != small)
+			x_free(copy);
+		if (rc != NUM_OK) {
+			*end = 0;
+			return rc;
+		}
+		*out = v;
+		return NUM_OK;
+	}
+}
+
+long pt_summary_parse_number(const char *s, size_t len, double *out, size_t *err_at)
+{
+	size_t end = 0;
+	int rc;
+
+	pthread_once(&init_once, parser_init);
+	rc = num_parse((const unsigned char *)s, len, out, &end);
+	if (rc == NUM_OK)
+		return (long)end;
+	if (err_at)
+		*err_at = end;
+	return rc == NUM_RANGE ? -1 : 0;
+}
+
+/* ---- the shared key set ---------------------------------------------------- */
+
+/* 64 shards, each a mutex and an open-addressing table, so the reading
+ * threads seldom wait on each other. */
+#define KS_SHARDS 64
+
+typedef struct ks_entry {
+	uint64_t hash;
+	size_t len;
+	char *str;
+} ks_entry;
+
+typedef struct ks_shard {
+	pthread_mutex_t mu;
+	ks_entry *tab;
+	size_t cap, n;
+	char pad[64];
+} ks_shard;
+
+struct pt_summary_keys {
+	ks_shard sh[KS_SHARDS];
+};
+
+static inline uint64_t mix8(uint64_t h, uint64_t x)
+{
+	h = (h ^ x) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* Multiply-xorshift over 8-byte words in four independent chains (keys
+ * average 240 bytes; one chain made the multiply latency the limit: the
+ * hash was half of the pattern reader's time in perf). */
+static uint64_t ks_hash(const char *s, size_t n)
+{
+	uint64_t a = 0x6a09e667f3bcc909ull ^ n, b = 0xbb67ae8584caa73bull;
+	uint64_t c = 0x3c6ef372fe94f82bull, d = 0xa54ff53a5f1d36f1ull, x[4];
+	size_t i = 0;
+
+	for (; i + 32 <= n; i += 32) {
+		memcpy(x, s + i, 32);
+		a = mix8(a, x[0]);
+		b = mix8(b, x[1]);
+		c = mix8(c, x[2]);
+		d = mix8(d, x[3]);
+	}
+	a ^= (b << 16 | b >> 48) ^ (c << 32 | c >> 32) ^ (d << 48 | d >> 16);
+	for (; i + 8 <= n; i += 8) {
+		memcpy(x, s + i, 8);
+		a = mix8(a, x[0]);
+	}
+	x[0] = 0;
+	memcpy(x, s + i, n - i);
+	a = mix8(a, x[0]);
+	a *= 0x9e3779b97f4a7c15ull;
+	return a ^ (a >> 32);
+}
+
+pt_summary_keys *pt_summary_keys_new(void)
+{
+	pt_summary_keys *ks = x_calloc(1, sizeof(*ks));
+	int i;
+
+	if (!ks)
+		return NULL;
+	for (i = 0; i < KS_SHARDS; i++)
+		pthread_mutex_init(&ks->sh[i].mu, NULL);
+	return ks;
+}
+
+void pt_summary_keys_free(pt_summary_keys *ks)
+{
+	size_t j;
+	int i;
+
+	if (!ks)
+		return;
+	for (i = 0; i < KS_SHARDS; i++) {
+		for (j = 0; j < ks->sh[i].cap; j++)
+			x_free(ks->sh[i].tab[j].str);
+		x_free(ks->sh[i].tab);
+		pthread_mutex_destroy(&ks->sh[i].mu);
+	}
+	x_free(ks);
+}
+
+size_t pt_summary_keys_count(const pt_summary_keys *ks)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; ks && i < KS_SHARDS; i++)
+		n += ks->sh[i].n;
+	return n;
+}
+
+static int ks_grow(ks_shard *sh)
+{
+	size_t ncap = sh->cap ? sh->cap * 2 : 64, i, j;
+	ks_entry *nt;
+
+	if (ncap > SIZE_MAX / sizeof(*nt) || !(nt = x_calloc(ncap, sizeof(*nt))))
+		return -1;
+	for (i = 0; i < sh->cap; i++) {
+		if (!sh->tab[i].str)
+			continue;
+		for (j = sh->tab[i].hash & (ncap - 1); nt[j].str; j = (j + 1) & (ncap - 1))
+			;
+		nt[j] = sh->tab[i];
+	}
+	x_free(sh->tab);
+	sh->tab = nt;
+	sh->cap = ncap;
+	return 0;
+}
+
+/* The set's copy of s[0..n), added if new; NULL when out of memory. */
+static char *ks_intern(pt_summary_keys *ks, const char *s, size_t n)
+{
+	uint64_t h = ks_hash(s, n);
+	ks_shard *sh = &ks->sh[h >> 58];
+	char *r = NULL;
+	size_t j;
+
+	pthread_mutex_lock(&sh->mu);
+	if ((sh->n + 1) * 2 > sh->cap && ks_grow(sh))
+		goto out;
+	for (j = h & (sh->cap - 1); sh->tab[j].str; j = (j + 1) & (sh->cap - 1)) {
+		ks_entry *e = &sh->tab[j];
+
+		if (e->hash == h && e->len == n && !memcmp(e->str, s, n)) {
+			r = e->str;
+			goto out;
+		}
+	}
+	if ((r = x_strndup(s, n))) {
+		sh->tab[j].hash = h;
+		sh->tab[j].len = n;
+		sh->tab[j].str = r;
+		sh->n++;
+	}
+out:
+	pthread_mutex_unlock(&sh->mu);
+	return r;
+}
+
+void pt_summary_free_shared(pt_summary *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->npatterns; i++)
+		s->patterns[i].key = NULL; /* the set's */
+	pt_summary_free(s);
+}
+
+/* ---- the parser ------------------------------------------------------------ */
+
+typedef enum { CTX_TOP, CTX_WINDOW, CTX_CLASS_MS, CTX_STEP, CTX_PATTERN } ctx_kind;
+typedef enum { VER_NONE, VER_OK, VER_NOTNUM, VER_UNSUP } ver_state;
+
+typedef struct sp {
+	const unsigned char *s;
+	size_t len, pos;
+	pt_error *err;
+	int failed;
+	pt_summary *sm;
+	pt_summary_keys *ks;
+	size_t patcap, stepcap, stepmscap;
+	/* Where we are, for messages ("pattern 3: "). */
+	ctx_kind ctx;
+	size_t idx;
+	/* "format" and "version" may come anywhere in the object: until both
+	 * are known good, a member of the wrong type is remembered (the first
+	 * one) rather than reported, so that another file given by mistake is
+	 * "not a perftracker summary" and a newer one "unsupported version". */
+	int fmt_ok, confirmed;
+	ver_state ver;
+	double version;
+	size_t ver_off;
+	int has_pending;
+	int64_t pend_off;
+	char pend_msg[PT_ERROR_MSG_MAX];
+	/* Scratch for strings with escapes. */
+	char *tmp;
+	size_t tmpcap;
+} sp;
+
+static int fail(sp *p, int code, size_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(sp *p, int code, size_t off, const char *fmt, ...)
+{
+	char m[PT_ERROR_MSG_MAX];
+	va_list ap;
+
+	if (!p->failed) {
+		p->failed = 1;
+		va_start(ap, fmt);
+		vsnprintf(m, sizeof(m), fmt, ap);
+		va_end(ap);
+		pt_error_set(p->err, code, off == (size_t)-1 ? -1 : (int64_t)off, "%s", m);
+	}
+	return -1;
+}
+
+static int fail_char(sp *p, size_t off, const char *what)
+{
+	unsigned c;
+
+	if (off >= p->len)
+		return fail(p, PT_EPARSE, off, "unexpected end of input");
+	c = p->s[off];
+	if (c >= 0x20 && c < 0x7f)
+		return fail(p, PT_EPARSE, off, "unexpected character '%c', expected %s", c, what);
+	return fail(p, PT_EPARSE, off, "unexpected byte 0x%02x, expected %s", c, what);
+}
+
+static int oom(sp *p)
+{
+	return fail(p, PT_ENOMEM, p->pos, "out of memory");
+}
+
+static void where(const sp *p, char *buf, size_t cap)
+{
+	switch (p->ctx) {
+	case CTX_WINDOW: snprintf(buf, cap, "window: "); break;
+	case CTX_CLASS_MS: snprintf(buf, cap, "class_ms: "); break;
+	case CTX_STEP: snprintf(buf, cap, "step %zu: ", p->idx); break;
+	case CTX_PATTERN: snprintf(buf, cap, "pattern %zu: ", p->idx); break;
+	default: buf[0] = 0; break;
+	}
+}
+
+static int fail_pending(sp *p)
+{
+	return fail(p, PT_EFORMAT, (size_t)p->pend_off, "%s", p->pend_msg);
+}
+
+/* A summary-level problem at off ("invalid summary: <where><msg>"): fatal
+ * once format and version are known good, else remembered.  Returns -1
+ * when parsing must stop. */
+static int semerr(sp *p, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int semerr(sp *p, size_t off, const char *fmt, ...)
+{
+	char w[48], m[PT_ERROR_MSG_MAX - 64];
+	va_list ap;
+
+	if (!p->has_pending) {
+		va_start(ap, fmt);
+		vsnprintf(m, sizeof(m), fmt, ap);
+		va_end(ap);
+		where(p, w, sizeof(w));
+		snprintf(p->pend_msg, sizeof(p->pend_msg), "invalid summary: %s%s", w, m);
+		p->pend_off = (int64_t)off;
+		p->has_pending = 1;
+	}
+	return p->confirmed ? fail_pending(p) : 0;
+}
+
+static inline void skip_ws(sp *p)
+{
+	while (p->pos < p->len) {
+		unsigned char c = p->s[p->pos];
+
+		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+			break;
+		p->pos++;
+	}
+}
+
+/* Skip whitespace and require a value to follow. */
+static inline int at_value(sp *p)
+{
+	if (p->pos < p->len && p->s[p->pos] > ' ')
+		return 0;
+	skip_ws(p);
+	if (p->pos >= p->len)
+		return fail(p, PT_EPARSE, p->pos, "unexpected end of input");
+	return 0;
+}
+
+static int tmp_reserve(sp *p, size_t need)
+{
+	if (need <= p->tmpcap)
+		return 0;
+	return X_GROW(p->tmp, p->tmpcap, need);
+}
+
+static int hex4(const unsigned char *s, uint32_t *out)
+{
+	uint32_t v = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		unsigned c = s[i];
+
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v |= c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v |= c - 'A' + 10;
+		else
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static size_t put_utf8(char *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xc0 | (cp >> 6));
+		o[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xe0 | (cp >> 12));
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		o[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | (cp >> 18));
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	o[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if invalid
+ * (overlong forms, surrogates and code points above U+10FFFF included). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t need, i;
+	uint32_t cp;
+
+	if (c >= 0xc2 && c <= 0xdf) {
+		need = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		need = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < need)
+		return 0;
+	for (i = 1; i < need; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((need == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (need == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return need;
+}
+
+/* Nonzero when one of the 8 bytes (little-endian word) is '"', '\\', a
+ * control byte or >= 0x80; its lowest set bit marks the first such byte
+ * (the borrow tricks can only add false marks above a true one). */
+static inline uint64_t special8(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+
+	return (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x) & high;
+}
+
+/* Decode the rest of a string with escapes, from s[i] (the first
+ * backslash) on, after the plain bytes s[start+1 .. i). */
+static int string_slow(sp *p, size_t start, size_t i, const char **out, size_t *outlen)
+{
+	const unsigned char *s = p->s;
+	size_t o = i - start - 1;
+
+	if (tmp_reserve(p, o + 16))
+		return oom(p);
+	memcpy(p->tmp, s + start + 1, o);
+	for (;;) {
+		size_t run = i;
+		unsigned c;
+
+		while (run < p->len && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' &&
+		       s[run] != '\\')
+			run++;
+		if (run > i) {
+			if (tmp_reserve(p, o + (run - i) + 16))
+				return oom(p);
+			memcpy(p->tmp + o, s + i, run - i);
+			o += run - i;
+			i = run;
+		}
+		if (i >= p->len)
+			return fail(p, PT_EPARSE, start, "unterminated string");
+		if (tmp_reserve(p, o + 16))
+			return oom(p);
+		c = s[i];
+		if (c == '"') {
+			i++;
+			break;
+		}
+		if (c < 0x20)
+			return fail(p, PT_EPARSE, i, "control character in string");
+		if (c >= 0x80) {
+			size_t l = utf8_seq(s + i, p->len - i);
+
+			if (!l)
+				return fail(p, PT_EPARSE, i, "invalid utf-8 in string");
+			memcpy(p->tmp + o, s + i, l);
+			o += l;
+			i += l;
+			continue;
+		}
+		if (i + 1 >= p->len)
+			return fail(p, PT_EPARSE, start, "unterminated string");
+		c = s[i + 1];
+		switch (c) {
+		case '"': case '\\': case '/':
+			p->tmp[o++] = (char)c; break;
+		case 'b': p->tmp[o++] = '\b'; break;
+		case 'f': p->tmp[o++] = '\f'; break;
+		case 'n': p->tmp[o++] = '\n'; break;
+		case 'r': p->tmp[o++] = '\r'; break;
+		case 't': p->tmp[o++] = '\t'; break;
+		case 'u': {
+			uint32_t cp, lo;
+
+			if (i + 6 > p->len || hex4(s + i + 2, &cp))
+				return fail(p, PT_EPARSE, i, "invalid \\u escape");
+			/* A lone surrogate becomes U+FFFD, as in json.c (Python's
+			 * json writes them for undecodable file names). */
+			if (cp >= 0xd800 && cp <= 0xdbff && i + 12 <= p->len && s[i + 6] == '\\' &&
+			    s[i + 7] == 'u' && !hex4(s + i + 8, &lo) && lo >= 0xdc00 && lo <= 0xdfff) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				i += 6;
+			} else if (cp >= 0xd800 && cp <= 0xdfff) {
+				cp = 0xfffd;
+			}
+			o += put_utf8(p->tmp + o, cp);
+			i += 6;
+			continue;
+		}
+		default:
+			return fail(p, PT_EPARSE, i, "invalid escape in string");
+		}
+		i += 2;
+	}
+	p->pos = i;
+	*out = p->tmp;
+	*outlen = o;
+	return 0;
+}
+
+/* The string whose opening quote is at p->pos: *out / *outlen is its
+ * decoded text (in the input when it has no escapes, else in p->tmp, valid
+ * until the next string), not NUL-terminated. */
+static int scan_string(sp *p, const char **out, size_t *outlen)
+{
+	const unsigned char *s = p->s;
+	size_t start = p->pos, i = start + 1, len = p->len;
+
+	for (;;) {
+		unsigned c;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* 8 bytes per step to the next byte that needs a look: 64% of
+		 * a summary's bytes are in strings (keys average 240 bytes);
+		 * with a byte loop alone the whole parse ran at 830 MB/s
+		 * instead of 1,320 (one thread, 2,000 DLRM summaries). */
+		while (i + 8 <= len) {
+			uint64_t x, m;
+
+			memcpy(&x, s + i, 8);
+			if ((m = special8(x))) {
+				i += (size_t)__builtin_ctzll(m) >> 3;
+				break;
+			}
+			i += 8;
+		}
+#endif
+		while (i < len && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
+			i++;
+		if (i >= len)
+			return fail(p, PT_EPARSE, start, "unterminated string");
+		c = s[i];
+		if (c == '"') {
+			*out = (const char *)s + start + 1;
+			*outlen = i - start - 1;
+			p->pos = i + 1;
+			return 0;
+		}
+		if (c == '\\')
+			return string_slow(p, start, i, out, outlen);
+		if (c < 0x20)
+			return fail(p, PT_EPARSE, i, "control character in string");
+		c = (unsigned)utf8_seq(s + i, len - i);
+		if (!c)
+			return fail(p, PT_EPARSE, i, "invalid utf-8 in string");
+		i += c;
+	}
+}
+
+static int match_lit(sp *p, const char *lit, size_t n)
+{
+	if (p->len - p->pos < n || memcmp(p->s + p->pos, lit, n) != 0)
+		return fail_char(p, p->pos, "a json value");
+	p->pos += n;
+	return 0;
+}
+
+static int parse_number(sp *p, double *out)
+{
+	size_t end = 0, start = p->pos;
+
+	switch (num_parse(p->s + start, p->len - start, out, &end)) {
+	case NUM_OK:
+		p->pos = start + end;
+		return 0;
+	case NUM_BAD_FRAC:
+		return fail(p, PT_EPARSE, start + end, "invalid number: digit expected after '.'");
+	case NUM_BAD_EXP:
+		return fail(p, PT_EPARSE, start + end, "invalid number: digit expected in exponent");
+	case NUM_RANGE:
+		return fail(p, PT_EPARSE, start, "number out of range");
+	case NUM_NOMEM:
+		return fail(p, PT_ENOMEM, start, "out of memory");
+	default:
+		return fail(p, PT_EPARSE, start + end, "invalid number");
+	}
+}
+
+/* Validate and skip the value at p->pos (after whitespace), which sits at
+ * nesting depth `depth` (the root is 0; json.c's limit applies).
+ * Iterative, so hostile nesting costs no stack. */
+static int skip_value(sp *p, int depth)
+{
+	unsigned char obj[PT_JSON_MAX_DEPTH];
+	size_t open[PT_JSON_MAX_DEPTH];
+	const char *str;
+	size_t slen;
+	double num;
+	int n = 0;
+
+	for (;;) {
+		unsigned char c;
+
+		/* A value. */
+		if (at_value(p))
+			return -1;
+		c = p->s[p->pos];
+		if (c == '{' || c == '[') {
+			if (depth + n >= PT_JSON_MAX_DEPTH)
+				return fail(p, PT_EPARSE, p->pos, "nesting deeper than 256 levels");
+			obj[n] = c == '{';
+			open[n++] = p->pos++;
+			skip_ws(p);
+			if (p->pos < p->len && p->s[p->pos] == (c == '{' ? '}' : ']')) {
+				p->pos++;
+				n--;
+			} else {
+				if (c == '{') {
+					if (p->pos >= p->len || p->s[p->pos] != '"')
+						return fail_char(p, p->pos, "'\"' starting an object key");
+					if (scan_string(p, &str, &slen))
+						return -1;
+					skip_ws(p);
+					if (p->pos >= p->len || p->s[p->pos] != ':')
+						return fail_char(p, p->pos, "':'");
+					p->pos++;
+				}
+				continue;
+			}
+		} else if (c == '"') {
+			if (scan_string(p, &str, &slen))
+				return -1;
+		} else if (c == 't') {
+			if (match_lit(p, "true", 4))
+				return -1;
+		} else if (c == 'f') {
+			if (match_lit(p, "false", 5))
+				return -1;
+		} else if (c == 'n') {
+			if (match_lit(p, "null", 4))
+				return -1;
+		} else if (c == '-' || is_digit(c)) {
+			if (parse_number(p, &num))
+				return -1;
+		} else {
+			return fail_char(p, p->pos, "a json value");
+		}
+		/* After a value: close containers, or go on to the next element. */
+		for (;;) {
+			if (!n)
+				return 0;
+			skip_ws(p);
+			if (p->pos >= p->len)
+				return fail(p, PT_EPARSE, open[n - 1],
+					    obj[n - 1] ? "unterminated object" : "unterminated array");
+			c = p->s[p->pos];
+			if (c == ',') {
+				p->pos++;
+				if (obj[n - 1]) {
+					skip_ws(p);
+					if (p->pos >= p->len || p->s[p->pos] != '"')
+						return fail_char(p, p->pos, "'\"' starting an object key");
+					if (scan_string(p, &str, &slen))
+						return -1;
+					skip_ws(p);
+					if (p->pos >= p->len || p->s[p->pos] != ':')
+						return fail_char(p, p->pos, "':'");
+					p->pos++;
+				}
+				break;
+			}
+			if (c == (obj[n - 1] ? '}' : ']')) {
+				p->pos++;
+				n--;
+				continue;
+			}
+			return fail_char(p, p->pos, obj[n - 1] ? "',' or '}'" : "',' or ']'");
+		}
+	}
+}
+
+/* ---- objects of known shape ------------------------------------------------ */
+
+#define MEMBER_END (-2)
+#define MEMBER_UNKNOWN (-3)
+
+typedef struct objit {
+	size_t open;  /* offset of '{' */
+	int first;
+	int hint;     /* the member expected next (writer order) */
+	uint32_t seen;
+} objit;
+
+static void obj_begin(sp *p, objit *it)
+{
+	it->open = p->pos++;
+	it->first = 1;
+	it->hint = 0;
+	it->seen = 0;
+}
+
+/* The next member of the object: its index in tab (or MEMBER_UNKNOWN)
+ * with p->pos at its value, MEMBER_END after the closing brace, or -1.
+ * The member the writer puts next is tried first with one memcmp of its
+ * quoted name; a member seen before (duplicate key) comes back as
+ * MEMBER_UNKNOWN, so the first one counts, as with json.c's lookup. */
+static int obj_next(sp *p, objit *it, const member *tab, int ntab)
+{
+	const unsigned char *s = p->s;
+	const char *k;
+	size_t kn;
+	int id = MEMBER_UNKNOWN, h, i;
+
+	skip_ws(p);
+	if (it->first) {
+		it->first = 0;
+		if (p->pos < p->len && s[p->pos] == '}') {
+			p->pos++;
+			return MEMBER_END;
+		}
+	} else {
+		if (p->pos >= p->len)
+			return fail(p, PT_EPARSE, it->open, "unterminated object");
+		if (s[p->pos] == '}') {
+			p->pos++;
+			return MEMBER_END;
+		}
+		if (s[p->pos] != ',')
+			return fail_char(p, p->pos, "',' or '}'");
+		p->pos++;
+		skip_ws(p);
+	}
+	if (p->pos >= p->len || s[p->pos] != '"')
+		return fail_char(p, p->pos, "'\"' starting an object key");
+	h = it->hint;
+	if (h < ntab && p->len - p->pos >= tab[h].len + 2 && s[p->pos + 1 + tab[h].len] == '"' &&
+	    !memcmp(s + p->pos + 1, tab[h].name, tab[h].len)) {
+		id = h;
+		p->pos += tab[h].len + 2;
+	} else {
+		if (scan_string(p, &k, &kn))
+			return -1;
+		for (i = 0; i < ntab; i++) {
+			if (tab[i].len == kn && !memcmp(tab[i].name, k, kn)) {
+				id = i;
+				break;
+			}
+		}
+	}
+	if (id >= 0) {
+		it->hint = id + 1;
+		if (it->seen & ((uint32_t)1 << id))
+			id = MEMBER_UNKNOWN;
+		else
+			it->seen |= (uint32_t)1 << id;
+	}
+	if (p->pos >= p->len || s[p->pos] != ':') {
+		skip_ws(p);
+		if (p->pos >= p->len || s[p->pos] != ':')
+			return fail_char(p, p->pos, "':'");
+	}
+	p->pos++;
+	if (at_value(p))
+		return -1;
+	return id;
+}
+
+/* ---- typed values ------------------------------------------------------------ */
+
+/* Each reader takes the value at p->pos (whitespace skipped).  A value of
+ * another type is validated, skipped and reported through semerr. */
+
+static int rd_num(sp *p, int depth, const char *key, double *out)
+{
+	unsigned char c = p->s[p->pos];
+	size_t off = p->pos;
+
+	if (c == '-' || is_digit(c))
+		return parse_number(p, out);
+	if (c == 'n') { /* the writer's spelling of NaN/inf */
+		if (match_lit(p, "null", 4))
+			return -1;
+		*out = NAN;
+		return 0;
+	}
+	if (skip_value(p, depth))
+		return -1;
+	return semerr(p, off, "'%s' is not a number", key);
+}
+
+/* An integer >= lo.  A plain integer token is taken exactly (int64: a
+ * legacy trace's pid, 5468608689857868806, is beyond a double's 2^53, and
+ * the writer prints int64s); other number forms (3.0, 1e3) count when the
+ * double is an integer up to 2^53, as json.c's readers had it. */
+static int rd_int(sp *p, int depth, const char *key, double lo, int64_t *out)
+{
+	const unsigned char *s = p->s;
+	size_t off = p->pos, i = off;
+	int neg = s[i] == '-';
+	double v;
+
+	i += neg;
+	if (i < p->len && is_digit(s[i])) {
+		uint64_t u = 0;
+		int over = 0;
+
+		if (s[i] == '0') {
+			i++;
+		} else {
+			for (; i < p->len && is_digit(s[i]); i++) {
+				unsigned d = s[i] - '0';
+
+				if (u > (UINT64_MAX - d) / 10)
+					over = 1;
+				else
+					u = u * 10 + d;
+			}
+		}
+		if (i >= p->len || (s[i] != '.' && s[i] != 'e' && s[i] != 'E' && !is_digit(s[i]))) {
+			p->pos = i;
+			if (!over && u <= (uint64_t)INT64_MAX + neg) {
+				int64_t x = !neg ? (int64_t)u
+					  : u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+
+				if (x >= (int64_t)lo) {
+					*out = x;
+					return 0;
+				}
+			}
+			goto bad;
+		}
+		/* a fraction or an exponent: the general path below */
+	}
+	if (s[off] == '-' || is_digit(s[off])) {
+		p->pos = off;
+		if (parse_number(p, &v))
+			return -1;
+		if (v == floor(v) && v >= lo && v <= 9007199254740992.0) {
+			*out = (int64_t)v;
+			return 0;
+		}
+	} else if (skip_value(p, depth)) {
+		return -1;
+	}
+bad:
+	return semerr(p, off, "'%s' %s", key,
+		      lo < 0 ? "is not an integer >= -1" : "is not a non-negative integer");
+}
+
+static int rd_bool(sp *p, int depth, const char *key, int *out)
+{
+	unsigned char c = p->s[p->pos];
+	size_t off = p->pos;
+
+	if (c == 't' || c == 'f') {
+		if (match_lit(p, c == 't' ? "true" : "false", c == 't' ? 4 : 5))
+			return -1;
+		*out = c == 't';
+		return 0;
+	}
+	if (skip_value(p, depth))
+		return -1;
+	return semerr(p, off, "'%s' is not true or false", key);
+}
+
+/* A string (decoded, not copied) or, when nullable, null (*out = NULL).
+ * Returns 1 when the value had another type (already reported). */
+static int rd_span(sp *p, int depth, const char *key, int nullable, const char **out,
+		   size_t *n)
+{
+	unsigned char c = p->s[p->pos];
+	size_t off = p->pos;
+
+	if (c == '"')
+		return scan_string(p, out, n);
+	if (c == 'n' && nullable) {
+		if (match_lit(p, "null", 4))
+			return -1;
+		*out = NULL;
+		*n = 0;
+		return 0;
+	}
+	if (skip_value(p, depth))
+		return -1;
+	return semerr(p, off, "'%s' is not a string", key) ? -1 : 1;
+}
+
+/* A string member, copied into *out (NULL for a nullable null). */
+static int rd_str(sp *p, int depth, const char *key, int nullable, char **out)
+{
+	const char *v;
+	size_t n;
+	int rc = rd_span(p, depth, key, nullable, &v, &n);
+
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	if (v && !(*out = x_strndup(v, n)))
+		return oom(p);
+	return 0;
+}
+
+/* Index of s[0..n) among the names, -1 if none. */
+static int name_index(const char *s, size_t n, const member *names, int count)
+{
+	int i;
+
+	for (i = 0; i < count; i++)
+		if (names[i].len == n && !memcmp(names[i].name, s, n))
+			return i;
+	return -1;
+}
+
+/* ---- the members ------------------------------------------------------------- */
+
+enum { W_START, W_MS, W_FROM_STEPS, W_N };
+static const member window_members[W_N] = { M("start_us"), M("ms"), M("from_steps") };
+
+static int rd_window(sp *p)
+{
+	pt_summary *s = p->sm;
+	objit it;
+	int id, rc = 0;
+
+	obj_begin(p, &it);
+	p->ctx = CTX_WINDOW;
+	while (!rc && (id = obj_next(p, &it, window_members, W_N)) != MEMBER_END) {
+		switch (id) {
+		case -1: return -1;
+		case W_START: rc = rd_num(p, 2, "start_us", &s->window_start_us); break;
+		case W_MS: rc = rd_num(p, 2, "ms", &s->window_ms); break;
+		case W_FROM_STEPS: rc = rd_bool(p, 2, "from_steps", &s->window_from_steps); break;
+		default: rc = skip_value(p, 2); break;
+		}
+	}
+	for (id = 0; !rc && id < W_N; id++)
+		if (!(it.seen & (1u << id)))
+			rc = semerr(p, it.open, "'%s' is missing", window_members[id].name);
+	p->ctx = CTX_TOP;
+	return rc;
+}
+
+/* class_ms members in the writer's order (compute first). */
+static const member class_members[PT_C_COUNT] = {
+	M("compute"), M("communication"), M("memory"), M("runtime"), M("python"), M("idle"),
+};
+
+static int rd_class_ms(sp *p)
+{
+	pt_summary *s = p->sm;
+	objit it;
+	int id, c, rc = 0;
+
+	obj_begin(p, &it);
+	p->ctx = CTX_CLASS_MS;
+	while (!rc && (id = obj_next(p, &it, class_members, PT_C_COUNT)) != MEMBER_END) {
+		if (id == -1)
+			return -1;
+		if (id >= 0)
+			rc = rd_num(p, 2, class_members[id].name, &s->class_ms[PT_C_COUNT - 1 - id]);
+		else
+			rc = skip_value(p, 2);
+	}
+	/* json.c's reader asked for them from idle up. */
+	for (c = 0; !rc && c < PT_C_COUNT; c++)
+		if (!(it.seen & (1u << (PT_C_COUNT - 1 - c))))
+			rc = semerr(p, it.open, "'%s' is missing", pt_class_name(c));
+	p->ctx = CTX_TOP;
+	return rc;
+}
+
+enum { S_NUMBER, S_MS, S_N };
+static const member step_members[S_N] = { M("number"), M("ms") };
+
+static int rd_step(sp *p, int64_t *number, double *ms)
+{
+	objit it;
+	int id, rc = 0;
+
+	obj_begin(p, &it);
+	while (!rc && (id = obj_next(p, &it, step_members, S_N)) != MEMBER_END) {
+		switch (id) {
+		case -1: return -1;
+		case S_NUMBER: rc = rd_int(p, 3, "number", -1e18, number); break;
+		case S_MS: rc = rd_num(p, 3, "ms", ms); break;
+		default: rc = skip_value(p, 3); break;
+		}
+	}
+	for (id = 0; !rc && id < S_N; id++)
+		if (!(it.seen & (1u << id)))
+			rc = semerr(p, it.open, "'%s' is missing", step_members[id].name);
+	return rc;
+}
+
+enum {
+	P_KEY, P_CLASS, P_KIND, P_COUNT, P_TOTAL, P_MEDIAN, P_P10, P_P90, P_MAD, P_BOTTLENECK,
+	P_EXEC, P_BYTES, P_ALGBW, P_BUSBW, P_GROUP, P_HW, P_N, P_REQUIRED = P_BYTES
+};
+static const member pattern_members[P_N] = {
+	M("key"), M("class"), M("kind"), M("count"), M("total_ms"), M("median_ms"),
+	M("p10_ms"), M("p90_ms"), M("mad_ms"), M("bottleneck"), M("exec_ratio"),
+	M("bytes"), M("algbw_gbps"), M("busbw_gbps"), M("group"), M("hw"),
+};
+
+/* ---- hardware-sample members (docs/hardware.md; hwjoin.c writes them) ---- */
+
+enum { H_GROUP, H_AVG, H_STD, H_PEAK, H_SAMPLES, H_KERNELS, H_N, H_REQUIRED = H_PEAK };
+static const member hw_link_members[H_N] = {
+	M("group"), M("avg_tput_pct"), M("std_tput_pct"), M("peak_tput_pct"), M("samples"),
+	M("kernels"),
+};
+
+static int rd_hw_link(sp *p, pt_hw_link *h)
+{
+	objit it;
+	const char *v;
+	size_t n, off;
+	int64_t i64;
+	int id, rc = 0;
+
+	obj_begin(p, &it);
+	while (!rc && (id = obj_next(p, &it, hw_link_members, H_N)) != MEMBER_END) {
+		switch (id) {
+		case -1: return -1;
+		case H_GROUP:
+			off = p->pos;
+			if ((rc = rd_span(p, 5, "hw group", 0, &v, &n)))
+				rc = rc < 0 ? -1 : 0;
+			else if (n >= sizeof(h->group))
+				rc = semerr(p, off, "'hw group' is too long");
+			else {
+				memcpy(h->group, v, n);
+				h->group[n] = 0;
+			}
+			break;
+		case H_AVG: rc = rd_num(p, 5, "hw avg_tput_pct", &h->avg_pct); break;
+		case H_STD: rc = rd_num(p, 5, "hw std_tput_pct", &h->std_pct); break;
+		case H_PEAK: rc = rd_num(p, 5, "hw peak_tput_pct", &h->peak_pct); break;
+		case H_SAMPLES:
+		case H_KERNELS:
+			i64 = 0;
+			rc = rd_int(p, 5, id == H_SAMPLES ? "hw samples" : "hw kernels", 0, &i64);
+			if (id == H_SAMPLES)
+				h->samples = (uint64_t)i64;
+			else
+				h->kernels = (uint64_t)i64;
+			break;
+		default: rc = skip_value(p, 5); break;
+		}
+	}
+	for (id = 0; !rc && id < H_REQUIRED; id++)
+		if (!(it.seen & (1u << id)))
+			rc = semerr(p, it.open, "'hw %s' is missing", hw_link_members[id].name);
+	return rc;
+}
+
+/* "hw": [{...}, ...] of one pattern. */
+static int rd_pattern_hw(sp *p, pt_pattern *pt)
+{
+	size_t open = p->pos, cap = pt->nhw;
+	int rc;
+
+	if (p->s[p->pos] != '[') {
+		if (skip_value(p, 3))
+			return -1;
+		return semerr(p, open, "'hw' is not an array");
+	}
+	p->pos++;
+	skip_ws(p);
+	if (p->pos < p->len && p->s[p->pos] == ']') {
+		p->pos++;
+		return 0;
+	}
+	for (;;) {
+		if (at_value(p))
+			return -1;
+		if (p->s[p->pos] != '{') {
+			size_t off = p->pos;
+
+			if (skip_value(p, 4) || semerr(p, off, "'hw' entry is not an object"))
+				return -1;
+		} else {
+			if (pt->nhw >= 64) {
+				/* Four link groups per kernel are written; anything
+				 * near this is not our file. */
+				size_t off = p->pos;
+
+				if (skip_value(p, 4) || semerr(p, off, "'hw' has over 64 entries"))
+					return -1;
+				goto next;
+			}
+			if (X_GROW(pt->hw, cap, (size_t)pt->nhw + 1))
+				return oom(p);
+			memset(&pt->hw[pt->nhw], 0, sizeof(pt->hw[0]));
+			pt->nhw++;
+			if ((rc = rd_hw_link(p, &pt->hw[pt->nhw - 1])))
+				return -1;
+		}
+next:
+		skip_ws(p);
+		if (p->pos >= p->len)
+			return fail(p, PT_EPARSE, open, "unterminated array");
+		if (p->s[p->pos] == ',') {
+			p->pos++;
+			continue;
+		}
+		if (p->s[p->pos] == ']') {
+			p->pos++;
+			return 0;
+		}
+		return fail_char(p, p->pos, "',' or ']'");
+	}
+}
+
+enum { G_SAMPLES, G_ACTIVE, G_UTIL, G_CLOCK, G_CLOCK_MAX, G_THR_FRAC, G_THR_REASONS, G_TEMP,
+       G_POWER, G_N };
+static const member hw_gpu_members[G_N] = {
+	M("samples"), M("sm_active_pct"), M("gpu_util_pct"), M("sm_clock_mhz"),
+	M("sm_clock_max_mhz"), M("throttle_frac"), M("throttle_reasons"), M("temperature_c"),
+	M("power_w"),
+};
+
+static int rd_hw_gpu(sp *p)
+{
+	pt_hw_gpu *g = &p->sm->hw_gpu;
+	size_t off = p->pos;
+	objit it;
+	int64_t i64;
+	int id, rc = 0;
+
+	if (p->s[off] != '{') {
+		if (skip_value(p, 1))
+			return -1;
+		return semerr(p, off, "'hw_gpu' is not an object");
+	}
+	obj_begin(p, &it);
+	while (!rc && (id = obj_next(p, &it, hw_gpu_members, G_N)) != MEMBER_END) {
+		switch (id) {
+		case -1: return -1;
+		case G_SAMPLES:
+		case G_THR_REASONS:
+			i64 = 0;
+			rc = rd_int(p, 2, id == G_SAMPLES ? "hw_gpu samples" : "hw_gpu throttle_reasons",
+				    0, &i64);
+			if (id == G_SAMPLES)
+				g->samples = (uint64_t)i64;
+			else
+				g->throttle_reasons = (uint64_t)i64;
+			break;
+		case G_ACTIVE: rc = rd_num(p, 2, "hw_gpu sm_active_pct", &g->sm_active_pct); break;
+		case G_UTIL: rc = rd_num(p, 2, "hw_gpu gpu_util_pct", &g->gpu_util_pct); break;
+		case G_CLOCK: rc = rd_num(p, 2, "hw_gpu sm_clock_mhz", &g->sm_clock_mhz); break;
+		case G_CLOCK_MAX: rc = rd_num(p, 2, "hw_gpu sm_clock_max_mhz", &g->sm_clock_max_mhz); break;
+		case G_THR_FRAC: rc = rd_num(p, 2, "hw_gpu throttle_frac", &g->throttle_frac); break;
+		case G_TEMP: rc = rd_num(p, 2, "hw_gpu temperature_c", &g->temperature_c); break;
+		case G_POWER: rc = rd_num(p, 2, "hw_gpu power_w", &g->power_w); break;
+		default: rc = skip_value(p, 2); break;
+		}
+	}
+	return rc;
+}
+
+static int rd_pattern(sp *p, pt_pattern *pt)
+{
+	objit it;
+	const char *v;
+	size_t n;
+	int64_t i64;
+	size_t off;
+	int id, rc = 0, x;
+
+	obj_begin(p, &it);
+	while (!rc && (id = obj_next(p, &it, pattern_members, P_N)) != MEMBER_END) {
+		switch (id) {
+		case -1:
+			return -1;
+		case P_KEY:
+			if ((rc = rd_span(p, 3, "key", 0, &v, &n)))
+				rc = rc < 0 ? -1 : 0;
+			else if (!(pt->key = p->ks ? ks_intern(p->ks, v, n) : x_strndup(v, n)))
+				rc = oom(p);
+			break;
+		case P_CLASS:
+		case P_KIND:
+			off = p->pos;
+			if ((rc = rd_span(p, 3, pattern_members[id].name, 0, &v, &n))) {
+				rc = rc < 0 ? -1 : 0;
+				break;
+			}
+			x = id == P_CLASS ? name_index(v, n, class_names, PT_C_COUNT)
+					  : name_index(v, n, kind_names, PT_K_COUNT);
+			if (x < 0 || (id == P_CLASS && x < PT_C_PYTHON)) /* idle is no pattern class */
+				rc = semerr(p, off, "unknown %s '%.*s'",
+					    pattern_members[id].name, (int)(n < 200 ? n : 200), v);
+			else if (id == P_CLASS)
+				pt->cls = (uint8_t)x;
+			else
+				pt->kind = (uint8_t)x;
+			break;
+		case P_COUNT:
+			i64 = 0;
+			rc = rd_int(p, 3, "count", 0, &i64);
+			pt->count = (uint64_t)i64;
+			break;
+		case P_TOTAL: rc = rd_num(p, 3, "total_ms", &pt->total_ms); break;
+		case P_MEDIAN: rc = rd_num(p, 3, "median_ms", &pt->median_ms); break;
+		case P_P10: rc = rd_num(p, 3, "p10_ms", &pt->p10_ms); break;
+		case P_P90: rc = rd_num(p, 3, "p90_ms", &pt->p90_ms); break;
+		case P_MAD: rc = rd_num(p, 3, "mad_ms", &pt->mad_ms); break;
+		case P_BOTTLENECK: rc = rd_num(p, 3, "bottleneck", &pt->bottleneck); break;
+		case P_EXEC: rc = rd_num(p, 3, "exec_ratio", &pt->exec_ratio); break;
+		case P_BYTES: rc = rd_num(p, 3, "bytes", &pt->bytes); break;
+		case P_ALGBW: rc = rd_num(p, 3, "algbw_gbps", &pt->algbw_gbps); break;
+		case P_BUSBW: rc = rd_num(p, 3, "busbw_gbps", &pt->busbw_gbps); break;
+		case P_GROUP: {
+			off = p->pos;
+			i64 = 0;
+			if ((rc = rd_int(p, 3, "group", 0, &i64)))
+				break;
+			if (i64 > (int64_t)UINT32_MAX)
+				rc = semerr(p, off, "'group' is too large");
+			else
+				pt->group = (uint32_t)i64;
+			break;
+		}
+		case P_HW: rc = rd_pattern_hw(p, pt); break;
+		default:
+			rc = skip_value(p, 3);
+			break;
+		}
+	}
+	for (id = 0; !rc && id < P_REQUIRED; id++)
+		if (!(it.seen & (1u << id)))
+			rc = semerr(p, it.open, "'%s' is missing", pattern_members[id].name);
+	return rc;
+}
+
+/* An array of objects ("steps", "patterns"); el reads one element into
+ * slot i after making room. */
+static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size_t i))
+{
+	size_t open = p->pos, i = 0;
+	int rc = 0;
+
+	if (p->s[p->pos] != '[') {
+		if (skip_value(p, 1))
+			return -1;
+		return semerr(p, open, "'%s' is missing or not an array", name);
+	}
+	p->pos++;
+	skip_ws(p);
+	if (p->pos < p->len && p->s[p->pos] == ']') {
+		p->pos++;
+		return 0;
+	}
+	for (;;) {
+		if (at_value(p))
+			return -1;
+		p->ctx = ctx;
+		p->idx = i;
+		if (p->s[p->pos] != '{') {
+			size_t off = p->pos;
+
+			if (skip_value(p, 2) || semerr(p, off, "is not an object"))
+				return -1;
+		} else if ((rc = el(p, i))) {
+			return -1;
+		}
+		p->ctx = CTX_TOP;
+		i++;
+		skip_ws(p);
+		if (p->pos >= p->len)
+			return fail(p, PT_EPARSE, open, "unterminated array");
+		if (p->s[p->pos] == ',') {
+			p->pos++;
+			continue;
+		}
+		if (p->s[p->pos] == ']') {
+			p->pos++;
+			return 0;
+		}
+		return fail_char(p, p->pos, "',' or ']'");
+	}
+}
+
+static int el_step(sp *p, size_t i)
+{
+	pt_summary *s = p->sm;
+
+	if (X_GROW(s->step_numbers, p->stepcap, i + 1) || X_GROW(s->step_ms, p->stepmscap, i + 1))
+		return oom(p);
+	/* zero the slots of skipped non-objects too (see el_pattern) */
+	memset(&s->step_numbers[s->nsteps], 0, (i + 1 - s->nsteps) * sizeof(s->step_numbers[0]));
+	memset(&s->step_ms[s->nsteps], 0, (i + 1 - s->nsteps) * sizeof(s->step_ms[0]));
+	s->nsteps = i + 1;
+	return rd_step(p, &s->step_numbers[i], &s->step_ms[i]);
+}
+
+static int el_pattern(sp *p, size_t i)
+{
+	pt_summary *s = p->sm;
+
+	if (X_GROW(s->patterns, p->patcap, i + 1))
+		return oom(p);
+	/* Elements that were not objects (skipped with an error pending) left
+	 * slots between npatterns and i: zero them too, or freeing the
+	 * summary frees garbage (fuzz_summary: {"patterns":[null,true,{}). */
+	memset(&s->patterns[s->npatterns], 0, (i + 1 - s->npatterns) * sizeof(s->patterns[0]));
+	s->npatterns = i + 1;
+	return rd_pattern(p, &s->patterns[i]);
+}
+
+enum {
+	T_FORMAT, T_VERSION, T_WORKER, T_FILE, T_HOST, T_RANK, T_PID, T_WORLD, T_BACKEND,
+	T_DEVICE, T_WARNING, T_NWARN, T_TRUNC, T_WINDOW, T_STEPS, T_GPU, T_CLASS_MS, T_NEVENTS,
+	T_PATTERNS, T_ERROR, T_HW_SOURCE, T_HW_GPU, T_HW_SERIES, T_N
+};
+static const member top_members[T_N] = {
+	M("format"), M("version"), M("worker"), M("file"), M("host"), M("rank"), M("pid"),
+	M("world_size"), M("backend"), M("device"), M("warning"), M("nwarnings"),
+	M("truncated"), M("window"), M("steps"), M("gpu_util"), M("class_ms"), M("nevents"),
+	M("patterns"), M("error"), M("hw_source"), M("hw_gpu"), M("hw_series"),
+};
+
+/* "hw_series": a whole "perftracker-hw" object (src/model/samples.c reads
+ * it; a few tens of KB, once per summary). */
+static int rd_hw_series(sp *p)
+{
+	size_t off = p->pos;
+	pt_samples *h;
+	pt_error e;
+
+	if (skip_value(p, 1))
+		return -1;
+	if (p->s[off] != '{')
+		return semerr(p, off, "'hw_series' is not an object");
+	if (p->sm->hw_series) /* a duplicate key: the first counts */
+		return 0;
+	h = x_calloc(1, sizeof(*h));
+	if (!h)
+		return oom(p);
+	pt_error_clear(&e);
+	if (pt_samples_parse((const char *)p->s + off, p->pos - off, h, &e)) {
+		x_free(h);
+		if (e.code == PT_ENOMEM)
+			return oom(p);
+		return semerr(p, e.offset >= 0 ? off + (size_t)e.offset : off, "'hw_series': %s",
+			      e.msg);
+	}
+	p->sm->hw_series = h;
+	return 0;
+}
+
+/* Format and version known good: report what was held back, if anything. */
+static int check_confirmed(sp *p)
+{
+	if (!p->fmt_ok || p->ver == VER_NONE)
+		return 0;
+	if (p->ver == VER_NOTNUM)
+		return fail(p, PT_EFORMAT, p->ver_off, "invalid summary: 'version' is not a number");
+	if (p->ver == VER_UNSUP)
+		return fail(p, PT_EFORMAT, p->ver_off,
+			    "unsupported summary version %g (this build reads version %d)",
+			    p->version, PT_SUMMARY_VERSION);
+	p->confirmed = 1;
+	return p->has_pending ? fail_pending(p) : 0;
+}
+
+static int rd_member(sp *p, int id)
+{
+	pt_summary *s = p->sm;
+	int64_t i64 = 0;
+	size_t off = p->pos;
+	const char *v;
+	size_t n;
+	int rc;
+
+	switch (id) {
+	case T_FORMAT:
+		rc = rd_span(p, 1, "format", 0, &v, &n);
+		if (rc < 0)
+			return -1;
+		if (rc || n != sizeof(PT_SUMMARY_FORMAT) - 1 || memcmp(v, PT_SUMMARY_FORMAT, n))
+			return fail(p, PT_EFORMAT, off, "not a perftracker summary (no \"format\": \""
+				    PT_SUMMARY_FORMAT "\")");
+		p->fmt_ok = 1;
+		return check_confirmed(p);
+	case T_VERSION:
+		p->ver_off = off;
+		if (p->s[off] == '-' || is_digit(p->s[off])) {
+			if (parse_number(p, &p->version))
+				return -1;
+			p->ver = p->version == PT_SUMMARY_VERSION ? VER_OK : VER_UNSUP;
+		} else {
+			if (skip_value(p, 1))
+				return -1;
+			p->ver = VER_NOTNUM;
+		}
+		return check_confirmed(p);
+	case T_WORKER: return rd_str(p, 1, "worker", 0, &s->worker);
+	case T_FILE: return rd_str(p, 1, "file", 0, &s->file);
+	case T_HOST: return rd_str(p, 1, "host", 0, &s->host);
+	case T_BACKEND: return rd_str(p, 1, "backend", 0, &s->backend);
+	case T_DEVICE: return rd_str(p, 1, "device", 0, &s->device);
+	case T_ERROR: return rd_str(p, 1, "error", 0, &s->error);
+	case T_WARNING: return rd_str(p, 1, "warning", 1, &s->warning);
+	case T_RANK: return rd_int(p, 1, "rank", -1, &s->rank);
+	case T_PID: return rd_int(p, 1, "pid", -1, &s->pid);
+	case T_WORLD: return rd_int(p, 1, "world_size", -1, &s->world_size);
+	case T_NWARN:
+		rc = rd_int(p, 1, "nwarnings", 0, &i64);
+		s->nwarnings = (uint64_t)i64;
+		return rc;
+	case T_NEVENTS:
+		rc = rd_int(p, 1, "nevents", 0, &i64);
+		s->nevents = (uint64_t)i64;
+		return rc;
+	case T_TRUNC: return rd_bool(p, 1, "truncated", &s->truncated);
+	case T_GPU: return rd_num(p, 1, "gpu_util", &s->gpu_util);
+	case T_WINDOW:
+	case T_CLASS_MS:
+		if (p->s[off] == '{')
+			return id == T_WINDOW ? rd_window(p) : rd_class_ms(p);
+		if (skip_value(p, 1))
+			return -1;
+		return semerr(p, off, "'%s' is missing or not an object", top_members[id].name);
+	case T_STEPS: return rd_array(p, "steps", CTX_STEP, el_step);
+	case T_PATTERNS: return rd_array(p, "patterns", CTX_PATTERN, el_pattern);
+	case T_HW_SOURCE: return rd_str(p, 1, "hw_source", 1, &s->hw_source);
+	case T_HW_GPU: return rd_hw_gpu(p);
+	case T_HW_SERIES: return rd_hw_series(p);
+	default: return skip_value(p, 1);
+	}
+}
+
+/* What json.c's reader required, in its order (a failed worker's summary
+ * has only the identity and "error"). */
+static const struct {
+	int id;
+	const char *what;
+} required[] = {
+	{ T_WORKER, "is missing" }, { T_FILE, "is missing" }, { T_RANK, "is missing" },
+	{ T_PID, "is missing" }, { T_WORLD, "is missing" }, { T_GPU, "is missing" },
+	{ T_NEVENTS, "is missing" }, { T_WINDOW, "is missing or not an object" },
+	{ T_CLASS_MS, "is missing or not an object" }, { T_STEPS, "is missing or not an array" },
+	{ T_PATTERNS, "is missing or not an array" },
+};
+#define REQUIRED_FOR_FAILED 4
+
+static void free_parsed(sp *p)
+{
+	if (p->ks)
+		pt_summary_free_shared(p->sm);
+	else
+		pt_summary_free(p->sm);
+	p->sm = NULL;
+}
+
+/* A failed worker's summary holds its identity and error only, as the
+ * writer writes it: drop anything else a hand-made file carried. */
+static void keep_identity(sp *p)
+{
+	pt_summary *s = p->sm;
+	size_t i;
+
+	for (i = 0; i < s->npatterns; i++) {
+		if (!p->ks)
+			x_free(s->patterns[i].key);
+		x_free(s->patterns[i].hw);
+	}
+	x_free(s->hw_source);
+	s->hw_source = NULL;
+	pt_hw_gpu_init(&s->hw_gpu);
+	if (s->hw_series) {
+		pt_samples_free(s->hw_series);
+		x_free(s->hw_series);
+		s->hw_series = NULL;
+	}
+	x_free(s->patterns);
+	x_free(s->step_numbers);
+	x_free(s->step_ms);
+	x_free(s->warning);
+	s->patterns = NULL;
+	s->npatterns = 0;
+	s->step_numbers = NULL;
+	s->step_ms = NULL;
+	s->nsteps = 0;
+	s->warning = NULL;
+	s->world_size = -1;
+	s->nwarnings = 0;
+	s->truncated = 0;
+	s->window_start_us = s->window_ms = 0;
+	s->window_from_steps = 0;
+	s->gpu_util = 0;
+	memset(s->class_ms, 0, sizeof(s->class_ms));
+	s->nevents = 0;
+}
+
+/* Give back the slack of the doubling arrays: the master keeps 10,000 of
+ * these (shrinking in place, so no copy). */
+static void shrink(pt_summary *s)
+{
+	void *q;
+
+	if (s->npatterns && (q = x_reallocarray(s->patterns, s->npatterns, sizeof(*s->patterns))))
+		s->patterns = q;
+	if (s->nsteps && (q = x_reallocarray(s->step_numbers, s->nsteps, sizeof(int64_t))))
+		s->step_numbers = q;
+	if (s->nsteps && (q = x_reallocarray(s->step_ms, s->nsteps, sizeof(double))))
+		s->step_ms = q;
+}
+
+static int parse_root(sp *p)
+{
+	pt_summary *s = p->sm;
+	objit it;
+	size_t k, nreq;
+	int id;
+
+	skip_ws(p);
+	if (p->pos >= p->len)
+		return fail(p, PT_EPARSE, p->pos,
+			    p->len ? "no json value (only whitespace)" : "empty input");
+	if (p->s[p->pos] != '{') {
+		size_t off = p->pos;
+
+		if (skip_value(p, 0))
+			return -1;
+		skip_ws(p);
+		if (p->pos < p->len)
+			return fail(p, PT_EPARSE, p->pos, "trailing characters after the json value");
+		return fail(p, PT_EFORMAT, off, "not a perftracker summary (not a json object)");
+	}
+	obj_begin(p, &it);
+	while ((id = obj_next(p, &it, top_members, T_N)) != MEMBER_END) {
+		if (id == -1)
+			return -1;
+		if (rd_member(p, id))
+			return -1;
+	}
+	skip_ws(p);
+	if (p->pos < p->len)
+		return fail(p, PT_EPARSE, p->pos, "trailing characters after the json value");
+	if (!p->fmt_ok)
+		return fail(p, PT_EFORMAT, it.open, "not a perftracker summary (no \"format\": \""
+			    PT_SUMMARY_FORMAT "\")");
+	if (p->ver == VER_NONE)
+		return fail(p, PT_EFORMAT, it.open, "invalid summary: 'version' is missing");
+	if (check_confirmed(p))
+		return -1;
+	nreq = s->error ? REQUIRED_FOR_FAILED : sizeof(required) / sizeof(required[0]);
+	for (k = 0; k < nreq; k++)
+		if (!(it.seen & (1u << required[k].id)))
+			return fail(p, PT_EFORMAT, it.open, "invalid summary: '%s' %s",
+				    top_members[required[k].id].name, required[k].what);
+	if (s->error)
+		keep_identity(p);
+	return 0;
+}
+
+pt_summary *pt_summary_parse(const char *buf, size_t len, pt_summary_keys *ks, pt_error *err)
+{
+	sp p;
+	pt_summary *s = NULL;
+
+	pthread_once(&init_once, parser_init);
+	memset(&p, 0, sizeof(p));
+	p.s = (const unsigned char *)(buf ? buf : "");
+	p.len = buf ? len : 0;
+	p.err = err;
+	p.ks = ks;
+	p.sm = x_calloc(1, sizeof(*p.sm));
+	if (!p.sm) {
+		pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		return NULL;
+	}
+	p.sm->version = PT_SUMMARY_VERSION;
+	p.sm->rank = p.sm->pid = p.sm->world_size = -1;
+	pt_hw_gpu_init(&p.sm->hw_gpu);
+	if (parse_root(&p)) {
+		free_parsed(&p);
+		goto out;
+	}
+	s = p.sm;
+	if ((!s->host && !(s->host = x_strndup("", 0))) ||
+	    (!s->backend && !(s->backend = x_strndup("", 0))) ||
+	    (!s->device && !(s->device = x_strndup("", 0)))) {
+		pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		free_parsed(&p);
+		s = NULL;
+		goto out;
+	}
+	shrink(s);
+out:
+	x_free(p.tmp);
+	return s;
+}

@@ -1,0 +1,908 @@
+/*
+ * hang.c - hang diagnosis (see hang.h and docs/hang.md): parse the stack
+ * dumps the collectors' watchdogs write, group the workers by where their
+ * training thread is, name the odd ones out, and build the "Hang" section.
+ * Called by the trigger when the workers stop stepping and by
+ * `perftracker hang-check`; the result goes to report.json like any report.
+ */
+#include "hang.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../control/control.h"
+#include "../util/xalloc.h"
+
+/* ---- parsing -------------------------------------------------------------- */
+
+static void free_thread(pt_hang_thread *t)
+{
+	for (size_t i = 0; i < t->nframes; i++) {
+		x_free(t->frames[i].file);
+		x_free(t->frames[i].func);
+	}
+	x_free(t->frames);
+}
+
+void pt_hang_dump_free(pt_hang_dump *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nthreads; i++)
+		free_thread(&d->threads[i]);
+	x_free(d->threads);
+	d->threads = NULL;
+	d->nthreads = 0;
+}
+
+static void copy_field(char *dst, size_t cap, const char *v, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, v, n);
+	dst[n] = 0;
+}
+
+static int64_t to_i64(const char *v, size_t n, int64_t def)
+{
+	char buf[32], *end;
+	long long x;
+
+	if (n == 0 || n >= sizeof(buf))
+		return def;
+	memcpy(buf, v, n);
+	buf[n] = 0;
+	x = strtoll(buf, &end, 0);
+	return *end ? def : (int64_t)x;
+}
+
+static double to_dbl(const char *v, size_t n, double def)
+{
+	char buf[64], *end;
+	double x;
+
+	if (n == 0 || n >= sizeof(buf))
+		return def;
+	memcpy(buf, v, n);
+	buf[n] = 0;
+	x = strtod(buf, &end);
+	return *end || !isfinite(x) ? def : x;
+}
+
+static int starts(const char *p, size_t n, const char *lit)
+{
+	size_t l = strlen(lit);
+
+	return n >= l && !memcmp(p, lit, l);
+}
+
+/* Find the last occurrence of lit in p[0..n). */
+static const char *rfind(const char *p, size_t n, const char *lit)
+{
+	size_t l = strlen(lit);
+
+	if (n < l)
+		return NULL;
+	for (size_t i = n - l + 1; i-- > 0;)
+		if (!memcmp(p + i, lit, l))
+			return p + i;
+	return NULL;
+}
+
+/* "Thread 0x... (most recent call first):", "Current thread 0x... (...):"
+ * or "Stack (most recent call first):".  1 when it is one. */
+static int thread_line(const char *p, size_t n, uint64_t *id, int *current)
+{
+	const char *q;
+	char buf[32];
+	size_t k = 0;
+
+	*current = 0;
+	*id = 0;
+	if (starts(p, n, "Stack (most recent call first):"))
+		return 1;
+	if (starts(p, n, "Current thread 0x")) {
+		*current = 1;
+		q = p + 15;
+	} else if (starts(p, n, "Thread 0x")) {
+		q = p + 7;
+	} else {
+		return 0;
+	}
+	q += 2;
+	while (q < p + n && isxdigit((unsigned char)*q) && k < sizeof(buf) - 1)
+		buf[k++] = *q++;
+	buf[k] = 0;
+	*id = strtoull(buf, NULL, 16);
+	return 1;
+}
+
+/* '  File "f", line N in func' or '  File ???, line ??? in ???'. */
+static int frame_line(const char *p, size_t n, pt_hang_frame *f)
+{
+	const char *file, *fe, *ln, *in;
+	size_t fl;
+
+	if (!starts(p, n, "  File "))
+		return 0;
+	file = p + 7;
+	if (file < p + n && *file == '"') {
+		fe = rfind(file, (size_t)(p + n - file), "\", line ");
+		if (!fe || fe == file)
+			return -1;
+		ln = fe + 8;
+		file++;
+		fl = (size_t)(fe - file);
+	} else {
+		fe = rfind(file, (size_t)(p + n - file), ", line ");
+		if (!fe)
+			return -1;
+		ln = fe + 7;
+		fl = (size_t)(fe - file);
+	}
+	in = NULL;
+	for (const char *q = ln; q + 4 <= p + n; q++)
+		if (!memcmp(q, " in ", 4)) {
+			in = q;
+			break;
+		}
+	if (!in)
+		return -1;
+	f->line = to_i64(ln, (size_t)(in - ln), -1);
+	f->file = x_strndup(file, fl);
+	f->func = x_strndup(in + 4, (size_t)(p + n - in - 4));
+	if (!f->file || !f->func) {
+		x_free(f->file);
+		x_free(f->func);
+		f->file = f->func = NULL;
+		return -2;
+	}
+	return 1;
+}
+
+/* Frames arrive innermost first: reverse them once the thread ends. */
+static void finish_thread(pt_hang_thread *t)
+{
+	for (size_t i = 0, j = t->nframes; i + 1 < j; i++, j--) {
+		pt_hang_frame x = t->frames[i];
+
+		t->frames[i] = t->frames[j - 1];
+		t->frames[j - 1] = x;
+	}
+}
+
+int pt_hang_parse_dump(const char *text, size_t len, pt_hang_dump *d, pt_error *err)
+{
+	const char *p = text, *end = text + len;
+	int in_header = 1, rc = PT_OK, first = 1;
+	size_t cap = 0, fcap = 0;
+	pt_hang_thread *cur = NULL;
+
+	memset(d, 0, sizeof(*d));
+	d->rank = d->pid = d->step = -1;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		int64_t off = (int64_t)(p - text);
+		const char *next = nl ? nl + 1 : end;
+
+		if (n && p[n - 1] == '\r')
+			n--;
+		if (first) {
+			first = 0;
+			if (n != strlen(PT_STACKS_MAGIC) || memcmp(p, PT_STACKS_MAGIC, n)) {
+				rc = pt_error_set(err, PT_EFORMAT, 0, "not a perftracker stack dump");
+				goto fail;
+			}
+			p = next;
+			continue;
+		}
+		if (in_header) {
+			const char *colon;
+			size_t kl, vl;
+			const char *v;
+
+			if (n == 0) {
+				in_header = 0;
+				p = next;
+				continue;
+			}
+			colon = memchr(p, ':', n);
+			if (!colon || colon + 1 >= p + n + 1) {
+				rc = pt_error_set(err, PT_EPARSE, off, "header line without 'key: value'");
+				goto fail;
+			}
+			kl = (size_t)(colon - p);
+			v = colon + 1;
+			while (v < p + n && *v == ' ')
+				v++;
+			vl = (size_t)(p + n - v);
+#define KEY(k) (kl == strlen(k) && !memcmp(p, k, kl))
+			if (KEY("worker"))
+				copy_field(d->worker, sizeof(d->worker), v, vl);
+			else if (KEY("host"))
+				copy_field(d->host, sizeof(d->host), v, vl);
+			else if (KEY("rank"))
+				d->rank = to_i64(v, vl, -1);
+			else if (KEY("pid"))
+				d->pid = to_i64(v, vl, -1);
+			else if (KEY("reason"))
+				copy_field(d->reason, sizeof(d->reason), v, vl);
+			else if (KEY("request"))
+				copy_field(d->request, sizeof(d->request), v, vl);
+			else if (KEY("time"))
+				d->time = to_dbl(v, vl, 0);
+			else if (KEY("step"))
+				d->step = to_i64(v, vl, -1);
+			else if (KEY("step_time"))
+				d->step_time = to_dbl(v, vl, 0);
+			else if (KEY("training_thread"))
+				d->training_thread = (uint64_t)to_i64(v, vl, 0);
+#undef KEY
+			p = next;
+			continue;
+		}
+		{
+			uint64_t id;
+			int current, fr;
+			pt_hang_frame f;
+
+			if (thread_line(p, n, &id, &current)) {
+				if (cur)
+					finish_thread(cur);
+				if (X_GROW(d->threads, cap, d->nthreads + 1)) {
+					rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+					goto fail;
+				}
+				cur = &d->threads[d->nthreads++];
+				memset(cur, 0, sizeof(*cur));
+				cur->id = id;
+				cur->current = current;
+				fcap = 0;
+			} else if ((fr = frame_line(p, n, &f)) != 0) {
+				if (fr == -2) {
+					rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+					goto fail;
+				}
+				if (fr < 0 || !cur) {
+					if (fr > 0) {
+						x_free(f.file);
+						x_free(f.func);
+					}
+					rc = pt_error_set(err, PT_EPARSE, off, cur ? "malformed frame line"
+										     : "frame line before any thread line");
+					goto fail;
+				}
+				if (X_GROW(cur->frames, fcap, cur->nframes + 1)) {
+					x_free(f.file);
+					x_free(f.func);
+					rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+					goto fail;
+				}
+				cur->frames[cur->nframes++] = f;
+			} else if (cur && n == 5 && !memcmp(p, "  ...", 5)) {
+				cur->truncated = 1;
+			} else if (starts(p, n, "error: ")) {
+				copy_field(d->error, sizeof(d->error), p + 7, n - 7);
+			}
+			/* "  <no Python frame>", "  Garbage-collecting", "...",
+			 * blank lines: nothing to keep. */
+		}
+		p = next;
+	}
+	if (first) {
+		rc = pt_error_set(err, PT_EFORMAT, 0, "empty stack dump");
+		goto fail;
+	}
+	if (cur)
+		finish_thread(cur);
+	return PT_OK;
+fail:
+	pt_hang_dump_free(d);
+	return rc;
+}
+
+const pt_hang_thread *pt_hang_training_thread(const pt_hang_dump *d)
+{
+	if (!d || !d->nthreads)
+		return NULL;
+	for (size_t i = 0; i < d->nthreads; i++)
+		if (d->training_thread && d->threads[i].id == d->training_thread)
+			return &d->threads[i];
+	return &d->threads[d->nthreads - 1];
+}
+
+/* ---- normalisation -------------------------------------------------------- */
+
+/* Length of "lib/pythonX[.Y]/" at p, 0 when p does not start with it. */
+static size_t stdlib_dir(const char *p)
+{
+	const char *q;
+
+	if (strncmp(p, "lib/python", 10) && strncmp(p, "lib64/python", 12))
+		return 0;
+	q = p + (p[3] == '6' ? 12 : 10);
+	if (!isdigit((unsigned char)*q))
+		return 0;
+	while (isdigit((unsigned char)*q) || *q == '.')
+		q++;
+	return *q == '/' ? (size_t)(q + 1 - p) : 0;
+}
+
+/* Offset where the library-relative part of file starts, 0 when none. */
+static size_t library_prefix(const char *file)
+{
+	const char *best = NULL, *p;
+	size_t len = 0;
+
+	for (p = file; (p = strstr(p, "site-packages/")); p += 14) {
+		best = p;
+		len = 14;
+	}
+	for (p = file; (p = strstr(p, "dist-packages/")); p += 14)
+		if (!best || p > best) {
+			best = p;
+			len = 14;
+		}
+	if (best)
+		return (size_t)(best - file) + len;
+	for (p = file; *p; p++) {
+		size_t k;
+
+		if ((p == file || p[-1] == '/') && (k = stdlib_dir(p)))
+			return (size_t)(p - file) + k;
+	}
+	return 0;
+}
+
+const char *pt_hang_short_file(const char *file)
+{
+	return file + library_prefix(file);
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+
+	return a >= b && !strcmp(s + a - b, suf);
+}
+
+int pt_hang_file_kind(const char *file)
+{
+	const char *sh = pt_hang_short_file(file);
+	const char *slash = strrchr(file, '/');
+	size_t dl;
+
+	/* The collector's package, wherever it is installed. */
+	if (slash && ends_with(file, ".py")) {
+		const char *pd = slash;
+
+		while (pd > file && pd[-1] != '/')
+			pd--;
+		dl = (size_t)(slash - pd);
+		if ((dl == 11 && !strncmp(pd, "perftracker", 11)) ||
+		    (dl == 25 && !strncmp(pd, "c4d_perftracker_collector", 25)))
+			return PT_HANG_COLLECTOR;
+	}
+	if (sh != file || !strncmp(file, "<frozen ", 8))
+		return PT_HANG_LIBRARY;
+	return PT_HANG_USER;
+}
+
+void pt_hang_frame_name(const pt_hang_frame *f, pt_sb *out)
+{
+	pt_sb_adds(out, pt_hang_short_file(f->file));
+	pt_sb_adds(out, ": ");
+	pt_sb_adds(out, f->func);
+}
+
+char *pt_hang_stack_key(const pt_hang_thread *t)
+{
+	pt_sb sb = { 0 };
+	int any = 0;
+	char *s;
+
+	if (t)
+		for (size_t i = 0; i < t->nframes; i++) {
+			if (pt_hang_file_kind(t->frames[i].file) == PT_HANG_COLLECTOR)
+				continue;
+			if (any)
+				pt_sb_addc(&sb, '|');
+			pt_hang_frame_name(&t->frames[i], &sb);
+			any = 1;
+		}
+	if (sb.oom) {
+		pt_sb_free(&sb);
+		return NULL;
+	}
+	s = x_strndup(sb.buf ? sb.buf : "", sb.len);
+	pt_sb_free(&sb);
+	return s;
+}
+
+const pt_hang_frame *pt_hang_inner_frame(const pt_hang_thread *t)
+{
+	if (!t)
+		return NULL;
+	for (size_t i = t->nframes; i-- > 0;)
+		if (pt_hang_file_kind(t->frames[i].file) != PT_HANG_COLLECTOR)
+			return &t->frames[i];
+	return NULL;
+}
+
+const pt_hang_frame *pt_hang_user_frame(const pt_hang_thread *t)
+{
+	if (!t)
+		return NULL;
+	for (size_t i = t->nframes; i-- > 0;)
+		if (pt_hang_file_kind(t->frames[i].file) == PT_HANG_USER)
+			return &t->frames[i];
+	return pt_hang_inner_frame(t);
+}
+
+/* ---- analysis ------------------------------------------------------------- */
+
+const char *pt_hang_state_name(int state)
+{
+	static const char *const names[] = { "running", "hung", "dead", "lost", "exited" };
+
+	return state >= 0 && state <= PT_HANG_EXITED ? names[state] : "unknown";
+}
+
+static char *frame_name_dup(const pt_hang_frame *f)
+{
+	pt_sb sb = { 0 };
+	char *s;
+
+	if (!f)
+		return x_strndup("", 0);
+	pt_hang_frame_name(f, &sb);
+	if (sb.oom) {
+		pt_sb_free(&sb);
+		return NULL;
+	}
+	s = x_strndup(sb.buf, sb.len);
+	pt_sb_free(&sb);
+	return s;
+}
+
+void pt_hang_result_free(pt_hang_result *res)
+{
+	if (!res)
+		return;
+	for (size_t i = 0; i < res->ngroups; i++) {
+		x_free(res->groups[i].key);
+		x_free(res->groups[i].function);
+		x_free(res->groups[i].where);
+		x_free(res->groups[i].members);
+	}
+	x_free(res->groups);
+	x_free(res->suspects);
+	x_free(res->explanation);
+	for (size_t i = 0; res->function && i < res->nworkers; i++)
+		x_free(res->function[i]);
+	x_free(res->function);
+	memset(res, 0, sizeof(*res));
+}
+
+static int alive(const pt_hang_worker *w)
+{
+	return w->state == PT_HANG_RUNNING || w->state == PT_HANG_HUNG;
+}
+
+/* Suspect groups first (smallest first), then larger groups, then by key. */
+static int cmp_group(const void *a, const void *b)
+{
+	const pt_hang_group *x = a, *y = b;
+
+	if (x->suspect != y->suspect)
+		return y->suspect - x->suspect;
+	if (x->n != y->n)
+		return x->suspect ? (x->n < y->n ? -1 : 1) : (x->n > y->n ? -1 : 1);
+	return strcmp(x->key, y->key);
+}
+
+static int has(const size_t *v, size_t n, size_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+static double median_d(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int64_t hung_max_step(const pt_hang_worker *w, size_t n)
+{
+	int64_t m = INT64_MIN;
+
+	for (size_t i = 0; i < n; i++)
+		if (w[i].state == PT_HANG_HUNG && w[i].step > m)
+			m = w[i].step;
+	return m;
+}
+
+static void explain(pt_sb *sb, const pt_hang_worker *w, size_t n, const pt_hang_options *o,
+		    const pt_hang_result *res)
+{
+	size_t nalive = 0, nhung = 0, ndead = 0, nrest = 0;
+	int64_t maxstep = INT64_MIN;
+	const pt_hang_group *major = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		nalive += alive(&w[i]);
+		nhung += w[i].state == PT_HANG_HUNG;
+		ndead += w[i].state == PT_HANG_DEAD || w[i].state == PT_HANG_LOST;
+	}
+	maxstep = hung_max_step(w, n);
+	for (size_t g = 0; g < res->ngroups; g++)
+		if (!res->groups[g].suspect && (!major || res->groups[g].n > major->n))
+			major = &res->groups[g];
+	if (major)
+		for (size_t k = 0; k < major->n; k++)
+			nrest += !has(res->suspects, res->nsuspects, major->members[k]);
+	if (!nalive) {
+		pt_sb_addf(sb, "No worker is alive (%zu dead or lost, %zu exited): the job has ended "
+			   "or crashed, it is not hung.", ndead, n - ndead);
+		return;
+	}
+	if (!res->hung) {
+		pt_sb_addf(sb, "Every live worker made a step within the last %.0f s: the job is "
+			   "making progress.", o->hang_timeout);
+		if (ndead)
+			pt_sb_addf(sb, " %zu worker%s dead or lost.", ndead, ndead == 1 ? " is" : "s are");
+		return;
+	}
+	pt_sb_addf(sb, "The job is hung: %zu of %zu live worker%s made no step for %.0f s or more.",
+		   nhung, nalive, nalive == 1 ? "" : "s", o->hang_timeout);
+	for (size_t k = 0; k < res->nsuspects; k++) {
+		const pt_hang_worker *s = &w[res->suspects[k]];
+		const char *fn = res->function[res->suspects[k]];
+
+		if (k == 5) {
+			pt_sb_addf(sb, " And %zu more suspects.", res->nsuspects - 5);
+			break;
+		}
+		if (s->state == PT_HANG_DEAD) {
+			pt_sb_addf(sb, " Worker %s.json is dead (process %lld on %s is gone, last step "
+				   "%lld).", s->id, (long long)s->pid, s->host ? s->host : "?",
+				   (long long)s->step);
+			continue;
+		}
+		if (s->state == PT_HANG_LOST) {
+			pt_sb_addf(sb, " Worker %s.json is lost (no heartbeat, last step %lld).", s->id,
+				   (long long)s->step);
+			continue;
+		}
+		if (s->step < maxstep)
+			pt_sb_addf(sb, " Worker %s.json is behind (last step %lld, others reached %lld)",
+				   s->id, (long long)s->step, (long long)maxstep);
+		else
+			pt_sb_addf(sb, " Worker %s.json (last step %lld)", s->id, (long long)s->step);
+		if (fn && fn[0])
+			pt_sb_addf(sb, "%s %s.", s->step < maxstep ? " and is in" : " is in", fn);
+		else
+			pt_sb_adds(sb, s->dump ? " has no Python frame." : " gave no stacks.");
+	}
+	if (major && res->nsuspects && nrest) {
+		pt_sb_addf(sb, " The other %zu wait%s in %s", nrest, nrest == 1 ? "s" : "",
+			   major->where[0] ? major->where : "(no Python frame)");
+		if (major->function[0] && strcmp(major->function, major->where))
+			pt_sb_addf(sb, " (called from %s)", major->function);
+		pt_sb_adds(sb, res->nsuspects == 1 ? ": the suspect is the likely cause, the others "
+						     "wait for it."
+						   : ": the suspects are the likely cause, the others "
+						     "wait for them.");
+	} else if (major && !res->nsuspects && major->n == 1) {
+		pt_sb_addf(sb, " It is in %s", major->where[0] ? major->where : "(no Python frame)");
+		if (major->function[0] && strcmp(major->function, major->where))
+			pt_sb_addf(sb, " (called from %s)", major->function);
+		pt_sb_adds(sb, ".");
+	} else if (major && !res->nsuspects) {
+		pt_sb_addf(sb, " All %zu workers with stacks are in the same place, %s", major->n,
+			   major->where[0] ? major->where : "(no Python frame)");
+		if (major->function[0] && strcmp(major->function, major->where))
+			pt_sb_addf(sb, " (called from %s)", major->function);
+		if (major->min_step == major->max_step)
+			pt_sb_adds(sb, ", at the same step");
+		else
+			pt_sb_addf(sb, ", at steps %lld-%lld", (long long)major->min_step,
+				   (long long)major->max_step);
+		pt_sb_adds(sb, ": no worker stands out; look for a process outside these workers, or a "
+			       "deadlock they share.");
+	} else if (!res->ngroups && !res->nsuspects) {
+		pt_sb_adds(sb, " No stacks could be read.");
+	}
+}
+
+int pt_hang_analyze(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
+		    pt_hang_result *res, pt_error *err)
+{
+	char **keys = NULL;
+	size_t cap = 0, largest = 0, nbehind = 0, nahead = 0;
+	int64_t maxstep = INT64_MIN;
+	pt_sb sb = { 0 };
+	int rc = PT_OK;
+
+	memset(res, 0, sizeof(*res));
+	keys = x_calloc(n, sizeof(char *));
+	res->function = x_calloc(n, sizeof(char *));
+	res->nworkers = n;
+	res->suspects = x_calloc(n, sizeof(size_t));
+	if (!keys || !res->function || !res->suspects)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		const pt_hang_thread *t;
+		size_t g;
+
+		res->hung |= w[i].state == PT_HANG_HUNG;
+		if (!alive(&w[i]) || !w[i].dump)
+			continue;
+		t = pt_hang_training_thread(w[i].dump);
+		keys[i] = pt_hang_stack_key(t);
+		res->function[i] = frame_name_dup(pt_hang_user_frame(t));
+		if (!keys[i] || !res->function[i])
+			goto oom;
+		for (g = 0; g < res->ngroups; g++)
+			if (!strcmp(res->groups[g].key, keys[i]))
+				break;
+		if (g == res->ngroups) {
+			pt_hang_group *ng;
+
+			if (X_GROW(res->groups, cap, res->ngroups + 1))
+				goto oom;
+			ng = &res->groups[res->ngroups++];
+			memset(ng, 0, sizeof(*ng));
+			ng->key = x_strndup(keys[i], strlen(keys[i]));
+			ng->function = x_strndup(res->function[i], strlen(res->function[i]));
+			ng->where = frame_name_dup(pt_hang_inner_frame(t));
+			ng->members = x_calloc(n, sizeof(size_t));
+			ng->min_step = INT64_MAX;
+			ng->max_step = INT64_MIN;
+			if (!ng->key || !ng->function || !ng->where || !ng->members)
+				goto oom;
+		}
+		res->groups[g].members[res->groups[g].n++] = i;
+		if (w[i].step < res->groups[g].min_step)
+			res->groups[g].min_step = w[i].step;
+		if (w[i].step > res->groups[g].max_step)
+			res->groups[g].max_step = w[i].step;
+	}
+	for (size_t g = 0; g < res->ngroups; g++)
+		if (res->groups[g].n > largest)
+			largest = res->groups[g].n;
+	/* The odd ones out: dead and lost workers first... */
+	for (size_t i = 0; i < n; i++)
+		if (w[i].state == PT_HANG_DEAD || w[i].state == PT_HANG_LOST)
+			res->suspects[res->nsuspects++] = i;
+	/* ...then, when the job is hung, the members of groups smaller than
+	 * the largest... */
+	for (size_t g = 0; g < res->ngroups; g++)
+		res->groups[g].suspect = res->hung && res->groups[g].n < largest;
+	if (res->ngroups)
+		qsort(res->groups, res->ngroups, sizeof(*res->groups), cmp_group);
+	for (size_t g = 0; g < res->ngroups; g++)
+		if (res->groups[g].suspect)
+			for (size_t k = 0; k < res->groups[g].n; k++)
+				res->suspects[res->nsuspects++] = res->groups[g].members[k];
+	/* ...then the hung workers behind the other hung ones, when they are
+	 * fewer (a worker still stepping is not stuck, whatever its step). */
+	maxstep = hung_max_step(w, n);
+	for (size_t i = 0; i < n; i++)
+		if (w[i].state == PT_HANG_HUNG) {
+			nbehind += w[i].step < maxstep;
+			nahead += w[i].step == maxstep;
+		}
+	if (nbehind && nbehind < nahead)
+		for (size_t i = 0; i < n; i++)
+			if (w[i].state == PT_HANG_HUNG && w[i].step < maxstep &&
+			    !has(res->suspects, res->nsuspects, i))
+				res->suspects[res->nsuspects++] = i;
+	explain(&sb, w, n, o, res);
+	if (sb.oom)
+		goto oom;
+	res->explanation = x_strndup(sb.buf ? sb.buf : "", sb.len);
+	if (!res->explanation)
+		goto oom;
+	goto out;
+oom:
+	pt_hang_result_free(res);
+	rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+out:
+	for (size_t i = 0; keys && i < n; i++)
+		x_free(keys[i]);
+	x_free(keys);
+	pt_sb_free(&sb);
+	return rc;
+}
+
+/* ---- report --------------------------------------------------------------- */
+
+static pt_rv *wname(pt_report *r, pt_rv *parent, const char *key, const char *id)
+{
+	char buf[PT_CONTROL_ID_MAX + 8];
+
+	snprintf(buf, sizeof(buf), "%s.json", id);
+	return pt_rv_str(r, parent, key, buf);
+}
+
+static double round3(double x)
+{
+	return round(x * 1000) / 1000;
+}
+
+void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, size_t n,
+			 const pt_hang_options *o, const pt_hang_result *res)
+{
+	pt_rv *h = pt_rv_obj(r, parent, "Hang"), *a, *gs, *ws;
+
+	/* The report tree has no boolean type (src/report/report.h): flags are
+	 * written as 1/0, which JavaScript and Python test as true/false. */
+	pt_rv_bool(r, h, "hung", res->hung);
+	pt_rv_str(r, h, "explanation", res->explanation ? res->explanation : "");
+	a = pt_rv_arr(r, h, "suspect_workers");
+	for (size_t k = 0; k < res->nsuspects; k++)
+		wname(r, a, NULL, w[res->suspects[k]].id);
+	gs = pt_rv_arr(r, h, "groups");
+	for (size_t g = 0; g < res->ngroups; g++) {
+		const pt_hang_group *gr = &res->groups[g];
+		pt_rv *o2 = pt_rv_obj(r, gs, NULL), *m, *st;
+
+		pt_rv_bool(r, o2, "suspect", gr->suspect);
+		pt_rv_int(r, o2, "count", (int64_t)gr->n);
+		m = pt_rv_arr(r, o2, "workers");
+		for (size_t k = 0; k < gr->n; k++)
+			wname(r, m, NULL, w[gr->members[k]].id);
+		pt_rv_str(r, o2, "function", gr->function);
+		pt_rv_str(r, o2, "where", gr->where);
+		pt_rv_str(r, o2, "stack", gr->key);
+		st = pt_rv_arr(r, o2, "steps");
+		pt_rv_int(r, st, NULL, gr->min_step);
+		pt_rv_int(r, st, NULL, gr->max_step);
+	}
+	ws = pt_rv_obj(r, h, "workers");
+	for (size_t i = 0; i < n; i++) {
+		char key[PT_CONTROL_ID_MAX + 8];
+		pt_rv *x;
+		const pt_hang_thread *t = w[i].dump ? pt_hang_training_thread(w[i].dump) : NULL;
+		const pt_hang_frame *f = pt_hang_inner_frame(t);
+
+		snprintf(key, sizeof(key), "%s.json", w[i].id);
+		x = pt_rv_obj(r, ws, key);
+		pt_rv_int(r, x, "rank", w[i].rank);
+		pt_rv_str(r, x, "host", w[i].host ? w[i].host : "");
+		pt_rv_int(r, x, "pid", w[i].pid);
+		pt_rv_str(r, x, "state", pt_hang_state_name(w[i].state));
+		pt_rv_int(r, x, "last step", w[i].step);
+		if (w[i].since_step >= 0)
+			pt_rv_num(r, x, "seconds since last step", round3(w[i].since_step));
+		else
+			pt_rv_null(r, x, "seconds since last step");
+		pt_rv_bool(r, x, "suspect", has(res->suspects, res->nsuspects, i));
+		if (t) {
+			char *key2 = pt_hang_stack_key(t);
+			char where[1024];
+
+			pt_rv_str(r, x, "function", res->function && res->function[i] ? res->function[i]
+										  : "");
+			if (f)
+				snprintf(where, sizeof(where), "%s:%lld in %s", f->file,
+					 (long long)f->line, f->func);
+			else
+				snprintf(where, sizeof(where), "(no Python frame)");
+			pt_rv_str(r, x, "where", where);
+			pt_rv_str(r, x, "stack", key2 ? key2 : "");
+			pt_rv_int(r, x, "threads", (int64_t)w[i].dump->nthreads);
+			x_free(key2);
+		}
+		pt_rv_str(r, x, "stacks", w[i].stacks ? w[i].stacks : (w[i].dump ? "yes" : "none"));
+	}
+	pt_rv_num(r, h, "hang timeout (s)", o->hang_timeout);
+	pt_rv_str(r, h, "detected by", o->detected_by ? o->detected_by : "");
+	pt_rv_num(r, h, "time", round3(o->now));
+}
+
+pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
+			  const pt_hang_result *res, pt_error *err)
+{
+	pt_report *r = pt_report_new();
+	pt_rv *root, *ws, *fs;
+	double *others = NULL;
+
+	if (!r)
+		goto oom;
+	root = pt_report_root(r);
+	for (size_t s = 0; s < 5; s++)
+		pt_rv_obj(r, root, pt_report_sections[s]);
+	ws = pt_rv_obj(r, root, "workers");
+	for (size_t i = 0; i < n; i++) {
+		char key[PT_CONTROL_ID_MAX + 8], why[512];
+		pt_rv *x;
+
+		snprintf(key, sizeof(key), "%s.json", w[i].id);
+		x = pt_rv_obj(r, ws, key);
+		pt_rv_int(r, x, "rank", w[i].rank);
+		pt_rv_str(r, x, "host", w[i].host ? w[i].host : "");
+		pt_rv_int(r, x, "pid", w[i].pid);
+		pt_rv_str(r, x, "file", key);
+		if (w[i].since_step >= 0)
+			snprintf(why, sizeof(why), "%s at step %lld (no step for %.1f s)",
+				 pt_hang_state_name(w[i].state), (long long)w[i].step, w[i].since_step);
+		else
+			snprintf(why, sizeof(why), "%s at step %lld", pt_hang_state_name(w[i].state),
+				 (long long)w[i].step);
+		pt_rv_str(r, x, "error", why);
+	}
+	fs = pt_rv_arr(r, root, "findings");
+	others = x_calloc(n, sizeof(double));
+	if (!others)
+		goto oom;
+	for (size_t k = 0; k < res->nsuspects; k++) {
+		const pt_hang_worker *s = &w[res->suspects[k]];
+		const char *fn = res->function ? res->function[res->suspects[k]] : NULL;
+		size_t no = 0;
+		pt_rv *f = pt_rv_obj(r, fs, NULL), *a;
+		pt_sb sb = { 0 };
+
+		for (size_t i = 0; i < n; i++)
+			if (i != res->suspects[k] && alive(&w[i]) && w[i].since_step >= 0)
+				others[no++] = w[i].since_step;
+		pt_rv_int(r, f, "rank", (int64_t)k + 1);
+		pt_rv_str(r, f, "category", "Hang");
+		a = pt_rv_arr(r, f, "workers");
+		wname(r, a, NULL, s->id);
+		pt_rv_str(r, f, "function", fn ? fn : "");
+		pt_rv_str(r, f, "metric", "seconds since last step");
+		if (s->since_step >= 0)
+			pt_rv_num(r, f, "value", round3(s->since_step));
+		else
+			pt_rv_null(r, f, "value");
+		if (no)
+			pt_rv_num(r, f, "others", round3(median_d(others, no)));
+		else
+			pt_rv_null(r, f, "others");
+		if (s->since_step >= 0)
+			pt_rv_num(r, f, "impact (ms)", round3(s->since_step * 1000));
+		else
+			pt_rv_null(r, f, "impact (ms)");
+		if (s->state == PT_HANG_DEAD)
+			pt_sb_addf(&sb, "worker %s.json is dead: its process %lld on %s is gone (last "
+				   "step %lld); the other workers cannot pass their next collective "
+				   "without it", s->id, (long long)s->pid, s->host, (long long)s->step);
+		else if (s->state == PT_HANG_LOST)
+			pt_sb_addf(&sb, "worker %s.json is lost: no heartbeat from %s (last step %lld)",
+				   s->id, s->host, (long long)s->step);
+		else
+			pt_sb_addf(&sb, "worker %s.json is stuck in %s (last step %lld, no step for "
+				   "%.1f s) while the others are elsewhere: the likely cause of the "
+				   "hang", s->id, fn && fn[0] ? fn : "(no Python frame)",
+				   (long long)s->step, s->since_step);
+		pt_rv_str(r, f, "explanation", sb.oom ? "" : sb.buf);
+		pt_sb_free(&sb);
+	}
+	pt_hang_add_section(r, root, w, n, o, res);
+	x_free(others);
+	if (pt_report_oom(r))
+		goto oom;
+	return r;
+oom:
+	x_free(others);
+	pt_report_free(r);
+	pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	return NULL;
+}

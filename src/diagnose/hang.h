@@ -1,0 +1,170 @@
+/*
+ * hang.h - hang diagnosis: which worker is stuck, and where.
+ *
+ * Flow: each collector's watchdog writes its process's Python stacks to
+ * <control>/stacks/<worker>.txt (header + CPython faulthandler text); the
+ * master (trigger on a hang, `perftracker hang-check`) reads them with the
+ * workers' liveness; this module parses them, groups the workers by the
+ * normalised stack of their training thread, names the odd ones out and
+ * builds the report's "Hang" section (docs/hang.md).  Never prints; one
+ * object per thread.
+ */
+#ifndef PT_HANG_H
+#define PT_HANG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../report/report.h"
+#include "../util/error.h"
+#include "../util/strbuf.h"
+
+/* ---- one dump ------------------------------------------------------------- */
+
+typedef struct pt_hang_frame {
+	char *file;    /* as written ("???" when unknown) */
+	char *func;
+	int64_t line;  /* -1 when unknown */
+} pt_hang_frame;
+
+typedef struct pt_hang_thread {
+	uint64_t id;            /* thread ident (pthread_t), 0 when not given */
+	int current;            /* faulthandler's "Current thread" */
+	int truncated;          /* more frames than faulthandler writes (100) */
+	pt_hang_frame *frames;  /* outermost first */
+	size_t nframes;
+} pt_hang_thread;
+
+typedef struct pt_hang_dump {
+	char worker[320];       /* "<host>_<rank>_<pid>" */
+	char host[256];
+	int64_t rank, pid;
+	char reason[32];        /* "request" or "stalled" */
+	char request[96];       /* request id answered, "" for automatic dumps */
+	double time;            /* epoch seconds when written */
+	int64_t step;           /* step count at that time */
+	double step_time;       /* epoch seconds of the last step seen, 0 none */
+	uint64_t training_thread;
+	char error[256];        /* faulthandler's error line, "" none */
+	pt_hang_thread *threads;  /* in the order written (newest thread first) */
+	size_t nthreads;
+} pt_hang_dump;
+
+/* Parse a dump (text[0..len), need not be NUL-terminated) into *d, which is
+ * zeroed first.  PT_OK; PT_EFORMAT when the first line is not the stacks
+ * magic; PT_EPARSE (offset set) for a malformed header or thread line;
+ * PT_ENOMEM.  On failure *d holds nothing to free.  Unknown lines in the
+ * body are skipped (later Python versions may add some). */
+int pt_hang_parse_dump(const char *text, size_t len, pt_hang_dump *d, pt_error *err);
+void pt_hang_dump_free(pt_hang_dump *d);  /* NULL is a no-op */
+
+/* The thread that trains: the one that created the collector (the header
+ * says which), else the oldest thread (faulthandler lists it last).  NULL
+ * when the dump has no thread. */
+const pt_hang_thread *pt_hang_training_thread(const pt_hang_dump *d);
+
+/* ---- normalisation ------------------------------------------------------------ */
+
+enum { PT_HANG_USER = 0, PT_HANG_LIBRARY = 1, PT_HANG_COLLECTOR = 2 };
+
+/* Whose code a file is: the collector's own (a perftracker or
+ * c4d_perftracker_collector package file), a library (under site-packages
+ * or dist-packages, the standard library lib/pythonX.Y/, "<frozen ...>"),
+ * or the user's (anything else). */
+int pt_hang_file_kind(const char *file);
+
+/* The file as it is grouped: the part after the last "site-packages/" or
+ * "dist-packages/", or after "lib/pythonX.Y/", else the whole path (the
+ * same library installed in different places groups together).  Returns a
+ * pointer into file. */
+const char *pt_hang_short_file(const char *file);
+
+/* Append "<short file>: <func>" (no line number) to out. */
+void pt_hang_frame_name(const pt_hang_frame *f, pt_sb *out);
+
+/* The grouping key of a thread: its frames outermost first, the
+ * collector's own frames dropped, each as pt_hang_frame_name, joined with
+ * "|" (the Python-stack form of the report).  "" when no frame is left.
+ * Returns a new string (x_free), NULL when out of memory. */
+char *pt_hang_stack_key(const pt_hang_thread *t);
+
+/* The frame named for a worker: the innermost frame of user code, else the
+ * innermost frame that is not the collector's, else NULL. */
+const pt_hang_frame *pt_hang_user_frame(const pt_hang_thread *t);
+/* The innermost frame that is not the collector's, NULL when none. */
+const pt_hang_frame *pt_hang_inner_frame(const pt_hang_thread *t);
+
+/* ---- analysis ------------------------------------------------------------------ */
+
+/* Worker states in the report. */
+enum {
+	PT_HANG_RUNNING = 0,  /* alive, stepped within the hang timeout */
+	PT_HANG_HUNG,         /* alive (heartbeat), no step for the hang timeout */
+	PT_HANG_DEAD,         /* process gone (checked on its own machine) */
+	PT_HANG_LOST,         /* no heartbeat for the stale time (another machine) */
+	PT_HANG_EXITED,       /* unregistered: ended normally */
+};
+const char *pt_hang_state_name(int state);
+
+typedef struct pt_hang_worker {
+	const char *id;           /* "<host>_<rank>_<pid>"; the report adds ".json" */
+	const char *host;
+	int64_t rank, pid;
+	int state;                /* PT_HANG_* */
+	int64_t step;             /* last step count known */
+	double since_step;        /* seconds since that step, < 0 unknown */
+	const pt_hang_dump *dump; /* NULL: no stacks */
+	const char *stacks;       /* how the stacks were obtained ("on request", ...) */
+} pt_hang_worker;
+
+typedef struct pt_hang_options {
+	double hang_timeout;      /* seconds without a step that make a worker hung */
+	const char *detected_by;  /* e.g. "trigger <id>" or "hang-check" (NULL: "") */
+	double now;               /* epoch seconds of the check */
+} pt_hang_options;
+
+typedef struct pt_hang_group {
+	char *key;                /* pt_hang_stack_key of the members' training thread */
+	char *function;           /* name of the innermost user frame ("" none) */
+	char *where;              /* name of the innermost frame ("" none) */
+	size_t *members;          /* indices into the worker array, in input order */
+	size_t n;
+	int64_t min_step, max_step;
+	int suspect;
+} pt_hang_group;
+
+typedef struct pt_hang_result {
+	int hung;                 /* some live worker is hung */
+	pt_hang_group *groups;    /* suspects first, then larger groups, then by key */
+	size_t ngroups;
+	size_t *suspects;         /* worker indices: dead/lost, then minority groups
+	                             (smallest first), then workers behind */
+	size_t nsuspects;
+	char *explanation;        /* one or two plain sentences */
+	char **function;          /* per worker: innermost user frame name or NULL */
+	size_t nworkers;          /* length of function */
+} pt_hang_result;
+
+/* Group the live workers with stacks by key.  Suspects are the dead and
+ * lost workers, then, when some worker is hung, the members of the groups
+ * smaller than the largest (smallest first), then the hung workers whose
+ * step is behind the other hung workers' maximum when they are fewer than
+ * those at it.  PT_OK or PT_ENOMEM.  res is zeroed first; free with
+ * pt_hang_result_free. */
+int pt_hang_analyze(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
+		    pt_hang_result *res, pt_error *err);
+void pt_hang_result_free(pt_hang_result *res);
+
+/* Add the "Hang" object to parent (an object): "hung", "explanation",
+ * "suspect_workers", "groups", "workers", "hang timeout (s)", "detected by",
+ * "time" (docs/hang.md).  Errors are remembered by the report (oom). */
+void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, size_t n,
+			 const pt_hang_options *o, const pt_hang_result *res);
+
+/* A whole report for a hang: the five seed sections (empty), "workers"
+ * (with each worker's state as "error": nobody was profiled), "findings"
+ * (one per suspect, category "Hang") and "Hang".  NULL on failure (err). */
+pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
+			  const pt_hang_result *res, pt_error *err);
+
+#endif
