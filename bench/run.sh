@@ -5,7 +5,8 @@
 # the steps repeated with shifted timestamps) into bench/out/ (gitignored),
 # then measures, all in one run so the ratios are fair:
 #   summarize of a 200 MB trace (and 1 GB with --full) beside cat, a read()
-#   loop and Python's json.load, and of its .json.gz beside zcat;
+#   loop and Python's json.load, and of its .json.gz beside zcat; the same
+#   for a 200 MB trace made from a TraceLens python_function trace;
 #   analyze of 8 traces with --jobs 1 and --jobs 2;
 #   diagnose of 10,000 worker summaries beside cat of the same files
 #   (bench/bench_diagnose.sh); then, when their tools are present, the
@@ -116,6 +117,15 @@ if [ $wait_idle = 1 ]; then
 fi
 
 rank0=$(ls "$SRC_DIR"/worker0_*.json | head -1)
+# A second, Python-heavy source: a TraceLens trace with python_function
+# events (with_stack), 42k of its 50k events; the small bert trace in
+# tests/data when the shared copy is not there.
+TL=/work/shared/traces/TraceLens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz
+tl_name=timesformer
+if [ ! -f "$TL" ]; then
+	TL=tests/data/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz
+	tl_name=bert_small
+fi
 t0=$(date +%s)
 # The generator's self-check: one repetition must reproduce the source exactly.
 "$GEN" -n 1 -o "$DATA/selfcheck.json" "$rank0" 2>/dev/null && cmp -s "$DATA/selfcheck.json" "$rank0" ||
@@ -124,6 +134,11 @@ rm -f "$DATA/selfcheck.json"
 { want summarize || want analyze; } && echo "generating traces in $DATA (from $SRC_DIR) ..."
 if want summarize; then
 	gen "$rank0" "$size" "$DATA/dlrm0_$size.json" && gz "$DATA/dlrm0_$size.json" || exit 1
+	if [ -f "$TL" ]; then
+		[ -s "$DATA/$tl_name.src.json" ] && [ "$DATA/$tl_name.src.json" -nt "$TL" ] ||
+			zcat "$TL" >"$DATA/$tl_name.src.json" || exit 1
+		gen "$DATA/$tl_name.src.json" "$size" "$DATA/${tl_name}_$size.json" || exit 1
+	fi
 	if [ "$full" = 1 ]; then
 		gen "$rank0" "$full_size" "$DATA/dlrm0_$full_size.json" && gz "$DATA/dlrm0_$full_size.json" || exit 1
 	fi
@@ -150,12 +165,13 @@ ccv=$(${CC:-cc} --version 2>/dev/null | head -1)
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores ($cpu), $(mib "$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)") MiB RAM; $os, kernel $(uname -r); $ccv, -O2."
 	echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg). Best of ${BENCH_REPEAT:-3} runs, warm page cache; MB = 10^6 bytes, MiB = 2^20."
-	echo "Inputs made by build/bench/gen_trace from $SRC_DIR (the real 8-rank DLRM traces, one step each, repeated with shifted timestamps)."
+	echo "Inputs made by build/bench/gen_trace from $SRC_DIR (the real 8-rank DLRM traces, one step each) and $TL (\`$tl_name\`: python_function events), their steps repeated with shifted timestamps."
 } >"$RES"
 cat "$RES"
 
 if want summarize; then
 	bash bench/bench_summarize.sh "$DATA/dlrm0_$size.json" "$DATA/dlrm0_$size.json.gz"
+	[ -f "$DATA/${tl_name}_$size.json" ] && bash bench/bench_summarize.sh "$DATA/${tl_name}_$size.json"
 	if [ "$full" = 1 ]; then
 		bash bench/bench_summarize.sh "$DATA/dlrm0_$full_size.json" "$DATA/dlrm0_$full_size.json.gz"
 	else

@@ -72,6 +72,26 @@ typedef struct pt_attr_totals {
 int pt_attr_sweep(const pt_item *items, size_t n, size_t sorted_from, int64_t w0, int64_t w1,
 		  double *owned, pt_attr_totals *tot);
 
+/* Presorted runs of items made on demand, so that they need not all be
+ * held at once (patterns.c replays each thread's frame nesting rather than
+ * storing its 1-2 segments per frame).  next(ctx, run, &chunk) points
+ * *chunk at the run's next items, in start order and continuing the run,
+ * and returns how many; the chunk stays valid until the next call for the
+ * same run.  It returns 0 once the run is done and (size_t)-1 on
+ * allocation failure. */
+typedef struct pt_item_runs {
+	size_t nruns;
+	size_t (*next)(void *ctx, size_t run, const pt_item **chunk);
+	void *ctx;
+} pt_item_runs;
+
+/* The same sweep over items[0..n) in any order plus the runs of *runs
+ * (NULL: none), each started in run order.  pt_attr_sweep is this with the
+ * non-decreasing stretches of items[sorted_from..n) as runs, so both give
+ * bit-identical results for the same items in the same runs. */
+int pt_attr_sweep_runs(const pt_item *items, size_t n, const pt_item_runs *runs, int64_t w0,
+		       int64_t w1, double *owned, pt_attr_totals *tot);
+
 /* ---- collective names (patterns.c) ------------------------------------- */
 
 /* nccl-tests bus-bandwidth factor of the collective named in name (kernel

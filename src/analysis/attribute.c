@@ -11,7 +11,9 @@
  * S_c(t) of dt/n_c over the time where c is the top class.  An item of class
  * c then owns exactly S_c(end) - S_c(start), so no per-instant work per
  * item is needed: O(n log n) for the sort, O(log k) per item for a heap of
- * the k items active at once.
+ * the k items active at once.  Items come from an array (sorted here) and
+ * from presorted runs that the caller may make a chunk at a time, so that
+ * they are never all in memory (pt_item_runs).
  */
 #include "analysis.h"
 #include "stats.h"
@@ -59,11 +61,14 @@ static hent heap_pop(hent *h, size_t *n)
 	return top;
 }
 
-/* A source of items in start order: the sorted unsorted part (run 0) or
- * one presorted run.  Sources sit in a min-heap by their head's start. */
+/* A source of items in start order: the sorted unsorted part (p NULL:
+ * positions in ord) or one presorted run, served a chunk at a time (p).
+ * Sources sit in a min-heap by their head's start. */
 typedef struct src {
-	int64_t s;       /* start of the head item */
-	size_t pos, end; /* run 0: positions in ord; runs: indices into items */
+	int64_t s;        /* start of the head item */
+	const pt_item *p; /* current chunk of the run; NULL for the sorted part */
+	size_t pos, end;  /* head and end in ord (sorted part) or in p */
+	size_t run;
 } src;
 
 static void src_down(src *h, size_t n, size_t i)
@@ -82,8 +87,8 @@ static void src_down(src *h, size_t n, size_t i)
 	h[i] = x;
 }
 
-int pt_attr_sweep(const pt_item *items, size_t n, size_t sorted_from, int64_t w0, int64_t w1,
-		  double *owned, pt_attr_totals *tot)
+int pt_attr_sweep_runs(const pt_item *items, size_t n, const pt_item_runs *runs, int64_t w0,
+		       int64_t w1, double *owned, pt_attr_totals *tot)
 {
 	pt_order ord;
 	hent *heap = NULL;
@@ -92,40 +97,41 @@ int pt_attr_sweep(const pt_item *items, size_t n, size_t sorted_from, int64_t w0
 	uint32_t cnt[PT_C_COUNT] = { 0 };
 	unsigned mask = 0; /* bit c set while cnt[c] > 0 */
 	uint32_t nkern = 0;
-	size_t i, nh = 0, hcap = 0, nsrc = 0, nruns = 0;
+	size_t i, k, nh = 0, hcap = 0, nsrc = 0, nruns = runs ? runs->nruns : 0;
 	int64_t tprev = w0;
 	int rc = PT_ENOMEM;
 
 	memset(tot, 0, sizeof(*tot));
-	if (sorted_from > n)
-		sorted_from = n;
-	if (pt_order_init(&ord, sorted_from, (uint64_t)w1 - (uint64_t)w0))
+	if (pt_order_init(&ord, n, (uint64_t)w1 - (uint64_t)w0))
 		return PT_ENOMEM;
-	for (i = 0; i < sorted_from; i++)
+	for (i = 0; i < n; i++)
 		pt_order_set(&ord, i, (uint64_t)items[i].s - (uint64_t)w0);
 	pt_order_sort(&ord);
 	/* Merging the presorted runs (one per thread) instead of sorting them
 	 * took the sweep from about 60 to 30 ms (CPU time) on a 208 MB trace
 	 * with 1.5 M frame segments. */
-	for (i = sorted_from; i < n; i++)
-		if (i == sorted_from || items[i].s < items[i - 1].s)
-			nruns++;
 	srcs = x_malloc((nruns + 1) * sizeof(*srcs));
 	if (!srcs)
 		goto out;
-	if (sorted_from) {
+	if (n) {
 		srcs[nsrc].s = items[pt_order_at(&ord, 0)].s;
+		srcs[nsrc].p = NULL;
 		srcs[nsrc].pos = 0;
-		srcs[nsrc].end = sorted_from;
+		srcs[nsrc].end = n;
+		srcs[nsrc].run = 0;
 		nsrc++;
 	}
-	for (i = sorted_from; i < n; i++) {
-		if (i == sorted_from || items[i].s < items[i - 1].s) {
-			srcs[nsrc].s = items[i].s;
-			srcs[nsrc].pos = i;
-			nsrc++;
-		}
-		srcs[nsrc - 1].end = i + 1;
+	for (i = 0; i < nruns; i++) {
+		k = runs->next(runs->ctx, i, &srcs[nsrc].p);
+		if (k == (size_t)-1)
+			goto out;
+		if (!k)
+			continue;
+		srcs[nsrc].s = srcs[nsrc].p[0].s;
+		srcs[nsrc].pos = 0;
+		srcs[nsrc].end = k;
+		srcs[nsrc].run = i;
+		nsrc++;
 	}
 	for (i = nsrc; i-- > 0;)
 		src_down(srcs, nsrc, i);
@@ -159,25 +165,39 @@ int pt_attr_sweep(const pt_item *items, size_t n, size_t sorted_from, int64_t w0
 			nkern -= h.kernel;
 		} else {
 			src *sr = &srcs[0];
-			int run0 = sr->end <= sorted_from; /* runs end past sorted_from */
-			const pt_item *it;
+			pt_item it; /* a copy: refilling a run reuses its chunk */
 			hent h;
 
-			it = run0 ? &items[pt_order_at(&ord, sr->pos)] : &items[sr->pos];
-			if (++sr->pos < sr->end)
-				sr->s = run0 ? items[pt_order_at(&ord, sr->pos)].s : items[sr->pos].s;
-			else
-				srcs[0] = srcs[--nsrc];
+			if (!sr->p) {
+				it = items[pt_order_at(&ord, sr->pos)];
+				if (++sr->pos < sr->end)
+					sr->s = items[pt_order_at(&ord, sr->pos)].s;
+				else
+					srcs[0] = srcs[--nsrc];
+			} else {
+				it = sr->p[sr->pos];
+				if (++sr->pos < sr->end) {
+					sr->s = sr->p[sr->pos].s;
+				} else if ((k = runs->next(runs->ctx, sr->run, &sr->p)) == (size_t)-1) {
+					goto out;
+				} else if (k) {
+					sr->pos = 0;
+					sr->end = k;
+					sr->s = sr->p[0].s;
+				} else {
+					srcs[0] = srcs[--nsrc];
+				}
+			}
 			if (nsrc)
 				src_down(srcs, nsrc, 0);
-			h.e = it->e;
-			h.s0 = S[it->cls];
-			h.pat = it->pat;
-			h.cls = it->cls;
-			h.kernel = it->kernel;
-			cnt[it->cls]++;
-			mask |= 1u << it->cls;
-			nkern += it->kernel;
+			h.e = it.e;
+			h.s0 = S[it.cls];
+			h.pat = it.pat;
+			h.cls = it.cls;
+			h.kernel = it.kernel;
+			cnt[it.cls]++;
+			mask |= 1u << it.cls;
+			nkern += it.kernel;
 			if (nh == hcap && X_GROW(heap, hcap, nh + 1))
 				goto out;
 			heap_push(heap, &nh, h);
@@ -190,5 +210,55 @@ out:
 	x_free(srcs);
 	x_free(heap);
 	pt_order_free(&ord);
+	return rc;
+}
+
+/* pt_attr_sweep's runs: the maximal stretches of items[sorted_from..n)
+ * whose starts do not decrease, each served as one chunk. */
+typedef struct array_runs {
+	const pt_item *items;
+	size_t *bound; /* run r is items[bound[r] .. bound[r + 1]) */
+	unsigned char *done;
+} array_runs;
+
+static size_t array_next(void *ctx, size_t run, const pt_item **out)
+{
+	array_runs *a = ctx;
+
+	if (a->done[run])
+		return 0;
+	a->done[run] = 1;
+	*out = a->items + a->bound[run];
+	return a->bound[run + 1] - a->bound[run];
+}
+
+int pt_attr_sweep(const pt_item *items, size_t n, size_t sorted_from, int64_t w0, int64_t w1,
+		  double *owned, pt_attr_totals *tot)
+{
+	array_runs a = { items, NULL, NULL };
+	pt_item_runs runs = { 0, array_next, &a };
+	size_t i;
+	int rc = PT_ENOMEM;
+
+	if (sorted_from > n)
+		sorted_from = n;
+	for (i = sorted_from; i < n; i++)
+		if (i == sorted_from || items[i].s < items[i - 1].s)
+			runs.nruns++;
+	a.bound = x_malloc((runs.nruns + 1) * sizeof(*a.bound));
+	a.done = x_calloc(runs.nruns + 1, 1);
+	if (!a.bound || !a.done) {
+		memset(tot, 0, sizeof(*tot));
+		goto out;
+	}
+	runs.nruns = 0;
+	for (i = sorted_from; i < n; i++)
+		if (i == sorted_from || items[i].s < items[i - 1].s)
+			a.bound[runs.nruns++] = i;
+	a.bound[runs.nruns] = n;
+	rc = pt_attr_sweep_runs(items, sorted_from, &runs, w0, w1, owned, tot);
+out:
+	x_free(a.done);
+	x_free(a.bound);
 	return rc;
 }

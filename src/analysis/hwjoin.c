@@ -64,7 +64,7 @@ size_t pt_hwjoin_window(const pt_series *s, int64_t t0, int64_t t1, double cap, 
 
 /* ---- algorithm from the kernel name --------------------------------------- */
 
-static void lower_squash(const char *s, size_t n, char *out, size_t cap)
+void pt_hwjoin_squash(const char *s, size_t n, char *out, size_t cap)
 {
 	size_t i, j = 0;
 
@@ -74,16 +74,35 @@ static void lower_squash(const char *s, size_t n, char *out, size_t cap)
 	out[j] = 0;
 }
 
-const char *pt_hwjoin_algo(const char *key, char *buf, size_t cap)
+const char *pt_hwjoin_algo_token(const char *key, size_t n)
 {
 	static const char *const algos[] = {
 		"ring", "tree", "collnetdirect", "collnetchain", "collnet", "nvlstree", "nvls", "pat",
 	};
+	const char *p, *e, *alg = NULL;
+	char tok[64];
+	size_t i;
+
+	for (p = key; p < key + n && !alg; p = e + 1) {
+		for (e = p; e < key + n && *e != '_'; e++)
+			;
+		pt_hwjoin_squash(p, (size_t)(e - p), tok, sizeof(tok));
+		for (i = 0; i < sizeof(algos) / sizeof(algos[0]) && !alg; i++)
+			if (!strcmp(tok, algos[i]))
+				alg = algos[i];
+		if (e >= key + n)
+			break;
+	}
+	return alg;
+}
+
+const char *pt_hwjoin_algo(const char *key, char *buf, size_t cap)
+{
 	static const char *const colls[] = {
 		"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce",
 	};
-	const char *paren, *p, *e;
-	char sq[512], tok[64];
+	const char *paren, *alg;
+	char sq[512];
 	size_t n, i;
 
 	if (!cap)
@@ -91,19 +110,11 @@ const char *pt_hwjoin_algo(const char *key, char *buf, size_t cap)
 	paren = strchr(key, '(');
 	n = paren ? (size_t)(paren - key) : strlen(key);
 	/* The algorithm is a '_'-separated token (ncclDevKernel_AllReduce_Sum_f16_RING_LL). */
-	for (p = key; p < key + n; p = e + 1) {
-		for (e = p; e < key + n && *e != '_'; e++)
-			;
-		lower_squash(p, (size_t)(e - p), tok, sizeof(tok));
-		for (i = 0; i < sizeof(algos) / sizeof(algos[0]); i++)
-			if (!strcmp(tok, algos[i])) {
-				snprintf(buf, cap, "%s", algos[i]);
-				return buf;
-			}
-		if (e >= key + n)
-			break;
+	if ((alg = pt_hwjoin_algo_token(key, n))) {
+		snprintf(buf, cap, "%s", alg);
+		return buf;
 	}
-	lower_squash(key, n, sq, sizeof(sq));
+	pt_hwjoin_squash(key, n, sq, sizeof(sq));
 	if (strstr(sq, "sendrecv") || strstr(sq, "send") || strstr(sq, "recv")) {
 		snprintf(buf, cap, "sendrecv");
 		return buf;

@@ -12,6 +12,7 @@
 #include "summary.h"
 #include "summary_parse.h"
 #include "../model/samples.h"
+#include "../util/file.h"
 #include "../util/xalloc.h"
 
 #include <errno.h>
@@ -19,7 +20,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- writer -------------------------------------------------------------- */
@@ -285,67 +285,6 @@ out:
 /* Largest summary we read (summaries are KB to a few MB). */
 #define SUMMARY_FILE_MAX ((size_t)1 << 30)
 
-/* The whole file into *buf (malloc'd, caller frees).  The size from fstat
- * is a hint (pipes, growing files): read to EOF. */
-static int read_whole(const char *path, char **buf, size_t *len, pt_error *err)
-{
-	struct stat st;
-	size_t cap, n = 0;
-	char *b = NULL;
-	int fd, rc = PT_EIO;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return pt_error_set(err, PT_EIO, -1, "cannot open: %s", strerror(errno));
-	if (fstat(fd, &st))
-		memset(&st, 0, sizeof(st));
-	if (S_ISDIR(st.st_mode)) {
-		pt_error_set(err, PT_EIO, -1, "is a directory");
-		goto out;
-	}
-	/* +1: room for the read that sees the end, so a file of the size
-	 * fstat gave never grows the buffer */
-	cap = (S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size < SUMMARY_FILE_MAX)
-		? (size_t)st.st_size + 1 : 4096;
-	if (!(b = x_malloc(cap))) {
-		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-		goto out;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			if (cap >= SUMMARY_FILE_MAX) {
-				rc = pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes",
-						  SUMMARY_FILE_MAX);
-				goto out;
-			}
-			if (X_GROW(b, cap, n + 1)) {
-				rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-				goto out;
-			}
-		}
-		r = read(fd, b + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			pt_error_set(err, PT_EIO, -1, "read failed: %s", strerror(errno));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	*buf = b;
-	*len = n;
-	b = NULL;
-	rc = PT_OK;
-out:
-	x_free(b);
-	close(fd);
-	return rc;
-}
-
 /* The parser (summary_parse.c) does the checks; this is the file side. */
 static pt_summary *read_file(const char *path, pt_summary_keys *ks, pt_error *err)
 {
@@ -353,7 +292,7 @@ static pt_summary *read_file(const char *path, pt_summary_keys *ks, pt_error *er
 	char *buf = NULL;
 	size_t len = 0;
 
-	if (read_whole(path, &buf, &len, err) == PT_OK)
+	if (pt_file_read(path, SUMMARY_FILE_MAX, &buf, &len, err) == PT_OK)
 		s = pt_summary_parse(buf, len, ks, err);
 	x_free(buf);
 	if (!s)

@@ -172,24 +172,6 @@ static void log_line(void *ctx, const char *msg)
 	fflush(stderr);
 }
 
-static const char *value(int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *eq = strchr(a, '=');
-
-	if (eq && a[0] == '-' && a[1] == '-')
-		return eq + 1;
-	if (*i + 1 >= argc)
-		die("option '%s' needs a value", a);
-	return argv[++*i];
-}
-
-static int is(const char *a, const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(a, name, n) && (a[n] == 0 || a[n] == '=');
-}
-
 static int64_t opt_ms(const char *opt, const char *val)
 {
 	double ms = opt_double(opt, val);
@@ -273,40 +255,40 @@ int cmd_agent(int argc, char **argv)
 		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
 			fputs(usage_text, stdout);
 			return 0;
-		} else if (is(o, "--control-dir")) {
-			dir = value(argc, argv, &i);
-		} else if (is(o, "--spool-dir")) {
-			spool = value(argc, argv, &i);
-		} else if (is(o, "--host")) {
-			host = value(argc, argv, &i);
+		} else if (cli_is_opt(o, "--control-dir")) {
+			dir = cli_opt_value(argc, argv, &i);
+		} else if (cli_is_opt(o, "--spool-dir")) {
+			spool = cli_opt_value(argc, argv, &i);
+		} else if (cli_is_opt(o, "--host")) {
+			host = cli_opt_value(argc, argv, &i);
 		} else if (!strcmp(o, "--detach")) {
 			detach = 1;
 		} else if (!strcmp(o, "--once")) {
 			once = 1;
-		} else if (is(o, "--exit-when-idle")) {
-			idle = opt_double("--exit-when-idle", value(argc, argv, &i));
-		} else if (is(o, "--poll")) {
-			poll = opt_double("--poll", value(argc, argv, &i));
-		} else if (is(o, "--jobs") || !strcmp(o, "-j")) {
-			jobs = opt_long("--jobs", value(argc, argv, &i));
-		} else if (is(o, "--hw-interval-ms")) {
-			hw_ms = opt_ms("--hw-interval-ms", value(argc, argv, &i));
-		} else if (is(o, "--hw-slow-interval-ms")) {
-			hw_slow_ms = opt_ms("--hw-slow-interval-ms", value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--exit-when-idle")) {
+			idle = opt_double("--exit-when-idle", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--poll")) {
+			poll = opt_double("--poll", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--jobs") || !strcmp(o, "-j")) {
+			jobs = opt_long("--jobs", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--hw-interval-ms")) {
+			hw_ms = opt_ms("--hw-interval-ms", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--hw-slow-interval-ms")) {
+			hw_slow_ms = opt_ms("--hw-slow-interval-ms", cli_opt_value(argc, argv, &i));
 		} else if (!strcmp(o, "--auto-profile")) {
 			auto_on = 1;
-		} else if (is(o, "--auto-window")) {
-			apo.window = opt_long("--auto-window", value(argc, argv, &i));
-		} else if (is(o, "--auto-slowdown")) {
-			apo.slowdown = opt_double("--auto-slowdown", value(argc, argv, &i));
-		} else if (is(o, "--auto-cooldown")) {
-			apo.cooldown = opt_double("--auto-cooldown", value(argc, argv, &i));
-		} else if (is(o, "--auto-output-dir")) {
-			auto_out = value(argc, argv, &i);
+		} else if (cli_is_opt(o, "--auto-window")) {
+			apo.window = opt_long("--auto-window", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--auto-slowdown")) {
+			apo.slowdown = opt_double("--auto-slowdown", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--auto-cooldown")) {
+			apo.cooldown = opt_double("--auto-cooldown", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--auto-output-dir")) {
+			auto_out = cli_opt_value(argc, argv, &i);
 		} else if (!strcmp(o, "--no-hw")) {
 			no_hw = 1;
-		} else if (is(o, "--hw-cpu-budget")) {
-			hw_budget = opt_double("--hw-cpu-budget", value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--hw-cpu-budget")) {
+			hw_budget = opt_double("--hw-cpu-budget", cli_opt_value(argc, argv, &i));
 		} else if (!strcmp(o, "--hw-check")) {
 			check = 1;
 			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')

@@ -233,15 +233,15 @@ int cmd_analyze(int argc, char **argv)
 			return 0;
 		}
 		if (cli_is_opt(argv[k], "--keep-summaries"))
-			keep = cli_opt_value(argc, argv, &k, "--keep-summaries");
+			keep = cli_opt_value(argc, argv, &k);
 	}
 	for (k = 1; k < argc; k++) {
 		if (cli_is_opt(argv[k], "--keep-summaries")) {
-			cli_opt_value(argc, argv, &k, "--keep-summaries");
+			cli_opt_value(argc, argv, &k);
 			continue;
 		}
 		if (cli_is_opt(argv[k], "--hw-dir")) {
-			hwdir_opt = cli_opt_value(argc, argv, &k, "--hw-dir");
+			hwdir_opt = cli_opt_value(argc, argv, &k);
 			continue;
 		}
 		if (!strcmp(argv[k], "--no-hw")) {
@@ -315,7 +315,7 @@ int cmd_analyze(int argc, char **argv)
 			warning("'%s': %s", l.v[i], j.msg[i]);
 	if (keep && keep_summaries(keep, j.s, l.n))
 		goto out;
-	rc = cli_diag_run(&d, j.s, l.n);
+	rc = cli_diag_run(&d, j.s, l.n, NULL, NULL);
 out:
 	for (i = 0; i < l.n; i++) {
 		if (j.s)

@@ -5,7 +5,8 @@
  * Each subcommand lives in its own file (src/cli/<name>.c) and exports
  * cmd_<name>(argc, argv); main.c dispatches through a table, as git's
  * builtin/ does.  error() prints "perftracker: <msg>" and returns -1;
- * die() prints and exits 1; warning() prints and returns.
+ * die() prints and exits 1; warning() prints and returns.  Option and
+ * control-directory helpers shared by the subcommands live in common.c.
  */
 #ifndef PT_CLI_H
 #define PT_CLI_H
@@ -27,6 +28,23 @@ int error_pt(const pt_error *e);
 /* Parse a non-negative integer / double option value or die naming the option. */
 long opt_long(const char *opt, const char *val);
 double opt_double(const char *opt, const char *val);
+
+/* Option matching (src/cli/common.c).  cli_is_opt: arg is name or
+ * "name=...".  cli_opt_value: the value of option argv[*i], from its
+ * "--opt=VAL" form or the next argument (advancing *i); dies with "option
+ * 'ARG' needs a value" when there is none. */
+int cli_is_opt(const char *arg, const char *name);
+const char *cli_opt_value(int argc, char **argv, int *i);
+
+/* Monotonic seconds; sleep for s seconds (s >= 0). */
+double cli_now(void);
+void cli_sleep(double s);
+
+/* The workers registered in control directory *dir (NULL: the default,
+ * written back to *dir): *w (x_free it) and *n.  0, or -1 after printing
+ * a one-line error (no such directory, unreadable records). */
+struct pt_worker_entry;
+int cli_control_workers(const char **dir, struct pt_worker_entry **w, size_t *n);
 
 int cmd_summarize(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);

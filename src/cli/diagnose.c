@@ -60,24 +60,6 @@ void cli_diag_init(cli_diag *d)
 	d->max_findings = 50;
 }
 
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (*i + 1 >= argc)
-		die("option '%s' needs a value", name);
-	return argv[++*i];
-}
-
-int cli_is_opt(const char *arg, const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(arg, name, n) && (arg[n] == 0 || arg[n] == '=');
-}
-
 int cli_diag_option(cli_diag *d, int argc, char **argv, int *i)
 {
 	static const struct {
@@ -99,29 +81,25 @@ int cli_diag_option(cli_diag *d, int argc, char **argv, int *i)
 	for (k = 0; k < sizeof(dbl) / sizeof(dbl[0]); k++) {
 		if (cli_is_opt(a, dbl[k].name)) {
 			*(double *)((char *)&d->opt + dbl[k].off) =
-				opt_double(dbl[k].name, cli_opt_value(argc, argv, i, dbl[k].name));
+				opt_double(dbl[k].name, cli_opt_value(argc, argv, i));
 			return 1;
 		}
 	}
 	if (cli_is_opt(a, "--top-kernels"))
 		d->opt.top_kernels = (size_t)opt_long("--top-kernels",
-						      cli_opt_value(argc, argv, i, "--top-kernels"));
+						      cli_opt_value(argc, argv, i));
 	else if (cli_is_opt(a, "--loo-below"))
-		d->opt.loo_below = (size_t)opt_long("--loo-below",
-						    cli_opt_value(argc, argv, i, "--loo-below"));
+		d->opt.loo_below = (size_t)opt_long("--loo-below", cli_opt_value(argc, argv, i));
 	else if (cli_is_opt(a, "--max-findings"))
-		d->max_findings = (size_t)opt_long("--max-findings",
-						   cli_opt_value(argc, argv, i, "--max-findings"));
+		d->max_findings = (size_t)opt_long("--max-findings", cli_opt_value(argc, argv, i));
 	else if (cli_is_opt(a, "--jobs"))
-		d->jobs = opt_long("--jobs", cli_opt_value(argc, argv, i, "--jobs"));
+		d->jobs = opt_long("--jobs", cli_opt_value(argc, argv, i));
 	else if (!strcmp(a, "-j"))
-		d->jobs = opt_long("-j", cli_opt_value(argc, argv, i, "-j"));
+		d->jobs = opt_long("-j", cli_opt_value(argc, argv, i));
 	else if (!strncmp(a, "-j", 2))
 		d->jobs = opt_long("-j", a + 2);
-	else if (cli_is_opt(a, "--output"))
-		d->outdir = cli_opt_value(argc, argv, i, "--output");
-	else if (!strcmp(a, "-o"))
-		d->outdir = cli_opt_value(argc, argv, i, "-o");
+	else if (cli_is_opt(a, "--output") || !strcmp(a, "-o"))
+		d->outdir = cli_opt_value(argc, argv, i);
 	else if (!strcmp(a, "--fixed-only"))
 		d->opt.fixed_only = 1;
 	else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
@@ -277,14 +255,6 @@ void cli_parallel(size_t n, long jobs, void (*fn)(void *ctx, size_t i), void *ct
 	x_free(th);
 }
 
-double cli_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* CPU time of the calling thread: the diagnosis is single-threaded, and on a
  * shared machine its wall time says little. */
 static double cpu_now(void)
@@ -295,7 +265,8 @@ static double cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int cli_diag_run(const cli_diag *d, pt_summary *const *s, size_t n)
+int cli_diag_run(const cli_diag *d, pt_summary *const *s, size_t n, cli_report_hook *hook,
+		 const void *ctx)
 {
 	double t0 = cli_now(), c0 = cpu_now(), t1, t2, c1;
 	pt_error err;
@@ -317,6 +288,8 @@ int cli_diag_run(const cli_diag *d, pt_summary *const *s, size_t n)
 		error_pt(&err);
 		goto out;
 	}
+	if (hook)
+		hook(rep, ctx);
 	t1 = cli_now();
 	c1 = cpu_now();
 	if (d->outdir && pt_report_write_dir(rep, d->outdir, &err)) {
@@ -429,7 +402,7 @@ int cmd_diagnose(int argc, char **argv)
 			warning("'%s': worker '%s' was not analysed: %s", j.paths[i],
 				j.s[i]->worker ? j.s[i]->worker : "", j.s[i]->error);
 	}
-	rc = cli_diag_run(&d, j.s, n);
+	rc = cli_diag_run(&d, j.s, n, NULL, NULL);
 out:
 	for (i = 0; i < n && j.s; i++)
 		pt_summary_free_shared(j.s[i]);

@@ -32,10 +32,6 @@ extern const char cli_diag_help[];
  * CPUs).  fn must be thread-safe across different i. */
 void cli_parallel(size_t n, long jobs, void (*fn)(void *ctx, size_t i), void *ctx);
 
-/* Value of option argv[*i] ("--opt VAL" or "--opt=VAL"), advancing *i. */
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
-int cli_is_opt(const char *arg, const char *name);
-
 /* Input files: a path as given, or a folder searched recursively (hidden
  * entries, folders named PerfDisplay and the folder `skip` left out) for
  * traces (*.json, *.json.gz, not *.summary.json) or summaries (*.json),
@@ -48,12 +44,13 @@ enum { CLI_TRACES, CLI_SUMMARIES };
 int cli_files_add(cli_files *f, const char *path, int what, const char *skip);
 void cli_files_free(cli_files *f);
 
-/* Monotonic seconds. */
-double cli_now(void);
-
 /* Diagnose s[0..n) (failed ones included), write the report files and print
- * the text report.  Fails (one-line error, returns -1) when no worker could
- * be analysed or a file cannot be written. */
-int cli_diag_run(const cli_diag *d, pt_summary *const *s, size_t n);
+ * the text report.  hook, when not NULL, is called with the report and ctx
+ * before anything is written (trigger.c adds the "trigger" key there).
+ * Fails (one-line error, returns -1) when no worker could be analysed or a
+ * file cannot be written. */
+typedef void cli_report_hook(pt_report *r, const void *ctx);
+int cli_diag_run(const cli_diag *d, pt_summary *const *s, size_t n, cli_report_hook *hook,
+		 const void *ctx);
 
 #endif

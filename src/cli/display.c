@@ -65,24 +65,6 @@ static int is_file(const char *p)
 	return !stat(p, &st) && S_ISREG(st.st_mode);
 }
 
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (*i + 1 >= argc)
-		die("option '%s' needs a value", name);
-	return argv[++*i];
-}
-
-static int is_opt(const char *arg, const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(arg, name, n) && (arg[n] == 0 || arg[n] == '=');
-}
-
 int cmd_display(int argc, char **argv)
 {
 	pt_display_options opt = { PT_DISPLAY_DEFAULT_HOST, PT_DISPLAY_DEFAULT_PORT, log_request, NULL };
@@ -98,12 +80,12 @@ int cmd_display(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage_text, stdout);
 			return 0;
-		} else if (is_opt(argv[i], "--host")) {
-			opt.host = opt_value(argc, argv, &i, "--host");
+		} else if (cli_is_opt(argv[i], "--host")) {
+			opt.host = cli_opt_value(argc, argv, &i);
 			if (!*opt.host)
 				die("option '--host' needs a value");
-		} else if (is_opt(argv[i], "--port")) {
-			port = opt_long("--port", opt_value(argc, argv, &i, "--port"));
+		} else if (cli_is_opt(argv[i], "--port")) {
+			port = opt_long("--port", cli_opt_value(argc, argv, &i));
 			if (port > 65535)
 				die("option '--port': '%ld' is out of range (0-65535)", port);
 			opt.port = (int)port;

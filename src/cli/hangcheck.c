@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "hangcheck.h"
+#include "diagnose/robust.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -26,31 +27,9 @@
  * about 5 MB: faulthandler's own limits). */
 #define STACKS_MAX ((size_t)16 << 20)
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void sleep_s(double s)
-{
-	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
-
-	nanosleep(&ts, NULL);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 double cli_hang_auto_timeout(const pt_worker_entry *w, size_t n)
 {
-	double *v = x_calloc(n, sizeof(double)), med = 0, t;
+	double *v = x_calloc(n, sizeof(double)), med, t;
 	size_t k = 0;
 
 	if (!v)
@@ -58,10 +37,7 @@ double cli_hang_auto_timeout(const pt_worker_entry *w, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (w[i].has_hb && w[i].hb.rate > 0)
 			v[k++] = 1.0 / w[i].hb.rate;
-	if (k) {
-		qsort(v, k, sizeof(double), cmp_double);
-		med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-	}
+	med = pt_robust_median(v, k, 0);
 	x_free(v);
 	t = 10 * med;
 	return t > 60 ? t : 60;
@@ -143,7 +119,7 @@ int cli_hang_check(const cli_hang *h, const pt_worker_entry *e, const int *exite
 	/* Wait for the answers: each watchdog polls every 250 ms (by default)
 	 * and writes in a few milliseconds.  Dead, lost and exited workers
 	 * cannot answer: not waited for. */
-	t0 = mono();
+	t0 = cli_now();
 	for (;;) {
 		pending = 0;
 		now = pt_control_now();
@@ -167,7 +143,7 @@ int cli_hang_check(const cli_hang *h, const pt_worker_entry *e, const int *exite
 			}
 			pending++;
 		}
-		run->seconds = mono() - t0;
+		run->seconds = cli_now() - t0;
 		if (!pending || run->seconds >= h->stack_wait)
 			break;
 		if (h->progress && run->seconds - last_line >= 2) {
@@ -175,7 +151,7 @@ int cli_hang_check(const cli_hang *h, const pt_worker_entry *e, const int *exite
 				run->seconds, run->answered, n);
 			last_line = run->seconds;
 		}
-		sleep_s(0.05);
+		cli_sleep(0.05);
 	}
 	/* Fresh heartbeats: the steps and liveness as of now. */
 	if (pt_control_workers(h->dir, &fresh, &nfresh, NULL) == PT_OK)
@@ -357,24 +333,6 @@ static const char usage_text[] =
 	"  --json               print the \"Hang\" section as JSON instead of the text\n"
 	"  -h, --help           show this help\n";
 
-static const char *value(int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *eq = strchr(a, '=');
-
-	if (eq && a[0] == '-' && a[1] == '-')
-		return eq + 1;
-	if (*i + 1 >= argc)
-		die("option '%s' needs a value", a);
-	return argv[++*i];
-}
-
-static int is(const char *a, const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(a, name, n) && (a[n] == 0 || a[n] == '=');
-}
-
 static void print_text(const cli_hang_run *run)
 {
 	const pt_hang_result *res = &run->res;
@@ -439,16 +397,17 @@ int cmd_hang_check(int argc, char **argv)
 		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
 			fputs(usage_text, stdout);
 			return 0;
-		} else if (is(o, "--control-dir")) {
-			h.dir = value(argc, argv, &i);
-		} else if (is(o, "--hang-timeout")) {
-			h.hang_timeout = opt_double("--hang-timeout", value(argc, argv, &i));
-		} else if (is(o, "--stale")) {
-			h.stale = opt_double("--stale", value(argc, argv, &i));
-		} else if (is(o, "--stack-wait")) {
-			h.stack_wait = opt_double("--stack-wait", value(argc, argv, &i));
-		} else if (!strcmp(o, "-o") || is(o, "--output")) {
-			outdir = value(argc, argv, &i);
+		} else if (cli_is_opt(o, "--control-dir")) {
+			h.dir = cli_opt_value(argc, argv, &i);
+		} else if (cli_is_opt(o, "--hang-timeout")) {
+			h.hang_timeout = opt_double("--hang-timeout",
+						    cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--stale")) {
+			h.stale = opt_double("--stale", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--stack-wait")) {
+			h.stack_wait = opt_double("--stack-wait", cli_opt_value(argc, argv, &i));
+		} else if (!strcmp(o, "-o") || cli_is_opt(o, "--output")) {
+			outdir = cli_opt_value(argc, argv, &i);
 		} else if (!strcmp(o, "--json")) {
 			json = 1;
 		} else {
@@ -457,13 +416,9 @@ int cmd_hang_check(int argc, char **argv)
 			return -1;
 		}
 	}
-	if (!h.dir)
-		h.dir = pt_control_default_dir();
-	if (access(h.dir, F_OK) != 0)
-		return error("'%s': no control directory (no collector has run here)", h.dir);
+	if (cli_control_workers(&h.dir, &all, &n))
+		return -1;
 	pt_error_clear(&e);
-	if (pt_control_workers(h.dir, &all, &n, &e))
-		return error_pt(&e);
 	if (!n) {
 		error("no worker registered in '%s'", h.dir);
 		goto out;

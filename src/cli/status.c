@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "hangcheck.h"
 #include "control/control.h"
+#include "diagnose/robust.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -38,24 +39,6 @@ static const char usage_text[] =
 	"                       the leader as 'laggard' (5)\n"
 	"  -h, --help           show this help\n";
 
-static const char *value(int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *eq = strchr(a, '=');
-
-	if (eq && a[0] == '-' && a[1] == '-')
-		return eq + 1;
-	if (*i + 1 >= argc)
-		die("option '%s' needs a value", a);
-	return argv[++*i];
-}
-
-static int is(const char *a, const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(a, name, n) && (a[n] == 0 || a[n] == '=');
-}
-
 /* Where each live worker probably is now: its step plus the steps its
  * rate makes since its heartbeat (at most 30 s worth). */
 static double est_step(const pt_worker_entry *w, double now)
@@ -65,13 +48,6 @@ static double est_step(const pt_worker_entry *w, double now)
 	if (!w->has_hb || w->hb.rate <= 0)
 		return (double)w->hb.step;
 	return (double)w->hb.step + w->hb.rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* "laggard" when more than max(2 steps, lag s x median rate) behind the
@@ -185,7 +161,6 @@ int cmd_status(int argc, char **argv)
 	pt_sb flagged = { 0 };
 	pt_worker_entry *w = NULL;
 	size_t n = 0, pruned = 0, shown = 0;
-	pt_error e;
 	char node[PT_CONTROL_HOST_MAX];
 	pt_trigger t;
 	pt_sb js = { 0 };
@@ -196,32 +171,27 @@ int cmd_status(int argc, char **argv)
 		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
 			fputs(usage_text, stdout);
 			return 0;
-		} else if (is(o, "--control-dir")) {
-			dir = value(argc, argv, &i);
+		} else if (cli_is_opt(o, "--control-dir")) {
+			dir = cli_opt_value(argc, argv, &i);
 		} else if (!strcmp(o, "--json")) {
 			json = 1;
 		} else if (!strcmp(o, "--prune")) {
 			prune = 1;
-		} else if (is(o, "--stale")) {
-			stale = opt_double("--stale", value(argc, argv, &i));
-		} else if (is(o, "--silent")) {
-			silent = opt_double("--silent", value(argc, argv, &i));
-		} else if (is(o, "--lag")) {
-			lag = opt_double("--lag", value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--stale")) {
+			stale = opt_double("--stale", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--silent")) {
+			silent = opt_double("--silent", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--lag")) {
+			lag = opt_double("--lag", cli_opt_value(argc, argv, &i));
 		} else {
 			error("status: unknown option '%s'", o);
 			fputs(usage_text, stderr);
 			return -1;
 		}
 	}
-	if (!dir)
-		dir = pt_control_default_dir();
-	if (access(dir, F_OK) != 0)
-		return error("'%s': no control directory (no collector has run here)", dir);
+	if (cli_control_workers(&dir, &w, &n))
+		return -1;
 	pt_control_nodename(node, sizeof(node));
-	pt_error_clear(&e);
-	if (pt_control_workers(dir, &w, &n, &e))
-		return error_pt(&e);
 	now = pt_control_now();
 	/* The leader and the median rate of the live workers. */
 	rates = x_calloc(n ? n : 1, sizeof(double));
@@ -235,11 +205,7 @@ int cmd_status(int argc, char **argv)
 		if (w[i].has_hb && w[i].hb.rate > 0)
 			rates[nrates++] = w[i].hb.rate;
 	}
-	if (nrates) {
-		qsort(rates, nrates, sizeof(double), cmp_double);
-		med_rate = nrates % 2 ? rates[nrates / 2]
-				      : (rates[nrates / 2 - 1] + rates[nrates / 2]) / 2;
-	}
+	med_rate = pt_robust_median(rates, nrates, 0);
 	if (silent < 0)
 		silent = cli_hang_auto_timeout(w, n);
 	if (json) {

@@ -51,25 +51,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Value of option argv[*i] ("--opt VAL" or "--opt=VAL"), advancing *i. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (*i + 1 >= argc)
-		die("option '%s' needs a value", name);
-	return argv[++*i];
-}
-
-static int is_opt(const char *arg, const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(arg, name, n) && (arg[n] == 0 || arg[n] == '=');
-}
-
 static int write_stdout(const pt_summary *s)
 {
 	pt_sb sb = { 0 };
@@ -175,22 +156,22 @@ int cmd_summarize(int argc, char **argv)
 			fputs(usage_text, stdout);
 			rc = 0;
 			goto out;
-		} else if (!strcmp(a, "-o") || is_opt(a, "--output")) {
-			out = opt_value(argc, argv, &i, !strcmp(a, "-o") ? "-o" : "--output");
-		} else if (is_opt(a, "--min-python-ratio")) {
+		} else if (!strcmp(a, "-o") || cli_is_opt(a, "--output")) {
+			out = cli_opt_value(argc, argv, &i);
+		} else if (cli_is_opt(a, "--min-python-ratio")) {
 			opt.min_python_ratio = opt_double("--min-python-ratio",
-							  opt_value(argc, argv, &i, "--min-python-ratio"));
-		} else if (is_opt(a, "--max-python")) {
+							  cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(a, "--max-python")) {
 			opt.max_python = (size_t)opt_long("--max-python",
-							  opt_value(argc, argv, &i, "--max-python"));
+							  cli_opt_value(argc, argv, &i));
 		} else if (!strcmp(a, "--time")) {
 			timing = 1;
-		} else if (is_opt(a, "--hw")) {
-			if (hw_add_file(&hw, opt_value(argc, argv, &i, "--hw")))
+		} else if (cli_is_opt(a, "--hw")) {
+			if (hw_add_file(&hw, cli_opt_value(argc, argv, &i)))
 				goto out;
 			nhwfiles++;
-		} else if (is_opt(a, "--hw-dir")) {
-			hwdir = opt_value(argc, argv, &i, "--hw-dir");
+		} else if (cli_is_opt(a, "--hw-dir")) {
+			hwdir = cli_opt_value(argc, argv, &i);
 		} else if (!strcmp(a, "--no-hw")) {
 			nohw = 1;
 		} else if (a[0] == '-' && a[1]) {

@@ -90,39 +90,6 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
-static const char *value(int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *eq = strchr(a, '=');
-
-	if (eq && a[0] == '-' && a[1] == '-')
-		return eq + 1;
-	if (*i + 1 >= argc)
-		die("option '%s' needs a value", a);
-	return argv[++*i];
-}
-
-static int is(const char *a, const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(a, name, n) && (a[n] == 0 || a[n] == '=');
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void sleep_s(double s)
-{
-	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
-
-	nanosleep(&ts, NULL);
-}
-
 /* <output>/<YYYYmmdd-HHMMSS>, made unique with -2, -3, ... */
 static int make_run_dir(const char *out, double now, char *run, size_t cap)
 {
@@ -298,43 +265,11 @@ static void describe_holder(const char *holder, const char *path)
 	      deadline > 0 ? deadline - pt_control_now() : 0, path);
 }
 
-/* cli_diag_run (src/cli/diagnose.c) plus the report's "trigger" key: who
- * asked for this profile and why (the agent's auto-profiling says why). */
-static int diagnose_and_write(const cli_diag *d, pt_summary *const *s, size_t n,
-			      const pt_trigger *t)
+/* cli_diag_run's hook: the report's "trigger" key, who asked for this
+ * profile and why (the agent's auto-profiling says why). */
+static void add_trigger_key(pt_report *r, const void *t)
 {
-	pt_error err;
-	pt_report *rep = NULL;
-	pt_sb sb = { 0 };
-	int rc = -1;
-
-	pt_error_clear(&err);
-	rep = pt_diagnose(s, n, &d->opt, &err);
-	if (!rep) {
-		error_pt(&err);
-		goto out;
-	}
-	cli_trigger_key(rep, t);
-	if (pt_report_write_dir(rep, d->outdir, &err)) {
-		error_pt(&err);
-		goto out;
-	}
-	if (!d->quiet) {
-		pt_report_text(rep, d->max_findings, &sb);
-		if (sb.oom) {
-			error("out of memory writing the text report");
-			goto out;
-		}
-		if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len || fflush(stdout)) {
-			error("cannot write the text report to stdout");
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	pt_sb_free(&sb);
-	pt_report_free(rep);
-	return rc;
+	cli_trigger_key(r, t);
 }
 
 /* Has a worker that has not finished its window made no step for
@@ -467,33 +402,34 @@ int cmd_trigger(int argc, char **argv)
 			trigger_on = 1;
 		} else if (!strcmp(o, "--auto-analyze")) {
 			auto_analyze = 1;
-		} else if (is(o, "--wait")) {
-			wait = opt_long("--wait", value(argc, argv, &i));
-		} else if (is(o, "--steps")) {
-			steps = opt_long("--steps", value(argc, argv, &i));
-		} else if (is(o, "--output-dir")) {
-			outdir = value(argc, argv, &i);
-		} else if (is(o, "--save-raw-trace")) {
-			const char *v = value(argc, argv, &i);
+		} else if (cli_is_opt(o, "--wait")) {
+			wait = opt_long("--wait", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--steps")) {
+			steps = opt_long("--steps", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--output-dir")) {
+			outdir = cli_opt_value(argc, argv, &i);
+		} else if (cli_is_opt(o, "--save-raw-trace")) {
+			const char *v = cli_opt_value(argc, argv, &i);
 
 			save_raw = pt_control_raw_policy(v);
 			if (save_raw < 0)
 				die("option '--save-raw-trace': '%s' is not none, master or all", v);
-		} else if (is(o, "--control-dir")) {
-			dir = value(argc, argv, &i);
-		} else if (is(o, "--timeout")) {
-			timeout = opt_double("--timeout", value(argc, argv, &i));
-		} else if (is(o, "--stale")) {
-			stale = opt_double("--stale", value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--control-dir")) {
+			dir = cli_opt_value(argc, argv, &i);
+		} else if (cli_is_opt(o, "--timeout")) {
+			timeout = opt_double("--timeout", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--stale")) {
+			stale = opt_double("--stale", cli_opt_value(argc, argv, &i));
 		} else if (!strcmp(o, "--no-progress")) {
 			progress = 0;
-		} else if (is(o, "--hang-timeout")) {
-			hang_timeout = opt_double("--hang-timeout", value(argc, argv, &i));
-		} else if (is(o, "--stack-wait")) {
-			stack_wait = opt_double("--stack-wait", value(argc, argv, &i));
-		} else if (is(o, "--reason")) {
-			reason = value(argc, argv, &i);
-		} else if (strcmp(o, "-o") && !is(o, "--output") && cli_diag_option(&d, argc, argv, &i)) {
+		} else if (cli_is_opt(o, "--hang-timeout")) {
+			hang_timeout = opt_double("--hang-timeout", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--stack-wait")) {
+			stack_wait = opt_double("--stack-wait", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--reason")) {
+			reason = cli_opt_value(argc, argv, &i);
+		} else if (strcmp(o, "-o") && !cli_is_opt(o, "--output") &&
+			   cli_diag_option(&d, argc, argv, &i)) {
 			/* a diagnosis option */
 		} else {
 			error("unknown option '%s'", o);
@@ -635,12 +571,12 @@ int cmd_trigger(int argc, char **argv)
 			(long long)(t.start_step + steps - 1), t.run_dir, timeout);
 
 	/* Wait for every worker: summarised, failed or gone. */
-	t0 = mono();
+	t0 = cli_now();
 	for (;;) {
 		size_t done = 0;
 		int64_t step_now = 0;
 		char line[512];
-		double el = mono() - t0;
+		double el = cli_now() - t0;
 
 		now = pt_control_now();
 		if (now - last_live >= 1.0) {
@@ -718,7 +654,7 @@ int cmd_trigger(int argc, char **argv)
 			break;
 		}
 		/* Big jobs: fewer status reads per second. */
-		sleep_s(n > 500 ? (double)n / 2000.0 : 0.25);
+		cli_sleep(n > 500 ? (double)n / 2000.0 : 0.25);
 	}
 
 	/* Done: workers stop looking at this trigger. */
@@ -795,7 +731,7 @@ int cmd_trigger(int argc, char **argv)
 	}
 	if (auto_analyze) {
 		d.outdir = t.run_dir;
-		if (diagnose_and_write(&d, sums, nsums, &t))
+		if (cli_diag_run(&d, sums, nsums, add_trigger_key, &t))
 			goto out;
 		fprintf(stderr, "perftracker: report: %s/PerfDisplay/index.html\n", t.run_dir);
 	} else {

@@ -15,33 +15,17 @@
 #include "../analysis/hwjoin.h"
 #include "../util/xalloc.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #define SEC "Communication"
 
-static const char *const algos[] = {
-	"ring", "tree", "collnetdirect", "collnetchain", "collnet", "nvlstree", "nvls", "pat",
-};
-
 /* Collective words, longest first where one contains another. */
 static const char *const colls[] = {
 	"sendrecv", "allreduce", "allgather", "reducescatter", "alltoall", "broadcast",
 	"barrier", "reduce", "gather", "scatter", "send", "recv",
 };
-
-/* Lowercase s[0..n) without '_' and spaces into buf. */
-static void squash(const char *s, size_t n, char *buf, size_t cap)
-{
-	size_t i, j = 0;
-
-	for (i = 0; i < n && j + 1 < cap; i++)
-		if (s[i] != '_' && s[i] != ' ')
-			buf[j++] = (char)tolower((unsigned char)s[i]);
-	buf[j] = 0;
-}
 
 static const char *find_coll(const char *squashed)
 {
@@ -57,13 +41,12 @@ char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 {
 	const char *paren = strchr(key, '(');
 	size_t n = paren ? (size_t)(paren - key) : strlen(key);
-	char sq[512], tok[64];
-	const char *coll, *alg = NULL, *p, *e;
-	size_t i;
+	char sq[512];
+	const char *coll, *alg;
 
 	if (!cap)
 		return out;
-	squash(key, n, sq, sizeof(sq));
+	pt_hwjoin_squash(key, n, sq, sizeof(sq));
 	coll = find_coll(sq);
 	if (kind == PT_K_CPU_COMM || !(strstr(sq, "nccl") || strstr(sq, "rccl"))) {
 		const char *be = strstr(sq, "gloo") ? "gloo" : strstr(sq, "nccl") ? "nccl"
@@ -81,16 +64,7 @@ char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 		return out;
 	}
 	/* The algorithm is one '_'-separated token of the name (RING, TREE, ...). */
-	for (p = key; p < key + n && !alg; p = e + 1) {
-		for (e = p; e < key + n && *e != '_'; e++)
-			;
-		squash(p, (size_t)(e - p), tok, sizeof(tok));
-		for (i = 0; i < sizeof(algos) / sizeof(algos[0]) && !alg; i++)
-			if (!strcmp(tok, algos[i]))
-				alg = algos[i];
-		if (e >= key + n)
-			break;
-	}
+	alg = pt_hwjoin_algo_token(key, n);
 	if (alg)
 		snprintf(out, cap, "%s %s", alg, coll);
 	else
@@ -449,29 +423,6 @@ static int hw_finding(dctx *c, const dkey *k, const hwkey *hk, size_t j, const d
 	return 0;
 }
 
-static int dm_alloc_local(dmetric *m, size_t n)
-{
-	memset(m, 0, sizeof(*m));
-	n = n ? n : 1;
-	m->val = x_malloc(n * sizeof(double));
-	m->work = x_malloc(n * sizeof(double));
-	m->tmp = x_malloc(n * sizeof(double));
-	m->sorted = x_malloc(n * sizeof(double));
-	m->wk = x_malloc(n * sizeof(uint32_t));
-	m->pat = x_malloc(n * sizeof(*m->pat));
-	return m->val && m->work && m->tmp && m->sorted && m->wk && m->pat ? 0 : -1;
-}
-
-static void dm_free_local(dmetric *m)
-{
-	x_free(m->pat);
-	x_free(m->wk);
-	x_free(m->sorted);
-	x_free(m->tmp);
-	x_free(m->work);
-	x_free(m->val);
-}
-
 void diag_comm(dctx *c)
 {
 	pt_rv *sec = pt_rv_obj(c->rep, pt_report_root(c->rep), SEC);
@@ -483,7 +434,7 @@ void diag_comm(dctx *c)
 	hwkey hk;
 
 	memset(&hk, 0, sizeof(hk));
-	if (dm_alloc_local(&ma, c->nw))
+	if (dm_alloc(&ma, c->nw))
 		goto oom;
 	for (i = 0; i < c->nkeys; i++) {
 		const dkey *k = &c->keys[i];
@@ -648,7 +599,7 @@ oom:
 	c->oom = 1;
 out:
 	hwkey_free(&hk);
-	dm_free_local(&ma);
+	dm_free(&ma);
 	x_free(rec);
 	x_free(ent);
 }

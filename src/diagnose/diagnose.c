@@ -226,8 +226,9 @@ out:
 
 #define PREFETCH 8
 
-static int dm_alloc(dmetric *m, size_t n)
+int dm_alloc(dmetric *m, size_t n)
 {
+	memset(m, 0, sizeof(*m));
 	n = n ? n : 1;
 	m->val = x_malloc(n * sizeof(double));
 	m->work = x_malloc(n * sizeof(double));
@@ -238,7 +239,7 @@ static int dm_alloc(dmetric *m, size_t n)
 	return m->val && m->work && m->tmp && m->sorted && m->wk && m->pat ? 0 : -1;
 }
 
-static void dm_free(dmetric *m)
+void dm_free(dmetric *m)
 {
 	x_free(m->pat);
 	x_free(m->wk);

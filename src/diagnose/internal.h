@@ -88,7 +88,11 @@ typedef struct dctx {
 /* Index of the key (cls, key) in c->keys, UINT32_MAX when no worker has it. */
 uint32_t diag_key_find(const dctx *c, int cls, const char *key);
 
-/* Metric vectors (m is one of ctx->m, sized for ctx->nw). */
+/* Metric vectors (m is one of ctx->m, sized for ctx->nw, or a local one
+ * of that size).  dm_alloc zeroes m first; on -1 (out of memory) m still
+ * goes to dm_free. */
+int dm_alloc(dmetric *m, size_t n);
+void dm_free(dmetric *m);
 void dm_load(dctx *c, dmetric *m, const dkey *k, dfield f);
 void dm_load_gpu_util(dctx *c, dmetric *m);
 void dm_prepare(dctx *c, dmetric *m);

@@ -5,6 +5,7 @@
  * text report.
  */
 #include "report.h"
+#include "../util/utf8.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -171,40 +172,6 @@ const pt_rv *pt_rv_get(const pt_rv *o, const char *key)
 	return NULL;
 }
 
-/* Decode one UTF-8 sequence at s (n bytes left); returns its length and the
- * code point, or 0 for an invalid byte (written as U+FFFD). */
-static size_t utf8_dec(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	unsigned c = s[0];
-	size_t need, i;
-	uint32_t v;
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 2;
-		v = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 3;
-		v = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 4;
-		v = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < need)
-		return 0;
-	for (i = 1; i < need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		v = (v << 6) | (s[i] & 0x3f);
-	}
-	if ((need == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) ||
-	    (need == 4 && (v < 0x10000 || v > 0x10ffff)))
-		return 0;
-	*cp = v;
-	return need;
-}
-
 /* A JSON string as Python's json.dumps writes it with ensure_ascii=True. */
 static void put_str(pt_sb *sb, const char *str)
 {
@@ -238,7 +205,7 @@ static void put_str(pt_sb *sb, const char *str)
 			}
 			continue;
 		}
-		l = utf8_dec(s + i, n - i, &cp);
+		l = pt_utf8_decode(s + i, n - i, &cp);  /* 0: invalid, written as U+FFFD */
 		i += l ? l : 1;
 		if (cp >= 0x10000) {
 			cp -= 0x10000;

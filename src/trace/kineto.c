@@ -17,6 +17,7 @@
 #include "kineto.h"
 #include "input.h"
 #include "../util/json.h"
+#include "../util/utf8.h"
 #include "../util/xalloc.h"
 
 #include <stdarg.h>
@@ -454,111 +455,51 @@ static int skip_value(reader *r, const char **pp, const char *end)
 
 /* ---- decoding kept strings ------------------------------------------ */
 
-static int hex4(const char *s, uint32_t *out)
-{
-	uint32_t v = 0;
-	int i;
-
-	for (i = 0; i < 4; i++) {
-		unsigned c = (unsigned char)s[i];
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v |= c - 'A' + 10;
-		else
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static size_t put_utf8(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 static int grow_tmp(char **b, size_t *cap, size_t need)
 {
 	return X_GROW(*b, *cap, need);
 }
 
-/* Decode the escapes of s into *out (r->tmp2); returns the length or -1. */
-static int unescape(reader *r, const span *s, const char **out, size_t *outlen)
+/* Decode the escapes of s (it has a backslash) into *out (r->tmp2). */
+static __attribute__((noinline)) int unescape_slow(reader *r, const span *s, const char **out,
+						   size_t *outlen)
 {
+	const unsigned char *u = (const unsigned char *)s->s;
 	size_t i = 0, o = 0;
 
-	if (!s->esc) {
-		*out = s->s;
-		*outlen = s->n;
-		return 0;
-	}
+	/* An escape never decodes to more bytes than it takes. */
 	if (grow_tmp(&r->tmp2, &r->tmp2cap, s->n + 1))
 		return fail(r, PT_ENOMEM, NULL, "out of memory");
 	while (i < s->n) {
-		char c = s->s[i];
-		if (c != '\\') {
-			r->tmp2[o++] = c;
-			i++;
-			continue;
-		}
-		if (i + 1 >= s->n)
-			return fail(r, PT_EPARSE, s->s + i, "invalid escape in string");
-		c = s->s[i + 1];
-		switch (c) {
-		case '"': case '\\': case '/': r->tmp2[o++] = c; break;
-		case 'b': r->tmp2[o++] = '\b'; break;
-		case 'f': r->tmp2[o++] = '\f'; break;
-		case 'n': r->tmp2[o++] = '\n'; break;
-		case 'r': r->tmp2[o++] = '\r'; break;
-		case 't': r->tmp2[o++] = '\t'; break;
-		case 'u': {
-			uint32_t cp, lo;
+		const char *msg;
+		size_t used, l;
 
-			if (i + 6 > s->n || hex4(s->s + i + 2, &cp))
-				return fail(r, PT_EPARSE, s->s + i, "invalid \\u escape");
-			if (cp >= 0xd800 && cp <= 0xdbff && i + 12 <= s->n && s->s[i + 6] == '\\' &&
-			    s->s[i + 7] == 'u' && !hex4(s->s + i + 8, &lo) && lo >= 0xdc00 &&
-			    lo <= 0xdfff) {
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-				i += 6;
-			} else if (cp >= 0xd800 && cp <= 0xdfff) {
-				cp = 0xfffd;
-			}
-			/* \uXXXX is 6 bytes, its UTF-8 at most 3; a pair is 12 -> 4. */
-			o += put_utf8(r->tmp2 + o, cp);
-			i += 6;
+		if (u[i] != '\\') {
+			r->tmp2[o++] = (char)u[i++];
 			continue;
 		}
-		default:
-			return fail(r, PT_EPARSE, s->s + i, "invalid escape in string");
-		}
-		i += 2;
+		if ((msg = pt_utf8_unescape(u + i, s->n - i, r->tmp2 + o, &used, &l)))
+			return fail(r, PT_EPARSE, s->s + i, "%s", msg);
+		o += l;
+		i += used;
 	}
 	r->tmp2[o] = 0;
 	*out = r->tmp2;
 	*outlen = o;
+	return 0;
+}
+
+/* The text of s: in place when it has no backslash (str_end flags those),
+ * else decoded into r->tmp2.  Inline, with the decoding out of line: the
+ * reader asks about 3 times per KB of trace, and as one function that
+ * saved six registers even for plain strings the read of the 200 MB DLRM
+ * trace took 2% longer (0.208 s instead of 0.204, median of 15). */
+static inline int unescape(reader *r, const span *s, const char **out, size_t *outlen)
+{
+	if (s->esc)
+		return unescape_slow(r, s, out, outlen);
+	*out = s->s;
+	*outlen = s->n;
 	return 0;
 }
 

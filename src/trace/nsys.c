@@ -28,6 +28,8 @@
 #define NAME_MAX_LEN ((size_t)64 << 10)
 #define DUR_MAX_NS ((int64_t)86400 * 1000000000)
 #define TIME_MAX_NS ((int64_t)4000000000000000000LL)
+/* open_table: the export has no such table (not an error: nothing to read). */
+#define TABLE_ABSENT 1
 
 typedef struct rd {
 	sqlite3 *db;
@@ -132,6 +134,17 @@ static int need_cols(rd *r, const char *table, const cols *c, const char *const 
 					    "not a usable nsys export: table %s has no column '%s'",
 					    table, *names);
 	return PT_OK;
+}
+
+/* Table T's columns into c, the needed ones checked: PT_OK to read it,
+ * TABLE_ABSENT when the export has no such table (nothing to read), or the
+ * need_cols error. */
+static int open_table(rd *r, const char *T, const char *const *need, cols *c)
+{
+	if (!table_exists(r, T))
+		return TABLE_ABSENT;
+	load_cols(r, T, c);
+	return need_cols(r, T, c, need);
 }
 
 /* Integer column i of the current row; a wrong type is an error naming the
@@ -268,11 +281,8 @@ static int read_kernels(rd *r)
 	cols c;
 	int rc, row;
 
-	if (!table_exists(r, T))
-		return PT_OK;
-	load_cols(r, T, &c);
-	if ((rc = need_cols(r, T, &c, need)))
-		return rc;
+	if ((rc = open_table(r, T, need, &c)))
+		return rc == TABLE_ABSENT ? PT_OK : rc;
 	if (!has_col(&c, "demangledName") && !has_col(&c, "shortName"))
 		return pt_error_set(r->err, PT_EFORMAT, -1,
 				    "not a usable nsys export: table %s has no column "
@@ -382,11 +392,8 @@ static int read_memops(rd *r, int memset_table)
 	cols c;
 	int rc, row, has_a, has_b, has_c;
 
-	if (!table_exists(r, T))
-		return PT_OK;
-	load_cols(r, T, &c);
-	if ((rc = need_cols(r, T, &c, need)))
-		return rc;
+	if ((rc = open_table(r, T, need, &c)))
+		return rc == TABLE_ABSENT ? PT_OK : rc;
 	if (memset_table) {
 		has_a = has_col(&c, "memKind");
 		has_b = has_c = 0;
@@ -464,11 +471,8 @@ static int read_runtime(rd *r)
 	cols c;
 	int rc, row;
 
-	if (!table_exists(r, T))
-		return PT_OK;
-	load_cols(r, T, &c);
-	if ((rc = need_cols(r, T, &c, need)))
-		return rc;
+	if ((rc = open_table(r, T, need, &c)))
+		return rc == TABLE_ABSENT ? PT_OK : rc;
 	/* Ordered by thread and correlation id so that the nested duplicate some
 	 * exports hold (cudaMalloc around cudaMalloc_v3020, same correlation id)
 	 * follows its outer call and is dropped: Kineto records one per call. */
@@ -550,11 +554,8 @@ static int read_nvtx(rd *r)
 	cols c;
 	int rc, row, has_text, has_id;
 
-	if (!table_exists(r, T))
-		return PT_OK;
-	load_cols(r, T, &c);
-	if ((rc = need_cols(r, T, &c, need)))
-		return rc;
+	if ((rc = open_table(r, T, need, &c)))
+		return rc == TABLE_ABSENT ? PT_OK : rc;
 	has_text = has_col(&c, "text");
 	has_id = has_col(&c, "textId");
 	/* Ranges only: 59 NvtxPushPopRange, 60 NvtxStartEndRange (marks, domain

@@ -9,15 +9,14 @@
  * pt_json_at is O(1) while the ->next links still work.
  */
 #include "json.h"
+#include "file.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* Largest file pt_json_parse_file accepts; summaries are KB to a few MB. */
 #define JSON_FILE_MAX ((size_t)1 << 30)
@@ -108,168 +107,19 @@ static void skip_ws(parser *p)
 	}
 }
 
-static int tmp_reserve(parser *p, size_t need)
-{
-	if (need <= p->tmpcap)
-		return 0;
-	return X_GROW(p->tmp, p->tmpcap, need);
-}
-
-static int hex4(const unsigned char *s, uint32_t *out)
-{
-	uint32_t v = 0;
-	int i;
-
-	for (i = 0; i < 4; i++) {
-		unsigned c = s[i];
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v |= c - 'A' + 10;
-		else
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static size_t put_utf8(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-/* Length of a valid UTF-8 sequence at s (n bytes available), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t need, i;
-	uint32_t cp;
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < need)
-		return 0;
-	for (i = 1; i < need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((need == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (need == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return need;
-}
-
-/* Parse the string starting at the opening quote; the decoded copy goes to
- * the arena.  A lone surrogate escape (\ud800 without its pair) decodes to
- * U+FFFD rather than failing: Python's json writes those for undecodable
- * file names, and one odd name should not make a whole record unreadable. */
+/* Parse the string starting at the opening quote (pt_utf8_unquote decodes
+ * it into p->tmp); the decoded copy goes to the arena. */
 static int parse_string(parser *p, const char **out, size_t *outlen)
 {
-	size_t start = p->pos++, o = 0;
+	size_t start = p->pos, pos = start + 1, o = 0;
+	const char *msg;
 	char *dst;
+	int rc;
 
-	for (;;) {
-		size_t run = p->pos;
-		unsigned c;
-
-		/* Copy the plain run in one go. */
-		while (run < p->len && p->s[run] >= 0x20 && p->s[run] < 0x80 &&
-		       p->s[run] != '"' && p->s[run] != '\\')
-			run++;
-		if (run > p->pos) {
-			if (tmp_reserve(p, o + (run - p->pos) + 8))
-				return fail(p, PT_ENOMEM, p->pos, "out of memory");
-			memcpy(p->tmp + o, p->s + p->pos, run - p->pos);
-			o += run - p->pos;
-			p->pos = run;
-		}
-		if (p->pos >= p->len)
-			return fail(p, PT_EPARSE, start, "unterminated string");
-		if (tmp_reserve(p, o + 8))
-			return fail(p, PT_ENOMEM, p->pos, "out of memory");
-		c = p->s[p->pos];
-		if (c == '"') {
-			p->pos++;
-			break;
-		}
-		if (c < 0x20)
-			return fail(p, PT_EPARSE, p->pos, "control character in string");
-		if (c >= 0x80) {
-			size_t l = utf8_seq(p->s + p->pos, p->len - p->pos);
-			if (!l)
-				return fail(p, PT_EPARSE, p->pos, "invalid utf-8 in string");
-			memcpy(p->tmp + o, p->s + p->pos, l);
-			o += l;
-			p->pos += l;
-			continue;
-		}
-		/* Backslash escape. */
-		if (p->pos + 1 >= p->len)
-			return fail(p, PT_EPARSE, start, "unterminated string");
-		c = p->s[p->pos + 1];
-		switch (c) {
-		case '"': case '\\': case '/':
-			p->tmp[o++] = (char)c; break;
-		case 'b': p->tmp[o++] = '\b'; break;
-		case 'f': p->tmp[o++] = '\f'; break;
-		case 'n': p->tmp[o++] = '\n'; break;
-		case 'r': p->tmp[o++] = '\r'; break;
-		case 't': p->tmp[o++] = '\t'; break;
-		case 'u': {
-			uint32_t cp, lo;
-
-			if (p->pos + 6 > p->len || hex4(p->s + p->pos + 2, &cp))
-				return fail(p, PT_EPARSE, p->pos, "invalid \\u escape");
-			if (cp >= 0xd800 && cp <= 0xdbff && p->pos + 12 <= p->len &&
-			    p->s[p->pos + 6] == '\\' && p->s[p->pos + 7] == 'u' &&
-			    !hex4(p->s + p->pos + 8, &lo) && lo >= 0xdc00 && lo <= 0xdfff) {
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-				p->pos += 6;
-			} else if (cp >= 0xd800 && cp <= 0xdfff) {
-				cp = 0xfffd;
-			}
-			o += put_utf8(p->tmp + o, cp);
-			p->pos += 6;
-			continue;
-		}
-		default:
-			return fail(p, PT_EPARSE, p->pos, "invalid escape in string");
-		}
-		p->pos += 2;
-	}
+	rc = pt_utf8_unquote(p->s, p->len, start, &pos, &p->tmp, &p->tmpcap, &o, &msg);
+	if (rc != PT_OK)
+		return fail(p, rc, pos, msg);
+	p->pos = pos;
 	dst = arena_alloc(p, o + 1);
 	if (!dst)
 		return fail(p, PT_ENOMEM, start, "out of memory");
@@ -514,57 +364,12 @@ pt_json *pt_json_parse_file(const char *path, pt_error *err)
 {
 	pt_json *root = NULL;
 	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	struct stat stt;
-	int fd = -1;
+	size_t len = 0;
 
 	pt_error_subject(err, path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pt_error_set(err, PT_EIO, -1, "cannot open: %s", strerror(errno));
-		goto out;
-	}
-	if (fstat(fd, &stt) == 0 && S_ISDIR(stt.st_mode)) {
-		pt_error_set(err, PT_EIO, -1, "is a directory");
-		goto out;
-	}
-	/* Size from fstat is only a hint (pipes, growing files): read to EOF. */
-	cap = (fstat(fd, &stt) == 0 && S_ISREG(stt.st_mode) && stt.st_size > 0 &&
-	       (uint64_t)stt.st_size < JSON_FILE_MAX) ? (size_t)stt.st_size + 1 : 4096;
-	buf = x_malloc(cap);
-	if (!buf) {
-		pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-		goto out;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (len == cap) {
-			if (cap >= JSON_FILE_MAX) {
-				pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes", JSON_FILE_MAX);
-				goto out;
-			}
-			if (X_GROW(buf, cap, len + 1)) {
-				pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-				goto out;
-			}
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			pt_error_set(err, PT_EIO, -1, "read failed: %s", strerror(errno));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	root = pt_json_parse(buf, len, err);
-out:
+	if (pt_file_read(path, JSON_FILE_MAX, &buf, &len, err) == PT_OK)
+		root = pt_json_parse(buf, len, err);
 	x_free(buf);
-	if (fd >= 0)
-		close(fd);
 	return root;
 }
 

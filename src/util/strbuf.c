@@ -3,6 +3,7 @@
  * Used by the summary writer, the report writers and key builders.
  */
 #include "strbuf.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 #include <math.h>
@@ -51,61 +52,24 @@ void pt_sb_addf(pt_sb *sb, const char *fmt, ...)
 	sb->len += (size_t)n;
 }
 
-/* Length of a valid UTF-8 sequence starting at s (max n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t need, i;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < need)
-		return 0;
-	for (i = 1; i < need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((need == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (need == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return need;
-}
-
 void pt_sb_add_json_str(pt_sb *sb, const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, run = 0;
+	const unsigned char *p = (const unsigned char *)s, *end = p + n, *run = p;
 
 	pt_sb_addc(sb, '"');
-	while (i < n) {
-		unsigned c = p[i];
+	while (p < end) {
+		unsigned c = *p;
 		size_t l;
 
 		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			i++;
-			run++;
+			p++;
 			continue;
 		}
-		pt_sb_add(sb, (const char *)p + i - run, run);
-		run = 0;
+		pt_sb_add(sb, (const char *)run, (size_t)(p - run));
 		if (c == '"' || c == '\\') {
 			pt_sb_addc(sb, '\\');
 			pt_sb_addc(sb, (char)c);
-			i++;
+			p++;
 		} else if (c < 0x20) {
 			switch (c) {
 			case '\n': pt_sb_add(sb, "\\n", 2); break;
@@ -113,16 +77,17 @@ void pt_sb_add_json_str(pt_sb *sb, const char *s, size_t n)
 			case '\r': pt_sb_add(sb, "\\r", 2); break;
 			default: pt_sb_addf(sb, "\\u%04x", c); break;
 			}
-			i++;
-		} else if ((l = utf8_len(p + i, n - i)) != 0) {
-			pt_sb_add(sb, (const char *)p + i, l);
-			i += l;
+			p++;
+		} else if ((l = pt_utf8_len(p, (size_t)(end - p))) != 0) {
+			pt_sb_add(sb, (const char *)p, l);
+			p += l;
 		} else {
 			pt_sb_add(sb, "\xef\xbf\xbd", 3);
-			i++;
+			p++;
 		}
+		run = p;
 	}
-	pt_sb_add(sb, (const char *)p + i - run, run);
+	pt_sb_add(sb, (const char *)run, (size_t)(p - run));
 	pt_sb_addc(sb, '"');
 }
 

@@ -17,39 +17,13 @@ import textwrap
 import time
 import unittest
 
-ROOT = os.environ.get("PT_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import PYTHON, ROOT, binary, read_json, wait_for  # noqa: E402
+
 TRAIN = os.path.join(ROOT, "examples", "train_gloo.py")
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 from perftracker import _collector  # noqa: E402
-
-
-def binary():
-    for cand in (os.environ.get("PT_BIN"), os.environ.get("PT_BIN_OPT"),
-                 os.path.join(ROOT, "build", "perftracker")):
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    raise unittest.SkipTest("perftracker binary not built (run make)")
-
-
-def read_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
-def wait_for(pred, timeout, what, step=0.05):
-    end = time.time() + timeout
-    while time.time() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    raise AssertionError("timed out after %.0f s waiting for %s" % (timeout, what))
 
 
 def env_for(control, **extra):

@@ -14,16 +14,15 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
-ROOT = os.environ.get("PT_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import PYTHON, ROOT, binary, read_json, run_dir_of, wait_for  # noqa: E402
+
 TRAIN = os.path.join(ROOT, "examples", "train_gloo.py")
 
 
@@ -34,86 +33,25 @@ def raw_listing(d):
     return [n for n in names if n not in hw], hw
 
 
-def binary():
-    """The sanitizer build when the test runner built it (tests/run sets
-    PT_BIN), else the optimised one."""
-    for cand in (os.environ.get("PT_BIN"), os.environ.get("PT_BIN_OPT"),
-                 os.path.join(ROOT, "build", "perftracker")):
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    raise unittest.SkipTest("perftracker binary not built (run make)")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_for(pred, timeout, what, step=0.05):
-    end = time.time() + timeout
-    while time.time() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    raise AssertionError("timed out after %.0f s waiting for %s" % (timeout, what))
-
-
-def read_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
-class Job(object):
-    """A training job of `n` ranks started by hand (torchrun is broken under
-    Python 3.11 here): env RANK/WORLD_SIZE/LOCAL_RANK/... per process."""
+class Job(harness.Job):
+    """n ranks of examples/train_gloo.py (rank 2 slow), the agents started
+    by the collector on each host; hosts[r] is rank r's PERFTRACKER_HOST."""
 
     def __init__(self, tmp, n=4, ddp=True, hosts=None, extra=(), env=None, seconds=120):
-        self.tmp = tmp
-        self.n = n
-        self.control = os.path.join(tmp, "control")
-        self.output = os.path.join(tmp, "output")
+        harness.Job.__init__(self, tmp, n)
         self.stop_file = os.path.join(tmp, "stop")
         self.hosts = hosts or ["node0"] * n
-        self.procs = []
-        self.logs = []
-        port = free_port()
         local = {}
         for r in range(n):
             host = self.hosts[r]
             lr = local.get(host, 0)
             local[host] = lr + 1
-            e = dict(os.environ)
-            e.update({
-                "PYTHONPATH": os.path.join(ROOT, "python"),
-                "PERFTRACKER_CONTROL_DIR": self.control,
-                "PERFTRACKER_SPOOL_DIR": os.path.join(tmp, "spool-" + host),
-                "PERFTRACKER_HOST": host,
-                "PERFTRACKER_BIN": binary(),
-                "PERFTRACKER_AGENT_IDLE_EXIT": "3",
-                "PERFTRACKER_HEARTBEAT_MS": "200",
-                "RANK": str(r), "WORLD_SIZE": str(n), "LOCAL_RANK": str(lr),
-                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
-                "OMP_NUM_THREADS": "1",
-            })
-            e.update(env or {})
-            self.local_world = local
             argv = [PYTHON, TRAIN, "--seconds", str(seconds), "--stop-file", self.stop_file,
                     "--slow-rank", "2", "--slow-ms", "30", "--load-ms", "10", "--hidden", "64"]
             if not ddp:
                 argv.append("--no-ddp")
             argv += list(extra)
-            log = open(os.path.join(tmp, "rank%d.log" % r), "w+")
-            self.logs.append(log)
-            self.procs.append(subprocess.Popen(argv, env=e, stdout=log, stderr=subprocess.STDOUT))
-        for r in range(n):
-            pass
+            self.spawn(r, argv, host=host, local_rank=lr, spool="spool-" + host, env=env)
 
     def workers(self):
         """{rank: heartbeat record} of the registered workers."""
@@ -141,24 +79,6 @@ class Job(object):
                "--output-dir", self.output, "--wait", "2", "--steps", "2"] + list(args)
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
-    @staticmethod
-    def run_dir(res):
-        for line in res.stderr.splitlines():
-            if line.startswith("perftracker: report: "):
-                return os.path.dirname(os.path.dirname(line.split(": ", 2)[2]))
-        raise AssertionError("no report line in:\n" + res.stderr)
-
-    def log_text(self):
-        out = []
-        for i, log in enumerate(self.logs):
-            log.flush()
-            log.seek(0)
-            out.append("--- rank %d ---\n%s" % (i, log.read()[-3000:]))
-        for p in glob.glob(os.path.join(self.control, "agents", "*.log")):
-            with open(p) as f:
-                out.append("--- %s ---\n%s" % (os.path.basename(p), f.read()[-3000:]))
-        return "\n".join(out)
-
     def finish(self, timeout=60):
         """Stop the training (all ranks at one step) and return the exit codes."""
         open(self.stop_file, "w").close()
@@ -170,24 +90,6 @@ class Job(object):
                 p.kill()
                 codes.append(p.wait())
         return codes
-
-    def kill_all(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        # The agents were started detached by local rank 0: stop them by
-        # the pid in their lock.
-        for lock in glob.glob(os.path.join(self.control, "agents", "*.lock")):
-            info = read_json(lock) or {}
-            pid = info.get("pid")
-            if pid:
-                try:
-                    os.kill(int(pid), signal.SIGTERM)
-                except OSError:
-                    pass
-        for log in self.logs:
-            log.close()
 
 
 def report_of(run_dir):
@@ -235,7 +137,7 @@ class OneNode(unittest.TestCase):
     def test_1_report_names_slow_rank_and_function(self):
         res = self.job.trigger()
         self.expect_ok(res)
-        run = Job.run_dir(res)
+        run = run_dir_of(res)
         rep = report_of(run)
         ids = self.ids()
         # All four workers, each with its rank, none failed.
@@ -279,7 +181,7 @@ class OneNode(unittest.TestCase):
     def test_2_master_keeps_rank0_only(self):
         res = self.job.trigger("--save-raw-trace", "master")
         self.expect_ok(res)
-        run = Job.run_dir(res)
+        run = run_dir_of(res)
         ids = self.ids()
         traces, hw = raw_listing(os.path.join(run, "raw_trace"))
         self.assertEqual(traces, [ids[0] + ".json"])
@@ -291,7 +193,7 @@ class OneNode(unittest.TestCase):
     def test_3_all_keeps_all(self):
         res = self.job.trigger("--save-raw-trace", "all", "--steps", "3")
         self.expect_ok(res)
-        run = Job.run_dir(res)
+        run = run_dir_of(res)
         ids = self.ids()
         raw = os.path.join(run, "raw_trace")
         self.assertEqual(raw_listing(raw)[0], sorted(i + ".json" for i in ids.values()))
@@ -350,7 +252,7 @@ class OneNode(unittest.TestCase):
                              for w in self.job.workers().values()), 30, "disarmed workers")
         res = self.job.trigger()
         self.expect_ok(res)
-        self.assertEqual(len(report_of(Job.run_dir(res))["workers"]), 4)
+        self.assertEqual(len(report_of(run_dir_of(res))["workers"]), 4)
 
 
 class KilledWorker(unittest.TestCase):
@@ -376,7 +278,7 @@ class KilledWorker(unittest.TestCase):
             job.procs[3].kill()
             out, err = trig.communicate(timeout=120)
             self.assertEqual(trig.returncode, 0, err + job.log_text())
-            run = Job.run_dir(subprocess.CompletedProcess([], 0, out, err))
+            run = run_dir_of(subprocess.CompletedProcess([], 0, out, err))
             rep = report_of(run)
             self.assertEqual(len(rep["workers"]), 4)
             for r in range(3):
@@ -405,7 +307,7 @@ class TwoNodes(unittest.TestCase):
                                  for h in ("nodeA", "nodeB")), 30, "two agents")
             res = job.trigger("--save-raw-trace", "all")
             self.assertEqual(res.returncode, 0, res.stderr + job.log_text())
-            run = Job.run_dir(res)
+            run = run_dir_of(res)
             rep = report_of(run)
             ws = job.workers()
             want = sorted("%s_%d_%d.json" % (job.hosts[r], r, ws[r]["pid"]) for r in range(4))

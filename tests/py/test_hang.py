@@ -17,17 +17,22 @@ import glob
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import textwrap
 import time
 import unittest
 
-ROOT = os.environ.get("PT_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import PYTHON, binary, read_json, read_text, run_dir_of  # noqa: E402
+
+
+def wait_for(pred, timeout, what, step=0.1):
+    """harness.wait_for, polling every 0.1 s unless told otherwise."""
+    return harness.wait_for(pred, timeout, what, step)
+
 
 JOB = textwrap.dedent('''
     """A small training job that can hang on purpose (tests/py/test_hang.py)."""
@@ -105,80 +110,19 @@ def tearDownModule():
         print("\nmeasured:\n    " + "\n    ".join(MEASURED))
 
 
-def binary():
-    for cand in (os.environ.get("PT_BIN"), os.environ.get("PT_BIN_OPT"),
-                 os.path.join(ROOT, "build", "perftracker")):
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    raise unittest.SkipTest("perftracker binary not built (run make)")
+class Job(harness.Job):
+    """n ranks of the job script above (args are its options); no agents
+    unless the test starts one."""
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_for(pred, timeout, what, step=0.1):
-    end = time.time() + timeout
-    while time.time() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    raise AssertionError("timed out after %.0f s waiting for %s" % (timeout, what))
-
-
-def read_text(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return ""
-
-
-def read_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
-class Job(object):
     def __init__(self, tmp, n, args=(), env=None):
-        self.tmp = tmp
-        self.n = n
-        self.control = os.path.join(tmp, "control")
-        self.output = os.path.join(tmp, "output")
+        harness.Job.__init__(self, tmp, n)
         self.script = os.path.join(tmp, "job.py")
         with open(self.script, "w") as f:
             f.write(JOB)
-        self.procs, self.logs = [], []
-        port = free_port()
+        own = {"PERFTRACKER_AUTO_AGENT": "0", "LOCAL_WORLD_SIZE": str(n)}
+        own.update(env or {})
         for r in range(n):
-            e = dict(os.environ)
-            e.update({
-                "PYTHONPATH": os.path.join(ROOT, "python"),
-                "PERFTRACKER_CONTROL_DIR": self.control,
-                "PERFTRACKER_SPOOL_DIR": os.path.join(tmp, "spool"),
-                "PERFTRACKER_HOST": "node0",
-                "PERFTRACKER_BIN": binary(),
-                "PERFTRACKER_AUTO_AGENT": "0",
-                "PERFTRACKER_AGENT_IDLE_EXIT": "3",
-                "PERFTRACKER_HEARTBEAT_MS": "200",
-                "RANK": str(r), "WORLD_SIZE": str(n), "LOCAL_RANK": str(r),
-                "LOCAL_WORLD_SIZE": str(n),
-                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
-                "OMP_NUM_THREADS": "1",
-            })
-            e.update(env or {})
-            log = open(os.path.join(tmp, "rank%d.log" % r), "w+")
-            self.logs.append(log)
-            self.procs.append(subprocess.Popen([PYTHON, self.script] + list(args), env=e,
-                                               stdout=log, stderr=subprocess.STDOUT))
+            self.spawn(r, [PYTHON, self.script] + list(args), env=own)
 
     def ids(self):
         return {r: "node0_%d_%d" % (r, p.pid) for r, p in enumerate(self.procs)}
@@ -195,43 +139,10 @@ class Job(object):
             return all(x == step for x in s) if exact else all(x >= step for x in s)
         wait_for(ready, timeout, "%d workers at step %d" % (self.n, step), 0.2)
 
-    def log_text(self):
-        out = []
-        for i, log in enumerate(self.logs):
-            log.flush()
-            log.seek(0)
-            out.append("--- rank %d ---\n%s" % (i, log.read()[-3000:]))
-        for p in glob.glob(os.path.join(self.control, "agents", "*.log")):
-            with open(p) as f:
-                out.append("--- %s ---\n%s" % (os.path.basename(p), f.read()[-3000:]))
-        return "\n".join(out)
-
-    def kill_all(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-        for lock in glob.glob(os.path.join(self.control, "agents", "*.lock")):
-            pid = (read_json(lock) or {}).get("pid")
-            if pid:
-                try:
-                    os.kill(int(pid), signal.SIGTERM)
-                except OSError:
-                    pass
-        for log in self.logs:
-            log.close()
-
 
 def run(*args, timeout=120):
     return subprocess.run([binary()] + list(args), capture_output=True, text=True,
                           timeout=timeout)
-
-
-def run_dir_of(res):
-    for line in res.stderr.splitlines():
-        if line.startswith("perftracker: report: "):
-            return os.path.dirname(os.path.dirname(line.split(": ", 2)[2]))
-    raise AssertionError("no report line in:\n" + res.stderr)
 
 
 class HungDDP(unittest.TestCase):

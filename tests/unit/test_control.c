@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "agent/agent.h"
 #include "analysis/summary.h"
 #include "control/control.h"
@@ -31,18 +33,14 @@ static char root[256];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/pt_test_control.XXXXXX");
-	assert_non_null(mkdtemp(root));
+	tu_tmpdir(root, sizeof(root), "pt_test_control");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[400];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
+	tu_rm_rf(root);
 	return 0;
 }
 
@@ -64,15 +62,6 @@ static int count_entries(const char *dir)
 			n++;
 	closedir(d);
 	return n;
-}
-
-static void write_text(const char *p, const char *text)
-{
-	FILE *f = fopen(p, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
 }
 
 static void test_write_atomic(void **state)
@@ -116,7 +105,7 @@ static void test_write_unwritable(void **state)
 	(void)state;
 	/* A directory below a regular file can never be created. */
 	path(file, sizeof(file), "plainfile");
-	write_text(file, "x");
+	tu_write_text(file, "x");
 	snprintf(p, sizeof(p), "%s/sub/rec.json", file);
 	pt_error_clear(&e);
 	assert_int_equal(pt_control_write_atomic(p, "{}", 2, &e), PT_EIO);
@@ -167,9 +156,9 @@ static void test_workers_roundtrip(void **state)
 		char p[512];
 
 		path(p, sizeof(p), "workers/.node-a_9_9.json.x.1.1.tmp");
-		write_text(p, "{");
+		tu_write_text(p, "{");
 		path(p, sizeof(p), "workers/README");
-		write_text(p, "hi");
+		tu_write_text(p, "hi");
 	}
 	assert_int_equal(pt_control_workers(root, &list, &n, &e), PT_OK);
 	assert_int_equal(n, 3);
@@ -277,10 +266,10 @@ static void test_trigger_roundtrip(void **state)
 	pt_control_trigger_clear(&t);
 	/* Not a trigger: PT_EFORMAT naming the file. */
 	path(p, sizeof(p), "trigger.json");
-	write_text(p, "{\"format\":\"something-else\"}");
+	tu_write_text(p, "{\"format\":\"something-else\"}");
 	assert_int_equal(pt_control_trigger_read(root, &r, &e), PT_EFORMAT);
 	assert_string_equal(r.id, "");
-	write_text(p, "{\"format\":\"perftracker-trigger\",\"id\":\"x\"");
+	tu_write_text(p, "{\"format\":\"perftracker-trigger\",\"id\":\"x\"");
 	assert_int_equal(pt_control_trigger_read(root, &r, &e), PT_EPARSE);
 }
 
@@ -404,7 +393,7 @@ static void test_agent_running(void **state)
 	assert_false(pt_control_agent_running(root, "h1", now, 30));
 	assert_int_equal(pt_control_agent_hb_path(p, sizeof(p), root, "h1"), 0);
 	snprintf(content, sizeof(content), "{\"time\":%.1f}", now - 5);
-	write_text(p, content);
+	tu_write_text(p, content);
 	assert_true(pt_control_agent_running(root, "h1", now, 30));
 }
 
@@ -430,7 +419,7 @@ static void process_one(const char *policy, const char *wid, int expect_kept)
 	path(spool, sizeof(spool), "spool/T1");
 	assert_int_equal(pt_control_mkdirs(spool, NULL), PT_OK);
 	snprintf(trace, sizeof(trace), "%s/%s.json", spool, wid);
-	write_text(trace, tiny_trace);
+	tu_write_text(trace, tiny_trace);
 	pt_agent_init(&a, root, NULL, "h");
 	path(a.spool, sizeof(a.spool), "spool");
 	memset(&t, 0, sizeof(t));
@@ -476,7 +465,7 @@ static void test_agent_bad_trace(void **state)
 	path(spool, sizeof(spool), "spool/T2");
 	assert_int_equal(pt_control_mkdirs(spool, NULL), PT_OK);
 	snprintf(trace, sizeof(trace), "%s/h_2_9.json", spool);
-	write_text(trace, "this is not json");
+	tu_write_text(trace, "this is not json");
 	pt_agent_init(&a, root, NULL, "h");
 	memset(&t, 0, sizeof(t));
 	snprintf(t.id, sizeof(t.id), "T2");
@@ -517,11 +506,11 @@ static void test_agent_poll(void **state)
 	assert_int_equal(pt_control_mkdirs(spool, NULL), PT_OK);
 	/* Ours, another host's, and an export in progress (hidden). */
 	snprintf(p, sizeof(p), "%s/hx_0_1.json", spool);
-	write_text(p, tiny_trace);
+	tu_write_text(p, tiny_trace);
 	snprintf(p, sizeof(p), "%s/hy_1_2.json", spool);
-	write_text(p, tiny_trace);
+	tu_write_text(p, tiny_trace);
 	snprintf(p, sizeof(p), "%s/.hx_2_3.torch.json", spool);
-	write_text(p, "[");
+	tu_write_text(p, "[");
 	assert_int_equal(pt_agent_poll(&a, &e), 1);
 	assert_int_equal(pt_agent_poll(&a, &e), 0);
 	snprintf(p, sizeof(p), "%s/summaries/T3/hx_0_1.json", root);

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 
 #include <cmocka.h>
+
+#include "testutil.h"
 #include <sqlite3.h>
 
 #include "trace/any.h"
@@ -695,8 +697,7 @@ static void test_capture_run(void **state)
 	assert_int_equal(pt_nsys_capture_run("/nonexistent/nsys", base, 1, 10000, &err), PT_EIO);
 	assert_non_null(strstr(err.msg, "could not start"));
 	assert_int_equal(pt_nsys_capture_run(fake, base, 1, 1, &err), PT_EINVAL);
-	snprintf(sql, sizeof(sql), "rm -rf '%s'", dir);
-	assert_int_equal(system(sql), 0);
+	tu_rm_rf(dir);
 }
 
 int main(void)

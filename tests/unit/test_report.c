@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -248,14 +250,6 @@ static size_t count(const char *hay, const char *needle)
 	return n;
 }
 
-static void rm_rf(const char *dir)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
-}
-
 static void test_write_dir(void **state)
 {
 	char dir[] = "/tmp/pt_test_report_XXXXXX", sub[256], path[300];
@@ -331,7 +325,7 @@ static void test_write_dir(void **state)
 		n += !!strstr(e->d_name, ".tmp.");
 	closedir(d);
 	assert_int_equal(n, 0);
-	rm_rf(dir);
+	tu_rm_rf(dir);
 	pt_sb_free(&page);
 	pt_sb_free(&sb);
 	pt_report_free(r);
@@ -370,7 +364,7 @@ static void test_page_escapes_names(void **state)
 	assert_string_equal(txt, "{\n    \"</script>\": \"a<b>&c</SCRIPT><!--\",\n    \"n\": [\n"
 				 "        0.5\n    ]\n}\n");
 	free(txt);
-	rm_rf(dir);
+	tu_rm_rf(dir);
 	pt_sb_free(&empty);
 	pt_report_free(r);
 }

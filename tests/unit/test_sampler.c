@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "agent/agent.h"
 #include "agent/sampler.h"
 #include "analysis/summary.h"
@@ -59,8 +61,7 @@ static int setup(void **state)
 {
 	(void)state;
 	find_fakes();
-	snprintf(root, sizeof(root), "/tmp/pt_test_sampler.XXXXXX");
-	assert_non_null(mkdtemp(root));
+	tu_tmpdir(root, sizeof(root), "pt_test_sampler");
 	unsetenv("FAKE_NVML_GPUS");
 	unsetenv("FAKE_NVML_INIT_FAIL");
 	unsetenv("FAKE_NVML_UNSUPPORTED");
@@ -71,28 +72,20 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[400];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
+	tu_rm_rf(root);
 	return 0;
 }
 
-/* Write text to root/rel, creating the folders (in place: an open file
- * sees the new content, as with /proc and /sys). */
+/* Write text to root/rel, creating the folders. */
 static void put(const char *rel, const char *text)
 {
 	char p[1024], cmd[1200];
-	FILE *f;
 
 	snprintf(p, sizeof(p), "%s/%s", root, rel);
 	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", p);
 	assert_int_equal(system(cmd), 0);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	tu_write_text(p, text);
 }
 
 static void opts(pt_sampler_options *o, const char *nvml, int linux_stats)

@@ -1,0 +1,63 @@
+/*
+ * common.c - command-line helpers every subcommand shares (see cli.h):
+ * option values ("--opt VAL" or "--opt=VAL"), the clock and sleeping of
+ * the commands that wait (trigger, hang-check, analyze), and the control
+ * directory's worker list for the commands that look at a running job
+ * (status, hang-check).
+ */
+#include "cli.h"
+#include "control/control.h"
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *cli_opt_value(int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *eq = strchr(a, '=');
+
+	if (eq && a[0] == '-' && a[1] == '-')
+		return eq + 1;
+	if (*i + 1 >= argc)
+		die("option '%s' needs a value", a);
+	return argv[++*i];
+}
+
+int cli_is_opt(const char *arg, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(arg, name, n) && (arg[n] == 0 || arg[n] == '=');
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void cli_sleep(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+
+	nanosleep(&ts, NULL);
+}
+
+int cli_control_workers(const char **dir, struct pt_worker_entry **w, size_t *n)
+{
+	pt_error e;
+	int rc = -1;
+
+	if (!*dir)
+		*dir = pt_control_default_dir();
+	pt_error_clear(&e);
+	if (access(*dir, F_OK) != 0)
+		error("'%s': no control directory (no collector has run here)", *dir);
+	else if (pt_control_workers(*dir, w, n, &e))
+		error_pt(&e);
+	else
+		rc = 0;
+	return rc;
+}

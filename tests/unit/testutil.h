@@ -1,0 +1,40 @@
+/*
+ * testutil.h - helpers the unit tests share for their fixtures on disk: a
+ * fresh temporary folder, removing it again, writing a small text file.
+ * Each fails the running cmocka test when it cannot do its job.  Include
+ * after <cmocka.h> (and its prerequisites).
+ */
+#ifndef PT_TESTUTIL_H
+#define PT_TESTUTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Create /tmp/<name>.XXXXXX; its path goes to dir (cap bytes). */
+static inline void tu_tmpdir(char *dir, size_t cap, const char *name)
+{
+	snprintf(dir, cap, "/tmp/%s.XXXXXX", name);
+	assert_non_null(mkdtemp(dir));
+}
+
+/* rm -rf dir. */
+static inline void tu_rm_rf(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Write text to path, replacing the file (in place: a reader that has it
+ * open sees the new content, as with /proc and /sys). */
+static inline void tu_write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+#endif
