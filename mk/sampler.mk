@@ -15,7 +15,7 @@ $(FAKE_NVML_NOFIELDS): tests/fakenvml/fake_nvml.c
 	$(CC) -std=gnu11 -Wall -Wextra -O1 -g -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 \
 		-DFAKE_NVML_NO_FIELDS -o $@ $<
 
-$(BT)/tests/test_sampler: $(FAKE_NVML) $(FAKE_NVML_NOFIELDS)
+$(BT)/tests/test_sampler $(BT)/tests/test_agent_nsys: $(FAKE_NVML) $(FAKE_NVML_NOFIELDS)
 
 .PHONY: fake-nvml
 fake-nvml: $(FAKE_NVML) $(FAKE_NVML_NOFIELDS)

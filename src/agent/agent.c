@@ -1,8 +1,10 @@
 /*
  * agent.c - the node agent (see agent.h): spool -> summaries, raw-trace
- * policy, its lock and heartbeat.  It polls the local spool rather than the
- * shared status records, so a thousand agents add no listing load to the
- * shared file system: per poll each reads trigger.json only.
+ * policy, its lock and heartbeat, the hardware samples of a window (the
+ * sampler, and an nsys capture of GPU metrics when asked for).  It polls
+ * the local spool rather than the shared status records, so a thousand
+ * agents add no listing load to the shared file system: per poll each
+ * reads trigger.json only.
  */
 #include "agent.h"
 
@@ -10,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../trace/nsys.h"
 #include "../util/json.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
@@ -56,6 +60,7 @@ void pt_agent_init(pt_agent *a, const char *dir, const char *spool, const char *
 	pt_sampler_options_default(&a->hw_opt);
 	a->hw_opt.root = NULL;
 	a->hw_opt.host = NULL;
+	a->nsys_max_s = 60;
 }
 
 static void clear_done(pt_agent *a)
@@ -184,6 +189,41 @@ static void write_heartbeat(pt_agent *a, double now)
 
 /* ---- hardware sampler (docs/hardware.md) --------------------------------------------- */
 
+/* An nsys capture of GPU metrics for one trigger (docs/hardware.md, "10 kHz
+ * capture"): a thread waits until shortly before the window, runs
+ * `nsys profile` + `nsys export` (pt_nsys_capture_run_cancel) into the
+ * node-local spool, reads the export's GPU metrics and removes the files.
+ * The agent's thread only looks at `done`; everything else belongs to the
+ * capture thread until then. */
+typedef struct nsys_cap {
+	pthread_t th;
+	int started;                        /* the thread exists (join it) */
+	int cancel;                         /* atomic: stop (agent exit, trigger over) */
+	int done;                           /* atomic: the thread has finished */
+	char nsys[PT_CONTROL_PATH_MAX];
+	char base[PT_CONTROL_PATH_MAX];     /* <spool>/.nsys-<host>/hw_<host> */
+	int hz;
+	double delay_s, seconds;            /* wait, then capture this long */
+	double wait_until;                  /* epoch s: traces wait for it until then */
+	double began;                       /* epoch s when it was planned */
+	int rc;                             /* the thread's result */
+	char msg[1100];
+	pt_samples got;                     /* the export's GPU metrics (rc == PT_OK) */
+} nsys_cap;
+
+/* A capture starts this long (plus a quarter of the time to the window)
+ * before the window's estimated start: nsys takes a moment to start
+ * collecting; it ends NSYS_POST_S after the window's estimated end plus a
+ * quarter of the window (step times vary). */
+#define NSYS_PRE_S 2.0
+#define NSYS_POST_S 1.0
+/* At most this many samples per series (60 s at 10 kHz, 9.6 MB a series,
+ * some 0.6 GB for 8 GPUs x 8 metrics): a faster rate captures less time. */
+#define NSYS_MAX_SAMPLES 600000.0
+/* After the capture's end, traces wait this long (plus the capture's own
+ * length) for the export before they are summarised without it. */
+#define NSYS_EXPORT_S 10.0
+
 /* Sampling for one trigger.  Kept (without a sampler) after the sampling
  * ended, so that later polls of the same trigger do not start it again. */
 struct pt_agent_hw {
@@ -193,9 +233,21 @@ struct pt_agent_hw {
 	char name[PT_CONTROL_HOST_MAX + 16]; /* hw_<host>.json */
 	int save_raw;
 	int rank0;                          /* a rank-0 trace of this host arrived */
+	int ended;                          /* hw_end ran */
 	pt_samples snap;                    /* the samples as of this poll's traces */
 	int have_snap;
+	size_t snap_borrowed;               /* snap's first series are nsys's (not owned) */
+	/* nsys (NULL cap: none asked for, or it could not start) */
+	nsys_cap *cap;
+	int cap_used;                       /* its result was taken (or given up) */
+	int cap_wait_logged;
+	pt_samples nsys;                    /* its series, label "nsys" (have_nsys) */
+	int have_nsys;
+	char nsys_note[1400];               /* why there are none ("" none) */
 };
+
+static int mine(const pt_agent *a, const char *name);
+static int is_done(const pt_agent *a, const char *wid);
 
 /* hw_<host>.json, the host's characters outside [A-Za-z0-9._-] as '_'. */
 static void hw_file_name(const char *host, char *out, size_t cap)
@@ -227,7 +279,388 @@ static void hw_write(pt_agent *a, const pt_samples *h, const char *dir)
 	}
 }
 
-/* An active trigger: start sampling for it (once). */
+/* ---- nsys capture ----------------------------------------------------------------- */
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void remove_capture_files(const char *base, int keep_log)
+{
+	static const char *const ext[] = { ".nsys-rep", ".sqlite", ".log", ".qdstrm" };
+	char p[PT_CONTROL_PATH_MAX + 16];
+
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		if (keep_log && !strcmp(ext[i], ".log"))
+			continue;
+		if ((size_t)snprintf(p, sizeof(p), "%s%s", base, ext[i]) < sizeof(p))
+			unlink(p);
+	}
+}
+
+static void *nsys_main(void *arg)
+{
+	nsys_cap *c = arg;
+	char path[PT_CONTROL_PATH_MAX + 16];
+	double until = mono_s() + c->delay_s;
+	sigset_t all;
+	pt_error e;
+	int rc;
+
+	/* Signals are the agent's main thread's business. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pt_error_clear(&e);
+	while (!__atomic_load_n(&c->cancel, __ATOMIC_ACQUIRE) && mono_s() < until) {
+		struct timespec ts = { 0, 20 * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
+	remove_capture_files(c->base, 0);
+	if (__atomic_load_n(&c->cancel, __ATOMIC_ACQUIRE)) {
+		rc = pt_error_set(&e, PT_EIO, -1, "cancelled before the window");
+		goto out;
+	}
+	rc = pt_nsys_capture_run_cancel(c->nsys, c->base, c->seconds, c->hz, &c->cancel, &e);
+	if (rc) {
+		/* The message names nsys, the step and its log: no subject. */
+		e.subject[0] = 0;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s.sqlite", c->base);
+	pt_error_clear(&e);
+	if ((rc = pt_samples_init(&c->got))) {
+		pt_error_set(&e, rc, -1, "out of memory");
+		goto out;
+	}
+	rc = pt_nsys_read_samples(path, &c->got, &e);
+	if (rc) {
+		pt_samples_free(&c->got);
+		goto out;
+	}
+	/* Ours beside the sampler's series of the same names (nvlink_tx in %
+	 * here, in B/s from NVML): the label keeps them apart. */
+	for (size_t i = 0; i < c->got.n && rc == PT_OK; i++)
+		if (pt_samples_set_str(&c->got.s[i].label, "nsys"))
+			rc = pt_error_set(&e, PT_ENOMEM, -1, "out of memory");
+	if (rc)
+		pt_samples_free(&c->got);
+out:
+	c->rc = rc;
+	if (rc)
+		pt_error_format(&e, c->msg, sizeof(c->msg));
+	/* The export is in our samples now; a failure keeps nsys's log. */
+	remove_capture_files(c->base, rc != PT_OK);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void nsys_note(struct pt_agent_hw *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void nsys_note(struct pt_agent_hw *h, const char *fmt, ...)
+{
+	size_t len = strlen(h->nsys_note);
+	va_list ap;
+
+	if (len + 3 >= sizeof(h->nsys_note))
+		return;
+	if (len) {
+		memcpy(h->nsys_note + len, "; ", 3);
+		len += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(h->nsys_note + len, sizeof(h->nsys_note) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* When and how long to capture: from the heartbeats of this host's
+ * expected workers (the furthest step, the slowest rate), the window
+ * [start_step, start_step + steps) is about lead seconds away and lasts
+ * win seconds.  Unknown rate: from now, as long as allowed (nsys_max_s,
+ * and NSYS_MAX_SAMPLES at hz).  Too long a capture loses its margin before
+ * the window first, then the window's end; *need is the length it would
+ * have had. */
+static void nsys_plan(pt_agent *a, const pt_trigger *t, int hz, double now, double *delay,
+		      double *secs, double *need)
+{
+	pt_worker_entry *w = NULL;
+	size_t n = 0;
+	double rate = 0, cur = 0, max = a->nsys_max_s;
+	int any = 0;
+
+	if (max > NSYS_MAX_SAMPLES / hz)
+		max = NSYS_MAX_SAMPLES / hz;
+	if (pt_control_workers(a->dir, &w, &n, NULL) != PT_OK)
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		const pt_worker_entry *e = &w[i];
+		double dt, est;
+		int listed = t->nworkers == 0;
+
+		for (size_t k = 0; k < t->nworkers && !listed; k++)
+			listed = !strcmp(t->workers[k], e->info.id);
+		if (strcmp(e->info.host, a->host) || !listed || !e->has_hb || !(e->hb.rate > 0) ||
+		    !pt_control_worker_alive(e, now, 60, a->node))
+			continue;
+		dt = now - e->hb.time;
+		est = (double)e->hb.step + e->hb.rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
+		if (!any || est > cur)
+			cur = est;
+		if (!any || e->hb.rate < rate)
+			rate = e->hb.rate;
+		any = 1;
+	}
+	x_free(w);
+	if (any) {
+		double lead = ((double)t->start_step - cur) / rate, win = (double)t->steps / rate;
+		double end;
+
+		if (lead < 0)
+			lead = 0;
+		end = lead + win * 1.25 + NSYS_POST_S;
+		*delay = lead - (NSYS_PRE_S + 0.25 * lead);
+		if (*delay < 0)
+			*delay = 0;
+		if (end - *delay > max && lead - NSYS_PRE_S > *delay)
+			*delay = lead - NSYS_PRE_S;
+		*need = end - *delay;
+	} else {
+		*delay = 0;
+		*need = max;
+	}
+	*secs = *need < max ? *need : max;
+	if (t->deadline > 0 && now + *delay + *secs > t->deadline)
+		*secs = t->deadline - now - *delay;
+}
+
+/* An active trigger asking for nsys (or the node's default): start the
+ * capture thread.  Anything in the way becomes the note. */
+static void nsys_begin(pt_agent *a, const pt_trigger *t)
+{
+	struct pt_agent_hw *h = a->hw;
+	int64_t want = t->nsys_gpu_metrics > 0 ? t->nsys_gpu_metrics : a->nsys_hz;
+	int hz = want <= 0 ? 0 : want < PT_NSYS_HZ_MIN ? PT_NSYS_HZ_MIN
+		 : want > PT_NSYS_HZ_MAX ? PT_NSYS_HZ_MAX : (int)want;
+	char dir[PT_CONTROL_PATH_MAX], name[PT_CONTROL_HOST_MAX + 16];
+	double now = pt_control_now(), need = 0;
+	int local = t->nworkers == 0;
+	nsys_cap *c;
+	pt_error e;
+
+	if (hz <= 0)
+		return;
+	for (size_t i = 0; i < t->nworkers && !local; i++)
+		local = mine(a, t->workers[i]);
+	if (!local)
+		return;  /* no worker of this node in the window: nothing to join */
+	c = x_calloc(1, sizeof(*c));
+	if (!c) {
+		nsys_note(h, "nsys: out of memory");
+		return;
+	}
+	c->hz = hz;
+	if (!pt_nsys_find("nsys", c->nsys, sizeof(c->nsys))) {
+		nsys_note(h, "nsys: not found on PATH: no GPU metrics at %d Hz", hz);
+		alog(a, "%s: nsys gpu metrics at %d Hz asked for, but 'nsys' is not on PATH: skipped",
+		     t->id, hz);
+		x_free(c);
+		return;
+	}
+	nsys_plan(a, t, hz, now, &c->delay_s, &c->seconds, &need);
+	if (c->seconds < 0.1) {
+		nsys_note(h, "nsys: no time left before the trigger's deadline: no GPU metrics");
+		alog(a, "%s: nsys: no time left before the trigger's deadline: skipped", t->id);
+		x_free(c);
+		return;
+	}
+	if (need > c->seconds + 0.001)
+		nsys_note(h, "nsys: capture limited to %.3g s (the window needs about %.3g s)",
+			  c->seconds, need);
+	hw_file_name(a->host, name, sizeof(name));
+	name[strlen(name) - 5] = 0;  /* without ".json" */
+	pt_error_clear(&e);
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/.nsys-%s", a->spool, name + 3) >= sizeof(dir) ||
+	    (size_t)snprintf(c->base, sizeof(c->base), "%s/%s", dir, name) >= sizeof(c->base) ||
+	    pt_control_mkdirs(dir, &e) != PT_OK) {
+		char buf[1024];
+
+		nsys_note(h, "nsys: cannot create '%s': %s", dir, e.msg[0] ? e.msg : "path too long");
+		alog(a, "%s: nsys: %s: skipped", t->id, pt_error_format(&e, buf, sizeof(buf)));
+		x_free(c);
+		return;
+	}
+	c->began = now;
+	c->wait_until = now + c->delay_s + c->seconds + NSYS_EXPORT_S + c->seconds;
+	if (t->deadline > 0 && c->wait_until > t->deadline - 5)
+		c->wait_until = t->deadline - 5;
+	if (pthread_create(&c->th, NULL, nsys_main, c)) {
+		nsys_note(h, "nsys: cannot start the capture thread: %s", strerror(errno));
+		alog(a, "%s: nsys: cannot start the capture thread: skipped", t->id);
+		x_free(c);
+		return;
+	}
+	c->started = 1;
+	h->cap = c;
+	alog(a, "%s: nsys gpu metrics at %d Hz for %.2f s, starting in %.2f s (%s)", t->id, hz,
+	     c->seconds, c->delay_s, c->nsys);
+}
+
+/* Take the capture's result when it is there (once): its series, or the
+ * reason in the note.  A capture still running after wait_until is given
+ * up (cancelled): the traces are summarised without it. */
+static void nsys_collect(pt_agent *a, double now)
+{
+	struct pt_agent_hw *h = a->hw;
+	nsys_cap *c = h ? h->cap : NULL;
+
+	if (!c || h->cap_used)
+		return;
+	if (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+		if (now < c->wait_until)
+			return;
+		__atomic_store_n(&c->cancel, 1, __ATOMIC_RELEASE);
+		h->cap_used = 1;
+		nsys_note(h, "nsys: the capture had not finished %.0f s after it began: not used",
+			  now - c->began);
+		alog(a, "%s: nsys capture not finished after %.0f s: traces summarised without it",
+		     h->tid, now - c->began);
+		return;
+	}
+	pthread_join(c->th, NULL);
+	c->started = 0;
+	h->cap_used = 1;
+	if (c->rc != PT_OK) {
+		/* Logged once: the capture is not tried again for this trigger. */
+		nsys_note(h, "nsys: %s", c->msg);
+		alog(a, "%s: nsys capture failed: %s", h->tid, c->msg);
+		return;
+	}
+	if (!c->got.n) {
+		pt_samples_free(&c->got);
+		nsys_note(h, "nsys: the export holds no GPU metric we use");
+		alog(a, "%s: nsys capture done: no GPU metric we use in the export", h->tid);
+		return;
+	}
+	h->nsys = c->got;
+	memset(&c->got, 0, sizeof(c->got));
+	h->have_nsys = 1;
+	{
+		size_t n = 0;
+
+		for (size_t i = 0; i < h->nsys.n; i++)
+			n += h->nsys.s[i].n;
+		alog(a, "%s: nsys capture done: %zu series, %zu samples", h->tid, h->nsys.n, n);
+	}
+}
+
+/* Traces should wait: a capture runs and may still be used. */
+static int nsys_pending(pt_agent *a, double now)
+{
+	struct pt_agent_hw *h = a->hw;
+
+	nsys_collect(a, now);
+	return h && h->cap && !h->cap_used;
+}
+
+/* Stop and forget the capture (agent exit, next trigger). */
+static void nsys_drop(struct pt_agent_hw *h)
+{
+	nsys_cap *c = h->cap;
+
+	if (c) {
+		__atomic_store_n(&c->cancel, 1, __ATOMIC_RELEASE);
+		if (c->started)
+			pthread_join(c->th, NULL);
+		pt_samples_free(&c->got);
+		x_free(c);
+		h->cap = NULL;
+	}
+	if (h->have_nsys)
+		pt_samples_free(&h->nsys);
+	h->have_nsys = 0;
+}
+
+/* ---- the node's samples -------------------------------------------------------------- */
+
+/* The samples so far into out: the sampler's (when it runs) and, first,
+ * the nsys series, borrowed from h->nsys (*borrowed = how many; free with
+ * samples_release), so that the join prefers the 10 kHz series to NVML's
+ * of the same name; the note says what nsys could not do, the source
+ * gains "+nsys". */
+static int hw_collect_samples(pt_agent *a, pt_samples *out, size_t *borrowed)
+{
+	struct pt_agent_hw *h = a->hw;
+	int rc;
+
+	*borrowed = 0;
+	rc = h->s ? pt_sampler_snapshot(h->s, out) : pt_samples_init(out);
+	if (rc)
+		return rc;
+	if (!h->s && pt_samples_set_str(&out->host, a->host))
+		goto oom;
+	if (h->nsys_note[0]) {
+		pt_sb sb = { 0 };
+
+		pt_sb_adds(&sb, out->note);
+		if (out->note[0])
+			pt_sb_adds(&sb, "; ");
+		pt_sb_adds(&sb, h->nsys_note);
+		rc = sb.oom ? PT_ENOMEM : pt_samples_set_str(&out->note, sb.buf);
+		pt_sb_free(&sb);
+		if (rc)
+			goto oom;
+	}
+	if (h->have_nsys && h->nsys.n) {
+		size_t n = h->nsys.n + out->n;
+		pt_series *arr = x_reallocarray(NULL, n ? n : 1, sizeof(*arr));
+		char src[96];
+
+		if (!arr)
+			goto oom;
+		memcpy(arr, h->nsys.s, h->nsys.n * sizeof(*arr));
+		if (out->n)
+			memcpy(arr + h->nsys.n, out->s, out->n * sizeof(*arr));
+		x_free(out->s);
+		out->s = arr;
+		out->n = out->cap = n;
+		*borrowed = h->nsys.n;
+		snprintf(src, sizeof(src), "%s%snsys", out->source, out->source[0] ? "+" : "");
+		if (pt_samples_set_str(&out->source, src))
+			goto oom;
+		if (h->nsys.interval_ns > 0 &&
+		    (out->interval_ns <= 0 || h->nsys.interval_ns < out->interval_ns))
+			out->interval_ns = h->nsys.interval_ns;
+	}
+	return PT_OK;
+oom:
+	for (size_t i = 0; i < *borrowed; i++)
+		memset(&out->s[i], 0, sizeof(out->s[i]));
+	*borrowed = 0;
+	pt_samples_free(out);
+	return PT_ENOMEM;
+}
+
+static void samples_release(pt_samples *h, size_t borrowed)
+{
+	for (size_t i = 0; i < borrowed && i < h->n; i++)
+		memset(&h->s[i], 0, sizeof(h->s[i]));
+	pt_samples_free(h);
+}
+
+static void hw_snap_free(struct pt_agent_hw *h)
+{
+	if (h->have_snap)
+		samples_release(&h->snap, h->snap_borrowed);
+	h->have_snap = 0;
+	h->snap_borrowed = 0;
+}
+
+/* An active trigger: start sampling for it (once), and the nsys capture
+ * when asked for. */
 static void hw_begin(pt_agent *a, const pt_trigger *t)
 {
 	struct pt_agent_hw *h;
@@ -258,16 +691,18 @@ static void hw_begin(pt_agent *a, const pt_trigger *t)
 		alog(a, "%s: no hardware sampling: %s", t->id, pt_error_format(&e, buf, sizeof(buf)));
 		pt_sampler_free(h->s);
 		h->s = NULL;
-		return;
+	} else {
+		pt_sampler_inventory(h->s, &gpus, &nics, &ib, &cpus);
+		note = pt_sampler_note(h->s);
+		alog(a, "%s: hardware sampling every %.3g ms (%.3g ms for utilisation, clocks, cpu): "
+		     "%d gpu%s, %d nic%s, %d infiniband port%s, %d cpu line%s%s%s", t->id,
+		     (double)o.interval_ns / 1e6,
+		     (double)(o.slow_interval_ns > o.interval_ns ? o.slow_interval_ns
+								 : o.interval_ns) / 1e6,
+		     gpus < 0 ? 0 : gpus, gpus == 1 ? "" : "s", nics, nics == 1 ? "" : "s", ib,
+		     ib == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s", *note ? "; skipped: " : "", note);
 	}
-	pt_sampler_inventory(h->s, &gpus, &nics, &ib, &cpus);
-	note = pt_sampler_note(h->s);
-	alog(a, "%s: hardware sampling every %.3g ms (%.3g ms for utilisation, clocks, cpu): "
-	     "%d gpu%s, %d nic%s, %d infiniband port%s, %d cpu line%s%s%s", t->id,
-	     (double)o.interval_ns / 1e6,
-	     (double)(o.slow_interval_ns > o.interval_ns ? o.slow_interval_ns : o.interval_ns) / 1e6,
-	     gpus < 0 ? 0 : gpus, gpus == 1 ? "" : "s", nics, nics == 1 ? "" : "s", ib,
-	     ib == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s", *note ? "; skipped: " : "", note);
+	nsys_begin(a, t);
 }
 
 /* Traces arrived: the samples so far go to their summaries (in memory:
@@ -276,8 +711,9 @@ static void hw_snapshot(pt_agent *a, char **wids, size_t n)
 {
 	struct pt_agent_hw *h = a->hw;
 
-	if (!h || !h->s)
+	if (!h || h->ended)
 		return;
+	nsys_collect(a, pt_control_now());
 	for (size_t i = 0; i < n; i++) {
 		int64_t rank = -1;
 		char base[PT_CONTROL_ID_MAX + 8];
@@ -287,26 +723,39 @@ static void hw_snapshot(pt_agent *a, char **wids, size_t n)
 		if (rank == 0)
 			h->rank0 = 1;
 	}
-	if (h->have_snap)
-		pt_samples_free(&h->snap);
-	h->have_snap = pt_sampler_snapshot(h->s, &h->snap) == PT_OK;
+	hw_snap_free(h);
+	if (!h->s && !h->have_nsys && !h->nsys_note[0])
+		return;
+	h->have_snap = hw_collect_samples(a, &h->snap, &h->snap_borrowed) == PT_OK;
 }
 
 /* Sampling over: the whole record beside the raw traces, in the run's
  * raw_trace/, when this node's raw traces are kept (all, or master with
  * rank 0 here).  Otherwise the samples live on only in the summaries (the
- * join, the timelines): the spool is emptied as before. */
+ * join, the timelines): the spool is emptied as before.  A capture still
+ * running is cancelled (not waited for: hw_drop joins it). */
 static void hw_end(pt_agent *a)
 {
 	struct pt_agent_hw *h = a->hw;
 	pt_samples all;
+	size_t borrowed = 0;
 	double fast = 0, slow = 0;
 
-	if (!h || !h->s)
+	if (!h || h->ended)
 		return;
-	pt_sampler_stop(h->s);
-	pt_sampler_cost(h->s, &fast, &slow);
-	if (pt_sampler_snapshot(h->s, &all) == PT_OK) {
+	h->ended = 1;
+	nsys_collect(a, pt_control_now());
+	if (h->cap && !h->cap_used) {
+		__atomic_store_n(&h->cap->cancel, 1, __ATOMIC_RELEASE);
+		h->cap_used = 1;
+		alog(a, "%s: nsys capture cancelled: the sampling ended before it finished", h->tid);
+	}
+	if (h->s) {
+		pt_sampler_stop(h->s);
+		pt_sampler_cost(h->s, &fast, &slow);
+	}
+	if ((h->s || h->have_nsys || h->nsys_note[0]) &&
+	    hw_collect_samples(a, &all, &borrowed) == PT_OK) {
 		size_t n = 0;
 
 		for (size_t i = 0; i < all.n; i++)
@@ -314,15 +763,14 @@ static void hw_end(pt_agent *a)
 		if (h->raw_dir[0] &&
 		    (h->save_raw == PT_RAW_ALL || (h->save_raw == PT_RAW_MASTER && h->rank0)))
 			hw_write(a, &all, h->raw_dir);
-		alog(a, "%s: hardware sampling done: %zu series, %zu samples (%.1f us per fast "
-		     "sample, %.1f us per slow one)", h->tid, all.n, n, fast / 1e3, slow / 1e3);
-		pt_samples_free(&all);
+		if (h->s)
+			alog(a, "%s: hardware sampling done: %zu series, %zu samples (%.1f us per fast "
+			     "sample, %.1f us per slow one)", h->tid, all.n, n, fast / 1e3, slow / 1e3);
+		samples_release(&all, borrowed);
 	}
 	pt_sampler_free(h->s);
 	h->s = NULL;
-	if (h->have_snap)
-		pt_samples_free(&h->snap);
-	h->have_snap = 0;
+	hw_snap_free(h);
 }
 
 static void hw_drop(pt_agent *a)
@@ -330,6 +778,7 @@ static void hw_drop(pt_agent *a)
 	if (!a->hw)
 		return;
 	hw_end(a);
+	nsys_drop(a->hw);
 	x_free(a->hw);
 	a->hw = NULL;
 }
@@ -386,16 +835,13 @@ static void hw_timelines(pt_agent *a, pt_summary *s, const char *wid)
 #endif
 }
 
-static int mine(const pt_agent *a, const char *name);
-static int is_done(const pt_agent *a, const char *wid);
-
 /* Stop when every expected worker of this host delivered (a trigger naming
  * no workers gives no such list) or the trigger's deadline passed. */
 static void hw_check(pt_agent *a, const pt_trigger *t, double now)
 {
 	size_t i, mine_n = 0, done = 0;
 
-	if (!a->hw || !a->hw->s)
+	if (!a->hw || a->hw->ended)
 		return;
 	for (i = 0; i < t->nworkers; i++) {
 		if (!mine(a, t->workers[i]))
@@ -701,6 +1147,16 @@ int pt_agent_poll(pt_agent *a, pt_error *err)
 		todo[ntodo++] = w;
 	}
 	closedir(d);
+	/* The nsys capture's series should be in these traces' summaries:
+	 * they wait for it (bounded by its wait_until, before the deadline). */
+	if (ntodo && nsys_pending(a, now)) {
+		if (!a->hw->cap_wait_logged)
+			alog(a, "%s: %zu trace%s wait%s for the nsys capture (at most %.0f s)", t.id,
+			     ntodo, ntodo == 1 ? "" : "s", ntodo == 1 ? "s" : "",
+			     a->hw->cap->wait_until - now);
+		a->hw->cap_wait_logged = 1;
+		goto out;
+	}
 	if (ntodo) {
 		job j = { .a = a, .t = &t, .wids = todo, .n = ntodo, .next = 0 };
 		pthread_t th[16];

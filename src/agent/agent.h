@@ -10,7 +10,9 @@
  *
  * Library code: never prints (messages go to the log callback), never
  * exits.  One pt_agent per thread; the summaries of one poll are built in
- * parallel on up to `jobs` threads.
+ * parallel on up to `jobs` threads; the hardware sampler and an nsys
+ * capture run on threads of their own, joined by pt_agent_free (which
+ * cancels a capture still running: at most about 2 s).
  */
 #ifndef PT_AGENT_H
 #define PT_AGENT_H
@@ -43,8 +45,20 @@ typedef struct pt_agent {
 	 * trigger is seen until every expected local worker delivered, the
 	 * trigger ends or its deadline passes; hw_<host>.json beside the raw
 	 * traces.  hw_opt.root/nvml/host: NULL = defaults. */
-	int hw_off;                        /* 1: no sampling (--no-hw) */
+	int hw_off;                        /* 1: no sampling, no nsys capture (--no-hw) */
 	pt_sampler_options hw_opt;
+	/* Nsight Systems GPU metrics (docs/hardware.md, "10 kHz capture"):
+	 * when a trigger asks (pt_trigger.nsys_gpu_metrics) or nsys_hz > 0
+	 * (--nsys-gpu-metrics, the node's default; the trigger's rate wins),
+	 * `nsys` from PATH samples every GPU during the window on a thread of
+	 * its own; its series (label "nsys") join the sampler's in the samples
+	 * the summaries and hw_<host>.json get (source "...+nsys").  Traces
+	 * that arrive while it runs wait for it (never past the trigger's
+	 * deadline).  Missing nsys or a failed capture: said in the samples'
+	 * note and logged once; nothing else changes. */
+	int nsys_hz;                       /* node default rate, 0: only on request (0) */
+	double nsys_max_s;                 /* longest capture (60 s; never over 600,000
+	                                      samples a series: 30 s at 20 kHz) */
 	struct pt_agent_hw *hw;            /* sampling state (agent.c) */
 
 	/* State. */

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "agent/agent.h"
 #include "agent/autoprof.h"
+#include "trace/nsys.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -41,8 +42,10 @@ static const char usage_text[] =
 	"  --poll SEC              poll interval (0.2)\n"
 	"  --hw-interval-ms MS     hardware sampling interval: NVLink, NIC, InfiniBand (1)\n"
 	"  --hw-slow-interval-ms MS  GPU utilisation, clocks, power, PCIe, CPU, memory (100)\n"
-	"  --no-hw                 no hardware sampling during the window\n"
+	"  --no-hw                 no hardware sampling (nor nsys capture) during the window\n"
 	"  --hw-cpu-budget F       share of one core a sampling thread may use (0.2; 0: no limit)\n"
+	"  --nsys-gpu-metrics [HZ] capture GPU metrics with nsys at HZ (10000) during every\n"
+	"                          window, not only when the trigger asks (needs nsys on PATH)\n"
 	"  --auto-profile          profile by itself when a worker here slows down (docs/hang.md)\n"
 	"  --auto-window N         iterations per window compared (50)\n"
 	"  --auto-slowdown F       profile when the last window is slower than the best by F (0.3)\n"
@@ -181,6 +184,22 @@ static int64_t opt_ms(const char *opt, const char *val)
 	return (int64_t)(ms * 1e6 + 0.5);
 }
 
+/* --nsys-gpu-metrics[=HZ], or --nsys-gpu-metrics HZ when a number follows. */
+static int nsys_hz_opt(int argc, char **argv, int *i)
+{
+	const char *o = argv[*i], *eq = strchr(o, '='), *v = NULL;
+	int hz = PT_NSYS_HZ_DEFAULT;
+
+	if (eq)
+		v = eq + 1;
+	else if (*i + 1 < argc && argv[*i + 1][0] >= '0' && argv[*i + 1][0] <= '9')
+		v = argv[++*i];
+	if (v && pt_nsys_parse_hz(v, &hz))
+		die("option '--nsys-gpu-metrics': '%s' is not a rate in Hz from %d to %d", v,
+		    PT_NSYS_HZ_MIN, PT_NSYS_HZ_MAX);
+	return hz;
+}
+
 /* --hw-check: sample this node like the agent does during a window. */
 static int hw_check(pt_sampler_options *o, double seconds)
 {
@@ -239,7 +258,7 @@ int cmd_agent(int argc, char **argv)
 	int64_t hw_ms = 0, hw_slow_ms = 0;
 	double hw_budget = -1;
 	long jobs = 0;
-	int auto_on = 0;
+	int auto_on = 0, nsys_hz = 0;
 	const char *auto_out = NULL;
 	pt_autoprof_options apo;
 	autoctx ac;
@@ -289,6 +308,8 @@ int cmd_agent(int argc, char **argv)
 			no_hw = 1;
 		} else if (cli_is_opt(o, "--hw-cpu-budget")) {
 			hw_budget = opt_double("--hw-cpu-budget", cli_opt_value(argc, argv, &i));
+		} else if (cli_is_opt(o, "--nsys-gpu-metrics")) {
+			nsys_hz = nsys_hz_opt(argc, argv, &i);
 		} else if (!strcmp(o, "--hw-check")) {
 			check = 1;
 			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
@@ -310,6 +331,7 @@ int cmd_agent(int argc, char **argv)
 		a.hw_opt.slow_interval_ns = hw_slow_ms;
 	if (hw_budget >= 0)
 		a.hw_opt.cpu_budget = hw_budget;
+	a.nsys_hz = nsys_hz;
 	if (check > 0) {
 		a.hw_opt.host = a.host;
 		rc = hw_check(&a.hw_opt, check);

@@ -18,6 +18,7 @@
 #include "diagnose.h"
 #include "hangcheck.h"
 #include "control/control.h"
+#include "trace/nsys.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -53,6 +54,8 @@ static const char usage_text[] =
 	"                            hang instead (max(60, 10 x median step time); 0: never)\n"
 	"  --stack-wait SEC          hang diagnosis: wait this long for the stacks (5)\n"
 	"  --reason TEXT             why this trigger runs (kept in trigger.json and the report)\n"
+	"  --nsys-gpu-metrics [HZ]   the node agents also sample GPU metrics with nsys at HZ\n"
+	"                            (10000) during the window, where nsys is on the PATH\n"
 	"\n"
 	"diagnosis options (--auto-analyze):\n";
 
@@ -82,6 +85,22 @@ static void print_diag_help(void)
 				fwrite(p, 1, n, stdout);
 		p += n;
 	}
+}
+
+/* --nsys-gpu-metrics[=HZ], or --nsys-gpu-metrics HZ when a number follows. */
+static int nsys_hz_opt(int argc, char **argv, int *i)
+{
+	const char *o = argv[*i], *eq = strchr(o, '='), *v = NULL;
+	int hz = PT_NSYS_HZ_DEFAULT;
+
+	if (eq)
+		v = eq + 1;
+	else if (*i + 1 < argc && argv[*i + 1][0] >= '0' && argv[*i + 1][0] <= '9')
+		v = argv[++*i];
+	if (v && pt_nsys_parse_hz(v, &hz))
+		die("option '--nsys-gpu-metrics': '%s' is not a rate in Hz from %d to %d", v,
+		    PT_NSYS_HZ_MIN, PT_NSYS_HZ_MAX);
+	return hz;
 }
 
 static void on_sigint(int sig)
@@ -370,7 +389,7 @@ int cmd_trigger(int argc, char **argv)
 	int save_raw = PT_RAW_NONE, auto_analyze = 0, progress = 1, trigger_on = 0;
 	double timeout = 0, stale = 30, hang_timeout = -1, stack_wait = 5, next_hang_check = 0;
 	const char *reason = "";
-	int hung = 0;
+	int hung = 0, nsys_hz = 0;
 	cli_diag d;
 	pt_worker_entry *all = NULL;
 	size_t nall = 0, n = 0;
@@ -428,6 +447,8 @@ int cmd_trigger(int argc, char **argv)
 			stack_wait = opt_double("--stack-wait", cli_opt_value(argc, argv, &i));
 		} else if (cli_is_opt(o, "--reason")) {
 			reason = cli_opt_value(argc, argv, &i);
+		} else if (cli_is_opt(o, "--nsys-gpu-metrics")) {
+			nsys_hz = nsys_hz_opt(argc, argv, &i);
 		} else if (strcmp(o, "-o") && !cli_is_opt(o, "--output") &&
 			   cli_diag_option(&d, argc, argv, &i)) {
 			/* a diagnosis option */
@@ -506,6 +527,7 @@ int cmd_trigger(int argc, char **argv)
 	}
 	t.deadline = now + timeout;
 	snprintf(t.reason, sizeof(t.reason), "%s", reason);
+	t.nsys_gpu_metrics = nsys_hz;
 	if (hang_timeout < 0) {
 		pt_worker_entry *exp = x_calloc(n, sizeof(*exp));
 
@@ -569,6 +591,10 @@ int cmd_trigger(int argc, char **argv)
 			"%lld-%lld; output %s (timeout %.0f s)\n", t.id, n, n == 1 ? "" : "s",
 			(long long)cur, (long long)t.start_step,
 			(long long)(t.start_step + steps - 1), t.run_dir, timeout);
+	if (progress && nsys_hz)
+		fprintf(stderr, "perftracker: trigger %s: the node agents sample GPU metrics with nsys "
+			"at %d Hz where it is on the PATH (the report's hardware note says where not)\n",
+			t.id, nsys_hz);
 
 	/* Wait for every worker: summarised, failed or gone. */
 	t0 = cli_now();

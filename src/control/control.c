@@ -629,6 +629,7 @@ int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err
 	add_kstr(&sb, "host", t->host);
 	add_ki64(&sb, "pid", t->pid);
 	add_kstr(&sb, "reason", t->reason);
+	add_ki64(&sb, "nsys_gpu_metrics", t->nsys_gpu_metrics);
 	add_key(&sb, "workers", 0);
 	pt_sb_addc(&sb, '[');
 	for (size_t i = 0; i < t->nworkers; i++) {
@@ -706,6 +707,9 @@ int pt_control_trigger_read(const char *dir, pt_trigger *t, pt_error *err)
 	copy_str(t->host, sizeof(t->host), j, "host");
 	t->pid = get_i64(j, "pid", -1);
 	copy_str(t->reason, sizeof(t->reason), j, "reason");
+	t->nsys_gpu_metrics = get_i64(j, "nsys_gpu_metrics", 0);
+	if (t->nsys_gpu_metrics < 0)
+		t->nsys_gpu_metrics = 0;
 	ws = pt_json_get(j, "workers");
 	if (ws && ws->type == PT_JSON_ARR) {
 		for (const pt_json *c = ws->child; c; c = c->next) {

@@ -158,6 +158,11 @@ typedef struct pt_trigger {
 	size_t nworkers;
 	char reason[512];               /* why it was started ("" by hand; the
 	                                   agent's auto-profiling says why) */
+	int64_t nsys_gpu_metrics;       /* --nsys-gpu-metrics: the agents capture
+	                                   GPU metrics with nsys at this rate (Hz)
+	                                   during the window; 0 no (the default,
+	                                   and what a trigger.json without the
+	                                   member reads as) */
 } pt_trigger;
 
 /* trigger.json.  Reading a missing trigger is PT_OK with t->id[0] == 0. */

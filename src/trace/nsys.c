@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <spawn.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NAME_MAX_LEN ((size_t)64 << 10)
@@ -1068,13 +1070,28 @@ static int arg(char **argv, size_t cap, size_t *n, char *buf, size_t bufcap, siz
 	return 0;
 }
 
+int pt_nsys_parse_hz(const char *s, int *hz)
+{
+	char *end;
+	long v;
+
+	if (!s || !(*s >= '0' && *s <= '9'))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < PT_NSYS_HZ_MIN || v > PT_NSYS_HZ_MAX)
+		return -1;
+	*hz = (int)v;
+	return 0;
+}
+
 int pt_nsys_capture_argv(const char *nsys, const char *out_base, double seconds, int hz,
 			 char **argv, size_t cap, char *buf, size_t bufcap)
 {
 	size_t n = 0, used = 0;
 
 	if (!nsys || !*nsys || !out_base || !*out_base || !(seconds > 0) || seconds > 86400 ||
-	    hz < 10 || hz > 200000 || !argv || cap < 2 || !buf)
+	    hz < PT_NSYS_HZ_MIN || hz > PT_NSYS_HZ_MAX || !argv || cap < 2 || !buf)
 		return -1;
 	/* GPU metrics alone, system-wide, while `sleep` runs: no process is
 	 * traced, so this can run beside a training job that was not started
@@ -1142,37 +1159,79 @@ int pt_nsys_find(const char *name, char *out, size_t cap)
 	return 0;
 }
 
-/* Spawn argv with stdout/stderr appended to log; its exit status, or -1. */
-static int run_logged(char **argv, const char *log)
+/* Spawn argv with stdout/stderr appended to log; its exit status, or -1.
+ * With cancel, the child gets its own process group and is polled every
+ * 20 ms: once *cancel is set the group gets SIGTERM, and SIGKILL 2 s later
+ * (nsys starts the `sleep` and helpers of its own); *cancelled says so. */
+static int run_logged(char **argv, const char *log, const int *cancel, int *cancelled)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
 	extern char **environ;
 	pid_t pid;
-	int st = 0, rc;
+	int st = 0, rc, r;
+	int64_t term_at = -1, waited = 0;
 
+	*cancelled = 0;
 	if (posix_spawn_file_actions_init(&fa))
 		return -1;
+	if (posix_spawnattr_init(&at)) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -1;
+	}
 	rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644) ||
 	     posix_spawn_file_actions_adddup2(&fa, 1, 2) ||
 	     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (!rc && cancel)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP) ||
+		     posix_spawnattr_setpgroup(&at, 0);
 	if (!rc)
-		rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+		rc = posix_spawn(&pid, argv[0], &fa, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc) {
 		errno = rc; /* posix_spawn returns the error instead of setting errno */
 		return -1;
 	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
+	if (!cancel) {
+		while (waitpid(pid, &st, 0) < 0)
+			if (errno != EINTR)
+				return -1;
+	} else {
+		for (;;) {
+			struct timespec ts = { 0, 20 * 1000000L };
+
+			r = (int)waitpid(pid, &st, WNOHANG);
+			if (r == pid)
+				break;
+			if (r < 0 && errno != EINTR)
+				return -1;
+			if (term_at < 0 && __atomic_load_n(cancel, __ATOMIC_ACQUIRE)) {
+				*cancelled = 1;
+				kill(-pid, SIGTERM);
+				term_at = waited;
+			} else if (term_at >= 0 && waited - term_at >= 2000) {
+				kill(-pid, SIGKILL);
+				term_at = INT64_MAX / 2;
+			}
+			nanosleep(&ts, NULL);
+			waited += 20;
+		}
+	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
 int pt_nsys_capture_run(const char *nsys, const char *out_base, double seconds, int hz,
 			pt_error *err)
 {
+	return pt_nsys_capture_run_cancel(nsys, out_base, seconds, hz, NULL, err);
+}
+
+int pt_nsys_capture_run_cancel(const char *nsys, const char *out_base, double seconds, int hz,
+			       const int *cancel, pt_error *err)
+{
 	char *argv[24], buf[8192], log[4096];
-	int st;
+	int st, cancelled = 0;
 
 	pt_error_subject(err, out_base);
 	if ((size_t)snprintf(log, sizeof(log), "%s.log", out_base ? out_base : "") >= sizeof(log))
@@ -1180,15 +1239,21 @@ int pt_nsys_capture_run(const char *nsys, const char *out_base, double seconds, 
 	if (pt_nsys_capture_argv(nsys, out_base, seconds, hz, argv, 24, buf, sizeof(buf)) < 0)
 		return pt_error_set(err, PT_EINVAL, -1, "bad capture arguments (%.3f s at %d Hz)",
 				    seconds, hz);
-	st = run_logged(argv, log);
+	st = run_logged(argv, log, cancel, &cancelled);
+	if (cancelled)
+		return pt_error_set(err, PT_EIO, -1, "%s profile cancelled", nsys);
 	if (st)
 		return st < 0 ? pt_error_set(err, PT_EIO, -1, "%s profile could not start: %s", nsys,
 					      strerror(errno))
 			      : pt_error_set(err, PT_EIO, -1, "%s profile exited with status %d; see %s",
 					      nsys, st, log);
+	if (cancel && __atomic_load_n(cancel, __ATOMIC_ACQUIRE))
+		return pt_error_set(err, PT_EIO, -1, "%s profile cancelled", nsys);
 	if (pt_nsys_export_argv(nsys, out_base, argv, 24, buf, sizeof(buf)) < 0)
 		return pt_error_set(err, PT_EINVAL, -1, "path too long");
-	st = run_logged(argv, log);
+	st = run_logged(argv, log, cancel, &cancelled);
+	if (cancelled)
+		return pt_error_set(err, PT_EIO, -1, "%s export cancelled", nsys);
 	if (st)
 		return st < 0 ? pt_error_set(err, PT_EIO, -1, "%s export could not start: %s", nsys,
 					      strerror(errno))

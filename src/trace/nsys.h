@@ -47,6 +47,15 @@ int pt_nsys_read_samples(const char *path, pt_samples *hw, pt_error *err);
  * added up. */
 const char *pt_nsys_metric_name(const char *nsys_name, const char **unit);
 
+/* GPU metrics sampling rates `nsys profile --gpu-metrics-frequency` takes
+ * (and the default of --nsys-gpu-metrics: 10 kHz, 100 us). */
+#define PT_NSYS_HZ_DEFAULT 10000
+#define PT_NSYS_HZ_MIN 10
+#define PT_NSYS_HZ_MAX 200000
+/* A rate in Hz from text (a whole decimal number in [PT_NSYS_HZ_MIN,
+ * PT_NSYS_HZ_MAX]) into *hz; 0, or -1 when it is not one. */
+int pt_nsys_parse_hz(const char *s, int *hz);
+
 /* Capture (docs/hardware.md "10 kHz capture"): the argv of the nsys
  * command that samples GPU metrics of every GPU for seconds at hz into
  * out_base.nsys-rep while nothing else is traced, and the argv that
@@ -69,5 +78,13 @@ int pt_nsys_find(const char *name, char *out, size_t cap);
  * out_base.log").  Blocks for about `seconds`; call it off any hot path. */
 int pt_nsys_capture_run(const char *nsys, const char *out_base, double seconds, int hz,
 			pt_error *err);
+/* The same, cancellable from another thread: each nsys runs in its own
+ * process group, polled every 20 ms; once *cancel (read atomically) is
+ * non-zero the group gets SIGTERM (SIGKILL 2 s later), the export is not
+ * run, and the result is PT_EIO "nsys profile cancelled" (or "export").
+ * cancel NULL is pt_nsys_capture_run.  Used by the node agent
+ * (src/agent/agent.c), which must be able to exit during a capture. */
+int pt_nsys_capture_run_cancel(const char *nsys, const char *out_base, double seconds, int hz,
+			       const int *cancel, pt_error *err);
 
 #endif

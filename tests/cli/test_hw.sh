@@ -5,7 +5,8 @@
 # them (tests/tools/make_nsys_fixture.py: rank 7 has a slow link, rank 6
 # waits for a late peer, rank 5's GPU is throttled); `summarize --hw`,
 # `--hw-dir`, `--no-hw`; the real pipit exports; one-line errors for bad
-# samples and bad .sqlite files.
+# samples and bad .sqlite files; `trigger --nsys-gpu-metrics` through a node
+# agent running a stand-in nsys (and without nsys: the report's note).
 . "$(dirname "$0")/lib.sh"
 
 json_check() {
@@ -118,3 +119,114 @@ mkdir -p "$TMP/badhw" && cp "$TMP/k/node1_0_4000.json" "$TMP/badhw/" && echo '[]
 	|| not_ok "unreadable samples beside a trace: warning, summary written" "$(cat "$TMP/sb.err")"
 check "analyze: bad samples file is not a failed worker" "$PT_BIN" analyze "$TMP/badhw" -q -o "$TMP/outb"
 check "one worker" json_check "$TMP/outb/PerfDisplay/report.json" 'list(d["workers"]) == ["node1_0_4000.json"]'
+
+# ---- --nsys-gpu-metrics: trigger -> agent -> stand-in nsys -> report ----------------
+# A worker written by hand (its pid a live `sleep`, 16 steps/s), the node's
+# agent with a stand-in `nsys` first on its PATH (profile: a short sleep;
+# export: rank 0's export of the fixture above), the trace dropped in the
+# spool once trigger.json names the trigger.  Then the same without nsys on
+# the agent's PATH: the report's hardware note says so.
+check_fails "trigger --nsys-gpu-metrics=5: a rate out of range" \
+	"option '--nsys-gpu-metrics': '5' is not a rate in Hz from 10 to 200000" \
+	"$PT_BIN" trigger --nsys-gpu-metrics=5
+check_fails "agent --nsys-gpu-metrics=10k: not a number" \
+	"option '--nsys-gpu-metrics': '10k' is not a rate in Hz" "$PT_BIN" agent --nsys-gpu-metrics=10k
+C=$TMP/ctl
+mkdir -p "$TMP/fakebin" "$TMP/nopath"
+cat > "$TMP/fakebin/nsys" <<'SH'
+#!/bin/sh
+cmd=$1; shift
+for a; do case $a in --output=*) out=${a#--output=};; esac; done
+echo "$cmd $*" >> "$PT_FAKE_DIR/args"
+case $cmd in
+profile) sleep 0.3; : > "$out.nsys-rep";;
+export) cp "$PT_FAKE_SRC" "$out";;
+esac
+SH
+chmod 755 "$TMP/fakebin/nsys"
+sleep 300 & WPID=$!
+trap 'kill $WPID $APID 2>/dev/null; rm -rf "$TMP"' EXIT
+WID=node1_0_$WPID
+worker_hb() {
+	"$PYTHON" - "$C" "$WPID" <<'PY'
+import json, os, socket, sys, time
+c, pid = sys.argv[1], int(sys.argv[2])
+now, wid = time.time(), "node1_0_%d" % pid
+for sub in ("workers", "heartbeats"):
+    os.makedirs(os.path.join(c, sub), exist_ok=True)
+with open(os.path.join(c, "workers", wid + ".json"), "w") as f:
+    json.dump({"format": "perftracker-worker", "version": 1, "id": wid, "host": "node1",
+               "node": socket.gethostname(), "rank": 0, "local_rank": 0, "world_size": 1,
+               "local_world_size": 1, "pid": pid, "started": now - 60}, f)
+with open(os.path.join(c, "heartbeats", wid + ".json"), "w") as f:
+    json.dump({"format": "perftracker-heartbeat", "step": 100, "step_time": now, "time": now,
+               "rate": 16.0, "state": "idle", "trigger": ""}, f)
+PY
+}
+# trigger_run OUT TRACE ARGS...: run the trigger in the background, drop TRACE
+# (a file, or "now": a trace of the last 0.3 s) as the worker's raw trace
+# when trigger.json appears, wait for the trigger; its exit status.
+trigger_run() {
+	local out=$1 trace=$2 tid="" tpid rc i; shift 2
+	rm -f "$C/trigger.json"
+	"$PT_BIN" trigger --auto-analyze -q --no-progress --control-dir "$C" --output-dir "$out" \
+		--wait 0 --steps 2 --save-raw-trace all --hang-timeout 0 --timeout 30 "$@" \
+		>"$out.stdout" 2>"$out.stderr" &
+	tpid=$!
+	for i in $(seq 100); do
+		tid=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' \
+			"$C/trigger.json" 2>/dev/null) && [ -n "$tid" ] && break
+		sleep 0.1
+	done
+	cp "$C/trigger.json" "$out.trigger.json" 2>/dev/null
+	mkdir -p "$TMP/spool/$tid"
+	if [ "$trace" = now ]; then
+		sleep 0.5
+		"$PYTHON" - "$TMP/spool/$tid/.$WID.tmp" <<'PY'
+import json, sys, time
+t = time.time() * 1e6
+json.dump({"schemaVersion": 1, "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#20", "pid": 1, "tid": 1,
+     "ts": t - 300000, "dur": 200000},
+    {"ph": "X", "cat": "kernel", "name": "void gemm<float>(int)", "pid": 0, "tid": 7,
+     "ts": t - 250000, "dur": 100000, "args": {"device": 0, "stream": 7}}]}, open(sys.argv[1], "w"))
+PY
+	else
+		cp "$trace" "$TMP/spool/$tid/.$WID.tmp"
+	fi
+	mv "$TMP/spool/$tid/.$WID.tmp" "$TMP/spool/$tid/$WID.json"
+	wait $tpid
+}
+worker_hb
+PT_FAKE_DIR=$TMP PT_FAKE_SRC=$TMP/n/node1_0_4000.sqlite PERFTRACKER_NVML= PATH="$TMP/fakebin:$PATH" \
+	"$PT_BIN" agent --control-dir "$C" --spool-dir "$TMP/spool" --host node1 --poll 0.1 \
+	2>"$TMP/agent1.log" &
+APID=$!
+trigger_run "$TMP/nsout" "$TMP/k/node1_0_4000.json" --nsys-gpu-metrics
+check "trigger with --nsys-gpu-metrics: report written" test $? -eq 0
+kill $APID; wait $APID
+check "trigger.json asks for 10000 Hz" json_check "$TMP/nsout.trigger.json" 'd["nsys_gpu_metrics"] == 10000'
+grep -q "gpu-metrics-frequency=10000 .* sleep [0-9.]*\$" "$TMP/args" && grep -q "^export --type=sqlite" "$TMP/args" \
+	&& ok "the agent ran nsys profile and export" || not_ok "nsys runs" "$(cat "$TMP/args" "$TMP/agent1.log")"
+RUN=$(ls -d "$TMP"/nsout/*/ | head -1)
+check "summary: nsys series joined (rank 0's 75% NVLink)" json_check "$RUN/summaries/$WID.json" \
+	'd["hw_source"] == "proc+nsys" and [h for p in d["patterns"] for h in p.get("hw", []) if h["group"] == "nvlink ring send"][0]["avg_tput_pct"] == 75.0'
+check "hw_node1.json: nsys and /proc series" json_check "$RUN/raw_trace/hw_node1.json" \
+	'd["source"] == "proc+nsys" and any(s["label"] == "nsys" and s["name"] == "nvlink_tx" for s in d["series"]) and any(s["name"] == "mem_available" for s in d["series"])'
+check "report: the worker's timelines come from nsys" json_check "$RUN/PerfDisplay/report.json" \
+	'[w["source"] for w in d["display"]["hw"]["workers"].values()] == ["proc+nsys"]'
+[ -z "$(ls -A "$TMP/spool/.nsys-node1")" ] && ok "capture files removed from the spool" \
+	|| not_ok "capture files left" "$(ls "$TMP/spool/.nsys-node1")"
+
+worker_hb
+PERFTRACKER_NVML= PATH="$TMP/nopath" "$PT_BIN" agent --control-dir "$C" --spool-dir "$TMP/spool" \
+	--host node1 --poll 0.1 2>"$TMP/agent2.log" &
+APID=$!
+trigger_run "$TMP/nsout2" now --nsys-gpu-metrics 500
+check "trigger without nsys on the agent's PATH: report written" test $? -eq 0
+kill $APID; wait $APID
+grep -q "nsys gpu metrics at 500 Hz asked for, but 'nsys' is not on PATH: skipped" "$TMP/agent2.log" \
+	&& ok "agent: missing nsys logged" || not_ok "missing nsys log" "$(cat "$TMP/agent2.log")"
+RUN=$(ls -d "$TMP"/nsout2/*/ | head -1)
+check "report: the hardware note names the missing nsys" json_check "$RUN/PerfDisplay/report.json" \
+	'[w["source"] for w in d["display"]["hw"]["workers"].values()] == ["proc"] and all("nsys: not found on PATH: no GPU metrics at 500 Hz" in w["note"] for w in d["display"]["hw"]["workers"].values())'

@@ -4,7 +4,8 @@
  * tests/data/pipit (counts from sqlite3 CLI queries, see each test), an
  * export written here with the documented schema including GPU_METRICS and
  * NCCL kernels (exact events and samples), bad files (one error, no
- * crash), the metric-name map, and the 10 kHz capture command lines.
+ * crash), the metric-name map, and the 10 kHz capture: command lines,
+ * rates, a run with a stand-in nsys, a failing and a cancelled one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -630,6 +631,22 @@ static void test_capture_argv(void **state)
 	assert_int_equal(pt_nsys_capture_argv("nsys", "o", 1, 10000, argv, 5, buf, 1024), -1);
 	assert_int_equal(pt_nsys_capture_argv("nsys", "o", 1, 10000, argv, 16, buf, 40), -1);
 	assert_int_equal(pt_nsys_export_argv("", "o", argv, 16, buf, 1024), -1);
+	/* Rates for --nsys-gpu-metrics. */
+	{
+		int hz = 0;
+
+		assert_int_equal(pt_nsys_parse_hz("10000", &hz), 0);
+		assert_int_equal(hz, 10000);
+		assert_int_equal(pt_nsys_parse_hz("10", &hz), 0);
+		assert_int_equal(pt_nsys_parse_hz("200000", &hz), 0);
+		assert_int_equal(hz, 200000);
+		assert_int_equal(pt_nsys_parse_hz("9", &hz), -1);
+		assert_int_equal(pt_nsys_parse_hz("200001", &hz), -1);
+		assert_int_equal(pt_nsys_parse_hz("10k", &hz), -1);
+		assert_int_equal(pt_nsys_parse_hz("-100", &hz), -1);
+		assert_int_equal(pt_nsys_parse_hz("", &hz), -1);
+		assert_int_equal(hz, 200000);
+	}
 	/* PATH lookup: sh is everywhere, a random name nowhere. */
 	assert_int_equal(pt_nsys_find("sh", path, sizeof(path)), 1);
 	assert_non_null(strstr(path, "/sh"));
@@ -692,6 +709,24 @@ static void test_capture_run(void **state)
 	assert_non_null(strstr(err.msg, "profile exited with status 3; see "));
 	assert_non_null(strstr(err.msg, "hw_node7.log"));
 	unsetenv("PT_FAKE_FAIL");
+	/* Cancelled (as the agent does when it exits): no export. */
+	{
+		int cancel = 1;
+
+		snprintf(args, sizeof(args), "%s/args", dir);
+		unlink(args);
+		pt_error_clear(&err);
+		assert_int_equal(pt_nsys_capture_run_cancel(fake, base, 0.25, 10000, &cancel, &err),
+				 PT_EIO);
+		assert_non_null(strstr(err.msg, "profile cancelled"));
+		f = fopen(args, "r");
+		if (f) {
+			n = fread(sql, 1, sizeof(sql) - 1, f);
+			sql[n] = 0;
+			fclose(f);
+			assert_null(strstr(sql, "export"));
+		}
+	}
 	/* Not startable. */
 	pt_error_clear(&err);
 	assert_int_equal(pt_nsys_capture_run("/nonexistent/nsys", base, 1, 10000, &err), PT_EIO);
