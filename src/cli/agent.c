@@ -184,22 +184,6 @@ static int64_t opt_ms(const char *opt, const char *val)
 	return (int64_t)(ms * 1e6 + 0.5);
 }
 
-/* --nsys-gpu-metrics[=HZ], or --nsys-gpu-metrics HZ when a number follows. */
-static int nsys_hz_opt(int argc, char **argv, int *i)
-{
-	const char *o = argv[*i], *eq = strchr(o, '='), *v = NULL;
-	int hz = PT_NSYS_HZ_DEFAULT;
-
-	if (eq)
-		v = eq + 1;
-	else if (*i + 1 < argc && argv[*i + 1][0] >= '0' && argv[*i + 1][0] <= '9')
-		v = argv[++*i];
-	if (v && pt_nsys_parse_hz(v, &hz))
-		die("option '--nsys-gpu-metrics': '%s' is not a rate in Hz from %d to %d", v,
-		    PT_NSYS_HZ_MIN, PT_NSYS_HZ_MAX);
-	return hz;
-}
-
 /* --hw-check: sample this node like the agent does during a window. */
 static int hw_check(pt_sampler_options *o, double seconds)
 {
@@ -309,7 +293,7 @@ int cmd_agent(int argc, char **argv)
 		} else if (cli_is_opt(o, "--hw-cpu-budget")) {
 			hw_budget = opt_double("--hw-cpu-budget", cli_opt_value(argc, argv, &i));
 		} else if (cli_is_opt(o, "--nsys-gpu-metrics")) {
-			nsys_hz = nsys_hz_opt(argc, argv, &i);
+			nsys_hz = cli_nsys_hz_opt(argc, argv, &i);
 		} else if (!strcmp(o, "--hw-check")) {
 			check = 1;
 			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')

@@ -39,6 +39,9 @@ const char *cli_opt_value(int argc, char **argv, int *i);
 /* Monotonic seconds; sleep for s seconds (s >= 0). */
 double cli_now(void);
 void cli_sleep(double s);
+/* --nsys-gpu-metrics[=HZ] / --nsys-gpu-metrics HZ at argv[*i] (advances *i past
+ * a separate value); the rate in Hz, default PT_NSYS_HZ_DEFAULT; dies on a bad rate. */
+int cli_nsys_hz_opt(int argc, char **argv, int *i);
 
 /* The workers registered in control directory *dir (NULL: the default,
  * written back to *dir): *w (x_free it) and *n.  0, or -1 after printing

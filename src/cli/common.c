@@ -7,6 +7,7 @@
  */
 #include "cli.h"
 #include "control/control.h"
+#include "trace/nsys.h"
 
 #include <string.h>
 #include <time.h>
@@ -61,3 +62,20 @@ int cli_control_workers(const char **dir, struct pt_worker_entry **w, size_t *n)
 		rc = 0;
 	return rc;
 }
+
+/* --nsys-gpu-metrics[=HZ], or --nsys-gpu-metrics HZ when a number follows. */
+int cli_nsys_hz_opt(int argc, char **argv, int *i)
+{
+	const char *o = argv[*i], *eq = strchr(o, '='), *v = NULL;
+	int hz = PT_NSYS_HZ_DEFAULT;
+
+	if (eq)
+		v = eq + 1;
+	else if (*i + 1 < argc && argv[*i + 1][0] >= '0' && argv[*i + 1][0] <= '9')
+		v = argv[++*i];
+	if (v && pt_nsys_parse_hz(v, &hz))
+		die("option '--nsys-gpu-metrics': '%s' is not a rate in Hz from %d to %d", v,
+		    PT_NSYS_HZ_MIN, PT_NSYS_HZ_MAX);
+	return hz;
+}
+

@@ -87,22 +87,6 @@ static void print_diag_help(void)
 	}
 }
 
-/* --nsys-gpu-metrics[=HZ], or --nsys-gpu-metrics HZ when a number follows. */
-static int nsys_hz_opt(int argc, char **argv, int *i)
-{
-	const char *o = argv[*i], *eq = strchr(o, '='), *v = NULL;
-	int hz = PT_NSYS_HZ_DEFAULT;
-
-	if (eq)
-		v = eq + 1;
-	else if (*i + 1 < argc && argv[*i + 1][0] >= '0' && argv[*i + 1][0] <= '9')
-		v = argv[++*i];
-	if (v && pt_nsys_parse_hz(v, &hz))
-		die("option '--nsys-gpu-metrics': '%s' is not a rate in Hz from %d to %d", v,
-		    PT_NSYS_HZ_MIN, PT_NSYS_HZ_MAX);
-	return hz;
-}
-
 static void on_sigint(int sig)
 {
 	(void)sig;
@@ -448,7 +432,7 @@ int cmd_trigger(int argc, char **argv)
 		} else if (cli_is_opt(o, "--reason")) {
 			reason = cli_opt_value(argc, argv, &i);
 		} else if (cli_is_opt(o, "--nsys-gpu-metrics")) {
-			nsys_hz = nsys_hz_opt(argc, argv, &i);
+			nsys_hz = cli_nsys_hz_opt(argc, argv, &i);
 		} else if (strcmp(o, "-o") && !cli_is_opt(o, "--output") &&
 			   cli_diag_option(&d, argc, argv, &i)) {
 			/* a diagnosis option */
