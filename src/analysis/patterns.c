@@ -163,15 +163,22 @@ static int count_ev(builder *b, uint32_t pat, uint32_t ev, int64_t ts, int64_t e
 	return PT_OK;
 }
 
+/* Clip [*s, *e) to the window; 0 when nothing of it is inside (items and
+ * segments of no length are dropped). */
+static inline int clip_window(const builder *b, int64_t *s, int64_t *e)
+{
+	if (*s < b->w.start)
+		*s = b->w.start;
+	if (*e > b->w.end)
+		*e = b->w.end;
+	return *e > *s;
+}
+
 /* Event ev, spanning [ts, end), is an item: note its start if it lasts
  * inside the window (items are clipped to it; empty ones dropped). */
 static void nf_add(builder *b, uint32_t ev, int64_t s, int64_t e)
 {
-	if (s < b->w.start)
-		s = b->w.start;
-	if (e > b->w.end)
-		e = b->w.end;
-	if (e <= s)
+	if (!clip_window(b, &s, &e))
 		return;
 	if (b->nf) {
 		b->nf[b->nnf++] = ((uint64_t)s - (uint64_t)b->w.start) << b->nfib | ev;
@@ -360,11 +367,7 @@ static void seg_note(builder *b, const open_frame *f, int64_t s, int64_t e)
 {
 	if (f->pat == NONE32)
 		return; /* a CPU collective: its whole span is a comm item */
-	if (s < b->w.start)
-		s = b->w.start;
-	if (e > b->w.end)
-		e = b->w.end;
-	if (e <= s)
+	if (!clip_window(b, &s, &e))
 		return;
 	if (!b->lane_seg)
 		b->lane_first = s;
@@ -450,11 +453,7 @@ static inline void seg_put(const builder *b, pt_item *buf, size_t *n, uint32_t p
 
 	if (pat == NONE32)
 		return;
-	if (s < b->w.start)
-		s = b->w.start;
-	if (e > b->w.end)
-		e = b->w.end;
-	if (e <= s)
+	if (!clip_window(b, &s, &e))
 		return;
 	it = &buf[(*n)++];
 	it->s = s;

@@ -65,21 +65,6 @@ static void put(const char *rel, const char *text)
 	tu_write_text(p, text);
 }
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 /* An export of GPU metrics only, as `nsys profile --trace=none
  * --gpu-metrics-devices=all` gives: session start S, a sample every
  * 100 us for 2 s.  GPU 0: SMs active 60%, NVLink TX 30 + 10 = 40% of
@@ -168,7 +153,7 @@ static int setup(void **state)
 	unsetenv("PT_FAKE_SLEEP");
 	unsetenv("FAKE_NVML_GPUS");
 	unsetenv("FAKE_NVML_INIT_FAIL");
-	S = realtime_ns() / 1000000000 * 1000000000 - 1000000000LL;
+	S = tu_realtime_ns() / 1000000000 * 1000000000 - 1000000000LL;
 	make_export(p);
 	return 0;
 }
@@ -313,7 +298,7 @@ static int poll_until_handled(pt_agent *a)
 		if (rc == 1)
 			return waited;
 		waited++;
-		sleep_ms(50);
+		tu_sleep_ms(50);
 	}
 	fail_msg("the trace was never handled");
 	return -1;
@@ -454,7 +439,7 @@ static void test_missing(void **state)
 	write_trigger(&t, "T0", wid, 0);
 	pt_error_clear(&e);
 	assert_int_equal(pt_agent_poll(&a, &e), 0);
-	sleep_ms(50);  /* some samples */
+	tu_sleep_ms(50);  /* some samples */
 	drop_trace("T0", wid);
 	assert_int_equal(pt_agent_poll(&a, &e), 1);
 	assert_null(strstr(log.buf, "nsys"));
@@ -469,7 +454,7 @@ static void test_missing(void **state)
 	a.nsys_hz = 2000;
 	write_trigger(&t, "T2", wid, 0);
 	assert_int_equal(pt_agent_poll(&a, &e), 0);
-	sleep_ms(50);
+	tu_sleep_ms(50);
 	drop_trace("T2", wid);
 	assert_int_equal(pt_agent_poll(&a, &e), 1);  /* no waiting */
 	assert_int_equal(count_str(log.buf, "T2: nsys gpu metrics at 2000 Hz asked for, but 'nsys' "
@@ -555,14 +540,14 @@ static void test_cancel(void **state)
 	assert_int_equal(pt_agent_poll(&a, &e), 0);
 	snprintf(p, sizeof(p), "%s/args", root);
 	for (int i = 0; i < 100 && access(p, F_OK); i++)
-		sleep_ms(20);
+		tu_sleep_ms(20);
 	buf = slurp("args");
 	assert_non_null(buf);
 	assert_non_null(strstr(buf, "profile "));
 	x_free(buf);
-	t0 = realtime_ns();
+	t0 = tu_realtime_ns();
 	agent_free(&a);
-	assert_true(realtime_ns() - t0 < 3000 * MS);
+	assert_true(tu_realtime_ns() - t0 < 3000 * MS);
 	unsetenv("PT_FAKE_SLEEP");
 	pt_control_trigger_clear(&t);
 	pt_sb_free(&log);

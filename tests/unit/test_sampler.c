@@ -787,21 +787,6 @@ static void log_collect(void *ctx, const char *msg)
 	pt_sb_addc(sb, '\n');
 }
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 /* A trigger on host node7 with one expected worker: the agent samples from
  * the first poll until that worker's trace is summarised, joins the
  * samples to the trace's NCCL kernel, writes hw_node7.json in raw_trace/
@@ -842,9 +827,9 @@ static void test_agent(void **state)
 	assert_int_equal(pt_agent_poll(&a, &e), 0);
 	assert_non_null(strstr(log.buf, "T9: hardware sampling every 1 ms (10 ms for utilisation, "
 					"clocks, cpu): 2 gpus, 1 nic, 1 infiniband port, 3 cpu lines"));
-	sleep_ms(30);
-	k0 = realtime_ns() / 1000;  /* the kernel: 80 ms from now, in us */
-	sleep_ms(120);
+	tu_sleep_ms(30);
+	k0 = tu_realtime_ns() / 1000;  /* the kernel: 80 ms from now, in us */
+	tu_sleep_ms(120);
 	snprintf(p, sizeof(p), "%s/spool/T9", root);
 	assert_int_equal(pt_control_mkdirs(p, NULL), PT_OK);
 	snprintf(trace, sizeof(trace),

@@ -8,6 +8,7 @@
 #define PT_TESTUTIL_H
 
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 
 /* Create /tmp/<name>.XXXXXX; its path goes to dir (cap bytes). */
@@ -35,6 +36,22 @@ static inline void tu_write_text(const char *path, const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
+}
+
+/* CLOCK_REALTIME in ns: the traces' and the samples' clock. */
+static inline int64_t tu_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void tu_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
 }
 
 #endif
