@@ -112,7 +112,7 @@ static int make_run_dir(const char *out, double now, char *run, size_t cap)
 
 		if (n < 0 || (size_t)n >= cap)
 			return error("output directory name too long: '%s'", out);
-		if (mkdir(run, 0777) == 0)
+		if (mkdir(run, 0775) == 0)
 			return 0;
 		if (errno != EEXIST)
 			return error("cannot create '%s': %s", run, strerror(errno));
@@ -528,9 +528,14 @@ int cmd_trigger(int argc, char **argv)
 		if (pt_control_trigger_add_worker(&t, ws[i].e.info.id))
 			die("out of memory");
 
-	/* The lock: one trigger at a time per control directory. */
+	/* The lock: one trigger at a time per control directory, which must
+	 * be one no other user can write through (docs/collector.md). */
 	if (pt_control_path(lockpath, sizeof(lockpath), dir, "trigger.lock"))
 		die("control directory name too long");
+	if (pt_control_mkdirs(dir, &e)) {
+		error_pt(&e);
+		goto out;
+	}
 	lock_content(&sb, &t, node);
 	for (int tries = 0; tries < 2 && !locked; tries++) {
 		int lr = pt_control_lock(lockpath, sb.buf, holder, sizeof(holder), &e);

@@ -57,12 +57,20 @@ double pt_control_now(void);
 
 /* ---- files ---------------------------------------------------------------- */
 
-/* mkdir -p path (mode 0777 before umask: shared directories are used by
- * several users' jobs).  An existing directory is fine. */
+/* mkdir -p path (mode 0775 before umask), refusing (PT_EPERM, one line
+ * naming the directory) a directory another user could write through: the
+ * directory itself, and every one below the first directory we own, must
+ * be ours (those in between may be root's); one above ours must not be
+ * writable by every user unless it is root's and sticky (/tmp); a symbolic
+ * link counts as its owner's.  Group-writable directories of ours are fine
+ * (a job's group on a shared file system).  Every user of the control and
+ * spool directories calls this on them before writing there
+ * (docs/collector.md, "Directories and other users"). */
 int pt_control_mkdirs(const char *path, pt_error *err);
 
-/* Write buf[0..len) to path atomically: a temporary file in the same
- * directory (".<name>.<host>.<pid>.<n>.tmp"), then rename over path.
+/* Write buf[0..len) to path atomically: a new temporary file in the same
+ * directory with an unguessable name (pt_file_create_tmp: O_EXCL,
+ * O_NOFOLLOW), then rename over path.
  * Creates the parent directory when missing.  On failure (ENOSPC, EACCES,
  * ...) the temporary file is removed and path is unchanged. */
 int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_error *err);

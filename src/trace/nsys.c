@@ -1179,7 +1179,7 @@ static int run_logged(char **argv, const char *log, const int *cancel, int *canc
 		posix_spawn_file_actions_destroy(&fa);
 		return -1;
 	}
-	rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644) ||
+	rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0644) ||
 	     posix_spawn_file_actions_adddup2(&fa, 1, 2) ||
 	     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (!rc && cancel)
