@@ -6,6 +6,13 @@
  * a busy port or an address that is not on this machine comes back as a
  * clear error (MHD_start_daemon only returns NULL), and so that port 0 can
  * report the port the kernel chose.
+ *
+ * Slow clients (issue 11): a client that trickles header bytes holds a
+ * connection until the idle timeout, which every byte resets.  So one
+ * address may hold at most PER_IP_LIMIT connections, the server takes up
+ * to CONNECTION_LIMIT (epoll, no FD_SETSIZE ceiling; bounded by the
+ * descriptor limit), and an idle connection is closed after IDLE_TIMEOUT_S:
+ * a few slow clients can no longer keep everyone else out.
  */
 #include "server.h"
 
@@ -19,11 +26,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../util/xalloc.h"
+
+#define PER_IP_LIMIT 32
+#define CONNECTION_LIMIT 1000
+#define IDLE_TIMEOUT_S 10
+
+/* The request's *req_cls when its raw URI holds an encoded NUL. */
+static char bad_uri_mark;
 
 struct pt_display_server {
 	struct MHD_Daemon *mhd;
@@ -181,6 +196,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	enum MHD_Result ok;
 	int status, fd;
 
+	if (*req_cls == &bad_uri_mark) {
+		status = 400;
+		ok = respond_text(c, 400, "400 bad request: NUL in the URL\n", NULL, NULL);
+		goto out;
+	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
 		status = 405;
 		ok = respond_text(c, 405, "405 method not allowed: this server only reads files\n",
@@ -230,6 +250,32 @@ out:
 	if (s->log)
 		s->log(s->log_ctx, method, url, status);
 	return ok;
+}
+
+/* Sees the URI before libmicrohttpd decodes it: a "%00" would cut the
+ * decoded path short (serving the file named before it), so the request
+ * is marked and answered 400.  The return value becomes *req_cls. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)cls;
+	(void)c;
+	for (const char *p = uri; p && (p = strchr(p, '%')); p++)
+		if (p[1] == '0' && p[2] == '0')
+			return &bad_uri_mark;
+	return NULL;
+}
+
+/* Connections we may hold: CONNECTION_LIMIT, less where the descriptor
+ * limit is lower (a few kept for files being served and the listener). */
+static unsigned connection_limit(void)
+{
+	struct rlimit rl;
+	unsigned lim = CONNECTION_LIMIT;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 2 < lim)
+		lim = rl.rlim_cur / 2 > 64 ? (unsigned)(rl.rlim_cur / 2) : 64;
+	return lim;
 }
 
 static int is_loopback(const struct sockaddr *sa)
@@ -361,8 +407,10 @@ pt_display_server *pt_display_start(const char *root, const pt_display_options *
 		flags |= MHD_USE_IPv6;
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
 				  MHD_OPTION_LISTEN_SOCKET, fd,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+				  MHD_OPTION_CONNECTION_LIMIT, connection_limit(),
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_IP_LIMIT,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
+				  MHD_OPTION_URI_LOG_CALLBACK, on_uri, (void *)NULL,
 				  MHD_OPTION_END);
 	if (!s->mhd) {
 		pt_error_set(err, PT_EIO, -1, "cannot start the http server (libmicrohttpd)");
