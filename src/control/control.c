@@ -623,7 +623,7 @@ int pt_control_worker_dead(const pt_worker_entry *w, const char *local_node)
 
 int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err)
 {
-	char path[PT_CONTROL_PATH_MAX];
+	char path[PT_CONTROL_PATH_MAX], node[PT_CONTROL_HOST_MAX];
 	pt_sb sb = { 0 };
 
 	if (pt_control_path(path, sizeof(path), dir, "trigger.json"))
@@ -641,6 +641,8 @@ int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err
 	add_kdbl(&sb, "created", t->created);
 	add_kdbl(&sb, "deadline", t->deadline);
 	add_kstr(&sb, "host", t->host);
+	pt_control_nodename(node, sizeof(node));
+	add_kstr(&sb, "node", node);
 	add_ki64(&sb, "pid", t->pid);
 	add_kstr(&sb, "reason", t->reason);
 	add_ki64(&sb, "nsys_gpu_metrics", t->nsys_gpu_metrics);
@@ -719,8 +721,17 @@ int pt_control_trigger_read(const char *dir, pt_trigger *t, pt_error *err)
 	t->created = pt_json_num(j, "created", 0);
 	t->deadline = pt_json_num(j, "deadline", 0);
 	copy_str(t->host, sizeof(t->host), j, "host");
+	copy_str(t->node, sizeof(t->node), j, "node");
 	t->pid = get_i64(j, "pid", -1);
 	copy_str(t->reason, sizeof(t->reason), j, "reason");
+	/* Its owner was killed: inactive now, not at its deadline. */
+	if (!strcmp(t->state, PT_TRIGGER_ACTIVE) && t->node[0] && t->pid > 0) {
+		char node[PT_CONTROL_HOST_MAX];
+
+		pt_control_nodename(node, sizeof(node));
+		if (!strcmp(node, t->node) && !pid_exists(t->pid))
+			snprintf(t->state, sizeof(t->state), "%s", PT_TRIGGER_DONE);
+	}
 	t->nsys_gpu_metrics = get_i64(j, "nsys_gpu_metrics", 0);
 	if (t->nsys_gpu_metrics < 0)
 		t->nsys_gpu_metrics = 0;

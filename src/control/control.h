@@ -161,6 +161,8 @@ typedef struct pt_trigger {
 	char raw_dir[PT_CONTROL_PATH_MAX]; /* <run_dir>/raw_trace */
 	double created, deadline;       /* epoch seconds */
 	char host[PT_CONTROL_HOST_MAX]; /* where the trigger command runs */
+	char node[PT_CONTROL_HOST_MAX]; /* gethostname() there (written by
+	                                   pt_control_trigger_write itself) */
 	int64_t pid;
 	char **workers;                 /* expected worker ids (owned) */
 	size_t nworkers;
@@ -173,7 +175,10 @@ typedef struct pt_trigger {
 	                                   member reads as) */
 } pt_trigger;
 
-/* trigger.json.  Reading a missing trigger is PT_OK with t->id[0] == 0. */
+/* trigger.json.  Reading a missing trigger is PT_OK with t->id[0] == 0.
+ * An "active" trigger whose owner ran on this machine (its node equals
+ * ours) and is gone (killed, even with SIGKILL) reads as "done": nobody
+ * arms or waits for a trigger that no one will collect. */
 int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err);
 int pt_control_trigger_read(const char *dir, pt_trigger *t, pt_error *err);
 /* Free t->workers (the struct itself is the caller's). */
