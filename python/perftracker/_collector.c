@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "control/control.h"
+#include "util/file.h"
 #include "util/strbuf.h"
 
 extern char **environ;
@@ -572,6 +573,8 @@ static struct collector {
 
 /* ---- background thread ---------------------------------------------------- */
 
+static uint64_t wd_random(void);
+
 static void io_error(const char *what, const pt_error *e)
 {
 	char buf[1024];
@@ -644,8 +647,10 @@ static void maybe_arm(const pt_trigger *t, double now)
 	if (w->start <= cur)
 		w->start = cur + 1;
 	if ((size_t)snprintf(sp, sizeof(sp), "%s/%s", G.spool, t->id) >= sizeof(sp) ||
-	    (size_t)snprintf(w->torch_path, sizeof(w->torch_path), "%s/.%s.torch.json", sp,
-			     G.info.id) >= sizeof(w->torch_path) ||
+	    /* torch opens its export with a plain open(): an unguessable name,
+	     * so no link can be waiting there for it (docs/collector.md). */
+	    (size_t)snprintf(w->torch_path, sizeof(w->torch_path), "%s/.%s.%016llx.torch.json", sp,
+			     G.info.id, (unsigned long long)wd_random()) >= sizeof(w->torch_path) ||
 	    (size_t)snprintf(w->final_path, sizeof(w->final_path), "%s/%s.json", sp,
 			     G.info.id) >= sizeof(w->final_path)) {
 		snprintf(w->error, sizeof(w->error), "spool path too long");
@@ -695,8 +700,8 @@ static int copy_fd(int in, FILE *out, off_t from, off_t to)
  * <spool>/<tid>/<id>.json (no GIL; runs in the background thread). */
 static int export_trace(window *w)
 {
-	char tmp[PT_CONTROL_PATH_MAX + 32];
-	int in = -1, rc = -1;
+	char tmp[PT_CONTROL_PATH_MAX + 64];
+	int in = -1, rc = -1, ofd;
 	FILE *out = NULL;
 	struct stat st;
 	off_t first = -1, last = -1;
@@ -739,10 +744,16 @@ static int export_trace(window *w)
 		rc = 0;
 		goto out;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", w->torch_path);
-	out = fopen(tmp, "we");
+	/* A new file under an unguessable name (O_EXCL|O_NOFOLLOW). */
+	ofd = pt_file_create_tmp(w->final_path, 0644, tmp, sizeof(tmp), NULL);
+	out = ofd >= 0 ? fdopen(ofd, "w") : NULL;
 	if (!out) {
-		snprintf(w->error, sizeof(w->error), "cannot write '%.300s': %s", tmp, strerror(errno));
+		snprintf(w->error, sizeof(w->error), "cannot write beside '%.300s': %s",
+			 w->final_path, strerror(errno));
+		if (ofd >= 0) {
+			close(ofd);
+			unlink(tmp);
+		}
 		goto out;
 	}
 	pt_sb_adds(&hdr, "{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":");

@@ -1055,11 +1055,6 @@ int pt_control_stacks_path(char *out, size_t cap, const char *dir, const char *w
 	return (size_t)snprintf(out, cap, "%s/stacks/%s.txt", dir, wid) < cap ? 0 : -1;
 }
 
-int pt_control_stacks_tmp_path(char *out, size_t cap, const char *dir, const char *wid)
-{
-	return (size_t)snprintf(out, cap, "%s/stacks/.%s.tmp", dir, wid) < cap ? 0 : -1;
-}
-
 int pt_control_stacks_request_path(char *out, size_t cap, const char *dir)
 {
 	return (size_t)snprintf(out, cap, "%s/stacks/request.json", dir) < cap ? 0 : -1;

@@ -263,10 +263,10 @@ int pt_control_agent_running(const char *dir, const char *host, double now, doub
 #define PT_STACKS_MAGIC "format: perftracker-stacks 1"
 #define PT_STACKS_REQUEST_MAX 4096   /* largest request record the watchdog reads */
 
-/* <dir>/stacks/<wid>.txt, <dir>/stacks/.<wid>.tmp, <dir>/stacks/request.json,
- * <dir>/stacks.  0, or -1 when the result would not fit in cap. */
+/* <dir>/stacks/<wid>.txt, <dir>/stacks/request.json, <dir>/stacks.  0, or
+ * -1 when the result would not fit in cap.  (The watchdog writes its dump
+ * to a new, unguessable temporary name first, as pt_file_create_tmp.) */
 int pt_control_stacks_path(char *out, size_t cap, const char *dir, const char *wid);
-int pt_control_stacks_tmp_path(char *out, size_t cap, const char *dir, const char *wid);
 int pt_control_stacks_request_path(char *out, size_t cap, const char *dir);
 int pt_control_stacks_dir(char *out, size_t cap, const char *dir);
 
