@@ -965,24 +965,37 @@ out:
 
 int pt_control_remove_dir(const char *dir, const char *sub, const char *tid, pt_error *err)
 {
-	char path[PT_CONTROL_PATH_MAX], f[PT_CONTROL_PATH_MAX + 256];
+	char path[PT_CONTROL_PATH_MAX];
 	DIR *d;
 	struct dirent *de;
-	int rc = PT_OK;
+	int rc = PT_OK, fd;
 
 	if (pt_control_record_path(path, sizeof(path), dir, sub, tid, NULL))
 		return path_err(err);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? PT_OK
-				       : pt_error_set(err, PT_EIO, -1, "cannot list: %s", strerror(errno));
+	/* Never through a link: one planted in place of the folder would make
+	 * us empty the folder it points to.  The link itself goes. */
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return PT_OK;
+		if ((errno == ELOOP || errno == ENOTDIR) && unlink(path) == 0)
+			return PT_OK;
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot list: %s", strerror(errno));
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot list: %s", strerror(errno));
+	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
-		if (unlink(f) != 0 && errno != ENOENT && rc == PT_OK) {
-			pt_error_subject(err, f);
-			rc = pt_error_set(err, PT_EIO, -1, "cannot remove: %s", strerror(errno));
+		if (unlinkat(fd, de->d_name, 0) != 0 && errno != ENOENT && rc == PT_OK) {
+			pt_error_subject(err, path);
+			rc = pt_error_set(err, PT_EIO, -1, "cannot remove '%s': %s", de->d_name,
+					  strerror(errno));
 		}
 	}
 	closedir(d);

@@ -209,6 +209,26 @@ static void test_write_atomic_no_follow(void **state)
 	unlink(tmp2);
 }
 
+/* Removing a trigger's records never follows a link planted in place of
+ * its folder: the folder it points to keeps its files. */
+static void test_remove_dir_no_follow(void **state)
+{
+	char victim[512], f[600], link[600];
+
+	(void)state;
+	path(victim, sizeof(victim), "victim");
+	assert_int_equal(mkdir(victim, 0700), 0);
+	snprintf(f, sizeof(f), "%s/keep.json", victim);
+	tu_write_text(f, "{}");
+	snprintf(link, sizeof(link), "%s/status", root);
+	assert_int_equal(mkdir(link, 0700), 0);
+	snprintf(link, sizeof(link), "%s/status/T1", root);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(pt_control_remove_dir(root, "status", "T1", NULL), PT_OK);
+	assert_int_equal(access(f, F_OK), 0);
+	assert_int_not_equal(access(link, F_OK), 0);
+}
+
 static void test_workers_roundtrip(void **state)
 {
 	pt_worker_info w;
@@ -621,6 +641,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_unwritable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdirs_refuses_other_users, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_atomic_no_follow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_dir_no_follow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workers_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alive_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trigger_roundtrip, setup, teardown),
