@@ -827,14 +827,14 @@ static void ensure_agent(double now)
 	sigset_t none, def;
 	char logp[PT_CONTROL_PATH_MAX + PT_CONTROL_HOST_MAX + 8], ad[PT_CONTROL_PATH_MAX];
 	int st, logfd = -1;
-	struct stat lst;
+	struct stat lst, ast;
 
 	if (!G.agent_argv || pt_control_agent_running(G.dir, G.host, now, 30))
 		return;
 	if (pt_control_record_path(ad, sizeof(ad), G.dir, "agents", NULL, NULL) ||
 	    (size_t)snprintf(logp, sizeof(logp), "%s/%s.log", ad, G.host) >= sizeof(logp))
 		return;
-	if (pt_control_mkdirs(ad, NULL) == PT_OK) {
+	if (pt_control_mkdirs(ad, NULL) == PT_OK && stat(ad, &ast) == 0) {
 		/* Never through a link, only a plain file of ours: another user
 		 * must not get the agent to append to a file of their choosing. */
 		static int warned;
@@ -844,7 +844,7 @@ static void ensure_agent(double now)
 		if (logfd < 0) {
 			why = errno;
 		} else if (fstat(logfd, &lst) != 0 || !S_ISREG(lst.st_mode) ||
-			   lst.st_uid != geteuid()) {
+			   lst.st_uid != ast.st_uid) {
 			close(logfd);
 			logfd = -1;
 			why = EPERM;
@@ -1138,6 +1138,8 @@ static struct watchdog {
 	char req[PT_CONTROL_PATH_MAX];
 	char ctl[PT_CONTROL_PATH_MAX];   /* the control directory */
 	int ctlfd;                       /* it, opened at start (-1: retry at dump) */
+	uid_t uid;                       /* owner stacks/ must have (ours; nobody's
+	                                    for root on a root-squashed NFS) */
 	char out_name[PT_CONTROL_ID_MAX + 8]; /* "<wid>.txt" in stacks/ */
 	char head[PT_CONTROL_ID_MAX + PT_CONTROL_HOST_MAX + 128];
 	char reqbuf[PT_STACKS_REQUEST_MAX + 1];
@@ -1209,7 +1211,7 @@ static void wd_dump(const char *reason, const char *req, double now, int64_t ste
 		mkdirat(WD.ctlfd, "stacks", 0775);
 		sfd = openat(WD.ctlfd, "stacks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
-	if (sfd < 0 || fstat(sfd, &st) != 0 || st.st_uid != geteuid()) {
+	if (sfd < 0 || fstat(sfd, &st) != 0 || st.st_uid != WD.uid) {
 		dlog("not writing stacks to '%s': %s", WD.dir,
 		     sfd < 0 ? strerror(errno) : "not a directory of ours");
 		goto out;
@@ -1378,7 +1380,13 @@ static void wd_start(double hang_s)
 		 PT_STACKS_MAGIC "\nworker: %s\nhost: %s\nrank: %lld\npid: %ld\n"
 		 "training_thread: 0x%016lx\n", G.info.id, G.host, (long long)G.info.rank,
 		 (long)G.pid, WD.train_thread);
-	pt_control_mkdirs(WD.dir, NULL);
+	{
+		struct stat st;
+
+		/* mkdirs checked stacks/ (docs/collector.md): its owner is us. */
+		WD.uid = pt_control_mkdirs(WD.dir, NULL) == PT_OK && stat(WD.dir, &st) == 0
+				 ? st.st_uid : geteuid();
+	}
 	pthread_mutex_lock(&WD.mu);
 	if (WD.ctlfd < 0)
 		WD.ctlfd = open(WD.ctl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

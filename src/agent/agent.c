@@ -1065,8 +1065,16 @@ static void clean_spool(pt_agent *a, const char *keep)
 	int dfd = open(a->spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *de;
+	struct stat spst;
 
-	if (!d) {
+	/* The spool passed pt_control_mkdirs at start: its owner is us (the
+	 * overflow user for root on a root-squashed NFS), as must be every
+	 * folder in it we empty. */
+	if (!d || fstat(dfd, &spst) != 0) {
+		if (d) {
+			closedir(d);
+			return;
+		}
 		if (dfd >= 0)
 			close(dfd);
 		return;
@@ -1082,7 +1090,7 @@ static void clean_spool(pt_agent *a, const char *keep)
 		sfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sfd < 0)
 			continue;
-		if (fstat(sfd, &sst) != 0 || sst.st_uid != geteuid() || !(s = fdopendir(sfd))) {
+		if (fstat(sfd, &sst) != 0 || sst.st_uid != spst.st_uid || !(s = fdopendir(sfd))) {
 			close(sfd);
 			continue;
 		}
