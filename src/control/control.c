@@ -97,14 +97,6 @@ double pt_control_now(void)
 
 /* ---- files ------------------------------------------------------------------ */
 
-/* May we use this directory (a component of a path we write under)?
- * The rule (docs/collector.md, "Directories and other users"): the
- * directory we write in, and every directory below the first one we own,
- * must be ours (root's too, for the ones in between); a directory above
- * ours may belong to anyone but must not be writable by everyone unless it
- * is root's and sticky (/tmp).  A symbolic link counts as its owner's.
- * Group-writable directories are fine: the job's group is trusted (shared
- * file systems). */
 /* Root on an NFS or Lustre mount with root squashing creates files as
  * the overflow user (nobody): there a directory of the overflow user is
  * root's own.  (Not tested here: no such mount on the test machines.) */
@@ -126,6 +118,14 @@ static int squashed_root(const char *path, const struct stat *st)
 	return (long)st->st_uid == overflow;
 }
 
+/* May we use this directory (a component of a path we write under)?
+ * The rule (docs/collector.md, "Directories and other users"): the
+ * directory we write in, and every directory below the first one we own,
+ * must be ours (root's too, for the ones in between); a directory above
+ * ours may belong to anyone but must not be writable by everyone unless it
+ * is root's and sticky (/tmp).  A symbolic link counts as its owner's.
+ * Group-writable directories are fine: the job's group is trusted (shared
+ * file systems). */
 static int check_component(const char *path, int final, int *below_ours, pt_error *err)
 {
 	struct stat st;
