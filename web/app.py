@@ -14,6 +14,7 @@ import http.server
 import os
 import socket
 import sys
+import urllib.parse
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 
@@ -40,8 +41,19 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         super().end_headers()
 
     def send_head(self):
-        # SimpleHTTPRequestHandler already drops ".." segments; also refuse any
-        # path that resolves (through links) outside this folder.
+        # The same policy as `perftracker display` (src/display/server.c): a
+        # NUL in the URL is 400; a segment starting with "." (".", "..",
+        # hidden files such as temporary files of atomic writes, .git) or
+        # holding a control character is 403.
+        path = urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0])
+        if "\0" in path:
+            self.send_error(400, "Bad request: NUL in the URL")
+            return None
+        for seg in path.split("/"):
+            if seg.startswith(".") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in seg):
+                self.send_error(403, "Forbidden")
+                return None
+        # Also refuse any path that resolves (through links) outside this folder.
         real = os.path.realpath(self.translate_path(self.path))
         if real != HERE and not real.startswith(HERE + os.sep):
             self.send_error(403, "Forbidden")

@@ -32,12 +32,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "control/control.h"
+#include "util/file.h"
 #include "util/strbuf.h"
 
 extern char **environ;
@@ -571,6 +573,8 @@ static struct collector {
 
 /* ---- background thread ---------------------------------------------------- */
 
+static uint64_t wd_random(void);
+
 static void io_error(const char *what, const pt_error *e)
 {
 	char buf[1024];
@@ -643,8 +647,10 @@ static void maybe_arm(const pt_trigger *t, double now)
 	if (w->start <= cur)
 		w->start = cur + 1;
 	if ((size_t)snprintf(sp, sizeof(sp), "%s/%s", G.spool, t->id) >= sizeof(sp) ||
-	    (size_t)snprintf(w->torch_path, sizeof(w->torch_path), "%s/.%s.torch.json", sp,
-			     G.info.id) >= sizeof(w->torch_path) ||
+	    /* torch opens its export with a plain open(): an unguessable name,
+	     * so no link can be waiting there for it (docs/collector.md). */
+	    (size_t)snprintf(w->torch_path, sizeof(w->torch_path), "%s/.%s.%016llx.torch.json", sp,
+			     G.info.id, (unsigned long long)wd_random()) >= sizeof(w->torch_path) ||
 	    (size_t)snprintf(w->final_path, sizeof(w->final_path), "%s/%s.json", sp,
 			     G.info.id) >= sizeof(w->final_path)) {
 		snprintf(w->error, sizeof(w->error), "spool path too long");
@@ -694,8 +700,8 @@ static int copy_fd(int in, FILE *out, off_t from, off_t to)
  * <spool>/<tid>/<id>.json (no GIL; runs in the background thread). */
 static int export_trace(window *w)
 {
-	char tmp[PT_CONTROL_PATH_MAX + 32];
-	int in = -1, rc = -1;
+	char tmp[PT_CONTROL_PATH_MAX + 64];
+	int in = -1, rc = -1, ofd;
 	FILE *out = NULL;
 	struct stat st;
 	off_t first = -1, last = -1;
@@ -738,10 +744,16 @@ static int export_trace(window *w)
 		rc = 0;
 		goto out;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", w->torch_path);
-	out = fopen(tmp, "we");
+	/* A new file under an unguessable name (O_EXCL|O_NOFOLLOW). */
+	ofd = pt_file_create_tmp(w->final_path, 0644, tmp, sizeof(tmp), NULL);
+	out = ofd >= 0 ? fdopen(ofd, "w") : NULL;
 	if (!out) {
-		snprintf(w->error, sizeof(w->error), "cannot write '%.300s': %s", tmp, strerror(errno));
+		snprintf(w->error, sizeof(w->error), "cannot write beside '%.300s': %s",
+			 w->final_path, strerror(errno));
+		if (ofd >= 0) {
+			close(ofd);
+			unlink(tmp);
+		}
 		goto out;
 	}
 	pt_sb_adds(&hdr, "{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":");
@@ -814,19 +826,41 @@ static void ensure_agent(double now)
 	posix_spawnattr_t at;
 	sigset_t none, def;
 	char logp[PT_CONTROL_PATH_MAX + PT_CONTROL_HOST_MAX + 8], ad[PT_CONTROL_PATH_MAX];
-	int st;
+	int st, logfd = -1;
+	struct stat lst, ast;
 
 	if (!G.agent_argv || pt_control_agent_running(G.dir, G.host, now, 30))
 		return;
 	if (pt_control_record_path(ad, sizeof(ad), G.dir, "agents", NULL, NULL) ||
 	    (size_t)snprintf(logp, sizeof(logp), "%s/%s.log", ad, G.host) >= sizeof(logp))
 		return;
-	pt_control_mkdirs(ad, NULL);
+	if (pt_control_mkdirs(ad, NULL) == PT_OK && stat(ad, &ast) == 0) {
+		/* Never through a link, only a plain file of ours: another user
+		 * must not get the agent to append to a file of their choosing. */
+		static int warned;
+		int why = 0;
+
+		logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (logfd < 0) {
+			why = errno;
+		} else if (fstat(logfd, &lst) != 0 || !S_ISREG(lst.st_mode) ||
+			   lst.st_uid != ast.st_uid) {
+			close(logfd);
+			logfd = -1;
+			why = EPERM;
+		}
+		if (logfd < 0 && !warned) {
+			warned = 1;
+			plog("not logging the agent to '%s': %s", logp,
+			     why == ELOOP ? "it is a symbolic link" :
+			     why == EPERM ? "not a plain file of ours" : strerror(why));
+		}
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	if (access(ad, W_OK) == 0)
-		posix_spawn_file_actions_addopen(&fa, 2, logp, O_WRONLY | O_CREAT | O_APPEND, 0666);
+	if (logfd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, logfd, 2);
 	else
 		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	posix_spawnattr_init(&at);
@@ -848,6 +882,8 @@ static void ensure_agent(double now)
 	}
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
+	if (logfd >= 0)
+		close(logfd);
 }
 
 #define RATE_SAMPLES 16
@@ -1099,9 +1135,12 @@ static struct watchdog {
 	int poll_ms;
 	/* Prepared at start: paths and the fixed part of the header. */
 	char dir[PT_CONTROL_PATH_MAX];
-	char out[PT_CONTROL_PATH_MAX];
-	char tmp[PT_CONTROL_PATH_MAX];
 	char req[PT_CONTROL_PATH_MAX];
+	char ctl[PT_CONTROL_PATH_MAX];   /* the control directory */
+	int ctlfd;                       /* it, opened at start (-1: retry at dump) */
+	uid_t uid;                       /* owner stacks/ must have (ours; nobody's
+	                                    for root on a root-squashed NFS) */
+	char out_name[PT_CONTROL_ID_MAX + 8]; /* "<wid>.txt" in stacks/ */
 	char head[PT_CONTROL_ID_MAX + PT_CONTROL_HOST_MAX + 128];
 	char reqbuf[PT_STACKS_REQUEST_MAX + 1];
 	char last_req[PT_CONTROL_TID_MAX + 16];
@@ -1109,7 +1148,24 @@ static struct watchdog {
 	int nsamples, isample;
 	int64_t dumps;              /* written so far (info()) */
 	double last_dump;
-} WD = { .mu = PTHREAD_MUTEX_INITIALIZER };
+} WD = { .mu = PTHREAD_MUTEX_INITIALIZER, .ctlfd = -1 };
+
+/* 64 unpredictable bits for a temporary name, without allocating. */
+static uint64_t wd_random(void)
+{
+	static uint64_t counter;
+	uint64_t v;
+	struct timespec ts;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)getpid() << 48) ^
+	    (counter += 0x9e3779b97f4a7c15ULL);
+	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
+	return v ^ (v >> 31);
+}
 
 static int wd_write_all(int fd, const char *p, size_t n)
 {
@@ -1127,26 +1183,43 @@ static int wd_write_all(int fd, const char *p, size_t n)
 }
 
 /* Write stacks/<wid>.txt: header, faulthandler's dump, then rename into
- * place.  No GIL, no Python call, no allocation: open/write/close/rename on
- * paths prepared at start. */
+ * place.  No GIL, no Python call, no allocation: openat/write/close/renameat
+ * relative to the control directory's descriptor opened at start.  stacks/
+ * must be a directory of ours (not a link), and the temporary file is new
+ * (O_EXCL|O_NOFOLLOW) under an unguessable name, so another user who can
+ * write there cannot make us write through a link (docs/collector.md). */
 static void wd_dump(const char *reason, const char *req, double now, int64_t step,
 		    double step_time)
 {
-	char hdr[sizeof(WD.head) + 512];
+	char hdr[sizeof(WD.head) + 512], tmp[PT_CONTROL_ID_MAX + 32];
 	const char *msg;
-	int fd, n;
+	int fd = -1, sfd = -1, n;
+	struct stat st;
 
 	pthread_mutex_lock(&WD.mu);
 	if (WD.stop || !WD.interp)
 		goto out;
-	fd = open(WD.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0 && errno == ENOENT) {
-		/* stacks/ removed (or never made): once more after mkdir. */
-		mkdir(WD.dir, 0777);
-		fd = open(WD.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (WD.ctlfd < 0)
+		WD.ctlfd = open(WD.ctl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (WD.ctlfd < 0) {
+		dlog("cannot open '%s': %s", WD.ctl, strerror(errno));
+		goto out;
 	}
+	sfd = openat(WD.ctlfd, "stacks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0 && errno == ENOENT) {
+		/* stacks/ removed (or never made): once more after mkdir. */
+		mkdirat(WD.ctlfd, "stacks", 0775);
+		sfd = openat(WD.ctlfd, "stacks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (sfd < 0 || fstat(sfd, &st) != 0 || st.st_uid != WD.uid) {
+		dlog("not writing stacks to '%s': %s", WD.dir,
+		     sfd < 0 ? strerror(errno) : "not a directory of ours");
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), ".%s.%016llx.tmp", G.info.id, (unsigned long long)wd_random());
+	fd = openat(sfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		dlog("cannot write stacks to '%s': %s", WD.tmp, strerror(errno));
+		dlog("cannot write stacks to '%s': %s", WD.dir, strerror(errno));
 		goto out;
 	}
 	n = snprintf(hdr, sizeof(hdr), "%sreason: %s\nrequest: %s\ntime: %.3f\nstep: %lld\n"
@@ -1161,15 +1234,17 @@ static void wd_dump(const char *reason, const char *req, double now, int64_t ste
 			wd_write_all(fd, "\n", 1);
 		}
 	}
-	if (close(fd) == 0 && rename(WD.tmp, WD.out) == 0) {
+	if (close(fd) == 0 && renameat(sfd, tmp, sfd, WD.out_name) == 0) {
 		WD.dumps++;
 		WD.last_dump = now;
 		dlog("stacks written (%s%s%s) at step %lld", reason, req[0] ? " " : "", req,
 		     (long long)step);
 	} else {
-		unlink(WD.tmp);
+		unlinkat(sfd, tmp, 0);
 	}
 out:
+	if (sfd >= 0)
+		close(sfd);
 	pthread_mutex_unlock(&WD.mu);
 }
 
@@ -1289,8 +1364,9 @@ static void wd_start(double hang_s)
 	if (e && !strcmp(e, "0"))
 		return;
 	if (pt_control_stacks_dir(WD.dir, sizeof(WD.dir), G.dir) ||
-	    pt_control_stacks_path(WD.out, sizeof(WD.out), G.dir, G.info.id) ||
-	    pt_control_stacks_tmp_path(WD.tmp, sizeof(WD.tmp), G.dir, G.info.id) ||
+	    (size_t)snprintf(WD.out_name, sizeof(WD.out_name), "%s.txt", G.info.id) >=
+		    sizeof(WD.out_name) ||
+	    (size_t)snprintf(WD.ctl, sizeof(WD.ctl), "%s", G.dir) >= sizeof(WD.ctl) ||
 	    pt_control_stacks_request_path(WD.req, sizeof(WD.req), G.dir)) {
 		plog("control directory path too long: no watchdog");
 		return;
@@ -1304,8 +1380,16 @@ static void wd_start(double hang_s)
 		 PT_STACKS_MAGIC "\nworker: %s\nhost: %s\nrank: %lld\npid: %ld\n"
 		 "training_thread: 0x%016lx\n", G.info.id, G.host, (long long)G.info.rank,
 		 (long)G.pid, WD.train_thread);
-	pt_control_mkdirs(WD.dir, NULL);
+	{
+		struct stat st;
+
+		/* mkdirs checked stacks/ (docs/collector.md): its owner is us. */
+		WD.uid = pt_control_mkdirs(WD.dir, NULL) == PT_OK && stat(WD.dir, &st) == 0
+				 ? st.st_uid : geteuid();
+	}
 	pthread_mutex_lock(&WD.mu);
+	if (WD.ctlfd < 0)
+		WD.ctlfd = open(WD.ctl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	WD.stop = 0;
 	/* A collector started again after shutdown(): the old thread, if it
 	 * has not noticed the stop yet, simply carries on. */
@@ -1607,6 +1691,22 @@ static int Collector_init(PyObject *self, PyObject *args, PyObject *kw)
 	snprintf(G.dir, sizeof(G.dir), "%s", dir && *dir ? dir : pt_control_default_dir());
 	snprintf(G.spool, sizeof(G.spool), "%s", spool && *spool ? spool
 								  : pt_control_default_spool());
+	/* A control or spool directory another user could write through
+	 * (docs/collector.md): one line, and the collector stays inert.  Other
+	 * failures (not there yet, read-only for now) are retried and logged
+	 * by the background thread. */
+	{
+		pt_error e;
+		char buf[1024];
+
+		pt_error_clear(&e);
+		if (pt_control_mkdirs(G.dir, &e) == PT_EPERM ||
+		    pt_control_mkdirs(G.spool, &e) == PT_EPERM) {
+			plog("%s; collector disabled", pt_error_format(&e, buf, sizeof(buf)));
+			G.quiet = 1;
+			return 0;
+		}
+	}
 	pt_control_hostname(G.host, sizeof(G.host));
 	pt_control_nodename(G.node, sizeof(G.node));
 	G.pid = getpid();

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../trace/nsys.h"
+#include "../util/file.h"
 #include "../util/json.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
@@ -95,6 +96,10 @@ int pt_agent_lock(pt_agent *a, pt_error *err)
 
 	if (pt_control_agent_lock_path(path, sizeof(path), a->dir, a->host))
 		return pt_error_set(err, PT_EINVAL, -1, "path too long");
+	/* Directories another user could write through are refused before
+	 * anything is written there (docs/collector.md). */
+	if ((rc = pt_control_mkdirs(a->dir, err)) || (rc = pt_control_mkdirs(a->spool, err)))
+		return rc;
 	pt_sb_adds(&sb, "{\"host\":");
 	pt_sb_add_json_str(&sb, a->host, strlen(a->host));
 	pt_sb_adds(&sb, ",\"node\":");
@@ -857,15 +862,14 @@ static void hw_check(pt_agent *a, const pt_trigger *t, double now)
 
 static int copy_file(const char *from, const char *to)
 {
-	char buf[1 << 16], tmp[PT_CONTROL_PATH_MAX + 16];
+	char buf[1 << 16], tmp[PT_CONTROL_PATH_MAX + 64];
 	int in, out, rc = -1;
 	ssize_t r;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
-	in = open(from, O_RDONLY | O_CLOEXEC);
+	in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0)
 		return -1;
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	out = pt_file_create_tmp(to, 0644, tmp, sizeof(tmp), NULL);
 	if (out < 0) {
 		close(in);
 		return -1;
@@ -1053,44 +1057,59 @@ static int mine(const pt_agent *a, const char *name)
 }
 
 /* Remove this host's leftovers in the spool of triggers other than keep
- * (finished, expired or cancelled ones). */
+ * (finished, expired or cancelled ones).  Everything relative to the
+ * spool's descriptor and without following links: a link planted in the
+ * spool (by another user, or pointing anywhere) is never entered. */
 static void clean_spool(pt_agent *a, const char *keep)
 {
-	DIR *d = opendir(a->spool);
+	int dfd = open(a->spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *de;
+	struct stat spst;
 
-	if (!d)
+	/* The spool passed pt_control_mkdirs at start: its owner is us (the
+	 * overflow user for root on a root-squashed NFS), as must be every
+	 * folder in it we empty. */
+	if (!d || fstat(dfd, &spst) != 0) {
+		if (d) {
+			closedir(d);
+			return;
+		}
+		if (dfd >= 0)
+			close(dfd);
 		return;
+	}
 	while ((de = readdir(d))) {
-		char sub[PT_CONTROL_PATH_MAX];
 		DIR *s;
 		struct dirent *fe;
-		int removed = 0;
+		int sfd, removed = 0;
+		struct stat sst;
 
 		if (de->d_name[0] == '.' || (keep && !strcmp(de->d_name, keep)))
 			continue;
-		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", a->spool, de->d_name) >= sizeof(sub))
+		sfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sfd < 0)
 			continue;
-		s = opendir(sub);
-		if (!s)
+		if (fstat(sfd, &sst) != 0 || sst.st_uid != spst.st_uid || !(s = fdopendir(sfd))) {
+			close(sfd);
 			continue;
+		}
 		while ((fe = readdir(s))) {
-			char f[PT_CONTROL_PATH_MAX + 256];
 			const char *n = fe->d_name[0] == '.' ? fe->d_name + 1 : fe->d_name;
 			struct stat st;
 
 			if (!strcmp(fe->d_name, ".") || !strcmp(fe->d_name, "..") || !mine(a, n))
 				continue;
-			snprintf(f, sizeof(f), "%s/%s", sub, fe->d_name);
 			/* A hidden file may be an export in progress: only old ones. */
 			if (fe->d_name[0] == '.' &&
-			    (stat(f, &st) != 0 || pt_control_now() - (double)st.st_mtime < 600))
+			    (fstatat(sfd, fe->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+			     pt_control_now() - (double)st.st_mtime < 600))
 				continue;
-			if (unlink(f) == 0)
+			if (unlinkat(sfd, fe->d_name, 0) == 0)
 				removed++;
 		}
 		closedir(s);
-		if (rmdir(sub) == 0 && removed)
+		if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) == 0 && removed)
 			alog(a, "removed %d leftover file%s of trigger %s from the spool", removed,
 			     removed == 1 ? "" : "s", de->d_name);
 	}

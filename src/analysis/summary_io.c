@@ -228,18 +228,16 @@ int pt_summary_write_file(const pt_summary *s, const char *path, pt_error *err)
 		goto out;
 	}
 	/* Same directory, so rename() is atomic on the shared file system. */
-	tl = strlen(path) + 32;
+	tl = strlen(path) + 64;
 	tmp = x_malloc(tl);
 	if (!tmp) {
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 		goto out;
 	}
-	snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		pt_error_set(err, PT_EIO, -1, "cannot create '%s': %s", tmp, strerror(errno));
+	/* An unguessable O_EXCL name: never written through a planted link. */
+	fd = pt_file_create_tmp(path, 0644, tmp, tl, err);
+	if (fd < 0)
 		goto out;
-	}
 	while (off < sb.len) {
 		ssize_t w = write(fd, sb.buf + off, sb.len - off);
 		if (w < 0 && errno == EINTR)
@@ -271,7 +269,7 @@ out:
 	if (fd >= 0)
 		close(fd);
 	if (rc != PT_OK) {
-		if (tmp)
+		if (tmp && tmp[0])
 			unlink(tmp);
 		pt_error_subject(err, path);
 	}

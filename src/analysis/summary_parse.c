@@ -983,6 +983,25 @@ static int rd_num(sp *p, int depth, const char *key, double *out)
 	return semerr(p, off, "'%s' is not a number", key);
 }
 
+/* Durations above this (about 11.6 days) are not from a profiled window
+ * of a few steps: a value like 1e308 would overflow every sum into inf. */
+#define MAX_MS 1e9
+
+/* A number in [lo, hi] (null, the writer's NaN, passes: "unknown").  Out
+ * of range is an error naming the member and the value. */
+static int rd_num_in(sp *p, int depth, const char *key, double lo, double hi, double *out)
+{
+	size_t off = p->pos;
+
+	if (rd_num(p, depth, key, out))
+		return -1;
+	/* A number the input ends in may be cut short ("1.5e-05" -> "1.5"):
+	 * the end of input is the error then, reported next. */
+	if (isnan(*out) || (*out >= lo && *out <= hi) || p->pos >= p->len)
+		return 0;
+	return semerr(p, off, "'%s' is %g, out of range [%g, %g]", key, *out, lo, hi);
+}
+
 /* An integer >= lo.  A plain integer token is taken exactly (int64: a
  * legacy trace's pid, 5468608689857868806, is beyond a double's 2^53, and
  * the writer prints int64s); other number forms (3.0, 1e3) count when the
@@ -1122,7 +1141,16 @@ static int rd_window(sp *p)
 		switch (id) {
 		case -1: return -1;
 		case W_START: rc = rd_num(p, 2, "start_us", &s->window_start_us); break;
-		case W_MS: rc = rd_num(p, 2, "ms", &s->window_ms); break;
+		case W_MS: {
+			size_t off = p->pos;
+
+			/* Every ratio divides by it: it must be a real, positive length. */
+			rc = rd_num(p, 2, "ms", &s->window_ms);
+			if (!rc && !(s->window_ms > 0 && s->window_ms <= MAX_MS) && p->pos < p->len)
+				rc = semerr(p, off, "'ms' is %g, out of range (0, %g]", s->window_ms,
+					    MAX_MS);
+			break;
+		}
 		case W_FROM_STEPS: rc = rd_bool(p, 2, "from_steps", &s->window_from_steps); break;
 		default: rc = skip_value(p, 2); break;
 		}
@@ -1151,7 +1179,8 @@ static int rd_class_ms(sp *p)
 		if (id == -1)
 			return -1;
 		if (id >= 0)
-			rc = rd_num(p, 2, class_members[id].name, &s->class_ms[PT_C_COUNT - 1 - id]);
+			rc = rd_num_in(p, 2, class_members[id].name, 0, MAX_MS,
+				       &s->class_ms[PT_C_COUNT - 1 - id]);
 		else
 			rc = skip_value(p, 2);
 	}
@@ -1176,7 +1205,7 @@ static int rd_step(sp *p, int64_t *number, double *ms)
 		switch (id) {
 		case -1: return -1;
 		case S_NUMBER: rc = rd_int(p, 3, "number", -1e18, number); break;
-		case S_MS: rc = rd_num(p, 3, "ms", ms); break;
+		case S_MS: rc = rd_num_in(p, 3, "ms", 0, MAX_MS, ms); break;
 		default: rc = skip_value(p, 3); break;
 		}
 	}
@@ -1396,12 +1425,12 @@ static int rd_pattern(sp *p, pt_pattern *pt)
 			rc = rd_int(p, 3, "count", 0, &i64);
 			pt->count = (uint64_t)i64;
 			break;
-		case P_TOTAL: rc = rd_num(p, 3, "total_ms", &pt->total_ms); break;
-		case P_MEDIAN: rc = rd_num(p, 3, "median_ms", &pt->median_ms); break;
-		case P_P10: rc = rd_num(p, 3, "p10_ms", &pt->p10_ms); break;
-		case P_P90: rc = rd_num(p, 3, "p90_ms", &pt->p90_ms); break;
-		case P_MAD: rc = rd_num(p, 3, "mad_ms", &pt->mad_ms); break;
-		case P_BOTTLENECK: rc = rd_num(p, 3, "bottleneck", &pt->bottleneck); break;
+		case P_TOTAL: rc = rd_num_in(p, 3, "total_ms", 0, MAX_MS, &pt->total_ms); break;
+		case P_MEDIAN: rc = rd_num_in(p, 3, "median_ms", 0, MAX_MS, &pt->median_ms); break;
+		case P_P10: rc = rd_num_in(p, 3, "p10_ms", 0, MAX_MS, &pt->p10_ms); break;
+		case P_P90: rc = rd_num_in(p, 3, "p90_ms", 0, MAX_MS, &pt->p90_ms); break;
+		case P_MAD: rc = rd_num_in(p, 3, "mad_ms", 0, MAX_MS, &pt->mad_ms); break;
+		case P_BOTTLENECK: rc = rd_num_in(p, 3, "bottleneck", 0, 1 + 1e-6, &pt->bottleneck); break;
 		case P_EXEC: rc = rd_num(p, 3, "exec_ratio", &pt->exec_ratio); break;
 		case P_BYTES: rc = rd_num(p, 3, "bytes", &pt->bytes); break;
 		case P_ALGBW: rc = rd_num(p, 3, "algbw_gbps", &pt->algbw_gbps); break;
@@ -1610,7 +1639,7 @@ static int rd_member(sp *p, int id)
 		s->nevents = (uint64_t)i64;
 		return rc;
 	case T_TRUNC: return rd_bool(p, 1, "truncated", &s->truncated);
-	case T_GPU: return rd_num(p, 1, "gpu_util", &s->gpu_util);
+	case T_GPU: return rd_num_in(p, 1, "gpu_util", 0, 1 + 1e-6, &s->gpu_util);
 	case T_WINDOW:
 	case T_CLASS_MS:
 		if (p->s[off] == '{')

@@ -329,8 +329,9 @@ int cmd_agent(int argc, char **argv)
 		a.jobs = jobs;
 	a.log = log_line;
 	a.log_ctx = a.host;
-	if (pt_control_mkdirs(a.dir, NULL) != PT_OK) {
-		error("agent: cannot create the control directory '%s'", a.dir);
+	pt_error_clear(&e);
+	if (pt_control_mkdirs(a.dir, &e) != PT_OK || pt_control_mkdirs(a.spool, &e) != PT_OK) {
+		error_pt(&e);
 		return -1;
 	}
 	if (detach) {

@@ -67,7 +67,7 @@ static int is_file(const char *p)
 
 int cmd_display(int argc, char **argv)
 {
-	pt_display_options opt = { PT_DISPLAY_DEFAULT_HOST, PT_DISPLAY_DEFAULT_PORT, log_request, NULL };
+	pt_display_options opt = { PT_DISPLAY_DEFAULT_HOST, PT_DISPLAY_DEFAULT_PORT, log_request, NULL, 0 };
 	pt_display_server *srv = NULL;
 	const char *dir = NULL;
 	char root[4096], page[4200], json[4200];

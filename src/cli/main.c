@@ -4,6 +4,11 @@
  * Sits at the end of the flow on the master (trigger, diagnose, analyze,
  * status) and on each node (agent, summarize).  A first argument starting
  * with "--" is the trigger (`c4d_perftracker --trigger-on ...`).
+ *
+ * Everything the CLI prints passes through util/term.c: stdout and stderr
+ * are replaced at start by streams that write control characters (ESC,
+ * BEL, CR, C1) as visible escapes, so a kernel, function, file or host name
+ * from a trace or a control directory cannot drive the user's terminal.
  */
 #include <stddef.h> /* util/error.h (via cli.h) uses size_t without it */
 
@@ -14,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "util/term.h"
 
 static const struct pt_cmd commands[] = {
 	{ "summarize", cmd_summarize, "summarize TRACE -o SUMMARY.json: one worker's behaviour patterns" },
@@ -98,6 +106,96 @@ double opt_double(const char *opt, const char *val)
 	return v;
 }
 
+/* ---- escaping stdout and stderr ------------------------------------------ */
+
+struct esc_stream {
+	int fd;
+	char pend[4];   /* the start of a UTF-8 sequence cut by a buffer flush */
+	size_t npend;
+};
+
+static struct esc_stream esc_out = { 1, { 0 }, 0 }, esc_err = { 2, { 0 }, 0 };
+
+static int write_fd(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static ssize_t esc_write(void *cookie, const char *buf, size_t size)
+{
+	struct esc_stream *e = cookie;
+	pt_sb sb = { 0 }, in = { 0 };
+	const char *p = buf;
+	size_t n = size, used;
+	int rc;
+
+	if (e->npend) {
+		pt_sb_add(&in, e->pend, e->npend);
+		pt_sb_add(&in, buf, size);
+		if (in.oom) {
+			pt_sb_free(&in);
+			return -1;
+		}
+		p = in.buf;
+		n = in.len;
+	}
+	used = pt_term_escape(&sb, p, n, 1, 1);
+	e->npend = n - used;
+	memcpy(e->pend, p + used, e->npend);
+	rc = sb.oom ? -1 : write_fd(e->fd, sb.buf, sb.len);
+	pt_sb_free(&sb);
+	pt_sb_free(&in);
+	return rc ? -1 : (ssize_t)size;
+}
+
+static int esc_close(void *cookie)
+{
+	struct esc_stream *e = cookie;
+	pt_sb sb = { 0 };
+	int rc = 0;
+
+	if (e->npend) {
+		pt_term_escape(&sb, e->pend, e->npend, 1, 0);
+		rc = sb.oom ? -1 : write_fd(e->fd, sb.buf, sb.len);
+		e->npend = 0;
+	}
+	pt_sb_free(&sb);
+	return rc;
+}
+
+static FILE *esc_open(struct esc_stream *e, int mode)
+{
+	cookie_io_functions_t io = { NULL, esc_write, NULL, esc_close };
+	FILE *f = fopencookie(e, "w", io);
+
+	if (f)
+		setvbuf(f, NULL, mode, BUFSIZ);
+	return f;
+}
+
+/* Replace stdout (fully buffered; line buffered on a terminal) and stderr
+ * (line buffered, so that a message is one write) by escaping streams. */
+static void escape_output(void)
+{
+	FILE *o = esc_open(&esc_out, isatty(1) ? _IOLBF : _IOFBF);
+	FILE *e = esc_open(&esc_err, _IOLBF);
+
+	if (o)
+		stdout = o;
+	if (e)
+		stderr = e;
+}
+
 static void usage(FILE *f)
 {
 	size_t i;
@@ -112,6 +210,7 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	escape_output();
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -93,7 +93,10 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
-/* <output>/<YYYYmmdd-HHMMSS>, made unique with -2, -3, ... */
+/* <output>/<YYYYmmdd-HHMMSS>, made unique with -2, -3, ...  Only named
+ * here: it is created by the first thing written into it (a summary, a
+ * raw trace moved by an agent, the report), so a trigger that is killed or
+ * gets nothing leaves no empty folder behind. */
 static int make_run_dir(const char *out, double now, char *run, size_t cap)
 {
 	time_t s = (time_t)now;
@@ -112,10 +115,13 @@ static int make_run_dir(const char *out, double now, char *run, size_t cap)
 
 		if (n < 0 || (size_t)n >= cap)
 			return error("output directory name too long: '%s'", out);
-		if (mkdir(run, 0777) == 0)
+		struct stat st;
+
+		if (lstat(run, &st) == 0)
+			continue;
+		if (errno == ENOENT)
 			return 0;
-		if (errno != EEXIST)
-			return error("cannot create '%s': %s", run, strerror(errno));
+		return error("cannot use '%s': %s", run, strerror(errno));
 	}
 	return error("cannot create a run directory in '%s'", out);
 }
@@ -528,9 +534,21 @@ int cmd_trigger(int argc, char **argv)
 		if (pt_control_trigger_add_worker(&t, ws[i].e.info.id))
 			die("out of memory");
 
-	/* The lock: one trigger at a time per control directory. */
+	/* From here on Ctrl-C and SIGTERM end the wait and clean up (trigger
+	 * done, lock released) instead of killing us half way. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	/* The lock: one trigger at a time per control directory, which must
+	 * be one no other user can write through (docs/collector.md). */
 	if (pt_control_path(lockpath, sizeof(lockpath), dir, "trigger.lock"))
 		die("control directory name too long");
+	if (pt_control_mkdirs(dir, &e)) {
+		error_pt(&e);
+		goto out;
+	}
 	lock_content(&sb, &t, node);
 	for (int tries = 0; tries < 2 && !locked; tries++) {
 		int lr = pt_control_lock(lockpath, sb.buf, holder, sizeof(holder), &e);
@@ -560,10 +578,6 @@ int cmd_trigger(int argc, char **argv)
 	    sizeof(t.raw_dir))
 		die("output directory name too long");
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 
 	if (pt_control_trigger_write(dir, &t, &e)) {
 		error_pt(&e);

@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/file.h"
 #include "../util/json.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
@@ -95,116 +97,150 @@ double pt_control_now(void)
 
 /* ---- files ------------------------------------------------------------------ */
 
+/* Root on an NFS or Lustre mount with root squashing creates files as
+ * the overflow user (nobody): there a directory of the overflow user is
+ * root's own.  (Not tested here: no such mount on the test machines.) */
+static int squashed_root(const char *path, const struct stat *st)
+{
+	struct statfs fs;
+	long overflow = 65534;
+	FILE *f;
+
+	if (geteuid() != 0 || statfs(path, &fs) != 0 ||
+	    (fs.f_type != 0x6969 /* NFS */ && fs.f_type != 0x0bd00bd0 /* Lustre */))
+		return 0;
+	f = fopen("/proc/sys/fs/overflowuid", "re");
+	if (f) {
+		if (fscanf(f, "%ld", &overflow) != 1)
+			overflow = 65534;
+		fclose(f);
+	}
+	return (long)st->st_uid == overflow;
+}
+
+/* May we use this directory (a component of a path we write under)?
+ * The rule (docs/collector.md, "Directories and other users"): the
+ * directory we write in, and every directory below the first one we own,
+ * must be ours (root's too, for the ones in between); a directory above
+ * ours may belong to anyone but must not be writable by everyone unless it
+ * is root's and sticky (/tmp).  A symbolic link counts as its owner's.
+ * Group-writable directories are fine: the job's group is trusted (shared
+ * file systems). */
+static int check_component(const char *path, int final, int *below_ours, pt_error *err)
+{
+	struct stat st;
+	uid_t me = geteuid();
+
+	if (lstat(path, &st) != 0)
+		goto io;
+	if (S_ISLNK(st.st_mode)) {
+		if (st.st_uid != me && st.st_uid != 0) {
+			pt_error_subject(err, path);
+			return pt_error_set(err, PT_EPERM, -1,
+					    "is a symbolic link owned by another user (uid %ld): "
+					    "refusing to use it", (long)st.st_uid);
+		}
+		if (stat(path, &st) != 0)
+			goto io;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		pt_error_subject(err, path);
+		return final ? pt_error_set(err, PT_EIO, -1, "not a directory")
+			     : pt_error_set(err, PT_EIO, -1, "cannot create directory: %s",
+					    strerror(ENOTDIR));
+	}
+	if (st.st_uid == me || squashed_root(path, &st)) {
+		*below_ours = 1;
+		return PT_OK;
+	}
+	if (final || (*below_ours && st.st_uid != 0)) {
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EPERM, -1,
+				    "directory owned by another user (uid %ld): refusing to use it",
+				    (long)st.st_uid);
+	}
+	if ((st.st_mode & S_IWOTH) && !((st.st_mode & S_ISVTX) && st.st_uid == 0)) {
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EPERM, -1,
+				    "directory writable by every user (mode %04o) and not ours: "
+				    "refusing to use it", (unsigned)(st.st_mode & 07777));
+	}
+	return PT_OK;
+io:
+	pt_error_subject(err, path);
+	return pt_error_set(err, PT_EIO, -1, "%s", strerror(errno));
+}
+
 int pt_control_mkdirs(const char *path, pt_error *err)
 {
 	char buf[PT_CONTROL_PATH_MAX];
 	size_t n = strlen(path);
-	struct stat st;
+	int below_ours = 0, rc;
 
 	if (n == 0 || n >= sizeof(buf))
 		return pt_error_set(err, PT_EINVAL, -1, "path too long or empty");
 	memcpy(buf, path, n + 1);
 	while (n > 1 && buf[n - 1] == '/')
 		buf[--n] = 0;
+	if (buf[0] == '/' && buf[1] && (rc = check_component("/", 0, &below_ours, err)))
+		return rc;
 	for (char *p = buf + 1; ; p++) {
 		if (*p == '/' || *p == 0) {
 			char c = *p;
 
 			*p = 0;
-			if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+			/* No world-writable bit: only this user's jobs (and its
+			 * group's, umask permitting) may use what we create. */
+			if (mkdir(buf, 0775) != 0 && errno != EEXIST) {
 				int e = errno;
 
 				pt_error_subject(err, buf);
 				return pt_error_set(err, PT_EIO, -1, "cannot create directory: %s",
 						    strerror(e));
 			}
+			rc = check_component(buf, !c, &below_ours, err);
+			if (rc)
+				return rc;
 			*p = c;
 			if (!c)
 				break;
 		}
-	}
-	if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		pt_error_subject(err, buf);
-		return pt_error_set(err, PT_EIO, -1, "not a directory");
 	}
 	return PT_OK;
 }
 
 static int write_all(int fd, const char *p, size_t n)
 {
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return pt_file_write_all(fd, p, n);
 }
 
 int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_error *err)
 {
-	static unsigned long counter;
-	char tmp[PT_CONTROL_PATH_MAX], dirbuf[PT_CONTROL_PATH_MAX], node[64];
+	char dirbuf[PT_CONTROL_PATH_MAX];
 	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	unsigned long n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
-	int fd = -1, rc = PT_OK, e;
+	int rc;
+	pt_error e2;
 
-	pt_control_nodename(node, sizeof(node));
-	if (slash) {
+	/* Records are world-readable (other users' status commands may read
+	 * them); only the temporary's name must be unguessable. */
+	pt_error_clear(&e2);
+	rc = pt_file_write_atomic(path, buf, len, 0644, &e2);
+	if (rc && errno == ENOENT && slash && slash != path) {
 		size_t dl = (size_t)(slash - path);
 
 		if (dl >= sizeof(dirbuf))
 			return pt_error_set(err, PT_EINVAL, -1, "path too long");
 		memcpy(dirbuf, path, dl);
 		dirbuf[dl] = 0;
-		if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%s.%ld.%lu.tmp", dirbuf, base, node,
-				     (long)getpid(), n) >= sizeof(tmp))
-			return pt_error_set(err, PT_EINVAL, -1, "path too long");
-	} else {
-		dirbuf[0] = 0;
-		if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%s.%ld.%lu.tmp", base, node,
-				     (long)getpid(), n) >= sizeof(tmp))
-			return pt_error_set(err, PT_EINVAL, -1, "path too long");
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0 && errno == ENOENT && dirbuf[0]) {
 		rc = pt_control_mkdirs(dirbuf, err);
 		if (rc)
 			return rc;
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		pt_error_clear(&e2);
+		rc = pt_file_write_atomic(path, buf, len, 0644, &e2);
 	}
-	if (fd < 0) {
-		e = errno;
-		pt_error_subject(err, path);
-		return pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
-	}
-	if (write_all(fd, buf, len) != 0) {
-		e = errno;
-		close(fd);
-		unlink(tmp);
-		pt_error_subject(err, path);
-		return pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
-	}
-	/* close() reports deferred write errors (NFS, quota): check it. */
-	if (close(fd) != 0) {
-		e = errno;
-		unlink(tmp);
-		pt_error_subject(err, path);
-		return pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
-	}
-	if (rename(tmp, path) != 0) {
-		e = errno;
-		unlink(tmp);
-		pt_error_subject(err, path);
-		return pt_error_set(err, PT_EIO, -1, "cannot rename into place: %s", strerror(e));
-	}
-	return PT_OK;
+	if (rc && err)
+		*err = e2;
+	return rc;
 }
 
 int pt_control_read_file(const char *path, size_t max, char **out, size_t *len, pt_error *err)
@@ -609,7 +645,7 @@ int pt_control_worker_dead(const pt_worker_entry *w, const char *local_node)
 
 int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err)
 {
-	char path[PT_CONTROL_PATH_MAX];
+	char path[PT_CONTROL_PATH_MAX], node[PT_CONTROL_HOST_MAX];
 	pt_sb sb = { 0 };
 
 	if (pt_control_path(path, sizeof(path), dir, "trigger.json"))
@@ -627,6 +663,8 @@ int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err
 	add_kdbl(&sb, "created", t->created);
 	add_kdbl(&sb, "deadline", t->deadline);
 	add_kstr(&sb, "host", t->host);
+	pt_control_nodename(node, sizeof(node));
+	add_kstr(&sb, "node", node);
 	add_ki64(&sb, "pid", t->pid);
 	add_kstr(&sb, "reason", t->reason);
 	add_ki64(&sb, "nsys_gpu_metrics", t->nsys_gpu_metrics);
@@ -705,8 +743,17 @@ int pt_control_trigger_read(const char *dir, pt_trigger *t, pt_error *err)
 	t->created = pt_json_num(j, "created", 0);
 	t->deadline = pt_json_num(j, "deadline", 0);
 	copy_str(t->host, sizeof(t->host), j, "host");
+	copy_str(t->node, sizeof(t->node), j, "node");
 	t->pid = get_i64(j, "pid", -1);
 	copy_str(t->reason, sizeof(t->reason), j, "reason");
+	/* Its owner was killed: inactive now, not at its deadline. */
+	if (!strcmp(t->state, PT_TRIGGER_ACTIVE) && t->node[0] && t->pid > 0) {
+		char node[PT_CONTROL_HOST_MAX];
+
+		pt_control_nodename(node, sizeof(node));
+		if (!strcmp(node, t->node) && !pid_exists(t->pid))
+			snprintf(t->state, sizeof(t->state), "%s", PT_TRIGGER_DONE);
+	}
 	t->nsys_gpu_metrics = get_i64(j, "nsys_gpu_metrics", 0);
 	if (t->nsys_gpu_metrics < 0)
 		t->nsys_gpu_metrics = 0;
@@ -759,7 +806,7 @@ int pt_control_lock(const char *path, const char *content, char *holder, size_t 
 
 	if (holder && cap)
 		holder[0] = 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 && errno == ENOENT) {
 		char dirbuf[PT_CONTROL_PATH_MAX];
 		const char *slash = strrchr(path, '/');
@@ -770,7 +817,7 @@ int pt_control_lock(const char *path, const char *content, char *holder, size_t 
 			if (pt_control_mkdirs(dirbuf, err))
 				return err ? err->code : PT_EIO;
 		}
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	}
 	if (fd < 0) {
 		e = errno;
@@ -940,24 +987,37 @@ out:
 
 int pt_control_remove_dir(const char *dir, const char *sub, const char *tid, pt_error *err)
 {
-	char path[PT_CONTROL_PATH_MAX], f[PT_CONTROL_PATH_MAX + 256];
+	char path[PT_CONTROL_PATH_MAX];
 	DIR *d;
 	struct dirent *de;
-	int rc = PT_OK;
+	int rc = PT_OK, fd;
 
 	if (pt_control_record_path(path, sizeof(path), dir, sub, tid, NULL))
 		return path_err(err);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? PT_OK
-				       : pt_error_set(err, PT_EIO, -1, "cannot list: %s", strerror(errno));
+	/* Never through a link: one planted in place of the folder would make
+	 * us empty the folder it points to.  The link itself goes. */
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return PT_OK;
+		if ((errno == ELOOP || errno == ENOTDIR) && unlink(path) == 0)
+			return PT_OK;
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot list: %s", strerror(errno));
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		pt_error_subject(err, path);
+		return pt_error_set(err, PT_EIO, -1, "cannot list: %s", strerror(errno));
+	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
-		if (unlink(f) != 0 && errno != ENOENT && rc == PT_OK) {
-			pt_error_subject(err, f);
-			rc = pt_error_set(err, PT_EIO, -1, "cannot remove: %s", strerror(errno));
+		if (unlinkat(fd, de->d_name, 0) != 0 && errno != ENOENT && rc == PT_OK) {
+			pt_error_subject(err, path);
+			rc = pt_error_set(err, PT_EIO, -1, "cannot remove '%s': %s", de->d_name,
+					  strerror(errno));
 		}
 	}
 	closedir(d);
@@ -1030,11 +1090,6 @@ int pt_control_stacks_path(char *out, size_t cap, const char *dir, const char *w
 	return (size_t)snprintf(out, cap, "%s/stacks/%s.txt", dir, wid) < cap ? 0 : -1;
 }
 
-int pt_control_stacks_tmp_path(char *out, size_t cap, const char *dir, const char *wid)
-{
-	return (size_t)snprintf(out, cap, "%s/stacks/.%s.tmp", dir, wid) < cap ? 0 : -1;
-}
-
 int pt_control_stacks_request_path(char *out, size_t cap, const char *dir)
 {
 	return (size_t)snprintf(out, cap, "%s/stacks/request.json", dir) < cap ? 0 : -1;
@@ -1043,12 +1098,18 @@ int pt_control_stacks_request_path(char *out, size_t cap, const char *dir)
 int pt_control_stacks_request(const char *dir, char *id, size_t cap, pt_error *err)
 {
 	char path[PT_CONTROL_PATH_MAX], host[PT_CONTROL_HOST_MAX], rid[PT_CONTROL_TID_MAX];
+	char sdir[PT_CONTROL_PATH_MAX];
 	double now = pt_control_now();
+	int rc;
 	struct timespec ts;
 	pt_sb sb = { 0 };
 
-	if (pt_control_stacks_request_path(path, sizeof(path), dir))
+	if (pt_control_stacks_request_path(path, sizeof(path), dir) ||
+	    pt_control_stacks_dir(sdir, sizeof(sdir), dir))
 		return path_err(err);
+	/* A stacks/ another user could write through is refused. */
+	if ((rc = pt_control_mkdirs(sdir, err)))
+		return rc;
 	/* Two requests within one second must differ: add milliseconds. */
 	pt_control_trigger_id(rid, sizeof(rid), now);
 	clock_gettime(CLOCK_REALTIME, &ts);

@@ -57,12 +57,20 @@ double pt_control_now(void);
 
 /* ---- files ---------------------------------------------------------------- */
 
-/* mkdir -p path (mode 0777 before umask: shared directories are used by
- * several users' jobs).  An existing directory is fine. */
+/* mkdir -p path (mode 0775 before umask), refusing (PT_EPERM, one line
+ * naming the directory) a directory another user could write through: the
+ * directory itself, and every one below the first directory we own, must
+ * be ours (those in between may be root's); one above ours must not be
+ * writable by every user unless it is root's and sticky (/tmp); a symbolic
+ * link counts as its owner's.  Group-writable directories of ours are fine
+ * (a job's group on a shared file system).  Every user of the control and
+ * spool directories calls this on them before writing there
+ * (docs/collector.md, "Directories and other users"). */
 int pt_control_mkdirs(const char *path, pt_error *err);
 
-/* Write buf[0..len) to path atomically: a temporary file in the same
- * directory (".<name>.<host>.<pid>.<n>.tmp"), then rename over path.
+/* Write buf[0..len) to path atomically: a new temporary file in the same
+ * directory with an unguessable name (pt_file_create_tmp: O_EXCL,
+ * O_NOFOLLOW), then rename over path.
  * Creates the parent directory when missing.  On failure (ENOSPC, EACCES,
  * ...) the temporary file is removed and path is unchanged. */
 int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_error *err);
@@ -153,6 +161,8 @@ typedef struct pt_trigger {
 	char raw_dir[PT_CONTROL_PATH_MAX]; /* <run_dir>/raw_trace */
 	double created, deadline;       /* epoch seconds */
 	char host[PT_CONTROL_HOST_MAX]; /* where the trigger command runs */
+	char node[PT_CONTROL_HOST_MAX]; /* gethostname() there (written by
+	                                   pt_control_trigger_write itself) */
 	int64_t pid;
 	char **workers;                 /* expected worker ids (owned) */
 	size_t nworkers;
@@ -165,7 +175,10 @@ typedef struct pt_trigger {
 	                                   member reads as) */
 } pt_trigger;
 
-/* trigger.json.  Reading a missing trigger is PT_OK with t->id[0] == 0. */
+/* trigger.json.  Reading a missing trigger is PT_OK with t->id[0] == 0.
+ * An "active" trigger whose owner ran on this machine (its node equals
+ * ours) and is gone (killed, even with SIGKILL) reads as "done": nobody
+ * arms or waits for a trigger that no one will collect. */
 int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err);
 int pt_control_trigger_read(const char *dir, pt_trigger *t, pt_error *err);
 /* Free t->workers (the struct itself is the caller's). */
@@ -250,10 +263,10 @@ int pt_control_agent_running(const char *dir, const char *host, double now, doub
 #define PT_STACKS_MAGIC "format: perftracker-stacks 1"
 #define PT_STACKS_REQUEST_MAX 4096   /* largest request record the watchdog reads */
 
-/* <dir>/stacks/<wid>.txt, <dir>/stacks/.<wid>.tmp, <dir>/stacks/request.json,
- * <dir>/stacks.  0, or -1 when the result would not fit in cap. */
+/* <dir>/stacks/<wid>.txt, <dir>/stacks/request.json, <dir>/stacks.  0, or
+ * -1 when the result would not fit in cap.  (The watchdog writes its dump
+ * to a new, unguessable temporary name first, as pt_file_create_tmp.) */
 int pt_control_stacks_path(char *out, size_t cap, const char *dir, const char *wid);
-int pt_control_stacks_tmp_path(char *out, size_t cap, const char *dir, const char *wid);
 int pt_control_stacks_request_path(char *out, size_t cap, const char *dir);
 int pt_control_stacks_dir(char *out, size_t cap, const char *dir);
 

@@ -591,6 +591,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 			goto oom;
 	if (c.nfailed)
 		failed_finding(&c, n);
+	diag_step_mismatch(&c);
 	diag_compute(&c);
 	diag_memory(&c);
 	diag_comm(&c);

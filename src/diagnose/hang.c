@@ -527,6 +527,12 @@ static double median_d(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Hung, yet no stacks, while nanswered live workers gave theirs. */
+static int silent(const pt_hang_worker *w, size_t nanswered)
+{
+	return w->state == PT_HANG_HUNG && !w->dump && nanswered > 0;
+}
+
 static int64_t hung_max_step(const pt_hang_worker *w, size_t n)
 {
 	int64_t m = INT64_MIN;
@@ -596,8 +602,12 @@ static void explain(pt_sb *sb, const pt_hang_worker *w, size_t n, const pt_hang_
 			pt_sb_addf(sb, " Worker %s.json (last step %lld)", s->id, (long long)s->step);
 		if (fn && fn[0])
 			pt_sb_addf(sb, "%s %s.", s->step < maxstep ? " and is in" : " is in", fn);
+		else if (s->dump)
+			pt_sb_adds(sb, " has no Python frame.");
 		else
-			pt_sb_adds(sb, s->dump ? " has no Python frame." : " gave no stacks.");
+			pt_sb_addf(sb, "%s gave no stacks: the process may be stopped (SIGSTOP, a "
+				   "debugger) or blocked outside Python.",
+				   s->step < maxstep ? " and" : "");
 	}
 	if (major && res->nsuspects && nrest) {
 		pt_sb_addf(sb, " The other %zu wait%s in %s", nrest, nrest == 1 ? "s" : "",
@@ -634,7 +644,7 @@ int pt_hang_analyze(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
 		    pt_hang_result *res, pt_error *err)
 {
 	char **keys = NULL;
-	size_t cap = 0, largest = 0, nbehind = 0, nahead = 0;
+	size_t cap = 0, largest = 0, nbehind = 0, nahead = 0, nanswered = 0;
 	int64_t maxstep = INT64_MIN;
 	pt_sb sb = { 0 };
 	int rc = PT_OK;
@@ -686,12 +696,28 @@ int pt_hang_analyze(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
 	for (size_t g = 0; g < res->ngroups; g++)
 		if (res->groups[g].n > largest)
 			largest = res->groups[g].n;
+	maxstep = hung_max_step(w, n);
+	for (size_t i = 0; i < n; i++) {
+		if (w[i].state == PT_HANG_HUNG) {
+			nbehind += w[i].step < maxstep;
+			nahead += w[i].step == maxstep;
+		}
+		nanswered += alive(&w[i]) && w[i].dump;
+	}
 	/* The odd ones out: dead and lost workers first... */
 	for (size_t i = 0; i < n; i++)
 		if (w[i].state == PT_HANG_DEAD || w[i].state == PT_HANG_LOST)
 			res->suspects[res->nsuspects++] = i;
-	/* ...then, when the job is hung, the members of groups smaller than
-	 * the largest... */
+	/* ...then, when the job is hung, the silent workers behind: alive,
+	 * hung, no stacks while others gave theirs, and a step behind the
+	 * others' (a process stopped with SIGSTOP, or blocked where even the
+	 * watchdog cannot run): the others wait for it, in a job of any size.
+	 * (The C watchdog answers whatever Python does, so silence is the
+	 * strongest sign there is short of death.) */
+	for (size_t i = 0; i < n; i++)
+		if (res->hung && silent(&w[i], nanswered) && w[i].step < maxstep)
+			res->suspects[res->nsuspects++] = i;
+	/* ...then the members of groups smaller than the largest... */
 	for (size_t g = 0; g < res->ngroups; g++)
 		res->groups[g].suspect = res->hung && res->groups[g].n < largest;
 	if (res->ngroups)
@@ -700,15 +726,17 @@ int pt_hang_analyze(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
 		if (res->groups[g].suspect)
 			for (size_t k = 0; k < res->groups[g].n; k++)
 				res->suspects[res->nsuspects++] = res->groups[g].members[k];
-	/* ...then the hung workers behind the other hung ones, when they are
-	 * fewer (a worker still stepping is not stuck, whatever its step). */
-	maxstep = hung_max_step(w, n);
+	/* ...then the other silent workers... */
 	for (size_t i = 0; i < n; i++)
-		if (w[i].state == PT_HANG_HUNG) {
-			nbehind += w[i].step < maxstep;
-			nahead += w[i].step == maxstep;
-		}
-	if (nbehind && nbehind < nahead)
+		if (res->hung && silent(&w[i], nanswered) && !has(res->suspects, res->nsuspects, i))
+			res->suspects[res->nsuspects++] = i;
+	/* ...then the hung workers behind the other hung ones, when they are
+	 * not more than those ahead (a worker still stepping is not stuck,
+	 * whatever its step).  In lockstep training the workers ahead have
+	 * passed a collective the ones behind also entered, so those behind
+	 * are stuck in their own code: with one behind and one ahead (a job
+	 * of 2), the one behind is the suspect. */
+	if (nbehind && nbehind <= nahead)
 		for (size_t i = 0; i < n; i++)
 			if (w[i].state == PT_HANG_HUNG && w[i].step < maxstep &&
 			    !has(res->suspects, res->nsuspects, i))

@@ -137,8 +137,9 @@ typedef struct pt_hang_result {
 	int hung;                 /* some live worker is hung */
 	pt_hang_group *groups;    /* suspects first, then larger groups, then by key */
 	size_t ngroups;
-	size_t *suspects;         /* worker indices: dead/lost, then minority groups
-	                             (smallest first), then workers behind */
+	size_t *suspects;         /* worker indices: dead/lost, silent and behind,
+	                             minority groups (smallest first), silent,
+	                             then workers behind */
 	size_t nsuspects;
 	char *explanation;        /* one or two plain sentences */
 	char **function;          /* per worker: innermost user frame name or NULL */
@@ -146,10 +147,11 @@ typedef struct pt_hang_result {
 } pt_hang_result;
 
 /* Group the live workers with stacks by key.  Suspects are the dead and
- * lost workers, then, when some worker is hung, the members of the groups
- * smaller than the largest (smallest first), then the hung workers whose
- * step is behind the other hung workers' maximum when they are fewer than
- * those at it.  PT_OK or PT_ENOMEM.  res is zeroed first; free with
+ * lost workers, then, when some worker is hung, the silent ones behind
+ * (hung, no dump while others have one, step behind the hung maximum),
+ * the members of the groups smaller than the largest (smallest first), the
+ * other silent ones, then the hung workers whose step is behind the other
+ * hung workers' maximum when they are not more than those at it.  PT_OK or PT_ENOMEM.  res is zeroed first; free with
  * pt_hang_result_free. */
 int pt_hang_analyze(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
 		    pt_hang_result *res, pt_error *err);

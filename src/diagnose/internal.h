@@ -130,6 +130,9 @@ void diag_memory(dctx *c);
 void diag_comm(dctx *c);
 void diag_runtime(dctx *c);
 void diag_python(dctx *c);
+/* One "summary" finding per worker whose profiled step numbers differ from
+ * those most workers profiled (stepcheck.c). */
+void diag_step_mismatch(dctx *c);
 /* Fixed-threshold + differential section shared by memory and runtime. */
 typedef void (*dexplain_fn)(dctx *c, dfinding *f, const char *key, int kind,
 			    double value, double others);

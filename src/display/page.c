@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/file.h"
 #include "../util/json.h"
 #include "../util/xalloc.h"
 
@@ -96,17 +97,14 @@ out:
  * rename, so a browser or server never reads half a page. */
 static int write_atomic(const char *path, const char *buf, size_t len, int mode, pt_error *err)
 {
-	char tmp[4096];
+	char tmp[4096 + 64];
 	int fd = -1, rc = PT_OK;
 	size_t off = 0;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= sizeof(tmp)) {
-		rc = pt_error_set(err, PT_EINVAL, -1, "path too long");
-		goto out;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	/* An unguessable O_EXCL name: never written through a planted link. */
+	fd = pt_file_create_tmp(path, mode, tmp, sizeof(tmp), err);
 	if (fd < 0) {
-		rc = pt_error_set(err, PT_EIO, -1, "cannot create: %s", strerror(errno));
+		rc = err ? err->code : PT_EIO;
 		goto out;
 	}
 	while (off < len) {
@@ -131,7 +129,8 @@ out:
 	if (fd >= 0)
 		close(fd);
 	if (rc != PT_OK) {
-		unlink(tmp);
+		if (tmp[0])
+			unlink(tmp);
 		pt_error_subject(err, path);
 	}
 	return rc;

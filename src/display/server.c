@@ -6,6 +6,17 @@
  * a busy port or an address that is not on this machine comes back as a
  * clear error (MHD_start_daemon only returns NULL), and so that port 0 can
  * report the port the kernel chose.
+ *
+ * Slow clients (issue 11): a client that trickles header bytes holds a
+ * connection until the idle timeout, which every byte resets.  So the
+ * server takes up to CONNECTION_LIMIT connections (epoll, no FD_SETSIZE
+ * ceiling; bounded by the descriptor limit), closes an idle one after
+ * IDLE_TIMEOUT_S, and gives every request a deadline: its header must be
+ * complete within the request deadline (REQUEST_DEADLINE_S by default) of
+ * the connection's start or of the previous response, else a watcher
+ * thread shuts the socket down.  Served on a network address, one client
+ * address may also hold at most PER_IP_LIMIT connections (not on loopback,
+ * where every local client, the user's browser too, is 127.0.0.1).
  */
 #include "server.h"
 
@@ -19,11 +30,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../util/xalloc.h"
+
+#define PER_IP_LIMIT 32
+#define CONNECTION_LIMIT 1000
+#define IDLE_TIMEOUT_S 10
+#define REQUEST_DEADLINE_S 10.0
+
+/* One open connection, for the request deadline.  Created and freed by
+ * libmicrohttpd's connection notifications (its thread), read by the
+ * watcher; all under the server's mutex.  libmicrohttpd announces the
+ * close before it closes the socket, so a listed fd is still this
+ * connection's. */
+typedef struct conn {
+	struct conn *prev, *next;
+	int fd;
+	int in_request;           /* header complete, response under way */
+	double since;             /* start of the connection or of this request */
+} conn;
+
+/* The request's *req_cls when its raw URI holds an encoded NUL. */
+static char bad_uri_mark;
 
 struct pt_display_server {
 	struct MHD_Daemon *mhd;
@@ -33,7 +67,117 @@ struct pt_display_server {
 	int loopback;
 	pt_display_log_fn log;
 	void *log_ctx;
+	double deadline_s;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	conn *conns;
+	pthread_t watcher;
+	int watching, stopping;
 };
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+			  enum MHD_ConnectionNotificationCode what)
+{
+	pt_display_server *s = cls;
+	conn *k = *ctx;
+
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		k = x_calloc(1, sizeof(*k));
+		if (!k || !ci) {
+			x_free(k);
+			*ctx = NULL;
+			return;
+		}
+		k->fd = ci->connect_fd;
+		k->since = mono_now();
+		pthread_mutex_lock(&s->mu);
+		k->next = s->conns;
+		if (s->conns)
+			s->conns->prev = k;
+		s->conns = k;
+		pthread_mutex_unlock(&s->mu);
+		*ctx = k;
+		return;
+	}
+	if (!k)
+		return;
+	pthread_mutex_lock(&s->mu);
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		s->conns = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	pthread_mutex_unlock(&s->mu);
+	x_free(k);
+	*ctx = NULL;
+}
+
+/* A response was sent: the next request on the connection has its own
+ * deadline. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			 enum MHD_RequestTerminationCode why)
+{
+	pt_display_server *s = cls;
+	conn *k = conn_of(c);
+
+	(void)req_cls;
+	(void)why;
+	if (!k)
+		return;
+	pthread_mutex_lock(&s->mu);
+	k->in_request = 0;
+	k->since = mono_now();
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Every quarter of a second: shut down the connections whose request has
+ * not arrived whole within the deadline (libmicrohttpd then sees the end
+ * of the stream and closes them in its own thread). */
+static void *watch(void *arg)
+{
+	pt_display_server *s = arg;
+
+	pthread_mutex_lock(&s->mu);
+	while (!s->stopping) {
+		struct timespec ts;
+		double now = mono_now();
+
+		for (conn *k = s->conns; k; k = k->next)
+			if (!k->in_request && k->fd >= 0 && now - k->since > s->deadline_s) {
+				shutdown(k->fd, SHUT_RDWR);
+				k->fd = -1;
+			}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += 250000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
 
 static const struct {
 	const char *ext, *type;
@@ -181,6 +325,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	enum MHD_Result ok;
 	int status, fd;
 
+	{
+		conn *k = conn_of(c);
+
+		/* The header is whole: the deadline is met. */
+		if (k) {
+			pthread_mutex_lock(&s->mu);
+			k->in_request = 1;
+			pthread_mutex_unlock(&s->mu);
+		}
+	}
+	if (*req_cls == &bad_uri_mark) {
+		status = 400;
+		ok = respond_text(c, 400, "400 bad request: NUL in the URL\n", NULL, NULL);
+		goto out;
+	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
 		status = 405;
 		ok = respond_text(c, 405, "405 method not allowed: this server only reads files\n",
@@ -230,6 +389,32 @@ out:
 	if (s->log)
 		s->log(s->log_ctx, method, url, status);
 	return ok;
+}
+
+/* Sees the URI before libmicrohttpd decodes it: a "%00" would cut the
+ * decoded path short (serving the file named before it), so the request
+ * is marked and answered 400.  The return value becomes *req_cls. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)cls;
+	(void)c;
+	for (const char *p = uri; p && (p = strchr(p, '%')); p++)
+		if (p[1] == '0' && p[2] == '0')
+			return &bad_uri_mark;
+	return NULL;
+}
+
+/* Connections we may hold: CONNECTION_LIMIT, less where the descriptor
+ * limit is lower (a few kept for files being served and the listener). */
+static unsigned connection_limit(void)
+{
+	struct rlimit rl;
+	unsigned lim = CONNECTION_LIMIT;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 2 < lim)
+		lim = rl.rlim_cur / 2 > 64 ? (unsigned)(rl.rlim_cur / 2) : 64;
+	return lim;
 }
 
 static int is_loopback(const struct sockaddr *sa)
@@ -354,6 +539,17 @@ pt_display_server *pt_display_start(const char *root, const pt_display_options *
 	}
 	s->log = opt ? opt->log : NULL;
 	s->log_ctx = opt ? opt->log_ctx : NULL;
+	s->deadline_s = opt && opt->request_deadline_s > 0 ? opt->request_deadline_s
+							   : REQUEST_DEADLINE_S;
+	pthread_mutex_init(&s->mu, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&s->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	fd = open_listener(host, port, s, err);
 	if (fd < 0)
 		goto fail;
@@ -361,17 +557,33 @@ pt_display_server *pt_display_start(const char *root, const pt_display_options *
 		flags |= MHD_USE_IPv6;
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
 				  MHD_OPTION_LISTEN_SOCKET, fd,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+				  MHD_OPTION_CONNECTION_LIMIT, connection_limit(),
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				  (unsigned)(s->loopback ? 0 : PER_IP_LIMIT),
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
+				  MHD_OPTION_URI_LOG_CALLBACK, on_uri, (void *)NULL,
+				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, (void *)s,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, (void *)s,
 				  MHD_OPTION_END);
 	if (!s->mhd) {
 		pt_error_set(err, PT_EIO, -1, "cannot start the http server (libmicrohttpd)");
 		goto fail;
 	}
+	if (pthread_create(&s->watcher, NULL, watch, s) != 0) {
+		pt_error_set(err, PT_EIO, -1, "cannot start the http server's watcher thread");
+		MHD_stop_daemon(s->mhd);
+		fd = -1; /* closed by MHD_stop_daemon */
+		goto fail;
+	}
+	s->watching = 1;
 	return s;
 fail:
 	if (fd >= 0)
 		close(fd);
+	if (s) {
+		pthread_cond_destroy(&s->cv);
+		pthread_mutex_destroy(&s->mu);
+	}
 	x_free(s);
 	return NULL;
 }
@@ -395,8 +607,18 @@ void pt_display_stop(pt_display_server *s)
 {
 	if (!s)
 		return;
+	/* The watcher first: the connections it looks at go with the daemon. */
+	if (s->watching) {
+		pthread_mutex_lock(&s->mu);
+		s->stopping = 1;
+		pthread_cond_signal(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->watcher, NULL);
+	}
 	/* MHD_stop_daemon waits for its thread and closes the listen socket. */
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
 	x_free(s);
 }

@@ -29,6 +29,9 @@ typedef struct pt_display_options {
 	int port;               /* 0: any free port (see pt_display_port) */
 	pt_display_log_fn log;  /* NULL: no request log */
 	void *log_ctx;
+	double request_deadline_s; /* a request's header must be whole this long
+	                              after the connection (or the previous
+	                              response) began; 0: 10 s */
 } pt_display_options;
 
 typedef struct pt_display_server pt_display_server;

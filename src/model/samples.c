@@ -9,6 +9,7 @@
  * time as a decimal string "t0" and the rest as integer deltas "dt".
  */
 #include "samples.h"
+#include "../util/file.h"
 #include "../util/json.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
@@ -251,14 +252,14 @@ int pt_samples_to_json(const pt_samples *h, pt_sb *sb)
 
 int pt_samples_write_file(const pt_samples *h, const char *path, pt_error *err)
 {
-	char tmp[4096];
+	char tmp[4096 + 64];
 	pt_sb sb = {0};
 	int fd = -1, rc = PT_OK, e = 0;
 	size_t off = 0;
 
 	if (!h || !path)
 		return pt_error_set(err, PT_EINVAL, -1, "no samples or path");
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= sizeof(tmp)) {
+	if (strlen(path) >= 4096) {
 		pt_error_subject(err, path);
 		return pt_error_set(err, PT_EINVAL, -1, "path too long");
 	}
@@ -269,7 +270,8 @@ int pt_samples_write_file(const pt_samples *h, const char *path, pt_error *err)
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory writing samples");
 		goto out;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* An unguessable O_EXCL name: never written through a planted link. */
+	fd = pt_file_create_tmp(path, 0644, tmp, sizeof(tmp), NULL);
 	if (fd < 0) {
 		e = errno;
 		goto fail;
@@ -302,7 +304,8 @@ int pt_samples_write_file(const pt_samples *h, const char *path, pt_error *err)
 fail:
 	if (fd >= 0)
 		close(fd);
-	unlink(tmp);
+	if (tmp[0])
+		unlink(tmp);
 	pt_error_subject(err, path);
 	rc = pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
 out:

@@ -76,15 +76,16 @@ void pt_report_json(const pt_rv *v, int level, pt_sb *out);
  * "workers" and "display" are left to report.json. */
 void pt_report_text(const pt_report *r, size_t max_findings, pt_sb *out);
 
-/* Write DIR/PerfDisplay/report.json, then DIR/PerfDisplay/index.html (the
+/* Write DIR/PerfDisplay/report.json and DIR/PerfDisplay/index.html (the
  * self-contained PerfDisplay page with that report embedded,
- * pt_display_write_page) and DIR/PerfDisplay/app.py (pt_display_write_app),
- * creating directories as needed; each file is written to a temporary name
- * in the same folder and renamed.  PT_OK or PT_EIO/PT_ENOMEM/PT_EINVAL with
+ * pt_display_render_page), then DIR/PerfDisplay/app.py
+ * (pt_display_write_app), creating directories as needed.  Both the report
+ * and the page are written to temporary names in the same folder before
+ * either is renamed, so a failed write leaves the old pair in place.  PT_OK or PT_EIO/PT_ENOMEM/PT_EINVAL with
  * err filled (subject: the path). */
 int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err);
 
-/* Write buf[0..len) to path via path.tmp.<pid> + rename. */
+/* Write buf[0..len) to path atomically (pt_file_write_atomic, mode 0644). */
 int pt_report_write_file(const char *path, const char *buf, size_t len, pt_error *err);
 
 #endif

@@ -1,12 +1,14 @@
 /*
  * write.c - putting the report on disk: DIR/PerfDisplay/report.json, then
  * the PerfDisplay page made from that same text (index.html, src/display)
- * and its app.py; each file is written to a temporary file in the same
- * folder and renamed, so a reader (the page, a script polling the folder)
- * never sees half a file (DESIGN.md "Transport is a directory").
+ * and its app.py; each file is written to an unguessable temporary file in
+ * the same folder and renamed, so a reader (the page, a script polling the
+ * folder) never sees half a file (DESIGN.md "Transport is a directory"),
+ * and report.json and index.html are both written before either is renamed.
  */
 #include "report.h"
 #include "../display/page.h"
+#include "../util/file.h"
 #include "../util/xalloc.h"
 
 #include <errno.h>
@@ -42,78 +44,89 @@ static int mkdirs(const char *path, pt_error *err)
 
 int pt_report_write_file(const char *path, const char *buf, size_t len, pt_error *err)
 {
-	char tmp[4096];
-	int fd = -1, rc = PT_OK;
-	size_t off = 0;
+	return pt_file_write_atomic(path, buf, len, 0644, err);
+}
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= sizeof(tmp)) {
+/* One file of the pair: its temporary written and closed, not yet renamed. */
+static int write_tmp(const char *path, const char *buf, size_t len, char *tmp, size_t cap,
+		     pt_error *err)
+{
+	int fd = pt_file_create_tmp(path, 0644, tmp, cap, err), e;
+
+	if (fd < 0) {
 		pt_error_subject(err, path);
-		return pt_error_set(err, PT_EINVAL, -1, "path too long");
+		return err ? err->code : PT_EIO;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		goto fail;
-	while (off < len) {
-		ssize_t w = write(fd, buf + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto fail;
-		off += (size_t)w;
-	}
-	if (close(fd)) {
-		fd = -1;
+	if (pt_file_write_all(fd, buf, len) != 0) {
+		e = errno;
+		close(fd);
 		goto fail;
 	}
-	fd = -1;
-	if (rename(tmp, path))
+	if (close(fd) != 0) {
+		e = errno;
 		goto fail;
+	}
 	return PT_OK;
 fail:
-	rc = errno;
-	if (fd >= 0)
-		close(fd);
 	unlink(tmp);
+	tmp[0] = 0;
 	pt_error_subject(err, path);
-	return pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(rc));
+	return pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
 }
 
 int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err)
 {
-	char path[4096];
-	pt_sb sb = {0};
+	char json_path[4096], page_path[4096], json_tmp[4096 + 64], page_tmp[4096 + 64];
+	pt_sb sb = {0}, page = {0};
 	int rc;
 
+	json_tmp[0] = page_tmp[0] = 0;
 	if (!r || pt_report_oom(r))
 		return pt_error_set(err, PT_ENOMEM, -1, "out of memory building the report");
-	if ((size_t)snprintf(path, sizeof(path), "%s/PerfDisplay", dir) >= sizeof(path) - 16) {
+	if ((size_t)snprintf(json_path, sizeof(json_path), "%s/PerfDisplay", dir) >=
+	    sizeof(json_path) - 16) {
 		pt_error_subject(err, dir);
 		rc = pt_error_set(err, PT_EINVAL, -1, "path too long");
 		goto out;
 	}
-	rc = mkdirs(path, err);
+	rc = mkdirs(json_path, err);
 	if (rc)
 		goto out;
-	snprintf(path, sizeof(path), "%s/PerfDisplay/report.json", dir);
+	snprintf(json_path, sizeof(json_path), "%s/PerfDisplay/report.json", dir);
+	snprintf(page_path, sizeof(page_path), "%s/PerfDisplay/index.html", dir);
 	pt_report_json(pt_report_root_c(r), 0, &sb);
 	pt_sb_addc(&sb, '\n');
 	if (sb.oom) {
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory writing the report");
 		goto out;
 	}
-	rc = pt_report_write_file(path, sb.buf, sb.len, err);
-	if (rc)
-		goto out;
 	/* The page embeds the very bytes of report.json (minus indentation),
-	 * so the two always agree. */
-	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", dir);
-	rc = pt_display_write_page(sb.buf, sb.len, path, err);
+	 * so the two always agree: both are written in full before either is
+	 * renamed, so a failed write (disk full, quota) leaves the old pair,
+	 * never a new report.json beside an old page. */
+	rc = pt_display_render_page(sb.buf, sb.len, &page, err);
 	if (rc)
 		goto out;
-	snprintf(path, sizeof(path), "%s/PerfDisplay", dir);
-	rc = pt_display_write_app(path, err);
+	rc = write_tmp(json_path, sb.buf, sb.len, json_tmp, sizeof(json_tmp), err);
+	if (rc)
+		goto out;
+	rc = write_tmp(page_path, page.buf, page.len, page_tmp, sizeof(page_tmp), err);
+	if (rc)
+		goto out;
+	if (rename(page_tmp, page_path) != 0 || (page_tmp[0] = 0, rename(json_tmp, json_path) != 0)) {
+		pt_error_subject(err, page_tmp[0] ? page_path : json_path);
+		rc = pt_error_set(err, PT_EIO, -1, "cannot rename into place: %s", strerror(errno));
+		goto out;
+	}
+	json_tmp[0] = 0;
+	snprintf(json_path, sizeof(json_path), "%s/PerfDisplay", dir);
+	rc = pt_display_write_app(json_path, err);
 out:
+	if (json_tmp[0])
+		unlink(json_tmp);
+	if (page_tmp[0])
+		unlink(page_tmp);
+	pt_sb_free(&page);
 	pt_sb_free(&sb);
 	return rc;
 }

@@ -287,6 +287,16 @@ ssize_t pt_input_read(pt_input *in, void *dst, size_t cap, pt_error *err)
 	return (ssize_t)got;
 }
 
+int pt_input_drain(pt_input *in, pt_error *err)
+{
+	unsigned char buf[1 << 16];
+	ssize_t n;
+
+	while ((n = pt_input_read(in, buf, sizeof(buf), err)) > 0)
+		;
+	return n < 0 ? (err && err->code ? err->code : PT_EIO) : PT_OK;
+}
+
 int pt_input_is_gzip(const pt_input *in) { return in && in->gz; }
 int pt_input_cut(const pt_input *in) { return in && in->cut; }
 uint64_t pt_input_offset(const pt_input *in) { return in ? in->delivered : 0; }

@@ -34,6 +34,13 @@ void pt_input_close(pt_input *in); /* NULL is a no-op */
  * before its end marker returns 0 and sets pt_input_cut(). */
 ssize_t pt_input_read(pt_input *in, void *dst, size_t cap, pt_error *err);
 
+/* Read the rest of the stream, discarding it, to check it: PT_OK when it
+ * ends (or is cut off: see pt_input_cut), else the read error (PT_EPARSE
+ * "corrupt gzip data (...)" for a damaged gzip stream).  Readers call it
+ * when their parser fails on gzip input: a bit flip in compressed data
+ * first shows as garbage text, and only the inflater can say why. */
+int pt_input_drain(pt_input *in, pt_error *err);
+
 /* 1 when the input is gzip-compressed (known after the first read). */
 int pt_input_is_gzip(const pt_input *in);
 /* 1 when a gzip stream ended before its end marker (a cut-off file). */

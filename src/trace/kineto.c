@@ -1706,6 +1706,23 @@ static int read_input(pt_input *in, size_t chunk, pt_store *st, pt_error *err)
 			break;
 		}
 	}
+	/* A JSON error in gzip input may be a damaged gzip stream: the
+	 * inflater only finds out later (a bad block, or the CRC at the end),
+	 * after handing over garbage.  Say what is really wrong. */
+	if (rc == PT_EPARSE && err && pt_input_is_gzip(in) && strncmp(err->msg, "corrupt gzip", 12)) {
+		pt_error g;
+
+		pt_error_clear(&g);
+		if (pt_input_drain(in, &g) == PT_EPARSE) {
+			char m[PT_ERROR_MSG_MAX];
+
+			/* err->offset stays where the JSON broke: the events
+			 * before it are kept, as for any damage. */
+			snprintf(m, sizeof(m), "%.400s, found at byte %lld of the uncompressed stream; "
+				 "the JSON broke first", g.msg, (long long)g.offset);
+			snprintf(err->msg, sizeof(err->msg), "%s", m);
+		}
+	}
 	if (rc != PT_OK && rc != PT_ENOMEM && rc != PT_EIO && r.events_seen && st->n > 0) {
 		/* Malformed data after good events: keep what came before. */
 		char m[PT_ERROR_MSG_MAX + 64];

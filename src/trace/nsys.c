@@ -44,7 +44,22 @@ typedef struct rd {
 	char memkind[16][24];  /* memory-kind labels by id ("" unknown) */
 	uint64_t nsteps_dup;
 	int ncomm;
+	double deadline;     /* CLOCK_MONOTONIC seconds: queries stop after it */
+	int timed_out;
 } rd;
+
+/* The longest a read may take (seconds).  A real export of several GB is
+ * read in minutes at most; a crafted one must not run forever. */
+#define NSYS_MAX_SECONDS 600.0
+
+/* Every table or view we query: a view there is refused (a recursive view
+ * never ends; nsys writes tables). */
+static const char *const read_tables[] = {
+	"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+	"CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "GPU_METRICS", "TARGET_INFO_GPU_METRICS",
+	"StringIds", "ThreadNames", "ENUM_CUDA_MEM_KIND", "META_DATA_CAPTURE", "TARGET_INFO_GPU",
+	"TARGET_INFO_SESSION_START_TIME",
+};
 
 int pt_nsys_is_sqlite(const void *buf, size_t len)
 {
@@ -55,6 +70,10 @@ int pt_nsys_is_sqlite(const void *buf, size_t len)
 
 static int db_fail(rd *r, int rc, const char *what)
 {
+	if (r->timed_out)
+		return pt_error_set(r->err, PT_EFORMAT, -1,
+				    "%s: stopped after %.0f s (a crafted or damaged export?)", what,
+				    NSYS_MAX_SECONDS);
 	int code = (rc == SQLITE_NOMEM) ? PT_ENOMEM
 		 : (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) ? PT_EPARSE
 		 : (rc == SQLITE_IOERR || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM) ? PT_EIO
@@ -909,6 +928,47 @@ out:
 
 /* ---- entry points ---------------------------------------------------------- */
 
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* SQLite's progress callback (every PROGRESS_OPS virtual machine steps,
+ * about a millisecond): non-zero interrupts the query. */
+#define PROGRESS_OPS 100000
+static int on_progress(void *cls)
+{
+	rd *r = cls;
+
+	if (mono_now() > r->deadline)
+		r->timed_out = 1;
+	return r->timed_out;
+}
+
+/* Refuse a view in place of a table we read, naming it. */
+static int refuse_views(rd *r)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = PT_OK;
+
+	if (sqlite3_prepare_v2(r->db, "SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = ?",
+			       -1, &s, NULL) != SQLITE_OK)
+		return db_fail(r, sqlite3_errcode(r->db), "cannot read the schema");
+	for (size_t i = 0; i < sizeof(read_tables) / sizeof(read_tables[0]) && !rc; i++) {
+		sqlite3_reset(s);
+		sqlite3_bind_text(s, 1, read_tables[i], -1, SQLITE_STATIC);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			rc = pt_error_set(r->err, PT_EFORMAT, -1,
+					  "not an nsys export: '%s' is a view, not a table (refused: "
+					  "a view can run without end)", read_tables[i]);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
 static int open_db(const char *path, rd *r)
 {
 	unsigned char head[PT_SQLITE_MAGIC_LEN];
@@ -939,9 +999,16 @@ static int open_db(const char *path, rd *r)
 	}
 	/* Do not wait on locks: an export being written is not ready. */
 	sqlite3_busy_timeout(r->db, 0);
+	r->deadline = mono_now() + NSYS_MAX_SECONDS;
+	sqlite3_progress_handler(r->db, PROGRESS_OPS, on_progress, r);
 	/* Force the header and schema to be read now, so a damaged file fails here. */
 	if ((rc = sqlite3_exec(r->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL))) {
 		rc = db_fail(r, rc, "not a valid sqlite database");
+		sqlite3_close(r->db);
+		r->db = NULL;
+		return rc;
+	}
+	if ((rc = refuse_views(r))) {
 		sqlite3_close(r->db);
 		r->db = NULL;
 		return rc;
@@ -1179,7 +1246,7 @@ static int run_logged(char **argv, const char *log, const int *cancel, int *canc
 		posix_spawn_file_actions_destroy(&fa);
 		return -1;
 	}
-	rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644) ||
+	rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0644) ||
 	     posix_spawn_file_actions_adddup2(&fa, 1, 2) ||
 	     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (!rc && cancel)

@@ -19,6 +19,7 @@ typedef enum {
 	PT_EFORMAT = -3,  /* well-formed but not what we expect (not a trace) */
 	PT_ENOMEM = -4,   /* allocation failed or size limit exceeded */
 	PT_EINVAL = -5,   /* bad argument */
+	PT_EPERM = -6,    /* refused: a directory or file we must not trust */
 } pt_status;
 
 #define PT_ERROR_MSG_MAX 512

@@ -49,6 +49,11 @@ head -c 20 "$B/full.json.gz" > "$B/cut_early.json.gz"
 "$PYTHON" -c 'import sys; d=bytearray(open(sys.argv[1],"rb").read()); d[60:200]=b"\xff"*140; open(sys.argv[2],"wb").write(d)' \
 	"$B/full.json.gz" "$B/corrupt.json.gz"
 
+# one bit flipped in the middle of the compressed data: garbage text comes
+# out before the inflater finds the damage (its CRC); the message says gzip
+"$PYTHON" -c 'import sys; d=bytearray(open(sys.argv[1],"rb").read()); d[len(d)//2]^=4; open(sys.argv[2],"wb").write(d)' \
+	"$B/full.json.gz" "$B/bitflip.json.gz"
+
 bad "empty file" "$B/empty.json" "empty file (at byte 0)"
 bad "only whitespace" "$B/space.json" "no json value (only whitespace) (at byte 5)"
 bad "text" "$B/text.json" "unexpected character 't'.*(at byte 0)"
@@ -69,6 +74,10 @@ bad "missing file" "$B/nope.json" "cannot open: No such file or directory"
 bad "directory" "$B" "is a directory"
 
 # Damage that leaves usable events: exit 0, one warning, a summary.
+"$PT_BIN" summarize "$B/bitflip.json.gz" -o "$TMP/flip.out.json" 2>"$TMP/flip.err"
+grep -q "warning: '$B/bitflip.json.gz': corrupt gzip data (incorrect data check), found at byte [0-9]* of the uncompressed stream; the JSON broke first at byte [0-9]*; kept the [0-9]* events before it" "$TMP/flip.err" &&
+	ok "bit-flipped .json.gz is named a corrupt gzip, not a JSON error" ||
+	{ not_ok "bit-flipped .json.gz is named a corrupt gzip" "$(cat "$TMP/flip.err")"; }
 head -c 500000 "$T0" > "$B/cut.json"
 check "cut-off trace is summarised" "$PT_BIN" summarize "$B/cut.json" -o "$TMP/cut.out.json"
 "$PT_BIN" summarize "$B/cut.json" -o "$TMP/cut.out.json" 2>&1 | grep -q "warning: .*trace ends early at byte 500000" \

@@ -12,6 +12,7 @@ P=$D/PerfDisplay
 mkdir -p "$P"
 "$PYTHON" "$PT_ROOT/bench/gen_report.py" --workers 8 --markup -o "$P/report.json"
 ln -s /etc/passwd "$P/passwd-link"
+echo secret >"$P/.hidden"
 SPIDS=()
 cleanup() { for p in "${SPIDS[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"; }
 trap cleanup EXIT
@@ -123,6 +124,10 @@ for path in '/../../../../../../etc/passwd' '/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/pa
 	fi
 done
 [ "$(status GET '/%2e%2e/%2e%2e/etc/passwd')" = 403 ] && ok "encoded traversal is 403" || not_ok "encoded traversal is 403"
+[ "$(status GET /.hidden)" = 403 ] && ! grep -q secret "$TMP/body" && ok "dotfiles are 403" ||
+	not_ok "dotfiles are 403"
+[ "$(status GET '/index.html%00.txt')" = 400 ] && ! grep -q 'pt-report' "$TMP/body" &&
+	ok "NUL in the URL is 400" || not_ok "NUL in the URL is 400" "$(head -1 "$TMP/head")"
 
 # a second server on the same port: a clear one-line error
 check_fails "port in use gives a clear error" "port $PORT on 127.0.0.1 is already in use" \
@@ -178,6 +183,13 @@ grep -q "open http://127.0.0.1:$PORT/ in a web browser" "$TMP/a.out" && ok "app.
 	not_ok "app.py refuses a link out of the folder"
 code=$(status GET '/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd')
 ! grep -q 'root:' "$TMP/body" && ok "app.py: no traversal ($code)" || not_ok "app.py: no traversal"
+# one policy with the C server: dotfiles 403, NUL 400
+[ "$(status GET /.hidden)" = 403 ] && ! grep -q secret "$TMP/body" && ok "app.py: dotfiles are 403" ||
+	not_ok "app.py: dotfiles are 403" "$(head -1 "$TMP/head")"
+[ "$(status GET '/%2ehidden')" = 403 ] && ok "app.py: encoded dotfiles are 403" ||
+	not_ok "app.py: encoded dotfiles are 403"
+[ "$(status GET '/index.html%00.txt')" = 400 ] && ! grep -q 'pt-report' "$TMP/body" &&
+	ok "app.py: NUL in the URL is 400" || not_ok "app.py: NUL in the URL is 400" "$(head -1 "$TMP/head")"
 hexport=$(printf '%04X' "$PORT")
 grep -q "^ *[0-9]*: 0100007F:$hexport 00000000:0000 0A" /proc/net/tcp && ok "app.py binds to 127.0.0.1" ||
 	not_ok "app.py binds to 127.0.0.1"

@@ -7,6 +7,8 @@
 * A worker spinning in C with the GIL held still gets its stacks dumped
   (on request and by the watchdog itself).
 * A killed worker is reported as dead, the others as hung.
+* A worker stopped with SIGSTOP (no step, no heartbeat, no stacks) in a job
+  of 2 is the first suspect.
 * A job whose steps take twice as long after a while is profiled by the
   agent on its own (--auto-profile), once, and the report says why.
 
@@ -17,6 +19,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -301,6 +304,43 @@ class DeadWorker(unittest.TestCase):
             self.assertEqual(h["groups"][0]["function"], job.script + ": stuck_in_python")
             self.assertEqual(rep["findings"][0]["workers"], [dead])
         finally:
+            job.kill_all()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class StoppedWorker(unittest.TestCase):
+    """Two DDP workers, rank 1 stopped with SIGSTOP while training: no
+    step, no heartbeat and no stacks from it, rank 0 waits in all_reduce.
+    The stopped one is the first suspect, in a job of 2."""
+
+    def test_stopped_worker_is_the_suspect(self):
+        tmp = tempfile.mkdtemp(prefix="pt_hang_stop_")
+        job = Job(tmp, 2, ["--ddp", "--seconds", "120"])
+        try:
+            job.wait_steps(10)
+            ids = job.ids()
+            os.kill(job.procs[1].pid, signal.SIGSTOP)
+            res = run("--trigger-on", "--auto-analyze", "--control-dir", job.control,
+                      "--output-dir", job.output, "--hang-timeout", "2", "--stack-wait", "2")
+            self.assertEqual(res.returncode, 0, res.stderr + job.log_text())
+            self.assertIn("diagnosing a hang", res.stderr)
+            rep = read_json(os.path.join(run_dir_of(res), "PerfDisplay", "report.json"))
+            h = rep["Hang"]
+            stopped = ids[1] + ".json"
+            self.assertTrue(h["hung"])
+            self.assertEqual(h["suspect_workers"][:1], [stopped], h["explanation"])
+            self.assertEqual(h["workers"][stopped]["state"], "hung")
+            self.assertTrue(h["workers"][stopped]["stacks"].startswith("none"), h["workers"])
+            self.assertEqual(h["workers"][ids[0] + ".json"]["stacks"], "on request")
+            self.assertIn("Worker %s" % stopped, h["explanation"])
+            self.assertIn("gave no stacks", h["explanation"])
+            self.assertEqual(rep["findings"][0]["workers"], [stopped])
+        finally:
+            for p in job.procs:
+                try:
+                    os.kill(p.pid, signal.SIGCONT)
+                except OSError:
+                    pass
             job.kill_all()
             shutil.rmtree(tmp, ignore_errors=True)
 

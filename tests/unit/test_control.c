@@ -2,7 +2,8 @@
  * test_control.c - unit tests for the control-directory protocol
  * (src/control) and the node agent's trace handling (src/agent): atomic
  * writes, records round-trip, listing, locks and their staleness, worker
- * liveness, and one raw trace summarised under each raw-trace policy.
+ * liveness, and one raw trace summarised under each raw-trace policy;
+ * directories of other users refused, links never written through.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 #include "agent/agent.h"
 #include "analysis/summary.h"
 #include "control/control.h"
+#include "util/file.h"
 #include "util/json.h"
 #include "util/xalloc.h"
 
@@ -117,6 +119,114 @@ static void test_write_unwritable(void **state)
 	assert_non_null(strstr(e.msg, "cannot create directory"));
 	/* Nothing was left next to the file. */
 	assert_int_equal(count_entries(root), 1);
+}
+
+/* Directories another user could write through are refused with one
+ * message naming them (docs/collector.md, "Directories and other users").
+ * Needs root to give a directory away; skipped otherwise. */
+static void test_mkdirs_refuses_other_users(void **state)
+{
+	char p[512], q[600];
+	pt_error e;
+	const uid_t other = 65534; /* nobody */
+
+	(void)state;
+	if (geteuid() != 0) {
+		fprintf(stderr, "skip: needs root to chown a directory to another user\n");
+		skip();
+	}
+	/* The directory itself, owned by another user (even 0755). */
+	path(p, sizeof(p), "theirs");
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(chown(p, other, (gid_t)-1), 0);
+	pt_error_clear(&e);
+	assert_int_equal(pt_control_mkdirs(p, &e), PT_EPERM);
+	assert_string_equal(e.subject, p);
+	assert_string_equal(e.msg, "directory owned by another user (uid 65534): refusing to use it");
+	/* ... and below ours, a subdirectory of another user. */
+	snprintf(q, sizeof(q), "%s/sub", p);
+	pt_error_clear(&e);
+	assert_int_equal(pt_control_mkdirs(q, &e), PT_EPERM);
+	assert_string_equal(e.subject, p);
+	/* A record through it is refused when its directory must be made. */
+	snprintf(q, sizeof(q), "%s/new/rec.json", p);
+	pt_error_clear(&e);
+	assert_int_equal(pt_control_write_atomic(q, "{}", 2, &e), PT_EPERM);
+	/* Group-writable and ours: fine (a job's group on a shared FS). */
+	path(p, sizeof(p), "ours");
+	assert_int_equal(mkdir(p, 0770), 0);
+	assert_int_equal(chmod(p, 02770), 0);
+	snprintf(q, sizeof(q), "%s/control/stacks", p);
+	pt_error_clear(&e);
+	assert_int_equal(pt_control_mkdirs(q, &e), PT_OK);
+	/* A link of another user on the path. */
+	path(p, sizeof(p), "link");
+	snprintf(q, sizeof(q), "%s/ours", root);
+	assert_int_equal(symlink(q, p), 0);
+	assert_int_equal(lchown(p, other, (gid_t)-1), 0);
+	pt_error_clear(&e);
+	assert_int_equal(pt_control_mkdirs(p, &e), PT_EPERM);
+	assert_non_null(strstr(e.msg, "symbolic link owned by another user"));
+	/* A link of ours to a directory of ours is fine. */
+	assert_int_equal(lchown(p, 0, (gid_t)-1), 0);
+	pt_error_clear(&e);
+	assert_int_equal(pt_control_mkdirs(p, &e), PT_OK);
+}
+
+/* The temporary file of an atomic write is new and unguessable: a link
+ * planted at any name in the directory is never written through. */
+static void test_write_atomic_no_follow(void **state)
+{
+	char p[512], victim[512], link[600];
+	char *buf = NULL;
+	size_t len;
+	pt_error e;
+	int fd;
+	char tmp[700], tmp2[700];
+
+	(void)state;
+	path(victim, sizeof(victim), "victim");
+	tu_write_text(victim, "precious");
+	path(p, sizeof(p), "rec.json");
+	/* The name the old writer would have used, and the record itself. */
+	snprintf(link, sizeof(link), "%s/.rec.json.tmp", root);
+	assert_int_equal(symlink(victim, link), 0);
+	pt_error_clear(&e);
+	assert_int_equal(pt_control_write_atomic(p, "{}", 2, &e), PT_OK);
+	assert_int_equal(pt_control_read_file(victim, 100, &buf, &len, &e), PT_OK);
+	assert_string_equal(buf, "precious");
+	x_free(buf);
+	/* Two temporaries of one path never share a name. */
+	fd = pt_file_create_tmp(p, 0600, tmp, sizeof(tmp), &e);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = pt_file_create_tmp(p, 0600, tmp2, sizeof(tmp2), &e);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_string_not_equal(tmp, tmp2);
+	assert_int_equal(strncmp(tmp, root, strlen(root)), 0);
+	unlink(tmp);
+	unlink(tmp2);
+}
+
+/* Removing a trigger's records never follows a link planted in place of
+ * its folder: the folder it points to keeps its files. */
+static void test_remove_dir_no_follow(void **state)
+{
+	char victim[512], f[600], link[600];
+
+	(void)state;
+	path(victim, sizeof(victim), "victim");
+	assert_int_equal(mkdir(victim, 0700), 0);
+	snprintf(f, sizeof(f), "%s/keep.json", victim);
+	tu_write_text(f, "{}");
+	snprintf(link, sizeof(link), "%s/status", root);
+	assert_int_equal(mkdir(link, 0700), 0);
+	snprintf(link, sizeof(link), "%s/status/T1", root);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(pt_control_remove_dir(root, "status", "T1", NULL), PT_OK);
+	assert_int_equal(access(f, F_OK), 0);
+	assert_int_not_equal(access(link, F_OK), 0);
 }
 
 static void test_workers_roundtrip(void **state)
@@ -529,6 +639,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_unwritable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mkdirs_refuses_other_users, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_atomic_no_follow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_dir_no_follow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workers_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alive_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trigger_roundtrip, setup, teardown),

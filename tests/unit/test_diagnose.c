@@ -611,6 +611,49 @@ static void test_failed_worker(void **state)
 	free_all(s, 3);
 }
 
+/* A worker that profiled other step numbers than the others gets a
+ * "summary" finding first, naming it and both step ranges (issue 11). */
+static void test_step_mismatch(void **state)
+{
+	pt_summary *s[4];
+	pt_report *r;
+	const pt_rv *f;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "w%d.json", i);
+		s[i] = mk(name, i, 100.0, 0.5);
+		s[i]->nsteps = 2;
+		s[i]->step_numbers = realloc(s[i]->step_numbers, 2 * sizeof(int64_t));
+		s[i]->step_ms = realloc(s[i]->step_ms, 2 * sizeof(double));
+		s[i]->step_numbers[0] = i == 2 ? 12 : 10;
+		s[i]->step_numbers[1] = i == 2 ? 13 : 11;
+		s[i]->step_ms[0] = s[i]->step_ms[1] = 50;
+		pat(s[i], "k|1_1_1", PT_C_COMPUTE, PT_K_KERNEL, 10, 1.0, 0.1);
+	}
+	r = diag(s, 4, NULL);
+	assert_int_equal(nfindings(r, "summary"), 1);
+	f = finding(r, 0);
+	assert_string_equal(pt_rv_get(f, "category")->str, "summary");
+	assert_string_equal(pt_rv_get(f, "metric")->str, "steps");
+	assert_string_equal(fworker(f), "w2.json");
+	assert_string_equal(pt_rv_get(f, "explanation")->str,
+		"Worker w2.json profiled steps 12-13, while 3 of 4 workers profiled steps 10-11: it "
+		"is compared with them across different iterations (it armed late, or counts steps "
+		"differently); read its numbers with care.");
+	pt_report_free(r);
+	/* The same steps everywhere: no such finding. */
+	s[2]->step_numbers[0] = 10;
+	s[2]->step_numbers[1] = 11;
+	r = diag(s, 4, NULL);
+	assert_int_equal(nfindings(r, "summary"), 0);
+	pt_report_free(r);
+	free_all(s, 4);
+}
+
 static void test_all_failed_and_empty(void **state)
 {
 	pt_summary *s[1];
@@ -996,6 +1039,7 @@ int main(void)
 		cmocka_unit_test(test_ties),
 		cmocka_unit_test(test_missing_keys),
 		cmocka_unit_test(test_failed_worker),
+		cmocka_unit_test(test_step_mismatch),
 		cmocka_unit_test(test_all_failed_and_empty),
 		cmocka_unit_test(test_gpu_util_both),
 		cmocka_unit_test(test_comm),

@@ -18,11 +18,15 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "testutil.h"
 
 #include "display/page.h"
 #include "display/server.h"
@@ -260,8 +264,8 @@ static void test_server_live(void **state)
 {
 	char root[PATH_MAX], buf[8192];
 	struct logrec lg = { 0, 0 };
-	pt_display_options opt = { NULL, 0, on_log, &lg };
-	pt_display_options opt2 = { "127.0.0.1", 0, NULL, NULL };
+	pt_display_options opt = { NULL, 0, on_log, &lg, 0 };
+	pt_display_options opt2 = { "127.0.0.1", 0, NULL, NULL, 0 };
 	pt_display_server *s, *s2;
 	pt_error err;
 	int port;
@@ -321,6 +325,101 @@ static void test_server_live(void **state)
 	pt_display_stop(NULL);
 }
 
+/* A connection from source address src (network order) that sends a
+ * request line and one header, never the blank line that ends it: a slow
+ * client trickling its header.  -1 when the server refused it at once. */
+static int trickler(int port, uint32_t src)
+{
+	struct sockaddr_in a, b;
+	const char *head = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	memset(&b, 0, sizeof(b));
+	b.sin_family = AF_INET;
+	b.sin_addr.s_addr = src;
+	assert_int_equal(bind(fd, (struct sockaddr *)&b, sizeof(b)), 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    send(fd, head, strlen(head), MSG_NOSIGNAL) != (ssize_t)strlen(head)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Slow clients (issue 11): 64 connections from the normal client's own
+ * address (on loopback every local user is 127.0.0.1) and 64 from another
+ * trickle header bytes; a normal request is still answered, quickly.  A
+ * trickler whose request is not whole by the deadline (1 s here) is cut
+ * off though it keeps sending.  An encoded NUL is a 400. */
+static void test_server_slow_clients(void **state)
+{
+	char root[PATH_MAX], buf[8192];
+	pt_display_options opt = { "127.0.0.1", 0, NULL, NULL, 1.0 };
+	pt_display_server *s;
+	pt_error err;
+	int port, fds[128], nfd = 0, cut = 0;
+	struct timespec t0, t1;
+	double took;
+
+	(void)state;
+	snprintf(root, sizeof(root), "%s/root", tmpdir);
+	pt_error_clear(&err);
+	s = pt_display_start(root, &opt, &err);
+	assert_non_null(s);
+	port = pt_display_port(s);
+	for (int i = 0; i < 64; i++)
+		fds[nfd++] = trickler(port, inet_addr("127.0.0.2"));
+	for (int i = 0; i < 64; i++)
+		fds[nfd++] = trickler(port, htonl(INADDR_LOOPBACK));
+	tu_sleep_ms(200);
+	/* One more header byte each: still incomplete, still connected. */
+	for (int i = 0; i < nfd; i++)
+		if (fds[i] >= 0 && send(fds[i], "X", 1, MSG_NOSIGNAL) != 1) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(http_raw(port, "GET", "/", buf, sizeof(buf)), 200);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	assert_non_null(strstr(buf, "<p>hi</p>"));
+	/* Quickly: a bound far above a local request's milliseconds, far
+	 * below the idle timeout the slow clients would otherwise need. */
+	assert_true(took < 5.0);
+	/* NUL in the URL: refused, not the file named before it. */
+	assert_int_equal(http_raw(port, "GET", "/index.html%00.txt", buf, sizeof(buf)), 400);
+	assert_null(strstr(buf, "<p>hi</p>"));
+	assert_int_equal(http_raw(port, "GET", "/index.html?x=%2500", buf, sizeof(buf)), 200);
+	/* Past the deadline, still trickling: every slow client is cut off
+	 * (the server closes; reads see the end or a reset). */
+	for (int round = 0; round < 12 && cut < nfd; round++) {
+		tu_sleep_ms(250);
+		cut = 0;
+		for (int i = 0; i < nfd; i++) {
+			char c;
+
+			if (fds[i] < 0) {
+				cut++;
+				continue;
+			}
+			if (send(fds[i], "Y", 1, MSG_NOSIGNAL) != 1 ||
+			    recv(fds[i], &c, 1, MSG_DONTWAIT) == 0 ||
+			    (errno != EAGAIN && errno != EWOULDBLOCK)) {
+				close(fds[i]);
+				fds[i] = -1;
+				cut++;
+			}
+		}
+	}
+	assert_int_equal(cut, nfd);
+	pt_display_stop(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_content_types),
 		cmocka_unit_test(test_server_live),
+		cmocka_unit_test(test_server_slow_clients),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

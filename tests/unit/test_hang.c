@@ -398,6 +398,79 @@ static void test_dead_and_behind(void **state)
 	free3();
 }
 
+/* A worker stopped with SIGSTOP (issue 11): alive, hung, no stacks, and
+ * behind; the other waits in all_reduce.  It is the first suspect in a job
+ * of 2, and in a job of 3 even where the silent one is not behind. */
+static void test_stopped_worker(void **state)
+{
+	pt_hang_worker w[3];
+	pt_hang_options o = { 5, "trigger x", 1741068600.5 };
+	pt_hang_result r;
+
+	(void)state;
+	workers3(w);
+	/* Two workers: rank 0 answered from all_reduce at step 10, rank 1
+	 * stopped at step 9 gives nothing. */
+	w[1].dump = NULL;
+	w[1].step = 9;
+	w[1].stacks = "none: no answer within 5.0 s (no watchdog?)";
+	assert_int_equal(pt_hang_analyze(w, 2, &o, &r, NULL), PT_OK);
+	assert_int_equal(r.hung, 1);
+	assert_int_equal(r.nsuspects, 1);
+	assert_int_equal(r.suspects[0], 1);
+	assert_string_equal(r.explanation,
+		"The job is hung: 2 of 2 live workers made no step for 5 s or more. "
+		"Worker node0_1_101.json is behind (last step 9, others reached 10) and gave no "
+		"stacks: the process may be stopped (SIGSTOP, a debugger) or blocked outside "
+		"Python. The other 1 waits in torch/distributed/distributed_c10d.py: all_reduce "
+		"(called from /job/train.py: main): the suspect is the likely cause, the others "
+		"wait for it.");
+	pt_hang_result_free(&r);
+
+	/* Stopped at the same step as the others (between step() and the next
+	 * all_reduce): silent is enough. */
+	w[1].step = 10;
+	assert_int_equal(pt_hang_analyze(w, 2, &o, &r, NULL), PT_OK);
+	assert_int_equal(r.nsuspects, 1);
+	assert_int_equal(r.suspects[0], 1);
+	pt_hang_result_free(&r);
+
+	/* Three workers, the silent one behind, before a minority group: rank 2
+	 * stuck elsewhere is a suspect too, after it. */
+	w[1].step = 9;
+	w[2].dump = &D[1];
+	assert_int_equal(pt_hang_analyze(w, 3, &o, &r, NULL), PT_OK);
+	assert_true(r.nsuspects >= 1);
+	assert_int_equal(r.suspects[0], 1);
+	pt_hang_result_free(&r);
+
+	/* Nobody answered (no watchdog anywhere): silence tells nothing. */
+	w[0].dump = w[2].dump = NULL;
+	w[1].step = 10;
+	assert_int_equal(pt_hang_analyze(w, 3, &o, &r, NULL), PT_OK);
+	assert_int_equal(r.nsuspects, 0);
+	pt_hang_result_free(&r);
+	free3();
+}
+
+/* Two workers with stacks, one a step behind in its own code, the other
+ * in all_reduce: one behind, one ahead, the one behind is the suspect. */
+static void test_behind_in_two(void **state)
+{
+	pt_hang_worker w[3];
+	pt_hang_options o = { 5, "trigger x", 1741068600.5 };
+	pt_hang_result r;
+
+	(void)state;
+	workers3(w);
+	w[1].step = 9;
+	assert_int_equal(pt_hang_analyze(w, 2, &o, &r, NULL), PT_OK);
+	assert_int_equal(r.nsuspects, 1);
+	assert_int_equal(r.suspects[0], 1);
+	pt_hang_result_free(&r);
+	free3();
+}
+
 static void test_not_hung(void **state)
 {
 	pt_hang_worker w[3];
@@ -626,6 +699,8 @@ int main(void)
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_minority),
 		cmocka_unit_test(test_dead_and_behind),
+		cmocka_unit_test(test_stopped_worker),
+		cmocka_unit_test(test_behind_in_two),
 		cmocka_unit_test(test_not_hung),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_request),

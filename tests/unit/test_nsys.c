@@ -560,6 +560,31 @@ static void test_bad_files(void **state)
 	}
 }
 
+/* A crafted export whose kernel "table" is a recursive view (issue 11):
+ * refused at once, naming the view, instead of reading without end. */
+static void test_recursive_view_refused(void **state)
+{
+	char path[512];
+
+	(void)state;
+	tmp_path(path, sizeof(path), "view.sqlite");
+	assert_int_equal(make_db(path,
+		"CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+		"INSERT INTO StringIds VALUES (1, 'k');"
+		"CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE c(x) AS "
+		"(SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x AS rowid, x AS start, "
+		"x + 1 AS end, 0 AS deviceId, 7 AS streamId, 1 AS gridX, 1 AS gridY, 1 AS gridZ, "
+		"1 AS blockX, 1 AS blockY, 1 AS blockZ, 1 AS demangledName FROM c;"), SQLITE_OK);
+	expect_fail(path, PT_EFORMAT,
+		    "not an nsys export: 'CUPTI_ACTIVITY_KIND_KERNEL' is a view, not a table");
+	/* StringIds as a view: refused the same way. */
+	assert_int_equal(make_db(path,
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER);"
+		"CREATE VIEW StringIds AS SELECT 1 AS id, 'x' AS value;"), SQLITE_OK);
+	expect_fail(path, PT_EFORMAT, "'StringIds' is a view");
+	unlink(path);
+}
+
 static void test_metric_names(void **state)
 {
 	static const struct { const char *in, *out, *unit; } t[] = {
@@ -743,6 +768,7 @@ int main(void)
 		cmocka_unit_test(test_fixture),
 		cmocka_unit_test(test_summary_from_sqlite),
 		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_recursive_view_refused),
 		cmocka_unit_test(test_metric_names),
 		cmocka_unit_test(test_capture_argv),
 		cmocka_unit_test(test_capture_run),

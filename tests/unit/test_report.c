@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -322,13 +324,76 @@ static void test_write_dir(void **state)
 	d = opendir(path);
 	assert_non_null(d);
 	while ((e = readdir(d)))
-		n += !!strstr(e->d_name, ".tmp.");
+		n += e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 	closedir(d);
 	assert_int_equal(n, 0);
+	/* ...and no report.json beside the page that could not be written. */
+	snprintf(path, sizeof(path), "%s/blocked/PerfDisplay/report.json", dir);
+	assert_int_not_equal(access(path, F_OK), 0);
 	tu_rm_rf(dir);
 	pt_sb_free(&page);
 	pt_sb_free(&sb);
 	pt_report_free(r);
+}
+
+/* A write that fails part way (here the file size limit: report.json fits,
+ * the page does not) leaves the old report.json and index.html as they
+ * were, never a new report beside an old page (issue 11). */
+static void test_write_dir_failure_keeps_pair(void **state)
+{
+	char dir[] = "/tmp/pt_test_report_XXXXXX", path[300];
+	pt_report *r1 = with_sections(1), *r2 = with_sections(2);
+	pt_error err;
+	char *old_json, *old_page, *txt;
+	struct rlimit saved, lim;
+	void (*old_handler)(int);
+	DIR *d;
+	struct dirent *e;
+	int rc, n = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	pt_error_clear(&err);
+	assert_int_equal(pt_report_write_dir(r1, dir, &err), PT_OK);
+	snprintf(path, sizeof(path), "%s/PerfDisplay/report.json", dir);
+	old_json = slurp(path);
+	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", dir);
+	old_page = slurp(path);
+	assert_true(strlen(old_json) < 16384);
+	assert_true(pt_display_template_size() > 32768);
+	/* Files may grow to 16 KiB: the report fits, the page does not. */
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+	lim = saved;
+	lim.rlim_cur = 16384;
+	old_handler = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	pt_error_clear(&err);
+	rc = pt_report_write_dir(r2, dir, &err);
+	setrlimit(RLIMIT_FSIZE, &saved);
+	signal(SIGXFSZ, old_handler);
+	assert_int_equal(rc, PT_EIO);
+	assert_non_null(strstr(err.subject, "index.html"));
+	snprintf(path, sizeof(path), "%s/PerfDisplay/report.json", dir);
+	txt = slurp(path);
+	assert_string_equal(txt, old_json);
+	free(txt);
+	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", dir);
+	txt = slurp(path);
+	assert_string_equal(txt, old_page);
+	free(txt);
+	/* No temporary file left behind. */
+	snprintf(path, sizeof(path), "%s/PerfDisplay", dir);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	assert_int_equal(n, 0);
+	free(old_json);
+	free(old_page);
+	tu_rm_rf(dir);
+	pt_report_free(r1);
+	pt_report_free(r2);
 }
 
 /* Names that are markup (kernel and Python names hold '<' and '>') cannot
@@ -378,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_write_dir),
+		cmocka_unit_test(test_write_dir_failure_keeps_pair),
 		cmocka_unit_test(test_page_escapes_names),
 	};
 

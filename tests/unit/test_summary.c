@@ -857,6 +857,16 @@ static void test_reader_wrong_types(void **state)
 		{ "count", "99999999999999999999", "pattern 0: 'count' is not a non-negative integer" },
 		{ "bottleneck", "true", "pattern 0: 'bottleneck' is not a number" },
 		{ "exec_ratio", "{\"a\":[1,2]}", "pattern 0: 'exec_ratio' is not a number" },
+		/* out of range (issue 11): named, never turned into inf% */
+		{ "gpu_util", "-3", "'gpu_util' is -3, out of range [0, 1]" },
+		{ "gpu_util", "1.5", "'gpu_util' is 1.5, out of range [0, 1]" },
+		{ "ms", "0", "window: 'ms' is 0, out of range (0, 1e+09]" },
+		{ "ms", "-2", "window: 'ms' is -2, out of range (0, 1e+09]" },
+		{ "ms", "1e308", "window: 'ms' is 1e+308, out of range (0, 1e+09]" },
+		{ "compute", "-1", "class_ms: 'compute' is -1, out of range [0, 1e+09]" },
+		{ "median_ms", "1e308", "pattern 0: 'median_ms' is 1e+308, out of range [0, 1e+09]" },
+		{ "total_ms", "-0.5", "pattern 0: 'total_ms' is -0.5, out of range [0, 1e+09]" },
+		{ "bottleneck", "7", "pattern 0: 'bottleneck' is 7, out of range [0, 1]" },
 	};
 	size_t i;
 
