@@ -162,8 +162,26 @@ class PerfTracker(_Base):
             _log("disabled: %s" % e)
 
     def info(self):
-        """The collector's state (step count, worker id, state) as a dict."""
+        """The collector's state (step count, worker id, state) as a dict;
+        next_action is the step at which the next profiling window starts,
+        None when none is planned."""
         try:
-            return _collector.info() if _collector else {}
+            d = _collector.info() if _collector else {}
+            if d.get("next_action") == (1 << 63) - 1:  # the C side's "none"
+                d["next_action"] = None
+            return d
         except Exception:
             return {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        """Leaving `with PerfTracker() as t:` stops the collector (the same
+        as at interpreter exit); exceptions of the block pass through."""
+        try:
+            if _collector:
+                _collector.shutdown()
+        except Exception as e:
+            _log("shutdown: %s" % e)
+        return False

@@ -291,11 +291,11 @@ static void slow_kernels(dctx *c, pt_rv *sec)
 		f = df_add(c, SEC, w->id, tk->key, "median cost per execution (ms)", top->val,
 			   top->oth, out[i].v * w->window_ms);
 		df_explain(c, f, "worker %s runs %zu compute kernel%s slower than the other "
-			   "workers, losing about %.3g ms per window (%s); the costliest, %s, "
+			   "workers, losing about %.3g ms per step (%s); the costliest, %s, "
 			   "takes %.3g ms per execution, other workers %.3g ms (%s slower): a "
 			   "slower GPU on this worker (clocks, temperature, power or a hardware "
 			   "fault)%s", w->id, cnt[out[i].idx], cnt[out[i].idx] == 1 ? "" : "s",
-			   out[i].v * w->window_ms, df_pct(out[i].v, p1, sizeof(p1)),
+			   out[i].v * w->window_ms / dw_steps(w), df_pct(out[i].v, p1, sizeof(p1)),
 			   df_short(tk->key, tk->cls, name, sizeof(name)), top->val, top->oth,
 			   top->oth > 0 ? df_pct((top->val - top->oth) / top->oth, p2, sizeof(p2))
 					: "n/a", gpu_cause(c, out[i].idx, cause, sizeof(cause)));

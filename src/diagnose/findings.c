@@ -57,6 +57,16 @@ void df_explain(dctx *c, dfinding *f, const char *fmt, ...)
 	va_end(ap);
 }
 
+double df_impact_per_step(const dctx *c, const dfinding *f)
+{
+	size_t i;
+
+	for (i = 0; f->worker && i < c->nw; i++)
+		if (c->w[i].id == f->worker)
+			return f->impact_ms / dw_steps(&c->w[i]);
+	return f->impact_ms;
+}
+
 const char *df_pct(double ratio, char *buf, size_t cap)
 {
 	double p = ratio * 100;

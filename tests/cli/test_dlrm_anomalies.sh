@@ -65,5 +65,7 @@ check "no communication false alarm" q 'all(not k["abnormal_workers"] for g in r
 
 # The text report tells the same story.
 "$PT_BIN" analyze "$PL" -o "$TMP/out2" >"$TMP/text" 2>/dev/null
-check "text report: four numbered findings" bash -c "[ \$(grep -c '^[1-4]\. worker ' '$TMP/text') -eq 4 ] && ! grep -q '^5\. ' '$TMP/text'"
-check "text report: stall sentence names the op" grep -q "^[1-4]\. worker $W6 spends .* in $STALL_OP" "$TMP/text"
+check "text report: four numbered findings by rank" bash -c "[ \$(grep -c '^  [1-4]\. rank [1356] ' '$TMP/text') -eq 4 ] && ! grep -q '^  5\. ' '$TMP/text'"
+check "text report: stall sentence names rank 6 and the op" grep -q "^  [1-4]\. rank 6 spends .* in $STALL_OP" "$TMP/text"
+check "text report: per step, not per window" bash -c "grep -q 'ms per step' '$TMP/text' && ! grep -q 'per window' '$TMP/text'"
+check "text report: findings before the sections, on one screen" bash -c "[ \$(sed -n '1,/^GPU Compute\$/p' '$TMP/text' | wc -l) -le 40 ] && sed -n '1,/^GPU Compute\$/p' '$TMP/text' | grep -q '^  4\. '"

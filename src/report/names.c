@@ -1,0 +1,414 @@
+/*
+ * names.c - short, distinct, printable function names for the text report
+ * (rules in names.h; web/app.js shortName() follows the same rules for the
+ * page).  Works on the report's keys: kernel keys with a launch shape,
+ * C++ names, CUDA calls, Python/CPU stacks joined with '|'.
+ */
+#include "names.h"
+#include "../util/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ELL "\xe2\x80\xa6"     /* … */
+#define LARROW " \xe2\x86\x90 " /* ← */
+
+size_t pt_name_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* Append s[0..n) to out (cap, used *o) escaping control bytes; stops before
+ * overflowing, on a code point boundary. */
+static void put(char *out, size_t cap, size_t *o, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f) {
+			if (*o + 5 > cap)
+				return;
+			snprintf(out + *o, 5, "\\x%02x", c);
+			*o += 4;
+			continue;
+		}
+		if (*o + 2 > cap) {
+			/* do not leave half a code point */
+			while (*o > 0 && ((unsigned char)out[*o - 1] & 0xc0) == 0x80)
+				(*o)--;
+			if (*o > 0 && ((unsigned char)out[*o - 1] & 0xc0) == 0xc0)
+				(*o)--;
+			return;
+		}
+		out[(*o)++] = (char)c;
+	}
+}
+
+char *pt_name_escape(const char *s, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	if (!cap)
+		return out;
+	put(out, cap, &o, s, strlen(s));
+	out[o] = 0;
+	return out;
+}
+
+/* Length of s[0..n) without a trailing launch shape "G_G_G|B_B_B". */
+static size_t strip_shape(const char *s, size_t n)
+{
+	size_t i = n;
+	int part, k;
+
+	for (part = 0; part < 2; part++) {
+		for (k = 0; k < 3; k++) {
+			size_t digits = 0;
+
+			while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') {
+				i--;
+				digits++;
+			}
+			if (!digits)
+				return n;
+			if (k < 2) {
+				if (i == 0 || s[i - 1] != '_')
+					return n;
+				i--;
+			}
+		}
+		if (part == 0) {
+			if (i == 0 || s[i - 1] != '|')
+				return n;
+			i--;
+		}
+	}
+	return i;
+}
+
+static int ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* Index just past the bracket closing the one at s[i] ('<' or '('), or n. */
+static size_t skip_group(const char *s, size_t n, size_t i)
+{
+	int depth = 0;
+
+	for (; i < n; i++) {
+		char c = s[i];
+
+		if (c == '<' || c == '(' || c == '{' || c == '[')
+			depth++;
+		else if (c == '>' || c == ')' || c == '}' || c == ']') {
+			/* "->" inside a name is an arrow, not a bracket */
+			if (c == '>' && i > 0 && s[i - 1] == '-')
+				continue;
+			if (--depth == 0)
+				return i + 1;
+		}
+	}
+	return n;
+}
+
+/* One C++ name s[0..n) (no "void", no shape): the last component with
+ * "<…>" for its template arguments and no parameter list. */
+static void short_cxx(const char *s, size_t n, char *out, size_t cap, size_t *o)
+{
+	size_t i = 0, start = *o;
+
+	while (i < n) {
+		char c = s[i];
+
+		if (c == ':' && i + 1 < n && s[i + 1] == ':' && i + 2 < n) {
+			*o = start; /* drop the namespace or class so far */
+			i += 2;
+			continue;
+		}
+		if (c == '(' && !strncmp(s + i, "(anonymous namespace)", 21)) {
+			i += 21;
+			continue;
+		}
+		if (c == '(' && i + 1 < n && s[i + 1] == ')') {
+			put(out, cap, o, "()", 2);
+			i += 2;
+			continue;
+		}
+		if ((c == '<' || c == '(') && i > 0 && (ident(s[i - 1]) || s[i - 1] == '>')) {
+			if (c == '<') {
+				put(out, cap, o, "<" ELL ">", 5);
+				i = skip_group(s, n, i);
+				continue;
+			}
+			/* the parameter list ends the name ("... const" too) */
+			return;
+		}
+		put(out, cap, o, &c, 1);
+		i++;
+	}
+}
+
+char *pt_name_short(const char *key, char *out, size_t cap)
+{
+	size_t n = strlen(key), o = 0, m;
+	const char *s = key;
+
+	if (!cap)
+		return out;
+	m = strip_shape(s, n);
+	if (m == n && memchr(s, '|', n)) {
+		/* a stack, root first: leaf first */
+		const char *end = s + n, *p;
+
+		while (end > s) {
+			p = end;
+			while (p > s && p[-1] != '|')
+				p--;
+			if (end != s + n)
+				put(out, cap, &o, LARROW, strlen(LARROW));
+			put(out, cap, &o, p, (size_t)(end - p));
+			end = p > s ? p - 1 : s;
+		}
+		out[o] = 0;
+		return out;
+	}
+	if (m >= 5 && !strncmp(s, "void ", 5)) {
+		s += 5;
+		m -= 5;
+	}
+	if (memchr(s, '<', m) || memchr(s, '(', m))
+		short_cxx(s, m, out, cap, &o);
+	else
+		put(out, cap, &o, s, m);
+	if (!o) /* nothing left (an odd name): show it as it is */
+		put(out, cap, &o, key, n);
+	out[o] = 0;
+	return out;
+}
+
+/* Byte offset after the first k code points of s. */
+static size_t cp_off(const char *s, size_t k)
+{
+	size_t i = 0;
+
+	while (s[i] && k) {
+		i++;
+		while (((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+		k--;
+	}
+	return i;
+}
+
+char *pt_name_fit(const char *s, size_t width, char *out, size_t cap)
+{
+	size_t w = pt_name_width(s), head, tail, hb, tb;
+
+	if (!cap)
+		return out;
+	if (w <= width) {
+		snprintf(out, cap, "%s", s);
+		return out;
+	}
+	if (width < 3) {
+		hb = cp_off(s, width);
+		snprintf(out, cap, "%.*s", (int)hb, s);
+		return out;
+	}
+	/* the head says what it is, the tail where names differ */
+	head = (width - 1) * 3 / 5;
+	tail = width - 1 - head;
+	hb = cp_off(s, head);
+	tb = cp_off(s, w - tail);
+	snprintf(out, cap, "%.*s" ELL "%s", (int)hb, s, s + tb);
+	return out;
+}
+
+typedef struct ent {
+	const char *key;
+	char *s;
+	size_t i;
+} ent;
+
+static int cmp_short(const void *a, const void *b)
+{
+	const ent *x = a, *y = b;
+	int r = strcmp(x->s, y->s);
+
+	return r ? r : strcmp(x->key, y->key);
+}
+
+static size_t lcp(const char *a, const char *b)
+{
+	size_t i = 0;
+
+	while (a[i] && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* Replace e->s by a form naming the word of its key at offset d. */
+static int add_word(ent *e, size_t d)
+{
+	const char *k = e->key;
+	size_t n = strlen(k), m = strip_shape(k, n), a, b, cap;
+	char word[128], *ns, *t;
+
+	if (d >= m) { /* they differ in the launch shape only */
+		snprintf(word, sizeof(word), "%s", m < n ? k + m : "");
+	} else {
+		a = d;
+		while (a < m && !ident(k[a]))
+			a++;
+		if (a == m)
+			a = d;
+		while (a > 0 && ident(k[a - 1]))
+			a--;
+		b = a;
+		while (b < m && ident(k[b]))
+			b++;
+		if (b == a)
+			b = a + 1 < m ? a + 1 : m;
+		{
+			char tmp[128];
+
+			snprintf(tmp, sizeof(tmp), "%.*s", (int)(b - a), k + a);
+			pt_name_escape(tmp, word, sizeof(word));
+		}
+	}
+	if (!word[0])
+		return 0;
+	cap = strlen(e->s) + strlen(word) + 16;
+	ns = x_malloc(cap);
+	if (!ns)
+		return -1;
+	t = strstr(e->s, "<" ELL ">");
+	if (t && d < m)
+		snprintf(ns, cap, "%.*s<" ELL "%s" ELL ">%s", (int)(t - e->s), e->s, word,
+			 t + strlen("<" ELL ">"));
+	else
+		snprintf(ns, cap, "%s [%s]", e->s, word);
+	x_free(e->s);
+	e->s = ns;
+	return 0;
+}
+
+/* Entries [a, b) share their short form: name the word where each one's
+ * key leaves its closest neighbour (keys sorted within the run). */
+static int split_run(ent *v, size_t a, size_t b)
+{
+	size_t i, *d;
+	int rc = 0;
+
+	d = x_malloc((b - a) * sizeof(*d));
+	if (!d)
+		return -1;
+	for (i = a; i < b; i++) {
+		size_t l = 0, x;
+
+		if (i > a && (x = lcp(v[i - 1].key, v[i].key)) > l)
+			l = x;
+		if (i + 1 < b && (x = lcp(v[i].key, v[i + 1].key)) > l)
+			l = x;
+		d[i - a] = l;
+	}
+	for (i = a; i < b && !rc; i++)
+		rc = add_word(&v[i], d[i - a]);
+	x_free(d);
+	return rc;
+}
+
+/* One pass: sort by short form, split every run of equal ones (round 0 by
+ * the differing word, later rounds by position).  1 when a run was found. */
+static int pass(ent *v, size_t n, int round, int *err)
+{
+	size_t a = 0, b;
+	int found = 0;
+
+	qsort(v, n, sizeof(*v), cmp_short);
+	while (a < n) {
+		b = a + 1;
+		while (b < n && !strcmp(v[a].s, v[b].s))
+			b++;
+		if (b - a > 1) {
+			found = 1;
+			if (round == 0) {
+				if (split_run(v, a, b))
+					*err = 1;
+			} else {
+				size_t i;
+
+				for (i = a; i < b; i++) {
+					size_t cap = strlen(v[i].s) + 24;
+					char *ns = x_malloc(cap);
+
+					if (!ns) {
+						*err = 1;
+						break;
+					}
+					snprintf(ns, cap, "%s #%zu", v[i].s, i - a + 1);
+					x_free(v[i].s);
+					v[i].s = ns;
+				}
+			}
+		}
+		a = b;
+	}
+	return found;
+}
+
+int pt_name_short_set(const char *const *keys, size_t n, size_t width, char **out)
+{
+	ent *v;
+	size_t i;
+	int err = 0, round;
+
+	for (i = 0; i < n; i++)
+		out[i] = NULL;
+	v = x_calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -1;
+	for (i = 0; i < n && !err; i++) {
+		size_t cap = strlen(keys[i]) * 6 + 8;
+
+		v[i].key = keys[i];
+		v[i].i = i;
+		v[i].s = x_malloc(cap);
+		if (!v[i].s)
+			err = 1;
+		else
+			pt_name_short(keys[i], v[i].s, cap);
+	}
+	for (round = 0; round < 2 && !err && pass(v, n, round, &err); round++)
+		;
+	/* Fit to width; names that then read the same keep more of the tail. */
+	for (i = 0; i < n && !err; i++) {
+		size_t cap = strlen(v[i].s) + 8;
+		char *f = x_malloc(cap);
+
+		if (!f) {
+			err = 1;
+			break;
+		}
+		pt_name_fit(v[i].s, width, f, cap);
+		x_free(v[i].s);
+		v[i].s = f;
+	}
+	for (i = 0; i < n; i++) {
+		if (err)
+			x_free(v[i].s);
+		else
+			out[v[i].i] = v[i].s;
+	}
+	x_free(v);
+	return err ? -1 : 0;
+}
