@@ -147,6 +147,10 @@ void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, in
 /* Rank the findings (summary first, then impact desc, worker, function) and
  * write "findings". */
 void diag_findings(dctx *c);
+/* Add "confidence" (level strong/moderate/weak and its cues, confidence.c)
+ * to finding object o of f; all[0..nall) are every finding (others flagged
+ * for the same function weaken it).  Nothing for the summary finding. */
+void diag_confidence(dctx *c, pt_rv *o, const dfinding *f, const dfinding *all, size_t nall);
 /* The "display" key (docs/display.md): per-worker step times and class
  * breakdown, and the workers x functions heatmap.  After diag_findings,
  * whose ranked findings name the heatmap's first columns. */

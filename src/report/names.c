@@ -157,6 +157,26 @@ static void short_cxx(const char *s, size_t n, char *out, size_t cap, size_t *o)
 	}
 }
 
+/* One stack frame; "/long/path/file.py: f" as "file.py: f". */
+static void put_frame(char *out, size_t cap, size_t *o, const char *f, size_t n)
+{
+	const char *colon = NULL, *slash = NULL, *p;
+
+	for (p = f; p + 1 < f + n; p++)
+		if (p[0] == ':' && p[1] == ' ') {
+			colon = p;
+			break;
+		}
+	for (p = f; colon && p < colon; p++)
+		if (*p == '/')
+			slash = p;
+	if (slash) {
+		n -= (size_t)(slash + 1 - f);
+		f = slash + 1;
+	}
+	put(out, cap, o, f, n);
+}
+
 char *pt_name_short(const char *key, char *out, size_t cap)
 {
 	size_t n = strlen(key), o = 0, m;
@@ -175,7 +195,7 @@ char *pt_name_short(const char *key, char *out, size_t cap)
 				p--;
 			if (end != s + n)
 				put(out, cap, &o, LARROW, strlen(LARROW));
-			put(out, cap, &o, p, (size_t)(end - p));
+			put_frame(out, cap, &o, p, (size_t)(end - p));
 			end = p > s ? p - 1 : s;
 		}
 		out[o] = 0;

@@ -45,6 +45,10 @@ static void test_short_single(void **state)
 			    "Memcpy DtoD (Device -> Device)");
 	assert_string_equal(pt_name_short("## forward ##|aten::linear|aten::addmm", b, sizeof(b)),
 			    "aten::addmm \xe2\x86\x90 aten::linear \xe2\x86\x90 ## forward ##");
+	assert_string_equal(pt_name_short("/w/train.py: <module>|/w/train.py: step|<built-in function "
+					  "sleep>", b, sizeof(b)),
+			    "<built-in function sleep> \xe2\x86\x90 train.py: step \xe2\x86\x90 "
+			    "train.py: <module>");
 	assert_string_equal(pt_name_short("<built-in function sleep>", b, sizeof(b)),
 			    "<built-in function sleep>");
 	assert_string_equal(pt_name_short("void (anonymous namespace)::softmax_warp<float>(float*)"
