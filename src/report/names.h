@@ -8,8 +8,9 @@
  * first ("c ← b ← a", "/x/y.py: f" as "y.py: f"); a kernel key's launch
  * shape ("…1_1_1|128_1_1") is dropped.  Names of one table that would
  * then read the same get back the first word where they differ
- * ("reduce_kernel<…512…>") and, if still equal, their launch shape.  What is still too wide is cut in the middle
- * ("head…tail").  Control characters print as \xNN.
+ * ("reduce_kernel<…512…>") and, if still equal, their launch shape.  What
+ * is still too wide is cut in the middle ("head…tail").  Control
+ * characters print as \xNN.
  *
  * All functions are pure and thread-safe; outputs are NUL-terminated.
  */

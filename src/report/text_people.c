@@ -377,6 +377,16 @@ static int all_unit(const pt_rv *v)
 	return 1;
 }
 
+static int all_scalar(const pt_rv *v)
+{
+	const pt_rv *c;
+
+	for (c = v->child; c; c = c->next)
+		if (!is_scalar(c))
+			return 0;
+	return 1;
+}
+
 static void fmt_value(const tctx *t, int unit, const pt_rv *v, pt_sb *sb);
 
 /* "rank 3 21.1%, rank 5 30.2% +2" */
@@ -809,7 +819,7 @@ static void render(tctx *t, const char *key, const pt_rv *v, int unit, size_t in
 	if (unit_of(key) != U_NONE)
 		unit = unit_of(key);
 	header_of(key, h, sizeof(h));
-	if (v->type == PT_RV_OBJ && v->n && !is_worker_map(t, v)) {
+	if (v->type == PT_RV_OBJ && v->n && !(is_worker_map(t, v) && all_scalar(v))) {
 		for (c = v->child; c; c = c->next)
 			if (c->type != PT_RV_OBJ)
 				all_obj = 0;
