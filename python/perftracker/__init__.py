@@ -65,12 +65,17 @@ def _env_float(name, default):
 
 def _find_binary():
     """The perftracker binary that runs the agent: $PERFTRACKER_BIN, the
-    build tree next to this package, or PATH."""
+    build tree next to this package, the environment's bin/ (pip install),
+    or PATH."""
     b = os.environ.get("PERFTRACKER_BIN")
     if b:
         return b if os.access(b, os.X_OK) else None
     here = os.path.dirname(os.path.abspath(__file__))
     cand = os.path.join(os.path.dirname(os.path.dirname(here)), "build", "perftracker")
+    if os.access(cand, os.X_OK):
+        return cand
+    # `pip install ./python` puts the command beside the environment's python
+    cand = os.path.join(os.path.dirname(sys.executable), "perftracker")
     if os.access(cand, os.X_OK):
         return cand
     for name in ("perftracker", "c4d_perftracker"):
