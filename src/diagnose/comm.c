@@ -358,9 +358,9 @@ static void comm_finding(dctx *c, const dkey *k, const char *group, const dworke
 			   group, df_pct(oth, p2, sizeof(p2)), why,
 			   imp * w->window_ms / dw_steps(w));
 	else if (metric == 1)
-		df_explain(c, f, "each %s (%s) takes %.3g ms on worker %s, other workers %.3g "
-			   "ms: %s (about %.3g ms per step)", sn, group, val, w->id, oth, why,
-			   imp * w->window_ms / dw_steps(w));
+		df_explain(c, f, "each %s (%s) takes %s on worker %s, other workers %s: %s "
+			   "(about %.3g ms per step)", sn, group, df_ms(val, p1, sizeof(p1)), w->id,
+			   df_ms(oth, p2, sizeof(p2)), why, imp * w->window_ms / dw_steps(w));
 	else
 		df_explain(c, f, "worker %s reaches %.3g GB/s bus bandwidth in %s (%s), other "
 			   "workers %.3g GB/s: a slow link, NIC or switch port on this worker's "

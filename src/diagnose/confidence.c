@@ -154,9 +154,15 @@ void diag_confidence(dctx *c, pt_rv *o, const dfinding *f, const dfinding *all, 
 			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %s of its time in it, at most "
 				      "%s on any other worker", df_pct(mine->bottleneck, p1, sizeof(p1)),
 				      df_pct(next, p2, sizeof(p2)));
-		else if (isfinite(apart))
+		else if (isfinite(apart)) {
+			/* the metric without its unit: "median cost per execution" */
+			size_t ml = strcspn(f->metric, "(");
+
+			while (ml > 0 && f->metric[ml - 1] == ' ')
+				ml--;
 			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %.2gx the other workers' "
-				      "median (%s)", apart, f->metric);
+				      "%.*s", apart, (int)ml, f->metric);
+		}
 		else if (mine && !nmed)
 			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %s", steady);
 		else if (mine)

@@ -130,6 +130,9 @@ void df_explain(dctx *c, dfinding *f, const char *fmt, ...) __attribute__((forma
 const char *df_short(const char *key, int cls, char *buf, size_t cap);
 /* f's impact per profiled step of its worker (f->impact_ms is per window). */
 double df_impact_per_step(const dctx *c, const dfinding *f);
+/* A duration in ms as people read it: three significant digits in s, ms,
+ * µs or ns ("4.50 µs"). */
+const char *df_ms(double ms, char *buf, size_t cap);
 /* "12.3%" (two decimals below 0.1%). */
 const char *df_pct(double ratio, char *buf, size_t cap);
 

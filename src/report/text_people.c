@@ -1013,16 +1013,26 @@ static void summary(tctx *t, const pt_rv *root)
 				order[y - 1] = tmp;
 			}
 		pt_sb_reset(&sb);
-		for (x = 0; x < ncls; x++) {
+		for (x = 0, y = 0; x < ncls; x++) {
+			if (cls[order[x]] <= 0)
+				continue; /* a class the job does not have (no GPU) */
 			fmt_pct(cls[order[x]] / total, a, sizeof(a));
-			pt_sb_addf(&sb, "%s%s %s", x ? ", " : "", class_name(clsname[order[x]]), a);
+			pt_sb_addf(&sb, "%s%s %s", y++ ? ", " : "", class_name(clsname[order[x]]), a);
 		}
 		wrap(t, "  Time goes to     ", 19, sb.buf ? sb.buf : "");
 	}
 	if (nutil) {
+		double umax = 0;
+
+		for (k = 0; k < nutil; k++)
+			if (util[k].v > umax)
+				umax = util[k].v;
 		pt_sb_reset(&sb);
 		pt_sb_adds(&sb, "  GPU utilization  ");
-		min_med_max(t, util, nutil, U_PCT, &sb);
+		if (umax > 0)
+			min_med_max(t, util, nutil, U_PCT, &sb);
+		else
+			pt_sb_adds(&sb, "none: no GPU kernel in the traces");
 		emit(t, sb.buf);
 	}
 	if (t->o->page_line) {
