@@ -693,6 +693,11 @@
     return ids.length + ' workers';
   }
 
+  /* "impact (ms)" is per profiled window; the sentences say per step */
+  function impactPerStep(f, ids) {
+    var w = ids.length === 1 ? M.byId[ids[0]] : null, n = w && w.steps > 0 ? w.steps : 0;
+    return n ? ms(f['impact (ms)'] / n) + ' per step' : ms(f['impact (ms)']);
+  }
   function findingCard(f, i) {
     var ids = (Array.isArray(f.workers) ? f.workers : []).map(String);
     var fn = f['function'] != null ? String(f['function']) : '';
@@ -716,7 +721,7 @@
       h('div', { class: 'meta' },
         lvl ? h('span', { class: 'badge conf ' + lvl, title: 'how strong this finding is: time lost, how far from the other workers, every call or only some slower', text: lvl }) : null,
         f.category ? h('span', { class: 'badge', text: String(f.category) }) : null,
-        isNum(f['impact (ms)']) ? h('span', { class: 'badge bad', text: 'impact ≈ ' + ms(f['impact (ms)']) }) : null,
+        isNum(f['impact (ms)']) ? h('span', { class: 'badge bad', title: 'time lost, ' + ms(f['impact (ms)']) + ' over the profiled window', text: 'impact ≈ ' + impactPerStep(f, ids) }) : null,
         tgt ? h('a', { href: '#' + tgt + (ids.length === 1 ? '?q=' + encodeURIComponent(ids[0]) : ''), text: 'see ' + (SECTION[tgt] || tgt) + ' →' }) : null),
       ids.length ? chips : null);
   }
