@@ -267,52 +267,40 @@ static int cmp_short(const void *a, const void *b)
 	return r ? r : strcmp(x->key, y->key);
 }
 
-static size_t lcp(const char *a, const char *b)
+/* The word (identifier characters) of k[0..m) around offset d, escaped. */
+static void word_at(const char *k, size_t m, size_t d, char *word, size_t cap)
 {
-	size_t i = 0;
+	size_t a = d, b;
+	char tmp[128];
 
-	while (a[i] && a[i] == b[i])
-		i++;
-	return i;
+	while (a < m && !ident(k[a]))
+		a++;
+	if (a == m)
+		a = d < m ? d : m;
+	while (a > 0 && ident(k[a - 1]))
+		a--;
+	b = a;
+	while (b < m && ident(k[b]))
+		b++;
+	if (b == a && a < m)
+		b = a + 1;
+	snprintf(tmp, sizeof(tmp), "%.*s", (int)(b - a), k + a);
+	pt_name_escape(tmp, word, cap);
 }
 
-/* Replace e->s by a form naming the word of its key at offset d. */
-static int add_word(ent *e, size_t d)
+/* e->s with word: inside its first "<…>" (in_template) or as " [word]". */
+static int add_word(ent *e, const char *word, int in_template)
 {
-	const char *k = e->key;
-	size_t n = strlen(k), m = strip_shape(k, n), a, b, cap;
-	char word[128], *ns, *t;
+	size_t cap = strlen(e->s) + strlen(word) + 16;
+	char *ns, *t;
 
-	if (d >= m) { /* they differ in the launch shape only */
-		snprintf(word, sizeof(word), "%s", m < n ? k + m : "");
-	} else {
-		a = d;
-		while (a < m && !ident(k[a]))
-			a++;
-		if (a == m)
-			a = d;
-		while (a > 0 && ident(k[a - 1]))
-			a--;
-		b = a;
-		while (b < m && ident(k[b]))
-			b++;
-		if (b == a)
-			b = a + 1 < m ? a + 1 : m;
-		{
-			char tmp[128];
-
-			snprintf(tmp, sizeof(tmp), "%.*s", (int)(b - a), k + a);
-			pt_name_escape(tmp, word, sizeof(word));
-		}
-	}
 	if (!word[0])
 		return 0;
-	cap = strlen(e->s) + strlen(word) + 16;
 	ns = x_malloc(cap);
 	if (!ns)
 		return -1;
-	t = strstr(e->s, "<" ELL ">");
-	if (t && d < m)
+	t = in_template ? strstr(e->s, "<" ELL ">") : NULL;
+	if (t)
 		snprintf(ns, cap, "%.*s<" ELL "%s" ELL ">%s", (int)(t - e->s), e->s, word,
 			 t + strlen("<" ELL ">"));
 	else
@@ -322,33 +310,64 @@ static int add_word(ent *e, size_t d)
 	return 0;
 }
 
-/* Entries [a, b) share their short form: name the word where each one's
- * key leaves its closest neighbour (keys sorted within the run). */
-static int split_run(ent *v, size_t a, size_t b)
+static size_t lcpn(const char *a, size_t an, const char *b, size_t bn)
 {
-	size_t i, *d;
+	size_t i = 0;
+
+	while (i < an && i < bn && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* Entries [a, b) read the same.  Round 0: the word where each name (launch
+ * shape left out) leaves its closest other name; round 1: another such
+ * word, or the launch shape when only that differs; round 2: numbered.
+ * (web/app.js shortNames() does the same.) */
+static int split_run(ent *v, size_t a, size_t b, int round)
+{
+	size_t i, j, distinct = 0;
 	int rc = 0;
 
-	d = x_malloc((b - a) * sizeof(*d));
-	if (!d)
-		return -1;
 	for (i = a; i < b; i++) {
-		size_t l = 0, x;
+		const char *ki = v[i].key;
+		size_t mi = strip_shape(ki, strlen(ki));
 
-		if (i > a && (x = lcp(v[i - 1].key, v[i].key)) > l)
-			l = x;
-		if (i + 1 < b && (x = lcp(v[i].key, v[i + 1].key)) > l)
-			l = x;
-		d[i - a] = l;
+		for (j = a; j < i; j++)
+			if (strip_shape(v[j].key, strlen(v[j].key)) == mi && !strncmp(v[j].key, ki, mi))
+				break;
+		distinct += j == i;
 	}
-	for (i = a; i < b && !rc; i++)
-		rc = add_word(&v[i], d[i - a]);
-	x_free(d);
+	for (i = a; i < b && !rc; i++) {
+		const char *ki = v[i].key;
+		size_t n = strlen(ki), mi = strip_shape(ki, n), d = 0, x;
+		char word[128];
+
+		if (round == 2) {
+			snprintf(word, sizeof(word), "#%zu", i - a + 1);
+			rc = add_word(&v[i], word, 0);
+			continue;
+		}
+		for (j = a; j < b; j++) {
+			const char *kj = v[j].key;
+			size_t mj = strip_shape(kj, strlen(kj));
+
+			if (j == i || (mj == mi && !strncmp(kj, ki, mi)))
+				continue;
+			if ((x = lcpn(ki, mi, kj, mj)) > d)
+				d = x;
+		}
+		if (round == 0 && distinct < 2)
+			continue; /* the names are the same: the shape decides, in round 1 */
+		if (round == 1 && distinct < b - a && mi < n)
+			snprintf(word, sizeof(word), "%s", ki + mi);
+		else
+			word_at(ki, mi, d, word, sizeof(word));
+		rc = add_word(&v[i], word, round == 0);
+	}
 	return rc;
 }
 
-/* One pass: sort by short form, split every run of equal ones (round 0 by
- * the differing word, later rounds by position).  1 when a run was found. */
+/* One round over runs of equal short forms; 1 when a run was found. */
 static int pass(ent *v, size_t n, int round, int *err)
 {
 	size_t a = 0, b;
@@ -361,25 +380,8 @@ static int pass(ent *v, size_t n, int round, int *err)
 			b++;
 		if (b - a > 1) {
 			found = 1;
-			if (round == 0) {
-				if (split_run(v, a, b))
-					*err = 1;
-			} else {
-				size_t i;
-
-				for (i = a; i < b; i++) {
-					size_t cap = strlen(v[i].s) + 24;
-					char *ns = x_malloc(cap);
-
-					if (!ns) {
-						*err = 1;
-						break;
-					}
-					snprintf(ns, cap, "%s #%zu", v[i].s, i - a + 1);
-					x_free(v[i].s);
-					v[i].s = ns;
-				}
-			}
+			if (split_run(v, a, b, round))
+				*err = 1;
 		}
 		a = b;
 	}
@@ -408,7 +410,7 @@ int pt_name_short_set(const char *const *keys, size_t n, size_t width, char **ou
 		else
 			pt_name_short(keys[i], v[i].s, cap);
 	}
-	for (round = 0; round < 2 && !err && pass(v, n, round, &err); round++)
+	for (round = 0; round < 3 && !err && pass(v, n, round, &err); round++)
 		;
 	/* Fit to width; names that then read the same keep more of the tail. */
 	for (i = 0; i < n && !err; i++) {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,30 @@ static void test_short_set_distinct(void **state)
 			assert_string_not_equal(out[i], out[j]);
 	}
 	for (i = 0; i < n; i++)
+		free(out[i]);
+}
+
+/* One kernel in two launch shapes next to another: the name word first,
+ * then the shape where only that differs (web/app.js does the same). */
+static void test_short_set_rounds(void **state)
+{
+	char sqrt2[2048];
+	const char *keys[3];
+	char *out[3];
+	size_t i;
+
+	snprintf(sqrt2, sizeof(sqrt2), "%.*s367_1_1|128_1_1", (int)(strlen(sqrt_k) - 13), sqrt_k);
+	keys[0] = sqrt_k;
+	keys[1] = sqrt2;
+	keys[2] = fill_k;
+	assert_int_equal(pt_name_short_set(keys, 3, 4096, out), 0);
+	assert_string_equal(out[0], "vectorized_elementwise_kernel<\xe2\x80\xa6sqrt_kernel_cuda"
+				    "\xe2\x80\xa6> [1_1_1|128_1_1]");
+	assert_string_equal(out[1], "vectorized_elementwise_kernel<\xe2\x80\xa6sqrt_kernel_cuda"
+				    "\xe2\x80\xa6> [367_1_1|128_1_1]");
+	assert_string_equal(out[2], "vectorized_elementwise_kernel<\xe2\x80\xa6"
+				    "FillFunctor\xe2\x80\xa6>");
+	for (i = 0; i < 3; i++)
 		free(out[i]);
 }
 
@@ -195,6 +220,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_short_single),
 		cmocka_unit_test(test_short_set_distinct),
+		cmocka_unit_test(test_short_set_rounds),
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_text_people),
 	};
