@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ELL "\xe2\x80\xa6"
 
@@ -50,6 +51,11 @@ static int cmp_wk(const void *a, const void *b)
 	return strcmp(((const wk *)a)->id, ((const wk *)b)->id);
 }
 
+static int cmp_label(const void *a, const void *b)
+{
+	return strcmp(((const wk *)a)->label, ((const wk *)b)->label);
+}
+
 static const char *label_of(const tctx *t, const char *id)
 {
 	wk key, *f;
@@ -65,7 +71,7 @@ static const char *label_of(const tctx *t, const char *id)
 static void load_workers(tctx *t, const pt_rv *ws)
 {
 	const pt_rv *c;
-	size_t i, j;
+	size_t i;
 	int by_rank = 1;
 
 	if (!ws || ws->type != PT_RV_OBJ || !ws->n)
@@ -86,23 +92,15 @@ static void load_workers(tctx *t, const pt_rv *ws)
 			by_rank = 0;
 		t->nw++;
 	}
-	qsort(t->w, t->nw, sizeof(*t->w), cmp_wk);
 	if (by_rank) {
-		/* duplicate ranks (two jobs in one folder): ids instead */
-		char **l = x_calloc(t->nw, sizeof(*l));
-
-		if (l) {
-			for (i = 0; i < t->nw; i++)
-				l[i] = t->w[i].label;
-			for (i = 0; i < t->nw && by_rank; i++)
-				for (j = i + 1; j < t->nw && by_rank; j++)
-					if (!strcmp(l[i], l[j]))
-						by_rank = 0;
-			x_free(l);
-		} else {
-			by_rank = 0;
-		}
+		/* duplicate ranks (two jobs in one folder): ids instead; sorted by
+		 * label, duplicates are neighbours (10,000 workers: no n^2) */
+		qsort(t->w, t->nw, sizeof(*t->w), cmp_label);
+		for (i = 1; i < t->nw && by_rank; i++)
+			if (!strcmp(t->w[i - 1].label, t->w[i].label))
+				by_rank = 0;
 	}
+	qsort(t->w, t->nw, sizeof(*t->w), cmp_wk);
 	if (!by_rank)
 		for (i = 0; i < t->nw; i++)
 			pt_name_escape(t->w[i].id, t->w[i].label, sizeof(t->w[i].label));
@@ -323,8 +321,8 @@ static char *relabel(const tctx *t, const char *text)
 			n--;
 		}
 		if (lab) {
-			/* "worker <id>" -> "<label>" */
-			if (sb.len >= 7 && !strncmp(sb.buf + sb.len - 7, "worker ", 7) &&
+			/* "worker <id>" -> "rank N" */
+			if (!strncmp(lab, "rank ", 5) && sb.len >= 7 && !strncmp(sb.buf + sb.len - 7, "worker ", 7) &&
 			    (sb.len == 7 || sb.buf[sb.len - 8] == ' ' || sb.buf[sb.len - 8] == '('))
 				sb.len -= 7, sb.buf[sb.len] = 0;
 			pt_sb_adds(&sb, lab);
@@ -410,9 +408,28 @@ static void fmt_worker_map(const tctx *t, int unit, const pt_rv *v, pt_sb *sb, s
 		pt_sb_addf(sb, " +%zu", v->n - k);
 }
 
+/* A member that holds a Unix time ("created") as a UTC date. */
+static int fmt_epoch(const pt_rv *v, pt_sb *sb)
+{
+	double x = v->type == PT_RV_INT ? (double)v->i : v->type == PT_RV_NUM ? v->num : 0;
+	time_t tt = (time_t)x;
+	struct tm tm;
+	char b[64];
+
+	if (!(x >= 1e9 && x < 1e10) || !v->key || !strstr(v->key, "created") ||
+	    !gmtime_r(&tt, &tm))
+		return 0;
+	strftime(b, sizeof(b), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	pt_sb_adds(sb, b);
+	return 1;
+}
+
 static void fmt_value(const tctx *t, int unit, const pt_rv *v, pt_sb *sb)
 {
 	char b[64], esc[1024];
+
+	if (fmt_epoch(v, sb))
+		return;
 	const pt_rv *c;
 	size_t k = 0;
 

@@ -215,6 +215,34 @@ static void test_text_people(void **state)
 	pt_report_free(r);
 }
 
+/* Two jobs in one folder (both have a rank 0): workers by id; a Unix time
+ * member ("created") as a UTC date; control characters escaped. */
+static void test_text_duplicate_ranks(void **state)
+{
+	pt_report *r = pt_report_new();
+	pt_rv *root = pt_report_root(r), *ws, *w, *f, *tr;
+	pt_sb sb = {0};
+
+	tr = pt_rv_obj(r, root, "trigger");
+	pt_rv_str(r, tr, "reason", "slow\x1b[2J job");
+	pt_rv_int(r, tr, "created", 1796137249);
+	ws = pt_rv_obj(r, root, "workers");
+	w = pt_rv_obj(r, ws, "a_0_1.json");
+	pt_rv_int(r, w, "rank", 0);
+	w = pt_rv_obj(r, ws, "b_0_2.json");
+	pt_rv_int(r, w, "rank", 0);
+	f = pt_rv_obj(r, pt_rv_arr(r, root, "findings"), NULL);
+	pt_rv_str(r, f, "explanation", "worker b_0_2.json is slow");
+	pt_report_text_people(r, NULL, &sb);
+	assert_false(sb.oom);
+	assert_non_null(strstr(sb.buf, "  1. worker b_0_2.json is slow\n"));
+	assert_non_null(strstr(sb.buf, "  created: 2026-12-01 "));
+	assert_non_null(strstr(sb.buf, "  reason: slow\\x1b[2J job\n"));
+	assert_null(strstr(sb.buf, "\x1b"));
+	pt_sb_free(&sb);
+	pt_report_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +251,7 @@ int main(void)
 		cmocka_unit_test(test_short_set_rounds),
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_text_people),
+		cmocka_unit_test(test_text_duplicate_ranks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
