@@ -16,6 +16,7 @@
  * only, so findings of any section get it.
  */
 #include "internal.h"
+#include "../util/xalloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -54,13 +55,22 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void diag_confidence(dctx *c, pt_rv *o, const dfinding *f, const dfinding *all, size_t nall)
+/* Findings by (category, function), to count each one's namesakes. */
+static int cmp_same(const void *a, const void *b)
+{
+	const dfinding *x = *(const dfinding *const *)a, *y = *(const dfinding *const *)b;
+	int r = strcmp(x->category, y->category);
+
+	return r ? r : strcmp(x->function, y->function);
+}
+
+static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
 {
 	const dworker *w = NULL;
 	const pt_pattern *mine = NULL;
 	uint32_t wi = 0, ki;
 	double lost, next = 0, omed = NAN, *med = NULL, apart = NAN;
-	size_t i, nmed = 0, same = 0;
+	size_t i, nmed = 0;
 	int cue_lost, cue_apart = FAIR, cue_steady = FAIR, good, poor;
 	const char *level, *steady = "unknown";
 	char ev[512], p1[32], p2[32];
@@ -78,10 +88,6 @@ void diag_confidence(dctx *c, pt_rv *o, const dfinding *f, const dfinding *all, 
 		return;
 	lost = f->impact_ms / w->window_ms;
 	cue_lost = lost >= 0.10 ? GOOD : lost >= 0.03 ? FAIR : POOR;
-	for (i = 0; i < nall; i++)
-		if (all[i].worker && all[i].worker != f->worker &&
-		    !strcmp(all[i].category, f->category) && !strcmp(all[i].function, f->function))
-			same++;
 
 	ki = find_key(c, f);
 	if (ki != UINT32_MAX) {
@@ -181,4 +187,37 @@ void diag_confidence(dctx *c, pt_rv *o, const dfinding *f, const dfinding *all, 
 	pt_rv_int(c->rep, cf, "other workers flagged", (int64_t)same);
 	pt_rv_str(c->rep, cf, "calls", steady);
 	pt_rv_str(c->rep, cf, "evidence", ev);
+}
+
+void diag_confidence(dctx *c, pt_rv *arr)
+{
+	const dfinding **by;
+	size_t *same, i, a, b;
+	pt_rv *o;
+
+	if (!arr || !c->nf)
+		return;
+	by = x_malloc(c->nf * sizeof(*by));
+	same = x_calloc(c->nf, sizeof(*same));
+	if (!by || !same) {
+		c->oom = 1;
+		goto out;
+	}
+	/* other workers flagged for the same function: a sort, not n^2 */
+	for (i = 0; i < c->nf; i++)
+		by[i] = &c->f[i];
+	qsort(by, c->nf, sizeof(*by), cmp_same);
+	for (a = 0; a < c->nf; a = b) {
+		size_t nw = 0;
+
+		for (b = a; b < c->nf && !cmp_same(&by[a], &by[b]); b++)
+			nw += by[b]->worker != NULL;
+		for (i = a; i < b; i++)
+			same[by[i] - c->f] = by[i]->worker && nw ? nw - 1 : 0;
+	}
+	for (i = 0, o = arr->child; i < c->nf && o; i++, o = o->next)
+		grade(c, o, &c->f[i], same[i]);
+out:
+	x_free(same);
+	x_free(by);
 }

@@ -210,6 +210,6 @@ void diag_findings(dctx *c)
 			pt_rv_null(c->rep, o, "others");
 		pt_rv_num(c->rep, o, "impact (ms)", f->impact_ms);
 		pt_rv_str(c->rep, o, "explanation", f->explanation ? f->explanation : "");
-		diag_confidence(c, o, f, c->f, c->nf);
 	}
+	diag_confidence(c, arr);
 }

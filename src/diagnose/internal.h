@@ -151,9 +151,9 @@ void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, in
  * write "findings". */
 void diag_findings(dctx *c);
 /* Add "confidence" (level strong/moderate/weak and its cues, confidence.c)
- * to finding object o of f; all[0..nall) are every finding (others flagged
- * for the same function weaken it).  Nothing for the summary finding. */
-void diag_confidence(dctx *c, pt_rv *o, const dfinding *f, const dfinding *all, size_t nall);
+ * to every finding object of arr (written by diag_findings from c->f, in
+ * that order), except the summary finding's. */
+void diag_confidence(dctx *c, pt_rv *arr);
 /* The "display" key (docs/display.md): per-worker step times and class
  * breakdown, and the workers x functions heatmap.  After diag_findings,
  * whose ranked findings name the heatmap's first columns. */
