@@ -782,6 +782,7 @@
       rowClass: function (r) { return r.flags.length || r.slowStep ? 'hl' : null; } }));
   }
 
+  var ONLY_HERE = 1e9;   // deviation of a function only this worker runs (sorts first)
   function heatFmt(v) { return /ms/.test(M.heat.metric) ? ms(v) : /ratio/.test(M.heat.metric) ? pct(v) : num(v); }
   function viewWorker(root, id) {
     var w = M.byId[id];
@@ -793,7 +794,7 @@
       ['steps', w.steps != null ? w.steps + (w.stepNumbers ? ' (ProfilerStep ' + w.stepNumbers.join(', ') + ')' : '') : null], ['window', ms(w.window)],
       [M.stepExact ? 'median step' : 'mean step', ms(w.step) + (w.slowStep ? '  (slow outlier)' : '')],
       ['GPU utilization', pct(w.util, 1) + (w.id in M.abnUtil ? '  (abnormal)' : '')],
-      ['steps', w.stepMs ? w.stepMs.map(function (s) { return ms(s); }).join(', ') : null], ['error', w.error]]
+      ['step times', w.stepMs ? w.stepMs.map(function (s) { return ms(s); }).join(', ') : null], ['error', w.error]]
       .forEach(function (p) { if (p[1] != null && p[1] !== '') add(dl, [h('dt', { text: p[0] }), h('dd', { text: String(p[1]) })]); });
     add(root, dl);
     if (w.flags.length) {
@@ -809,7 +810,7 @@
          spends 0 in it; a median of 0: only this worker runs it */
       var med = H.exact ? median(H.vals.map(function (r) { return isNum(r[j]) ? r[j] : 0; })) : H.med[j];
       if (!isNum(med)) return;
-      var d = med > 0 ? v / med - 1 : v > 0 ? Infinity : 0;
+      var d = med > 0 ? v / med - 1 : v > 0 ? ONLY_HERE : 0;
       if (Math.abs(d) >= 0.2) hrows.push({ fn: H.funcs[j].key, cls: H.funcs[j].cls, v: v, med: med, dev: d });
     });
     add(root, h('h2', { text: 'Heatmap: where this worker differs from the median' }));
@@ -818,7 +819,7 @@
       cols: [{ key: 'fn', label: 'function', fmt: function (v) { return fnName(v); } }, { key: 'cls', label: 'class' },
         { key: 'v', label: 'this worker', num: true, fmt: function (v) { return heatFmt(v); } },
         { key: 'med', label: 'median', num: true, fmt: function (v) { return heatFmt(v); } },
-        { key: 'dev', label: 'deviation', num: true, fmt: function (v) { return v === Infinity ? 'only here' : signedPct(v); } }] }));
+        { key: 'dev', label: 'deviation', num: true, fmt: function (v) { return v >= ONLY_HERE ? 'only here' : signedPct(v); } }] }));
     /* Everything the sections list about this worker. */
     var rows = [];
     var rep = M.rep;
