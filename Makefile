@@ -64,8 +64,8 @@ $(B)/libperftracker.so: $(LIB_OBJ)
 $(B)/perftracker: $(CLI_OBJ) $(B)/libperftracker.a
 	$(CC) -o $@ $(CLI_OBJ) $(B)/libperftracker.a $(LIBS)
 
-$(B)/perftracker.pc: scripts/perftracker.pc.in
-	sed 's|@PREFIX@|$(PREFIX)|g' $< > $@
+$(B)/perftracker.pc: scripts/perftracker.pc.in src/perftracker.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(PT_VERSION)|g' $< > $@
 
 $(B)/bench/%: bench/%.c $(B)/libperftracker.a
 	@mkdir -p $(dir $@)
@@ -119,7 +119,8 @@ install: all
 		install -m 644 src/$$d/*.h $(DESTDIR)$(PREFIX)/include/perftracker/$$d/ || exit 1; \
 	done
 	install -m 644 src/perftracker.h $(DESTDIR)$(PREFIX)/include/perftracker/perftracker.h
-	sed 's|@PREFIX@|$(PREFIX)|g' scripts/perftracker.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/perftracker.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(PT_VERSION)|g' scripts/perftracker.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/perftracker.pc
 
 clean:
 	rm -rf $(B) $(BT) $(BF)

@@ -8,7 +8,8 @@
 
 LIBS += -lmicrohttpd
 
-PT_VERSION ?= 0.1.0
+# The version comes from src/perftracker.h (PT_VERSION), as everywhere.
+PT_VERSION := $(shell sed -n 's/^\#define PT_VERSION "\(.*\)"/\1/p' src/perftracker.h)
 GEN := $(B)/gen
 PAGE_TEMPLATE := $(GEN)/page_template.h
 WEB_STAMP := node_modules/.package-lock.json
@@ -21,7 +22,7 @@ $(GEN)/pt-inline: web/inline.c
 
 # build/gen/page.html is the same page with no report embedded (it fetches
 # report.json when served); the tests and the benchmark use it.
-$(PAGE_TEMPLATE): $(GEN)/pt-inline $(WEB_SRC) $(WEB_STAMP)
+$(PAGE_TEMPLATE): $(GEN)/pt-inline $(WEB_SRC) $(WEB_STAMP) src/perftracker.h
 	$(GEN)/pt-inline $@.tmp web/index.html web/style.css $(WEB_LIB) web/app.js web/app.py \
 		$(PT_VERSION) $(GEN)/page.html
 	mv $@.tmp $@

@@ -5,7 +5,9 @@
 
 PY_EXT_SUFFIX := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX") or ".so")' 2>/dev/null)
 PY_INCLUDE    := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
-PY_SITE       := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("platlib"))' 2>/dev/null)
+# Under PREFIX like everything `make install` writes: PREFIX/lib/pythonX.Y/site-packages
+# (the posix_prefix scheme, not Debian's /usr/local/lib/.../dist-packages).
+PY_SITE       ?= $(shell $(PYTHON) -c 'import sys, sysconfig; print(sysconfig.get_path("platlib", "posix_prefix", {"base": sys.argv[1], "platbase": sys.argv[1]}))' '$(PREFIX)' 2>/dev/null)
 PY_EXT        := python/perftracker/_collector$(PY_EXT_SUFFIX)
 PY_EXT_CFLAGS ?=
 # The extension links the control-directory protocol and the JSON and
@@ -23,7 +25,9 @@ python: $(PY_EXT)
 $(PY_EXT): $(PY_EXT_SRC) $(PY_EXT_HDR)
 	$(CC) $(BASE_CFLAGS) $(PY_EXT_CFLAGS) -O2 -fPIC -shared -I$(PY_INCLUDE) -o $@ $(PY_EXT_SRC) -lpthread
 
-# Install the packages for $(PYTHON): DESTDIR-aware, PY_SITE overridable.
+# Install the packages for $(PYTHON) under PREFIX: DESTDIR-aware, PY_SITE
+# overridable; says where they went.  A virtual environment or conda gets
+# the collector with `pip install ./python` instead (README).
 python-install: $(PY_EXT)
 	install -d $(DESTDIR)$(PY_SITE)/perftracker $(DESTDIR)$(PY_SITE)/c4d_perftracker_collector
 	install -m 644 python/perftracker/__init__.py python/perftracker/_window.py \
@@ -32,6 +36,9 @@ python-install: $(PY_EXT)
 	install -m 644 python/c4d_perftracker_collector/__init__.py \
 		python/c4d_perftracker_collector/PerfTracker.py \
 		$(DESTDIR)$(PY_SITE)/c4d_perftracker_collector/
+	@echo "perftracker: Python packages installed in $(DESTDIR)$(PY_SITE)"
+	@echo "perftracker:   (for $(PYTHON); add that folder to PYTHONPATH, or run"
+	@echo "perftracker:    'pip install ./python' in the environment that trains)"
 install: python-install
 
 clean: clean-python

@@ -21,6 +21,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The one version of the project: the CLI (--version), the library, the
+ * Python package (python/perftracker/__init__.py, checked equal by
+ * tests/cli/test_version.sh), perftracker.pc and the page take it from here. */
+#define PT_VERSION "1.0.0"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -64,11 +64,19 @@
   /* ------------------------------------------------------------ numbers */
   function isNum(x) { return typeof x === 'number' && isFinite(x); }
   function pct(x, d) { return isNum(x) ? (x * 100).toFixed(d == null ? (Math.abs(x) < 0.1 ? 2 : 1) : d) + '%' : '–'; }
+  /* three significant digits (the text report's rule) */
+  function sig3(x) { var a = Math.abs(x); return a >= 99.95 ? x.toFixed(0) : a >= 9.995 ? x.toFixed(1) : x.toFixed(2); }
   function ms(x) {
     if (!isNum(x)) return '–';
     var a = Math.abs(x);
-    return (a >= 1000 ? x.toFixed(0) : a >= 100 ? x.toFixed(1) : a >= 1 ? x.toFixed(2) : x.toFixed(3)) + ' ms';
+    if (x === 0) return '0 ms';
+    if (a >= 1000) return a >= 99950 ? x.toFixed(0) + ' ms' : sig3(x / 1000) + ' s';
+    if (a >= 0.9995) return sig3(x) + ' ms';
+    if (a >= 0.0009995) return sig3(x * 1000) + ' µs';
+    return sig3(x * 1e6) + ' ns';
   }
+  /* a report key as a column label: no "(in [0,1])" (the cells say %) */
+  function lbl(k) { return String(k).replace(/ \(in \[0,1\]\)/g, ''); }
   function num(x) {
     if (!isNum(x)) return x == null ? '–' : String(x);
     var a = Math.abs(x);
@@ -170,6 +178,16 @@
     m.hang = obj(rep.Hang);
     m.errors = m.workers.filter(function (w) { return w.error; });
     m.heat = buildHeat(rep, m);
+    var all = [];
+    var addKeys = function (o) { keys(obj(o)).forEach(function (k) { all.push(k); }); };
+    addKeys(gc[K_MAJOR]);
+    keys(obj(gc[K_DETAIL])).forEach(function (w) { addKeys(gc[K_DETAIL][w]); });
+    addKeys(rep['GPU memory operations']); addKeys(rep['CUDA Runtime']); addKeys(rep['Python functions']);
+    keys(obj(rep.Communication)).forEach(function (g) { addKeys(rep.Communication[g]); });
+    m.heat.funcs.forEach(function (f) { all.push(f.key); });
+    m.findings.forEach(function (f) { if (f['function']) all.push(String(f['function'])); });
+    var seen = Object.create(null);
+    m.short = shortNames(all.filter(function (k) { if (seen[k]) return false; seen[k] = 1; return true; }));
     return m;
   }
 
@@ -220,7 +238,7 @@
       rows.forEach(function (id, i) { ri[id] = i; });
       vals = rows.map(function () { return new Array(funcs.length).fill(null); });
       cells.forEach(function (c) { if (c[0] in ri) vals[ri[c[0]]][c[1]] = c[2]; });
-      metric = 'bottleneck ratio (in [0,1]) as listed in the sections';
+      metric = 'bottleneck ratio as listed in the sections';
     }
     /* relative deviation of each cell from its column's median */
     var nf = funcs.length;
@@ -237,13 +255,106 @@
   var collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 
   /* ------------------------------------------------------------ widgets */
-  function workerLabel(w) { return w && w.rank != null ? 'rank ' + w.rank : (w ? w.id : ''); }
-  function workerLink(id, cls) {
-    return h('a', { class: 'chip' + (cls ? ' ' + cls : ''), href: '#worker/' + encodeURIComponent(id), title: id, text: id });
+  /* Short function names (src/report/names.c has the same rules): C++ names
+     lose namespaces, template arguments and parameters; stacks read leaf
+     first; names that would then read the same get back the word where they
+     differ, then their launch shape. */
+  var SHAPE = /\d+_\d+_\d+\|\d+_\d+_\d+$/;
+  function stripShape(k) { var m = SHAPE.exec(k); return m ? k.slice(0, m.index) : k; }
+  function isIdent(c) { return /[A-Za-z0-9_]/.test(c || ''); }
+  function shortCxx(s) {
+    var out = '', i = 0, n = s.length;
+    while (i < n) {
+      var c = s[i];
+      if (c === ':' && s[i + 1] === ':' && i + 2 < n) { out = ''; i += 2; continue; }
+      if (s.substr(i, 21) === '(anonymous namespace)') { i += 21; continue; }
+      if (c === '(' && s[i + 1] === ')') { out += '()'; i += 2; continue; }
+      if ((c === '<' || c === '(') && i > 0 && (isIdent(s[i - 1]) || s[i - 1] === '>')) {
+        if (c === '(') break;
+        out += '<…>';
+        var d = 0;
+        for (; i < n; i++) {
+          var ch = s[i];
+          if ('<({['.indexOf(ch) >= 0) d++;
+          else if ('>)}]'.indexOf(ch) >= 0 && !(ch === '>' && s[i - 1] === '-') && --d === 0) { i++; break; }
+        }
+        continue;
+      }
+      out += c; i++;
+    }
+    return out;
   }
-  /* A function name, shortened to one line; click shows it whole.  Python
-     stacks ("a|b|c") show their deepest frame first, since that is the
-     function that owns the time; kernel keys ("name<grid>|<block>") stay. */
+  function shortOne(key) {
+    key = String(key);
+    var base = stripShape(key);
+    if (base === key && isStack(key))
+      return key.split('|').reverse().map(function (f) { return f.replace(/^[^:]*\/([^/:]*: )/, '$1'); }).join(' ← ');
+    if (base.slice(0, 5) === 'void ') base = base.slice(5);
+    var r = /[<(]/.test(base) ? shortCxx(base) : base;
+    return r || key;
+  }
+  /* The word of key k (shape left out) where it leaves its closest neighbour
+     in the sorted list g (identifier characters around that offset). */
+  function wordAt(k, d) {
+    var m = k.length, a = d;
+    while (a < m && !isIdent(k[a])) a++;
+    if (a === m) a = d;
+    while (a > 0 && isIdent(k[a - 1])) a--;
+    var b = a; while (b < m && isIdent(k[b])) b++;
+    return k.slice(a, b > a ? b : a + 1);
+  }
+  function splitWords(g) {   // g: distinct strings, sorted; -> word per string
+    var lcp = function (a, b) { var j = 0; while (j < a.length && a[j] === b[j]) j++; return j; };
+    var w = Object.create(null);
+    g.forEach(function (k, i) {
+      var d = Math.max(i > 0 ? lcp(g[i - 1], k) : 0, i + 1 < g.length ? lcp(k, g[i + 1]) : 0);
+      w[k] = wordAt(k, d);
+    });
+    return w;
+  }
+  function groups(list, lab) {
+    var by = Object.create(null);
+    list.forEach(function (k) { (by[lab[k]] = by[lab[k]] || []).push(k); });
+    return Object.keys(by).map(function (x) { return by[x]; }).filter(function (g) { return g.length > 1; });
+  }
+  function shortNames(list) {
+    var out = Object.create(null);
+    list.forEach(function (k) { out[k] = shortOne(k); });
+    /* 1: the word where the names (launch shapes left out) differ */
+    groups(list, out).forEach(function (g) {
+      var names = g.map(stripShape).filter(function (x, i, a) { return a.indexOf(x) === i; }).sort();
+      if (names.length < 2) return;
+      var w = splitWords(names);
+      g.forEach(function (k) {
+        var s2 = out[k], word = w[stripShape(k)];
+        out[k] = s2.indexOf('<…>') >= 0 ? s2.replace('<…>', '<…' + word + '…>') : s2 + ' [' + word + ']';
+      });
+    });
+    /* 2: a further word, or the launch shape when only that differs */
+    groups(list, out).forEach(function (g) {
+      var names = g.map(stripShape).filter(function (x, i, a) { return a.indexOf(x) === i; }).sort();
+      var w = names.length > 1 ? splitWords(names) : null;
+      g.forEach(function (k) {
+        var sh = k.slice(stripShape(k).length);
+        out[k] += ' [' + (w && names.length === g.length ? w[stripShape(k)] : sh || w && w[stripShape(k)] || '') + ']';
+      });
+    });
+    /* 3: still the same: numbered */
+    groups(list, out).forEach(function (g) { g.sort().forEach(function (k, i) { out[k] += ' #' + (i + 1); }); });
+    return out;
+  }
+  function shortName(k) { return (M && M.short && M.short[k]) || shortOne(k); }
+  function workerLabel(w) { return w && w.rank != null ? 'rank ' + w.rank : (w ? w.id : ''); }
+  /* A link to a worker's page; byRank: named "rank N" when its rank is known
+     (narrow table columns), the id in the tooltip. */
+  function workerLink(id, cls, byRank) {
+    var w = byRank ? M.byId[id] : null;
+    return h('a', { class: 'chip' + (cls ? ' ' + cls : ''), href: '#worker/' + encodeURIComponent(id), title: id,
+      text: w && w.rank != null ? 'rank ' + w.rank : id });
+  }
+  /* A function name, shortened to one line (shortName); click shows it
+     whole.  Python stacks ("a|b|c") read deepest frame first, since that is
+     the function that owns the time. */
   function isStack(name) {
     var i = name.lastIndexOf('|');
     return i > 0 && !/^\d+_\d+_\d+$/.test(name.slice(i + 1));
@@ -252,7 +363,7 @@
     name = String(name);
     var stack = isStack(name);
     var fr = stack ? name.split('|') : null;
-    var short = stack ? fr[fr.length - 1] + '  ⟵ ' + (fr.length - 1) + (fr.length === 2 ? ' caller' : ' callers') : name;
+    var short = shortName(name);
     var s = h('span', { class: 'fn', title: stack ? fr.join('\n') : name, text: short });
     s.addEventListener('click', function () {
       var open = s.classList.toggle('open');
@@ -452,7 +563,7 @@
       legend([[many ? '#4e79a7' : '#9cc3e6', M.stepExact ? 'median step' : 'window / steps'],
         M.stepExact ? [many ? '#8c959f' : '#24292f', 'each step', ';border-radius:5px'] : null,
         ['#cf222e', 'slow outlier (> median + 3 MAD and > 5%)'], ['#57606a', 'median', ';height:2px']]));
-    if (!M.stepExact) card.appendChild(h('div', { class: 'note', text: 'Per-step times need the report\'s "display" key; this shows each worker\'s window divided by its step count.' }));
+    if (!M.stepExact) card.appendChild(h('div', { class: 'note', text: 'This report has no per-step times: each bar is the worker\'s profiled window divided by its step count.' }));
     if (!ws.length) { card.appendChild(empty('No worker has step times in this report.')); return card; }
     var el = h('div', { class: 'chart', id: 'chart-step' });
     card.appendChild(el);
@@ -497,7 +608,7 @@
     card.appendChild(hd);
     if (ws.length) card.appendChild(legend(CLASSES.map(function (c2) { return [CLASS_COLOR[c2], c2]; })));
     if (!ws.length) {
-      card.appendChild(empty('This report has no per-class breakdown (it comes with the report\'s "display" key).'));
+      card.appendChild(empty('This report has no per-class breakdown of the time (re-run perftracker analyze or diagnose to get one).'));
       return card;
     }
     var el = h('div', { class: 'chart', id: only ? 'chart-class-one' : 'chart-class', style: only ? 'height:140px' : null });
@@ -569,8 +680,8 @@
   function fmtMetric(metric, v) {
     var m = String(metric || '');
     if (!isNum(v)) return v == null ? '–' : String(v);
-    if (/in \[0,1\]|ratio|utili[sz]ation/i.test(m)) return pct(v);
     if (/\(ms\)|\bms\b/.test(m)) return ms(v);
+    if (/in \[0,1\]|\bratio\b|utili[sz]ation/i.test(m)) return pct(v);
     return num(v);
   }
   function whoText(ids) {
@@ -582,27 +693,35 @@
     return ids.length + ' workers';
   }
 
+  /* "impact (ms)" is per profiled window; the sentences say per step */
+  function impactPerStep(f, ids) {
+    var w = ids.length === 1 ? M.byId[ids[0]] : null, n = w && w.steps > 0 ? w.steps : 0;
+    return n ? ms(f['impact (ms)'] / n) + ' per step' : ms(f['impact (ms)']);
+  }
   function findingCard(f, i) {
     var ids = (Array.isArray(f.workers) ? f.workers : []).map(String);
     var fn = f['function'] != null ? String(f['function']) : '';
     var ratio = isNum(f.value) && isNum(f.others) && f.others > 0 ? f.value / f.others : NaN;
     var ev = [];
     if (f.metric != null || isNum(f.value)) {
-      ev.push((f.metric ? String(f.metric) + ': ' : '') + fmtMetric(f.metric, f.value));
+      ev.push((f.metric ? lbl(f.metric) + ': ' : '') + fmtMetric(f.metric, f.value));
       if (f.others != null) ev.push(' vs ' + fmtMetric(f.metric, f.others) + ' on the other workers' + (isNum(ratio) ? ' (' + ratio.toFixed(ratio < 10 ? 2 : 0) + '×)' : ''));
     }
     var tgt = findingTarget(f);
     var chips = h('div', { class: 'meta' });
     ids.slice(0, 12).forEach(function (id) { chips.appendChild(workerLink(id, 'bad')); });
     if (ids.length > 12) chips.appendChild(h('span', { class: 'muted', text: 'and ' + (ids.length - 12) + ' more' }));
-    return h('div', { class: 'finding', 'data-rank': f.rank },
+    var cf = obj(f.confidence), lvl = cf && typeof cf.level === 'string' ? cf.level : '';
+    return h('div', { class: 'finding' + (lvl ? ' conf-' + lvl : ''), 'data-rank': f.rank, 'data-confidence': lvl || null },
       h('div', { class: 'rank', text: '#' + (isNum(f.rank) ? f.rank : i + 1) }),
       h('div', { class: 'title' }, whoText(ids), fn ? [': ', fnName(fn)] : null),
       ev.length ? h('div', { class: 'evidence', text: ev.join('') }) : null,
       f.explanation ? h('div', { class: 'expl', text: String(f.explanation) }) : null,
+      cf && cf.evidence ? h('div', { class: 'confidence-note', text: (lvl ? lvl + ': ' : '') + String(cf.evidence) }) : null,
       h('div', { class: 'meta' },
+        lvl ? h('span', { class: 'badge conf ' + lvl, title: 'how strong this finding is: time lost, how far from the other workers, every call or only some slower', text: lvl }) : null,
         f.category ? h('span', { class: 'badge', text: String(f.category) }) : null,
-        isNum(f['impact (ms)']) ? h('span', { class: 'badge bad', text: 'impact ≈ ' + ms(f['impact (ms)']) }) : null,
+        isNum(f['impact (ms)']) ? h('span', { class: 'badge bad', title: 'time lost, ' + ms(f['impact (ms)']) + ' over the profiled window', text: 'impact ≈ ' + impactPerStep(f, ids) }) : null,
         tgt ? h('a', { href: '#' + tgt + (ids.length === 1 ? '?q=' + encodeURIComponent(ids[0]) : ''), text: 'see ' + (SECTION[tgt] || tgt) + ' →' }) : null),
       ids.length ? chips : null);
   }
@@ -663,6 +782,8 @@
       rowClass: function (r) { return r.flags.length || r.slowStep ? 'hl' : null; } }));
   }
 
+  var ONLY_HERE = 1e9;   // deviation of a function only this worker runs (sorts first)
+  function heatFmt(v) { return /ms/.test(M.heat.metric) ? ms(v) : /ratio/.test(M.heat.metric) ? pct(v) : num(v); }
   function viewWorker(root, id) {
     var w = M.byId[id];
     add(root, h('p', null, h('a', { href: '#workers', text: '← all workers' })));
@@ -673,7 +794,7 @@
       ['steps', w.steps != null ? w.steps + (w.stepNumbers ? ' (ProfilerStep ' + w.stepNumbers.join(', ') + ')' : '') : null], ['window', ms(w.window)],
       [M.stepExact ? 'median step' : 'mean step', ms(w.step) + (w.slowStep ? '  (slow outlier)' : '')],
       ['GPU utilization', pct(w.util, 1) + (w.id in M.abnUtil ? '  (abnormal)' : '')],
-      ['steps (ms)', w.stepMs ? w.stepMs.map(function (s) { return s.toFixed(3); }).join(', ') : null], ['error', w.error]]
+      ['step times', w.stepMs ? w.stepMs.map(function (s) { return ms(s); }).join(', ') : null], ['error', w.error]]
       .forEach(function (p) { if (p[1] != null && p[1] !== '') add(dl, [h('dt', { text: p[0] }), h('dd', { text: String(p[1]) })]); });
     add(root, dl);
     if (w.flags.length) {
@@ -681,6 +802,24 @@
       w.flags.forEach(function (f, i) { add(root, findingCard(f, i)); });
     }
     add(root, classChart([w]));
+    /* This worker's row of the heatmap: where it is furthest from the median. */
+    var H = M.heat, hr = H.rows.indexOf(id), hrows = [];
+    if (hr >= 0) (H.vals[hr] || []).forEach(function (v, j) {
+      if (!isNum(v)) return;
+      /* with the report's per-function values a worker without the function
+         spends 0 in it; a median of 0: only this worker runs it */
+      var med = H.exact ? median(H.vals.map(function (r) { return isNum(r[j]) ? r[j] : 0; })) : H.med[j];
+      if (!isNum(med)) return;
+      var d = med > 0 ? v / med - 1 : v > 0 ? ONLY_HERE : 0;
+      if (Math.abs(d) >= 0.2) hrows.push({ fn: H.funcs[j].key, cls: H.funcs[j].cls, v: v, med: med, dev: d });
+    });
+    add(root, h('h2', { text: 'Heatmap: where this worker differs from the median' }));
+    add(root, table({ title: 'Functions at least 20% from the median (' + H.metric + ')', rows: hrows, page: 15, sort: ['dev', -1], cls: 'worker-heat',
+      empty: hr >= 0 ? 'Every function is within 20% of the median of all workers.' : 'The heatmap has no row for this worker.',
+      cols: [{ key: 'fn', label: 'function', fmt: function (v) { return fnName(v); } }, { key: 'cls', label: 'class' },
+        { key: 'v', label: 'this worker', num: true, fmt: function (v) { return heatFmt(v); } },
+        { key: 'med', label: 'median', num: true, fmt: function (v) { return heatFmt(v); } },
+        { key: 'dev', label: 'deviation', num: true, fmt: function (v) { return v >= ONLY_HERE ? 'only here' : signedPct(v); } }] }));
     /* Everything the sections list about this worker. */
     var rows = [];
     var rep = M.rep;
@@ -726,7 +865,7 @@
       rows: keys(mk).map(function (k) { var r = obj(mk[k]) || {}; return { kernel: k, cost: r[K_MED_COST], bn: r[K_BN] }; }),
       cols: [{ key: 'kernel', label: 'kernel (name + grid|block)', fmt: function (v) { return fnName(v); } },
         { key: 'cost', label: K_MED_COST, num: true, fmt: ms },
-        { key: 'bn', label: K_BN, num: true, fmt: function (v) { return pct(v); } }] }));
+        { key: 'bn', label: lbl(K_BN), num: true, fmt: function (v) { return pct(v); } }] }));
     var iss = Array.isArray(gc[K_ISSUES]) ? gc[K_ISSUES] : [];
     add(root, h('h3', { text: K_ISSUES }));
     add(root, iss.length ? h('div', { class: 'card' }, iss.map(function (id) { return workerLink(String(id), 'bad'); })) : h('div', { class: 'card muted', text: 'None: all workers run their kernels at the same speed.' }));
@@ -761,8 +900,8 @@
       return o;
     });
     var cols = [{ key: 'op', label: name === 'CUDA Runtime' ? 'API' : 'operation', fmt: function (v) { return fnName(v); } },
-      { key: 'avg', label: K_AVG_BN, num: true, fmt: function (v) { return pct(v); } }];
-    (extraCols || []).forEach(function (c) { cols.push({ key: c[0], label: c[1], num: true, fmt: function (v) { return pct(v); } }); });
+      { key: 'avg', label: lbl(K_AVG_BN), num: true, fmt: function (v) { return pct(v); } }];
+    (extraCols || []).forEach(function (c) { cols.push({ key: c[0], label: lbl(c[1]), num: true, fmt: function (v) { return pct(v); } }); });
     cols.push({ key: 'n', label: 'abnormal workers', num: true, fmt: function (v) { return v ? h('span', { class: 'badge bad', text: String(v) }) : '0'; } });
     add(root, table({ title: name, rows: ops, sort: ['avg', -1], cols: cols }));
     var flat = [];
@@ -820,15 +959,15 @@
     var fk = [];
     rows.forEach(function (r) { keys(r.features).forEach(function (k) { if (fk.indexOf(k) < 0) fk.push(k); }); });
     var fcols = fk.map(function (k) {
-      return { key: 'f:' + k, label: k, num: true, get: function (r) { return r.features[k]; },
+      return { key: 'f:' + k, label: lbl(k), num: true, get: function (r) { return r.features[k]; },
         fmt: function (v) { return /in \[0,1\]/.test(k) ? pct(v) : /%/.test(k) ? (isNum(v) ? v.toFixed(1) + '%' : '–') : /\(ms\)/.test(k) ? ms(v) : num(v); } };
     });
     var base = [{ key: 'group', label: 'group' }, { key: 'kernel', label: 'kernel', fmt: function (v) { return fnName(v); } }];
     add(root, table({ title: 'Collectives (example of a normal worker)', rows: rows.filter(function (r) { return !r.abnormal; }), sort: ['group', 1],
-      cols: base.concat([{ key: 'worker', label: 'normal worker', fmt: function (v) { return v ? workerLink(v) : '–'; } }], fcols,
+      cols: base.concat([{ key: 'worker', label: 'normal worker', fmt: function (v) { return v ? workerLink(v, null, true) : '–'; } }], fcols,
         [{ key: 'nab', label: 'abnormal workers', num: true, fmt: function (v) { return v ? h('span', { class: 'badge bad', text: String(v) }) : '0'; } }]) }));
     add(root, table({ title: 'abnormal_workers', rows: rows.filter(function (r) { return r.abnormal; }), sort: ['diff', -1], empty: 'No worker communicates differently from the others.', placeholder: 'Filter by worker, group or kernel…',
-      cols: base.concat([{ key: 'worker', label: 'worker', fmt: function (v) { return workerLink(v); } },
+      cols: base.concat([{ key: 'worker', label: 'worker', fmt: function (v) { return workerLink(v, null, true); } },
         { key: 'diff', label: 'different from other workers', num: true }], fcols) }));
   }
 
@@ -949,7 +1088,7 @@
     add(root, h('h1', { text: 'Worker × function heatmap' }));
     add(root, howto('the heatmap', [
       ['cell colour', 'How far the worker\'s value for the function is from the median of all workers, as a relative deviation: red is more time than the median (up to +100% and beyond), blue is less, white is typical. Grey: the worker has no value for the function.'],
-      ['value', H.exact ? 'The per-function value the report carries for the heatmap: ' + H.metric + '.' : 'Without the report\'s "display" key the page builds the matrix from the sections, which list a worker only above their thresholds, so only abnormal cells are known.'],
+      ['value', H.exact ? 'The per-function value the report carries for the heatmap: ' + H.metric + '.' : 'This report carries no per-function values for every worker, so the matrix comes from the sections, which list a worker only above their thresholds: only abnormal cells are known.'],
       ['rows and columns', 'Rows are workers, columns functions ordered by their median value. By default the rows are sorted by how much time they spend above the medians (the sum over functions of value minus median), so the workers that lose the most come first; scroll or zoom with the slider.']]));
     if (!H.funcs.length || !H.rows.length) { add(root, empty('Nothing to draw: the report carries no per-worker values.')); return; }
     var nf = H.funcs.length, nr = H.rows.length;
@@ -991,7 +1130,7 @@
       cols.forEach(function (cj, p) { cpos[cj] = p; });
       var data = [];
       dev.forEach(function (d) { if (d[0] in cpos) data.push([cpos[d[0]], pos[d[1]], Math.max(-1, Math.min(1, d[2])), d[3], d[2]]); });
-      var shortName = function (k) { var s = k.split('|'); var t = s[s.length - 1] || k; if (/\)\d+_\d+_\d+$/.test(s[0]) || s.length === 2 && /^\d+_\d+_\d+$/.test(s[1])) t = s[0]; return t.length > 28 ? t.slice(0, 26) + '…' : t; };
+      var axisName = function (k) { var t = shortName(k); return t.length > 28 ? t.slice(0, 16) + '…' + t.slice(-11) : t; };
       var yNames = order.map(function (r) { var w = M.byId[H.rows[r]]; return w && w.rank != null ? 'rank ' + w.rank : H.rows[r]; });
       var opt = {
         grid: { left: 90, right: nr > 60 ? 110 : 80, top: 10, bottom: 120 },
@@ -1002,7 +1141,7 @@
             'value ' + num(p.value[3]) + ' (' + H.metric + ')', 'median ' + num(H.med[fj]), 'deviation ' + signedPct(p.value[4]),
             'row total above the medians ' + num(rowExcess[r])]);
         } },
-        xAxis: { type: 'category', data: cols.map(function (cj) { return shortName(H.funcs[cj].key); }), axisLabel: { rotate: 40, interval: 0, fontSize: 10 }, splitArea: { show: false } },
+        xAxis: { type: 'category', data: cols.map(function (cj) { return axisName(H.funcs[cj].key); }), axisLabel: { rotate: 40, interval: 0, fontSize: 10 }, splitArea: { show: false } },
         yAxis: { type: 'category', data: yNames, inverse: true, axisLabel: { fontSize: 10 } },
         visualMap: { type: 'continuous', min: -1, max: 1, dimension: 2, calculable: false, orient: 'vertical', right: 4, top: 'middle', itemHeight: 160,
           text: ['+100%', '−100%'], inRange: { color: ['#2166ac', '#92c5de', '#f7f7f7', '#f4a582', '#b2182b'] } },
@@ -1024,7 +1163,7 @@
       cols: [{ key: 'worker', label: 'worker', fmt: function (v) { return workerLink(v); } },
         { key: 'fn', label: 'function', fmt: function (v) { return fnName(v); } },
         { key: 'cls', label: 'class' },
-        { key: 'v', label: 'value', num: true }, { key: 'med', label: 'median', num: true },
+        { key: 'v', label: 'value', num: true, fmt: function (v) { return heatFmt(v); } }, { key: 'med', label: 'median', num: true, fmt: function (v) { return heatFmt(v); } },
         { key: 'dev', label: 'deviation', num: true, fmt: signedPct }] }));
   }
 
@@ -1308,7 +1447,9 @@
     route();
     window.__ptBooting = false;
     window.addEventListener('hashchange', route);
-    var foot = h('footer', null, 'PerfTracker report · ' + plural(M.workers.length, 'worker') + (M.hasDisplay ? '' : ' · without the display key: some charts use fallbacks'));
+    var gen = document.querySelector('meta[name="generator"]');
+    var ver = gen ? String(gen.getAttribute('content') || '').replace(/^perftracker /, '') : '';
+    var foot = h('footer', null, 'PerfTracker ' + ver + ' report · ' + plural(M.workers.length, 'worker') + (M.hasDisplay ? '' : ' · an older report: some charts are approximate'));
     document.body.appendChild(foot);
     timing.total = performance.now() - t0;
     timing.ready = performance.now();   // since navigation start

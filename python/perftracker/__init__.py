@@ -65,12 +65,17 @@ def _env_float(name, default):
 
 def _find_binary():
     """The perftracker binary that runs the agent: $PERFTRACKER_BIN, the
-    build tree next to this package, or PATH."""
+    build tree next to this package, the environment's bin/ (pip install),
+    or PATH."""
     b = os.environ.get("PERFTRACKER_BIN")
     if b:
         return b if os.access(b, os.X_OK) else None
     here = os.path.dirname(os.path.abspath(__file__))
     cand = os.path.join(os.path.dirname(os.path.dirname(here)), "build", "perftracker")
+    if os.access(cand, os.X_OK):
+        return cand
+    # `pip install ./python` puts the command beside the environment's python
+    cand = os.path.join(os.path.dirname(sys.executable), "perftracker")
     if os.access(cand, os.X_OK):
         return cand
     for name in ("perftracker", "c4d_perftracker"):
@@ -162,8 +167,26 @@ class PerfTracker(_Base):
             _log("disabled: %s" % e)
 
     def info(self):
-        """The collector's state (step count, worker id, state) as a dict."""
+        """The collector's state (step count, worker id, state) as a dict;
+        next_action is the step at which the next profiling window starts,
+        None when none is planned."""
         try:
-            return _collector.info() if _collector else {}
+            d = _collector.info() if _collector else {}
+            if d.get("next_action") == (1 << 63) - 1:  # the C side's "none"
+                d["next_action"] = None
+            return d
         except Exception:
             return {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        """Leaving `with PerfTracker() as t:` stops the collector (the same
+        as at interpreter exit); exceptions of the block pass through."""
+        try:
+            if _collector:
+                _collector.shutdown()
+        except Exception as e:
+            _log("shutdown: %s" % e)
+        return False

@@ -756,7 +756,13 @@ static int export_trace(window *w)
 		}
 		goto out;
 	}
-	pt_sb_adds(&hdr, "{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":");
+	pt_sb_adds(&hdr, "{\"schemaVersion\":1,");
+	/* The legacy export's ts are µs since the profiler's start on
+	 * CLOCK_REALTIME: the base makes them absolute, so the agent can put the
+	 * node's hardware samples (same clock) beside the window. */
+	if (w->trace_start_ns > 0)
+		pt_sb_addf(&hdr, "\"baseTimeNanoseconds\":%lld,", (long long)w->trace_start_ns);
+	pt_sb_adds(&hdr, "\"distributedInfo\":{\"backend\":");
 	pt_sb_add_json_str(&hdr, w->backend, strlen(w->backend));
 	pt_sb_addf(&hdr, ",\"rank\":%lld,\"world_size\":%lld},\"perftracker\":{\"version\":1,"
 		   "\"trigger\":", (long long)w->rank, (long long)w->world);

@@ -261,10 +261,8 @@ int cmd_analyze(int argc, char **argv)
 		error("analyze: --no-hw with --hw-dir");
 		goto out;
 	}
-	if (!l.n) {
-		error("analyze: no traces given (see --help)");
+	if (cli_files_done(&l, "analyze", CLI_TRACES))
 		goto out;
-	}
 	j.paths = l.v;
 	j.s = x_calloc(l.n, sizeof(*j.s));
 	j.msg = x_calloc(l.n, sizeof(*j.msg));

@@ -39,7 +39,11 @@ const char cli_diag_help[] =
 	"  --top-kernels N           entries in \"major_kernel_executions\" (5)\n"
 	"  --loo-below N             leave-one-out statistics below N workers (8)\n"
 	"  --fixed-only              abnormal_workers by the fixed threshold alone (seed rule)\n"
-	"  --max-findings N          findings printed in the text report (50, 0 = all)\n"
+	"  --max-findings N          findings printed in the text report (10, json: 50; 0 = all)\n"
+	"  --format text|json        text: summary, findings, tables (default); json: the seed's\n"
+	"                            section-by-section JSON text\n"
+	"  --json                    print the whole report.json document instead of the text\n"
+	"  --width N                 text report line width (120)\n"
 	"  -q, --quiet               do not print the text report\n"
 	"  --time                    print the time of each phase on stderr\n"
 	"  -h, --help                show this help\n";
@@ -57,7 +61,7 @@ void cli_diag_init(cli_diag *d)
 {
 	memset(d, 0, sizeof(*d));
 	pt_diag_options_default(&d->opt);
-	d->max_findings = 50;
+	d->max_findings = SIZE_MAX;
 }
 
 int cli_diag_option(cli_diag *d, int argc, char **argv, int *i)
@@ -100,7 +104,22 @@ int cli_diag_option(cli_diag *d, int argc, char **argv, int *i)
 		d->jobs = opt_long("-j", a + 2);
 	else if (cli_is_opt(a, "--output") || !strcmp(a, "-o"))
 		d->outdir = cli_opt_value(argc, argv, i);
-	else if (!strcmp(a, "--fixed-only"))
+	else if (cli_is_opt(a, "--format")) {
+		const char *v = cli_opt_value(argc, argv, i);
+
+		if (!strcmp(v, "text"))
+			d->format = CLI_FMT_TEXT;
+		else if (!strcmp(v, "json"))
+			d->format = CLI_FMT_JSON;
+		else
+			die("option '--format': '%s' is not 'text' or 'json'", v);
+	} else if (!strcmp(a, "--json"))
+		d->json = 1;
+	else if (cli_is_opt(a, "--width")) {
+		d->width = (size_t)opt_long("--width", cli_opt_value(argc, argv, i));
+		if (d->width < 40)
+			die("option '--width': %zu is below 40", d->width);
+	} else if (!strcmp(a, "--fixed-only"))
 		d->opt.fixed_only = 1;
 	else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
 		d->quiet = 1;
@@ -190,11 +209,36 @@ int cli_files_add(cli_files *f, const char *path, int what, const char *skip)
 		return files_push(f, path);
 	if (walk(f, path, what, skip && !stat(skip, &sk) ? &sk : NULL, 0))
 		return -1;
-	if (f->n == first)
-		warning("'%s': no %s found", path,
-			what == CLI_TRACES ? "*.json, *.json.gz or *.sqlite traces" : "*.json summaries");
+	if (f->n == first) {
+		if (f->nempty < sizeof(f->empty) / sizeof(f->empty[0]))
+			f->empty[f->nempty] = path;
+		f->nempty++;
+	}
 	if (f->n - first > 1)
 		qsort(f->v + first, f->n - first, sizeof(*f->v), cmp_str);
+	return 0;
+}
+
+static const char *what_name(int what)
+{
+	return what == CLI_TRACES ? "*.json, *.json.gz or *.sqlite traces" : "*.json summaries";
+}
+
+int cli_files_done(const cli_files *f, const char *cmd, int what)
+{
+	size_t i, shown = f->nempty < 4 ? f->nempty : 4;
+
+	if (!f->n && !f->nempty)
+		return error("%s: no %s given (see --help)", cmd,
+			     what == CLI_TRACES ? "traces" : "summary files");
+	if (!f->n && f->nempty == 1)
+		return error("'%s': no %s found", f->empty[0], what_name(what));
+	if (!f->n)
+		return error("%s: no %s found in '%s' or the %zu other folder%s given", cmd,
+			     what_name(what), f->empty[0], f->nempty - 1,
+			     f->nempty == 2 ? "" : "s");
+	for (i = 0; i < shown; i++)
+		warning("'%s': no %s found", f->empty[i], what_name(what));
 	return 0;
 }
 
@@ -296,8 +340,24 @@ int cli_diag_run(const cli_diag *d, pt_summary *const *s, size_t n, cli_report_h
 		error_pt(&err);
 		goto out;
 	}
+	if (!d->quiet && d->json) {
+		pt_report_json(pt_report_root_c(rep), 0, &sb);
+		pt_sb_addc(&sb, '\n');
+	} else if (!d->quiet && d->format == CLI_FMT_JSON) {
+		pt_report_text_json(rep, d->max_findings == SIZE_MAX ? 50 : d->max_findings, &sb);
+	} else if (!d->quiet) {
+		pt_text_opts to;
+
+		pt_text_opts_default(&to);
+		if (d->max_findings != SIZE_MAX)
+			to.max_findings = d->max_findings;
+		if (d->width)
+			to.width = d->width;
+		to.page_line = 1;
+		to.outdir = d->outdir;
+		pt_report_text_people(rep, &to, &sb);
+	}
 	if (!d->quiet) {
-		pt_report_text(rep, d->max_findings, &sb);
 		if (sb.oom) {
 			error("out of memory writing the text report");
 			goto out;
@@ -374,11 +434,9 @@ int cmd_diagnose(int argc, char **argv)
 		if (cli_files_add(&l, argv[k], CLI_SUMMARIES, NULL))
 			goto out;
 	}
-	n = l.n;
-	if (!n) {
-		error("diagnose: no summary files given (see --help)");
+	if (cli_files_done(&l, "diagnose", CLI_SUMMARIES))
 		goto out;
-	}
+	n = l.n;
 	j.paths = l.v;
 	j.s = x_calloc(n, sizeof(*j.s));
 	j.msg = x_calloc(n, sizeof(*j.msg));

@@ -16,10 +16,16 @@ typedef struct cli_diag {
 	pt_diag_options opt;
 	const char *outdir;    /* -o DIR, NULL: text report only */
 	long jobs;             /* --jobs, 0: online CPUs */
-	size_t max_findings;   /* findings printed in the text report (0: all) */
+	size_t max_findings;   /* findings printed in the text report (0: all,
+	                          SIZE_MAX: the format's default) */
+	int format;            /* CLI_FMT_TEXT (for people) or CLI_FMT_JSON (seed) */
+	int json;              /* --json: the whole report.json document on stdout */
+	size_t width;          /* --width: line width of the text report (0: 120) */
 	int quiet;             /* no text report on stdout */
 	int time;              /* print phase times on stderr */
 } cli_diag;
+
+enum { CLI_FMT_TEXT, CLI_FMT_JSON };
 
 void cli_diag_init(cli_diag *d);
 /* Consume argv[*i] (and its value) if it is a diagnosis option; 1 if it
@@ -39,9 +45,15 @@ void cli_parallel(size_t n, long jobs, void (*fn)(void *ctx, size_t i), void *ct
 typedef struct cli_files {
 	char **v;
 	size_t n, cap;
+	const char *empty[4];  /* folders that held none (borrowed), the first 4 */
+	size_t nempty;
 } cli_files;
 enum { CLI_TRACES, CLI_SUMMARIES };
 int cli_files_add(cli_files *f, const char *path, int what, const char *skip);
+/* After the last cli_files_add: one error when nothing was found (naming
+ * the empty folders, or "no ... given") and -1; else a warning per empty
+ * folder and 0.  cmd names the subcommand in the message. */
+int cli_files_done(const cli_files *f, const char *cmd, int what);
 void cli_files_free(cli_files *f);
 
 /* Diagnose s[0..n) (failed ones included), write the report files and print

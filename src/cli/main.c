@@ -13,6 +13,7 @@
 #include <stddef.h> /* util/error.h (via cli.h) uses size_t without it */
 
 #include "cli.h"
+#include "perftracker.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -203,7 +204,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: perftracker <command> [options]\n\ncommands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-	fprintf(f, "\nrun 'perftracker <command> --help' for a command's options\n");
+	fprintf(f, "\nrun 'perftracker <command> --help' for a command's options;\n"
+		"'perftracker --version' prints the version\n");
 }
 
 int main(int argc, char **argv)
@@ -217,6 +219,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
+	    !strcmp(argv[1], "version")) {
+		printf("perftracker %s\n", PT_VERSION);
 		return 0;
 	}
 	/* The reference's command line starts with a flag:

@@ -354,17 +354,18 @@ static void comm_finding(dctx *c, const dkey *k, const char *group, const dworke
 	df_short(k->key, k->cls, sn, sizeof(sn));
 	if (metric == 0)
 		df_explain(c, f, "worker %s spends %s of its time in %s (%s), other workers %s: "
-			   "%s (about %.3g ms per window)", w->id, df_pct(val, p1, sizeof(p1)), sn,
-			   group, df_pct(oth, p2, sizeof(p2)), why, imp * w->window_ms);
+			   "%s (about %.3g ms per step)", w->id, df_pct(val, p1, sizeof(p1)), sn,
+			   group, df_pct(oth, p2, sizeof(p2)), why,
+			   imp * w->window_ms / dw_steps(w));
 	else if (metric == 1)
-		df_explain(c, f, "each %s (%s) takes %.3g ms on worker %s, other workers %.3g "
-			   "ms: %s (about %.3g ms per window)", sn, group, val, w->id, oth, why,
-			   imp * w->window_ms);
+		df_explain(c, f, "each %s (%s) takes %s on worker %s, other workers %s: %s "
+			   "(about %.3g ms per step)", sn, group, df_ms(val, p1, sizeof(p1)), w->id,
+			   df_ms(oth, p2, sizeof(p2)), why, imp * w->window_ms / dw_steps(w));
 	else
 		df_explain(c, f, "worker %s reaches %.3g GB/s bus bandwidth in %s (%s), other "
 			   "workers %.3g GB/s: a slow link, NIC or switch port on this worker's "
-			   "path (about %.3g ms per window)", w->id, val, sn, group, oth,
-			   imp * w->window_ms);
+			   "path (about %.3g ms per step)", w->id, val, sn, group, oth,
+			   imp * w->window_ms / dw_steps(w));
 }
 
 /* With link throughput: name the shape.  Returns 1 when a finding was made. */
@@ -396,9 +397,9 @@ static int hw_finding(dctx *c, const dkey *k, const hwkey *hk, size_t j, const d
 		df_explain(c, f, "worker %s moves data steadily but slowly in %s (%s): %.3g%% of "
 			   "the link on average (std %.3g%%, peak %.3g%%), other workers %.3g%% "
 			   "(peak %.3g%%): a slow link: the %s path of this worker's GPU (degraded "
-			   "or downgraded link, errors and retries) (about %.3g ms per window)",
+			   "or downgraded link, errors and retries) (about %.3g ms per step)",
 			   w->id, sn, hk->group[gb], r->avg, r->std, r->peak, r->o_avg, r->o_peak,
-			   link, imp * w->window_ms);
+			   link, imp * w->window_ms / dw_steps(w));
 		return 1;
 	}
 	if (r->std > (1 + rel) * r->o_std) {
@@ -416,8 +417,8 @@ static int hw_finding(dctx *c, const dkey *k, const hwkey *hk, size_t j, const d
 		df_explain(c, f, "worker %s waits for a late peer in %s (%s): the link idles and "
 			   "then runs at full speed (std %.3g%%, peak %.3g%%, average %.3g%%; "
 			   "other workers std %.3g%%, peak %.3g%%) (%s) (about %.3g ms per "
-			   "window)", w->id, sn, hk->group[gb], r->std, r->peak, r->avg, r->o_std,
-			   r->o_peak, who, imp * w->window_ms);
+			   "step)", w->id, sn, hk->group[gb], r->std, r->peak, r->avg, r->o_std,
+			   r->o_peak, who, imp * w->window_ms / dw_steps(w));
 		return 1;
 	}
 	return 0;

@@ -271,7 +271,7 @@ static void slow_kernels(dctx *c, pt_rv *sec)
 		const slow *top = &sl[first[out[i].idx]];
 		const dkey *tk = &c->keys[top->k];
 		pt_rv *o = pt_rv_obj(c->rep, det, w->id);
-		char name[160], p1[32], p2[32], cause[512];
+		char name[160], p1[32], p2[32], d1[32], d2[32], cause[512];
 		dfinding *f;
 
 		pt_rv_str(c->rep, list, NULL, w->id);
@@ -291,12 +291,13 @@ static void slow_kernels(dctx *c, pt_rv *sec)
 		f = df_add(c, SEC, w->id, tk->key, "median cost per execution (ms)", top->val,
 			   top->oth, out[i].v * w->window_ms);
 		df_explain(c, f, "worker %s runs %zu compute kernel%s slower than the other "
-			   "workers, losing about %.3g ms per window (%s); the costliest, %s, "
-			   "takes %.3g ms per execution, other workers %.3g ms (%s slower): a "
+			   "workers, losing about %.3g ms per step (%s); the costliest, %s, "
+			   "takes %s per execution, other workers %s (%s slower): a "
 			   "slower GPU on this worker (clocks, temperature, power or a hardware "
 			   "fault)%s", w->id, cnt[out[i].idx], cnt[out[i].idx] == 1 ? "" : "s",
-			   out[i].v * w->window_ms, df_pct(out[i].v, p1, sizeof(p1)),
-			   df_short(tk->key, tk->cls, name, sizeof(name)), top->val, top->oth,
+			   out[i].v * w->window_ms / dw_steps(w), df_pct(out[i].v, p1, sizeof(p1)),
+			   df_short(tk->key, tk->cls, name, sizeof(name)),
+			   df_ms(top->val, d1, sizeof(d1)), df_ms(top->oth, d2, sizeof(d2)),
 			   top->oth > 0 ? df_pct((top->val - top->oth) / top->oth, p2, sizeof(p2))
 					: "n/a", gpu_cause(c, out[i].idx, cause, sizeof(cause)));
 	}

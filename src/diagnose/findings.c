@@ -57,6 +57,36 @@ void df_explain(dctx *c, dfinding *f, const char *fmt, ...)
 	va_end(ap);
 }
 
+double df_impact_per_step(const dctx *c, const dfinding *f)
+{
+	size_t i;
+
+	for (i = 0; f->worker && i < c->nw; i++)
+		if (c->w[i].id == f->worker)
+			return f->impact_ms / dw_steps(&c->w[i]);
+	return f->impact_ms;
+}
+
+const char *df_ms(double ms, char *buf, size_t cap)
+{
+	static const struct { double scale; const char *unit; } u[] = {
+		{ 1e-3, "s" }, { 1, "ms" }, { 1e3, "\xc2\xb5s" }, { 1e6, "ns" },
+	};
+	double a = fabs(ms), v;
+	size_t i = 0;
+
+	while (i + 1 < sizeof(u) / sizeof(u[0]) && a * u[i].scale < 0.9995)
+		i++;
+	if (ms == 0 || !isfinite(ms)) {
+		snprintf(buf, cap, "%g ms", ms);
+		return buf;
+	}
+	v = ms * u[i].scale;
+	snprintf(buf, cap, fabs(v) >= 99.95 ? "%.0f %s" : fabs(v) >= 9.995 ? "%.1f %s" : "%.2f %s",
+		 v, u[i].unit);
+	return buf;
+}
+
 const char *df_pct(double ratio, char *buf, size_t cap)
 {
 	double p = ratio * 100;
@@ -181,4 +211,5 @@ void diag_findings(dctx *c)
 		pt_rv_num(c->rep, o, "impact (ms)", f->impact_ms);
 		pt_rv_str(c->rep, o, "explanation", f->explanation ? f->explanation : "");
 	}
+	diag_confidence(c, arr);
 }

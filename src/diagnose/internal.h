@@ -114,6 +114,13 @@ int dm_test(dctx *c, dmetric *m, size_t i, int dir, dimpact_fn fn, double *other
 double dm_impact_ratio(const dctx *c, const dmetric *m, size_t i, double others);
 double dm_impact_duration(const dctx *c, const dmetric *m, size_t i, double others);
 
+/* A worker's window per profiled step: sentences say "ms per step" (the
+ * window counts as one step when the worker has none). */
+static inline double dw_steps(const dworker *w)
+{
+	return w->s && w->s->nsteps > 1 ? (double)w->s->nsteps : 1.0;
+}
+
 /* Findings. */
 dfinding *df_add(dctx *c, const char *category, const char *worker, const char *function,
 		 const char *metric, double value, double others, double impact_ms);
@@ -121,6 +128,11 @@ void df_explain(dctx *c, dfinding *f, const char *fmt, ...) __attribute__((forma
 /* Short display name of a function key for explanations (no template
  * arguments, launch shape or stack prefix); writes into buf. */
 const char *df_short(const char *key, int cls, char *buf, size_t cap);
+/* f's impact per profiled step of its worker (f->impact_ms is per window). */
+double df_impact_per_step(const dctx *c, const dfinding *f);
+/* A duration in ms as people read it: three significant digits in s, ms,
+ * µs or ns ("4.50 µs"). */
+const char *df_ms(double ms, char *buf, size_t cap);
 /* "12.3%" (two decimals below 0.1%). */
 const char *df_pct(double ratio, char *buf, size_t cap);
 
@@ -141,6 +153,10 @@ void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, in
 /* Rank the findings (summary first, then impact desc, worker, function) and
  * write "findings". */
 void diag_findings(dctx *c);
+/* Add "confidence" (level strong/moderate/weak and its cues, confidence.c)
+ * to every finding object of arr (written by diag_findings from c->f, in
+ * that order), except the summary finding's. */
+void diag_confidence(dctx *c, pt_rv *arr);
 /* The "display" key (docs/display.md): per-worker step times and class
  * breakdown, and the workers x functions heatmap.  After diag_findings,
  * whose ranked findings name the heatmap's first columns. */

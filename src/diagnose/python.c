@@ -113,10 +113,10 @@ void diag_python(dctx *c)
 
 				df_explain(c, f, "worker %s spends %s of its time in %s, other "
 					   "workers %s: a CPU-side stall or extra CPU work in this "
-					   "function on this worker (about %.3g ms per window)",
+					   "function on this worker (about %.3g ms per step)",
 					   w->id, df_pct(m->val[j], p1, sizeof(p1)),
 					   leaf2(k->key, fn, sizeof(fn)), df_pct(oth, p2, sizeof(p2)),
-					   imp * w->window_ms);
+					   imp * w->window_ms / dw_steps(w));
 			}
 		}
 		e->n = nrec - e->off;

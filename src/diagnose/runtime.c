@@ -30,8 +30,8 @@ static void explain_runtime(dctx *c, dfinding *f, const char *key, int kind, dou
 	else
 		why = "this CUDA runtime call takes longer on this worker";
 	df_explain(c, f, "worker %s spends %s of its time in %s, other workers %s: %s "
-		   "(about %.3g ms per window)", f->worker, df_pct(value, p1, sizeof(p1)), key,
-		   df_pct(others, p2, sizeof(p2)), why, f->impact_ms);
+		   "(about %.3g ms per step)", f->worker, df_pct(value, p1, sizeof(p1)), key,
+		   df_pct(others, p2, sizeof(p2)), why, df_impact_per_step(c, f));
 }
 
 void diag_runtime(dctx *c)

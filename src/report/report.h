@@ -70,11 +70,30 @@ extern const char *const pt_report_sections[5];
  * escapes, floats as repr, ", " / ": " separators), starting at nesting
  * level `level` (0 for a whole document); no trailing newline. */
 void pt_report_json(const pt_rv *v, int level, pt_sb *out);
-/* The text report: each seed section as "<name>:" and its JSON (indent 4),
- * blank lines between, then "Findings:" and numbered sentences.  At most
- * max_findings findings are printed (0: all); the rest are counted.
- * "workers" and "display" are left to report.json. */
+/* The text report for people (text_people.c): a job summary (workers,
+ * steps, step time, where the time goes, GPU utilization), the findings as
+ * wrapped sentences (workers by rank when ranks are known and unique), then
+ * every other top-level member (the five sections, "Hang", "trigger", any
+ * new one) as lines and aligned tables of its top rows.  Every line is
+ * shorter than width columns.  "workers" and "display" are left to
+ * report.json.  o NULL: the defaults. */
+typedef struct pt_text_opts {
+	size_t max_findings;  /* findings printed (0: all); default 10 */
+	size_t top;           /* rows per table; default 8 */
+	size_t width;         /* line width limit; default 120 */
+	int page_line;        /* 1: a "Page" line in the summary (default 0) */
+	const char *outdir;   /* with page_line: where the page went (NULL: none
+	                         written, the line says how to get one) */
+} pt_text_opts;
+void pt_text_opts_default(pt_text_opts *o);
+void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out);
+/* pt_report_text_people with the defaults and max_findings. */
 void pt_report_text(const pt_report *r, size_t max_findings, pt_sb *out);
+/* The seed's text report (`--format json`): each seed section as "<name>:"
+ * and its JSON (indent 4), blank lines between, then "Findings:" and
+ * numbered sentences.  At most max_findings findings are printed (0: all);
+ * the rest are counted.  "workers" and "display" are left to report.json. */
+void pt_report_text_json(const pt_report *r, size_t max_findings, pt_sb *out);
 
 /* Write DIR/PerfDisplay/report.json and DIR/PerfDisplay/index.html (the
  * self-contained PerfDisplay page with that report embedded,

@@ -1,14 +1,15 @@
 /*
- * text.c - the text report the CLI prints after diagnose/analyze: each seed
- * section as "<name>:" and its JSON (indent 4) as the original tool logged
- * them, then the findings as numbered plain sentences.  Reads only the
+ * text.c - the seed's text report (`--format json` of diagnose/analyze):
+ * each seed section as "<name>:" and its JSON (indent 4) as the original
+ * tool logged them, then the findings as numbered plain sentences.  The
+ * default report for people is text_people.c.  Reads only the
  * report tree built by src/diagnose.
  */
 #include "report.h"
 
 #include <string.h>
 
-void pt_report_text(const pt_report *r, size_t max_findings, pt_sb *out)
+void pt_report_text_json(const pt_report *r, size_t max_findings, pt_sb *out)
 {
 	const pt_rv *root = pt_report_root_c(r);
 	const pt_rv *f, *c;

@@ -85,15 +85,37 @@ check "report.json is json.dumps(indent=4)" "$PYTHON" -c 'import json, sys
 t = open(sys.argv[1]).read()
 sys.exit(t != json.dumps(json.loads(t), indent=4) + "\n")' "$R"
 
-# The text report: the five sections in the reference's form, then findings.
-check "text report sections in order" bash -c "grep -n '^[A-Za-z].*:\$' '$TMP/stdout' | cut -d: -f2 | tr '\n' '/' | grep -qx 'GPU Compute/GPU memory operations/Communication/CUDA Runtime/Python functions/Findings/'"
-check "text report: section JSON is the report's" "$PYTHON" -c 'import json, sys
+# The text report for people: summary, findings, then the sections as tables.
+check "text: summary first" bash -c "head -n 1 '$TMP/stdout' | grep -qx 'PerfTracker report: 8 workers, step 10 profiled'"
+check "text: step time by rank" grep -qx '  Step time        min 12.5 ms (rank 7), median 16.1 ms, max 19.9 ms (rank 1)' "$TMP/stdout"
+check "text: where the time goes" grep -q '^  Time goes to     Python/CPU 45.4%, communication 38.9%, ' "$TMP/stdout"
+check "text: GPU utilization as %" grep -qx '  GPU utilization  min 21.1% (rank 7), median 41.7%, max 61.8% (rank 1)' "$TMP/stdout"
+check "text: says where the page is" grep -qx "  Page             $TMP/out/PerfDisplay/index.html (perftracker display $TMP/out)" "$TMP/stdout"
+check "text: no findings sentence" grep -qx 'Findings: none. No worker differs from the others beyond the thresholds.' "$TMP/stdout"
+check "text: sections in order after the findings" bash -c "grep -n '^[A-Z]' '$TMP/stdout' | cut -d: -f2 | sed 's/ (.*//; s/:.*//' | tr '\n' '/' | grep -qx 'PerfTracker report/Findings/GPU Compute/GPU memory operations/Communication/CUDA Runtime/Python functions/'"
+check "text: every line under 120 columns" "$PYTHON" -c 'import sys
+sys.exit(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")) >= 120)' "$TMP/stdout"
+check "text: summary and findings fit a screen" bash -c "[ \$(sed -n '1,/^GPU Compute\$/p' '$TMP/stdout' | wc -l) -le 24 ]"
+check "text: no file names, no long decimals, no [0,1]" bash -c "! grep -q 'pt.trace.json\|[0-9]\.[0-9]\{5,\}\|in \[0,1\]' '$TMP/stdout'"
+check "text: kernel names that differ stay different" bash -c "grep -q '^    vectorized_elementwise_kernel<…sqrt_kernel_cuda…> ' '$TMP/stdout' && grep -q '^    vectorized_elementwise_kernel<…FillFunctor…> ' '$TMP/stdout'"
+check "text: µs-scale kernels in µs" grep -q '^    linearize_index_kernel<…> *17.0 µs *0.23%$' "$TMP/stdout"
+check "text: communication row by rank and unit" grep -q '^  ncclKernel_SendRecv.*sendrecv *rank 0 .* 25.6% *27.7% *514 µs  none$' "$TMP/stdout"
+check "text: no display key" bash -c "! grep -q 'step_ms\|heatmap\|display\"' '$TMP/stdout'"
+check "text: --width 80" bash -c "'$PT_BIN' analyze '$DLRM' -q --width 80 >/dev/null && '$PT_BIN' analyze '$DLRM' --width 80 | awk '{ if (length(\$0) >= 90) bad=1 } END { exit bad }'"
+"$PT_BIN" analyze "$DLRM" >"$TMP/nopage" 2>"$TMP/nopage.err"
+check "text without -o: says no page was written" grep -qx '  Page             none written (add -o DIR for DIR/PerfDisplay/index.html and report.json)' "$TMP/nopage"
+
+# --format json: the seed's text (each section's JSON, then the findings).
+"$PT_BIN" analyze "$DLRM" --format json >"$TMP/jstdout" 2>/dev/null
+check "--format json: sections in order" bash -c "grep -n '^[A-Za-z].*:\$' '$TMP/jstdout' | cut -d: -f2 | tr '\n' '/' | grep -qx 'GPU Compute/GPU memory operations/Communication/CUDA Runtime/Python functions/Findings/'"
+check "--format json: section JSON is the report's" "$PYTHON" -c 'import json, sys
 t = open(sys.argv[1]).read(); r = json.load(open(sys.argv[2]))
 body = t.split("GPU Compute:\n", 1)[1].split("\n\nGPU memory operations:\n", 1)[0]
-sys.exit(json.loads(body) != r["GPU Compute"])' "$TMP/stdout" "$R"
-check "text report: no findings sentence" grep -q '^No worker differs from the others beyond the thresholds.$' "$TMP/stdout"
-check "text report: no display key" bash -c "! grep -q 'step_ms\|heatmap\|display' '$TMP/stdout'"
-check "text report: ends with the findings" bash -c "tail -n 2 '$TMP/stdout' | head -n 1 | grep -qx 'Findings:'"
+sys.exit(json.loads(body) != r["GPU Compute"])' "$TMP/jstdout" "$R"
+check "--format json: ends with the findings" bash -c "tail -n 2 '$TMP/jstdout' | head -n 1 | grep -qx 'Findings:'"
+check "--json: report.json on stdout" bash -c "'$PT_BIN' analyze '$DLRM' --json 2>/dev/null | cmp - '$R'"
+check "diagnose --json too" bash -c "'$PT_BIN' analyze '$DLRM' -q --keep-summaries '$TMP/jsums' && '$PT_BIN' diagnose '$TMP/jsums' --json | cmp - '$R'"
+check_fails "--format other" "option '--format': 'xml' is not 'text' or 'json'" "$PT_BIN" analyze "$DLRM" --format xml
 
 # Reproducible: any thread count gives the same bytes.
 "$PT_BIN" analyze "$DLRM" -o "$TMP/out1" -j1 -q
@@ -114,7 +136,8 @@ check "garbage: a summary finding names it, first" pyjson "$M" 'r["findings"][0]
 check "garbage: sections as without it" "$PYTHON" -c 'import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
 sys.exit(any(a[k] != b[k] for k in ("GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions")))' "$R" "$M"
-check "garbage: text report names it" grep -q '^1\. 1 of 9 traces could not be analysed.*bad_rank.json' "$TMP/mstdout"
+check "garbage: text report names it" grep -q '^  1\. 1 of 9 traces could not be analysed.*bad_rank.json' "$TMP/mstdout"
+check "garbage: summary counts it" grep -qx 'PerfTracker report: 8 workers (+1 unreadable), step 10 profiled' "$TMP/mstdout"
 
 # Nothing readable: one-line error, non-zero exit.
 mkdir -p "$TMP/allbad"
@@ -124,7 +147,9 @@ check_fails "all traces unreadable" "no worker could be analysed" "$PT_BIN" anal
 check "all unreadable: no report written" test ! -e "$TMP/aout/PerfDisplay/report.json"
 check_fails "missing path" "'$TMP/nope': No such file or directory" "$PT_BIN" analyze "$TMP/nope" -o "$TMP/x"
 mkdir -p "$TMP/empty"
-check_fails "folder without traces" "no traces given" "$PT_BIN" analyze "$TMP/empty" -o "$TMP/x"
+check_fails "folder without traces" "^perftracker: '$TMP/empty': no \*.json, \*.json.gz or \*.sqlite traces found$" "$PT_BIN" analyze "$TMP/empty" -o "$TMP/x"
+check "folder without traces: one message" bash -c "[ \$('$PT_BIN' analyze '$TMP/empty' 2>&1 | wc -l) -eq 1 ]"
+check_fails "no traces given" "analyze: no traces given" "$PT_BIN" analyze -o "$TMP/x"
 check_fails "bad option value" "option '--z'" "$PT_BIN" analyze "$DLRM" --z abc
 check_fails "unknown option" "unknown option '--frobnicate'" "$PT_BIN" analyze "$DLRM" --frobnicate
 check "analyze --help" bash -c "'$PT_BIN' analyze --help | grep -q -- '--keep-summaries'"

@@ -13,6 +13,8 @@ else
 	not_ok "make install" "$(tail -5 "$TMP/install.log")"
 fi
 root=$stage$prefix
+check "nothing written outside PREFIX" bash -c "[ -z \"\$(find '$stage' -type f -o -type l | grep -v '^$stage$prefix/')\" ]"
+check "install says where the Python packages went" grep -q "^perftracker: Python packages installed in $stage$prefix/lib/python3\.[0-9]*/site-packages\$" "$TMP/install.log"
 check "installed CLI runs" "$root/bin/perftracker" --help
 check "c4d_perftracker name installed" test -e "$root/bin/c4d_perftracker"
 check "header tree installed" test -f "$root/include/perftracker/perftracker.h" -a \
@@ -47,7 +49,7 @@ case "$out" in
 *) not_ok "installed library summarizes a real trace" "got '$out'";;
 esac
 
-site=$(find "$stage" -type d -name c4d_perftracker_collector | head -1)
+site=$(find "$root/lib" -type d -name c4d_perftracker_collector | head -1)
 if [ -n "$site" ] && PYTHONPATH=$(dirname "$site") "$PYTHON" -c \
 	'from c4d_perftracker_collector.PerfTracker import PerfTracker; import perftracker' 2>"$TMP/py.log"; then
 	ok "python packages installed for $PYTHON"

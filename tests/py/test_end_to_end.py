@@ -163,7 +163,7 @@ class OneNode(unittest.TestCase):
             # Stacks start at the script's module frame.
             self.assertTrue(k.startswith(TRAIN + ": <module>|" + TRAIN + ": main|"), k)
         # The text report on stdout, the page next to report.json.
-        self.assertIn("Python functions:", res.stdout)
+        self.assertIn("Python functions (", res.stdout)
         self.assertIn("slow_augment", res.stdout)
         self.assertTrue(os.path.exists(os.path.join(run, "PerfDisplay", "index.html")))
         # Policy none: no raw trace anywhere, spool and control dir clean.

@@ -192,7 +192,7 @@ static pt_report *with_sections(size_t nfind)
 	return r;
 }
 
-static void test_text(void **state)
+static void test_text_json(void **state)
 {
 	static const char expect[] =
 		"GPU Compute:\n{\n    \"k\": 0.25\n}\n\n"
@@ -207,16 +207,16 @@ static void test_text(void **state)
 
 	/* "display" (per-worker data for the page) is not part of the text. */
 	pt_rv_int(r, pt_rv_obj(r, pt_report_root(r), "display"), "version", 1);
-	pt_report_text(r, 2, &sb);
+	pt_report_text_json(r, 2, &sb);
 	assert_string_equal(sb.buf, expect);
 	pt_sb_reset(&sb);
-	pt_report_text(r, 0, &sb);
+	pt_report_text_json(r, 0, &sb);
 	assert_non_null(strstr(sb.buf, "3. finding number 3\n"));
 	assert_null(strstr(sb.buf, "more findings"));
 	pt_report_free(r);
 	r = with_sections(0);
 	pt_sb_reset(&sb);
-	pt_report_text(r, 0, &sb);
+	pt_report_text_json(r, 0, &sb);
 	assert_non_null(strstr(sb.buf, "Findings:\nNo worker differs from the others beyond the "
 				       "thresholds.\n"));
 	pt_sb_free(&sb);
@@ -441,7 +441,7 @@ int main(void)
 		cmocka_unit_test(test_json_numbers),
 		cmocka_unit_test(test_invalid_utf8),
 		cmocka_unit_test(test_tree),
-		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_text_json),
 		cmocka_unit_test(test_write_dir),
 		cmocka_unit_test(test_write_dir_failure_keeps_pair),
 		cmocka_unit_test(test_page_escapes_names),

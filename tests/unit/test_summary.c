@@ -563,6 +563,9 @@ static int is_trace_name(const char *n)
 {
 	size_t l = strlen(n);
 
+	/* *.summary.json are worker summaries (tests/data/demo_cpu4), not traces */
+	if (l > 13 && !strcmp(n + l - 13, ".summary.json"))
+		return 0;
 	return (l > 5 && !strcmp(n + l - 5, ".json")) || (l > 8 && !strcmp(n + l - 8, ".json.gz")) ||
 	       (l > 7 && !strcmp(n + l - 7, ".sqlite"));
 }

@@ -1,0 +1,223 @@
+/*
+ * confidence.c - how strong each finding is: the "confidence" member that
+ * diag_findings adds to every finding about a worker (docs/diagnose.md
+ * "Confidence").  Three cues, each good / fair / poor:
+ *   lost   - the time lost as a share of the worker's window;
+ *   apart  - for a share of time, the worker's share of the function
+ *            against the highest share any other worker has; for another
+ *            metric, the value against the others' median; poor when other
+ *            workers are flagged for the same function (a spread, not one
+ *            outlier);
+ *   steady - whether every call is slower (p10 above the others' median
+ *            duration), most calls (median above it) or only some (a tail,
+ *            as CPU contention or a preempted thread gives).
+ * strong: no poor cue and two good ones; weak: two poor cues, or one
+ * and no good one; else moderate.  Works from the finding's worker, category and function key
+ * only, so findings of any section get it.
+ */
+#include "internal.h"
+#include "../util/xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { POOR, FAIR, GOOD };
+
+static const int cat_cls[][2] = {
+	{ 0, PT_C_COMPUTE }, { 1, PT_C_MEMORY }, { 2, PT_C_COMM }, { 3, PT_C_RUNTIME },
+	{ 4, PT_C_PYTHON },
+};
+
+/* The function's key: by the category's class, else any class that has it. */
+static uint32_t find_key(const dctx *c, const dfinding *f)
+{
+	size_t i;
+	int cls;
+	uint32_t k;
+
+	if (!f->function[0])
+		return UINT32_MAX;
+	for (i = 0; i < sizeof(cat_cls) / sizeof(cat_cls[0]); i++)
+		if (!strcmp(f->category, pt_report_sections[cat_cls[i][0]]))
+			return diag_key_find(c, cat_cls[i][1], f->function);
+	for (cls = 0; cls < PT_C_COUNT; cls++)
+		if ((k = diag_key_find(c, cls, f->function)) != UINT32_MAX)
+			return k;
+	return UINT32_MAX;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Findings by (category, function), to count each one's namesakes. */
+static int cmp_same(const void *a, const void *b)
+{
+	const dfinding *x = *(const dfinding *const *)a, *y = *(const dfinding *const *)b;
+	int r = strcmp(x->category, y->category);
+
+	return r ? r : strcmp(x->function, y->function);
+}
+
+static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
+{
+	const dworker *w = NULL;
+	const pt_pattern *mine = NULL;
+	uint32_t wi = 0, ki;
+	double lost, next = 0, omed = NAN, *med = NULL, apart = NAN;
+	size_t i, nmed = 0;
+	int cue_lost, cue_apart = FAIR, cue_steady = FAIR, good, poor;
+	const char *level, *steady = "unknown";
+	char ev[512], p1[32], p2[32];
+	pt_rv *cf;
+
+	if (!f->worker)
+		return;
+	for (i = 0; i < c->nw; i++)
+		if (c->w[i].id == f->worker) {
+			w = &c->w[i];
+			wi = (uint32_t)i;
+			break;
+		}
+	if (!w || !(w->window_ms > 0))
+		return;
+	lost = f->impact_ms / w->window_ms;
+	cue_lost = lost >= 0.10 ? GOOD : lost >= 0.03 ? FAIR : POOR;
+
+	ki = find_key(c, f);
+	if (ki != UINT32_MAX) {
+		const dkey *k = &c->keys[ki];
+
+		med = c->m[0].tmp; /* scratch of nw doubles, unused after the sections */
+		for (i = 0; i < k->n; i++) {
+			const dent *e = &c->ent[k->off + i];
+			const pt_pattern *p = &c->w[e->w].pat[e->p];
+
+			if (e->w == wi) {
+				mine = p;
+				continue;
+			}
+			if (p->bottleneck > next)
+				next = p->bottleneck;
+			if (med)
+				med[nmed++] = p->median_ms;
+		}
+		if (nmed) {
+			qsort(med, nmed, sizeof(*med), cmp_dbl);
+			omed = nmed % 2 ? med[nmed / 2] : (med[nmed / 2 - 1] + med[nmed / 2]) / 2;
+		}
+	}
+	if (mine && strstr(f->metric, "bottleneck"))
+		/* a share of time: against the nearest other worker */
+		apart = next > 0 ? mine->bottleneck / next : INFINITY;
+	else if (f->value > 0 && f->others > 0)
+		/* a duration, bandwidth or utilization: against the others' median,
+		 * whichever way costs time */
+		apart = f->value > f->others ? f->value / f->others : f->others / f->value;
+	if (!isnan(apart))
+		cue_apart = apart >= 3 ? GOOD : apart >= 1.5 ? FAIR : POOR;
+	if (mine) {
+		if (!nmed && mine->cls == PT_C_PYTHON) {
+			/* summaries drop stacks below 0.05%: absent is not zero */
+			steady = "the other workers spend little or no time in it";
+			cue_steady = FAIR;
+		} else if (!nmed) {
+			steady = "only this worker runs it";
+			cue_steady = mine->count >= (w->s->nsteps ? w->s->nsteps : 1) ? GOOD : FAIR;
+		} else if (mine->p10_ms > omed * (1 + c->o->rel)) {
+			steady = "every call is slower";
+			cue_steady = GOOD;
+		} else if (mine->median_ms > omed * (1 + c->o->rel)) {
+			steady = "most calls are slower";
+			cue_steady = FAIR;
+		} else {
+			steady = "only some calls are slower";
+			cue_steady = POOR;
+		}
+	}
+	if (same)
+		cue_apart = POOR;
+	good = (cue_lost == GOOD) + (cue_apart == GOOD) + (cue_steady == GOOD);
+	poor = (cue_lost == POOR) + (cue_apart == POOR) + (cue_steady == POOR);
+	/* One poor cue with nothing good (some calls slower and another worker
+	 * close: CPU contention, noise) is weak too. */
+	level = poor >= 2 || (poor && !good) ? "weak" : !poor && good >= 2 ? "strong" : "moderate";
+
+	/* the sentence: lost, apart, steady */
+	{
+		int n = snprintf(ev, sizeof(ev), "loses %s of its time",
+				 df_pct(lost, p1, sizeof(p1)));
+
+		if (same)
+			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %zu other worker%s flagged "
+				      "for the same function", same, same == 1 ? " is" : "s are");
+		else if (mine && next > 0 && strstr(f->metric, "bottleneck"))
+			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %s of its time in it, at most "
+				      "%s on any other worker", df_pct(mine->bottleneck, p1, sizeof(p1)),
+				      df_pct(next, p2, sizeof(p2)));
+		else if (isfinite(apart)) {
+			/* the metric without its unit: "median cost per execution" */
+			size_t ml = strcspn(f->metric, "(");
+
+			while (ml > 0 && f->metric[ml - 1] == ' ')
+				ml--;
+			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %.2gx the other workers' "
+				      "%.*s", apart, (int)ml, f->metric);
+		}
+		else if (mine && !nmed)
+			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %s", steady);
+		else if (mine)
+			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; no other worker spends time "
+				      "in it");
+		if (mine && nmed && n > 0 && (size_t)n < sizeof(ev))
+			snprintf(ev + n, sizeof(ev) - (size_t)n, "; %s", steady);
+	}
+	cf = pt_rv_obj(c->rep, o, "confidence");
+	pt_rv_str(c->rep, cf, "level", level);
+	pt_rv_num(c->rep, cf, "time lost (share of window)", lost);
+	if (isfinite(apart))
+		pt_rv_num(c->rep, cf, "apart (x)", apart);
+	else
+		pt_rv_null(c->rep, cf, "apart (x)");
+	pt_rv_int(c->rep, cf, "other workers flagged", (int64_t)same);
+	pt_rv_str(c->rep, cf, "calls", steady);
+	pt_rv_str(c->rep, cf, "evidence", ev);
+}
+
+void diag_confidence(dctx *c, pt_rv *arr)
+{
+	const dfinding **by;
+	size_t *same, i, a, b;
+	pt_rv *o;
+
+	if (!arr || !c->nf)
+		return;
+	by = x_malloc(c->nf * sizeof(*by));
+	same = x_calloc(c->nf, sizeof(*same));
+	if (!by || !same) {
+		c->oom = 1;
+		goto out;
+	}
+	/* other workers flagged for the same function: a sort, not n^2 */
+	for (i = 0; i < c->nf; i++)
+		by[i] = &c->f[i];
+	qsort(by, c->nf, sizeof(*by), cmp_same);
+	for (a = 0; a < c->nf; a = b) {
+		size_t nw = 0;
+
+		for (b = a; b < c->nf && !cmp_same(&by[a], &by[b]); b++)
+			nw += by[b]->worker != NULL;
+		for (i = a; i < b; i++)
+			same[by[i] - c->f] = by[i]->worker && nw ? nw - 1 : 0;
+	}
+	for (i = 0, o = arr->child; i < c->nf && o; i++, o = o->next)
+		grade(c, o, &c->f[i], same[i]);
+out:
+	x_free(same);
+	x_free(by);
+}

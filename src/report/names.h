@@ -1,0 +1,43 @@
+/*
+ * names.h - function names for people: the text report (text_people.c)
+ * and the page (web/app.js, the same rules in JavaScript) show kernel
+ * names, CUDA calls and Python stacks in a fixed width.
+ *
+ * Rules: C++ names lose "void", namespaces, template arguments ("<…>") and
+ * the parameter list; a Python/CPU stack ("a|b|c", root first) reads leaf
+ * first ("c ← b ← a", "/x/y.py: f" as "y.py: f"); a kernel key's launch
+ * shape ("…1_1_1|128_1_1") is dropped.  Names of one table that would
+ * then read the same get back the first word where they differ
+ * ("reduce_kernel<…512…>") and, if still equal, their launch shape.  What
+ * is still too wide is cut in the middle ("head…tail").  Control
+ * characters print as \xNN.
+ *
+ * All functions are pure and thread-safe; outputs are NUL-terminated.
+ */
+#ifndef PT_REPORT_NAMES_H
+#define PT_REPORT_NAMES_H
+
+#include <stddef.h>
+
+/* Columns a UTF-8 string takes (code points; continuation bytes count 0). */
+size_t pt_name_width(const char *s);
+
+/* s with control bytes (< 0x20, 0x7f) as \xNN, into out (cap bytes,
+ * truncated on a code point boundary when short); returns out. */
+char *pt_name_escape(const char *s, char *out, size_t cap);
+
+/* The short form of one key (rules above, escaping included), into out;
+ * returns out. */
+char *pt_name_short(const char *key, char *out, size_t cap);
+
+/* s cut in the middle to at most width columns ("head…tail"), into out;
+ * returns out.  width < 3 gives a prefix. */
+char *pt_name_fit(const char *s, size_t width, char *out, size_t cap);
+
+/* Short forms of keys[0..n) that stay different where the keys differ,
+ * each fitted to width columns: out[i] is malloc'ed (free each, then the
+ * array's owner frees the array).  0, or -1 when out of memory (out[]
+ * then holds NULLs). */
+int pt_name_short_set(const char *const *keys, size_t n, size_t width, char **out);
+
+#endif

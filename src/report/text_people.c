@@ -1,0 +1,1176 @@
+/*
+ * text_people.c - the text report for people, printed by the CLI after
+ * analyze/diagnose/trigger: a job summary (workers, steps, step time,
+ * where the time goes, GPU utilization), the findings as wrapped sentences
+ * with workers named by rank, then every other top-level member of the
+ * report as aligned tables of its top rows.  Reads only the report tree;
+ * sections and findings are rendered by their shape, not by name, so new
+ * ones print without code here.  Every line fits the width (names cut in
+ * the middle by names.c, the rest cut at the end).
+ */
+#include "report.h"
+#include "names.h"
+#include "../util/xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define ELL "\xe2\x80\xa6"
+
+void pt_text_opts_default(pt_text_opts *o)
+{
+	o->max_findings = 10;
+	o->top = 8;
+	o->width = 120;
+	o->page_line = 0;
+	o->outdir = NULL;
+}
+
+typedef struct wk {
+	const char *id;
+	char label[64];
+} wk;
+
+typedef struct tctx {
+	const pt_text_opts *o;
+	pt_sb *out;
+	wk *w;           /* sorted by id */
+	size_t nw;
+	int oom;
+} tctx;
+
+enum { U_NONE, U_MS, U_US, U_PCT, U_GBPS, U_BYTES };
+
+/* ---- workers ---------------------------------------------------------- */
+
+static int cmp_wk(const void *a, const void *b)
+{
+	return strcmp(((const wk *)a)->id, ((const wk *)b)->id);
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+	return strcmp(((const wk *)a)->label, ((const wk *)b)->label);
+}
+
+static const char *label_of(const tctx *t, const char *id)
+{
+	wk key, *f;
+
+	if (!t->nw || !id)
+		return NULL;
+	key.id = id;
+	f = bsearch(&key, t->w, t->nw, sizeof(*t->w), cmp_wk);
+	return f ? f->label : NULL;
+}
+
+/* Workers by rank when every rank is known and unique, else by id. */
+static void load_workers(tctx *t, const pt_rv *ws)
+{
+	const pt_rv *c;
+	size_t i;
+	int by_rank = 1;
+
+	if (!ws || ws->type != PT_RV_OBJ || !ws->n)
+		return;
+	t->w = x_calloc(ws->n, sizeof(*t->w));
+	if (!t->w) {
+		t->oom = 1;
+		return;
+	}
+	for (c = ws->child; c; c = c->next) {
+		const pt_rv *r = pt_rv_get(c, "rank");
+
+		t->w[t->nw].id = c->key;
+		if (r && r->type == PT_RV_INT && r->i >= 0)
+			snprintf(t->w[t->nw].label, sizeof(t->w[t->nw].label), "rank %lld",
+				 (long long)r->i);
+		else
+			by_rank = 0;
+		t->nw++;
+	}
+	if (by_rank) {
+		/* duplicate ranks (two jobs in one folder): ids instead; sorted by
+		 * label, duplicates are neighbours (10,000 workers: no n^2) */
+		qsort(t->w, t->nw, sizeof(*t->w), cmp_label);
+		for (i = 1; i < t->nw && by_rank; i++)
+			if (!strcmp(t->w[i - 1].label, t->w[i].label))
+				by_rank = 0;
+	}
+	qsort(t->w, t->nw, sizeof(*t->w), cmp_wk);
+	if (!by_rank)
+		for (i = 0; i < t->nw; i++)
+			pt_name_escape(t->w[i].id, t->w[i].label, sizeof(t->w[i].label));
+}
+
+/* ---- numbers ---------------------------------------------------------- */
+
+/* Three significant digits, no exponent for the ranges we print. */
+static void sig3(double v, char *b, size_t cap)
+{
+	double a = fabs(v);
+
+	if (a >= 99.95)
+		snprintf(b, cap, "%.0f", v);
+	else if (a >= 9.995)
+		snprintf(b, cap, "%.1f", v);
+	else
+		snprintf(b, cap, "%.2f", v);
+}
+
+static void fmt_ms(double ms, char *b, size_t cap)
+{
+	char n[32];
+	double a = fabs(ms);
+
+	if (ms == 0) {
+		snprintf(b, cap, "0");
+	} else if (a >= 999.5) {
+		sig3(ms / 1000, n, sizeof(n));
+		snprintf(b, cap, "%s s", n);
+	} else if (a >= 0.9995) {
+		sig3(ms, n, sizeof(n));
+		snprintf(b, cap, "%s ms", n);
+	} else if (a >= 0.0009995) {
+		sig3(ms * 1000, n, sizeof(n));
+		snprintf(b, cap, "%s \xc2\xb5s", n);
+	} else {
+		sig3(ms * 1e6, n, sizeof(n));
+		snprintf(b, cap, "%s ns", n);
+	}
+}
+
+static void fmt_pct(double r, char *b, size_t cap)
+{
+	double p = r * 100, a = fabs(p);
+
+	if (p == 0)
+		snprintf(b, cap, "0%%");
+	else if (a < 0.01)
+		snprintf(b, cap, "<0.01%%");
+	else if (a >= 9.995)
+		snprintf(b, cap, "%.1f%%", p);
+	else
+		snprintf(b, cap, "%.2f%%", p);
+}
+
+static void fmt_num(int unit, double v, char *b, size_t cap)
+{
+	char n[32];
+
+	if (!isfinite(v)) {
+		snprintf(b, cap, "-");
+		return;
+	}
+	switch (unit) {
+	case U_MS:
+		fmt_ms(v, b, cap);
+		return;
+	case U_US:
+		fmt_ms(v / 1000, b, cap);
+		return;
+	case U_PCT:
+		fmt_pct(v, b, cap);
+		return;
+	case U_GBPS:
+		sig3(v, n, sizeof(n));
+		snprintf(b, cap, "%s GB/s", n);
+		return;
+	case U_BYTES:
+		if (fabs(v) >= 1e9)
+			sig3(v / 1e9, n, sizeof(n)), snprintf(b, cap, "%s GB", n);
+		else if (fabs(v) >= 1e6)
+			sig3(v / 1e6, n, sizeof(n)), snprintf(b, cap, "%s MB", n);
+		else if (fabs(v) >= 1e3)
+			sig3(v / 1e3, n, sizeof(n)), snprintf(b, cap, "%s KB", n);
+		else
+			snprintf(b, cap, "%.0f B", v);
+		return;
+	}
+	if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(b, cap, "%.0f", v);
+	else if (fabs(v) >= 1000)
+		snprintf(b, cap, "%.0f", v);
+	else
+		sig3(v, b, cap);
+}
+
+/* The unit a member's name announces (the seed's keys say it in words). */
+static int unit_of(const char *k)
+{
+	if (!k)
+		return U_NONE;
+	if (strstr(k, "(ms)") || strstr(k, "_ms") || strstr(k, " ms"))
+		return U_MS;
+	if (strstr(k, "(us)") || strstr(k, "_us"))
+		return U_US;
+	if (strstr(k, "GB/s") || strstr(k, "gbps") || strstr(k, "busbw") || strstr(k, "algbw"))
+		return U_GBPS;
+	if (strstr(k, "bytes"))
+		return U_BYTES;
+	if (strstr(k, "[0,1]") || strstr(k, " ratio") || !strncmp(k, "ratio", 5) ||
+	    strstr(k, "utilization") || strstr(k, "gpu_util") || strstr(k, "share"))
+		return U_PCT;
+	return U_NONE;
+}
+
+/* ---- lines -------------------------------------------------------------- */
+
+/* Emit one line, cut at the end to fit width - 1 columns. */
+static void emit(tctx *t, const char *s)
+{
+	size_t max = t->o->width > 1 ? t->o->width - 1 : 1;
+
+	if (pt_name_width(s) <= max) {
+		pt_sb_adds(t->out, s);
+	} else {
+		size_t i = 0, k = 0;
+
+		while (s[i] && k < max - 1) {
+			i++;
+			while (((unsigned char)s[i] & 0xc0) == 0x80)
+				i++;
+			k++;
+		}
+		pt_sb_add(t->out, s, i);
+		pt_sb_adds(t->out, ELL);
+	}
+	pt_sb_addc(t->out, '\n');
+}
+
+/* Emit text wrapped at spaces: first line after `first`, the others after
+ * `indent` spaces. */
+static void wrap(tctx *t, const char *first, size_t indent, const char *text)
+{
+	size_t max = t->o->width > 1 ? t->o->width - 1 : 1;
+	pt_sb line = {0};
+	const char *p = text;
+	size_t col;
+
+	pt_sb_adds(&line, first);
+	col = pt_name_width(first);
+	while (*p) {
+		const char *e;
+		size_t wlen, ww;
+		char word[4096];
+
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		e = p;
+		while (*e && *e != ' ')
+			e++;
+		wlen = (size_t)(e - p);
+		snprintf(word, sizeof(word), "%.*s", (int)wlen, p);
+		ww = pt_name_width(word);
+		if (col > indent && col + 1 + ww > max) {
+			emit(t, line.buf ? line.buf : "");
+			pt_sb_reset(&line);
+			pt_sb_addf(&line, "%*s", (int)indent, "");
+			col = indent;
+		} else if (col > pt_name_width(first) || (col == pt_name_width(first) &&
+							    line.len && line.buf[line.len - 1] != ' ')) {
+			pt_sb_addc(&line, ' ');
+			col++;
+		}
+		pt_sb_adds(&line, word);
+		col += ww;
+		p = e;
+	}
+	emit(t, line.buf ? line.buf : "");
+	if (line.oom)
+		t->oom = 1;
+	pt_sb_free(&line);
+}
+
+/* text with every worker id replaced by its label ("worker <id>" too);
+ * control bytes escaped.  Caller frees. */
+static char *relabel(const tctx *t, const char *text)
+{
+	pt_sb sb = {0};
+	const char *p = text;
+	char esc[4096];
+
+	while (*p) {
+		const char *e = p, *lab = NULL;
+		size_t n;
+
+		if (*p == ' ') {
+			pt_sb_addc(&sb, ' ');
+			p++;
+			continue;
+		}
+		while (*e && *e != ' ')
+			e++;
+		n = (size_t)(e - p);
+		/* the word, then without trailing punctuation */
+		while (n > 0) {
+			char id[1024];
+
+			if (n < sizeof(id)) {
+				memcpy(id, p, n);
+				id[n] = 0;
+				lab = label_of(t, id);
+			}
+			if (lab || !strchr(",.;:)'\"", p[n - 1]))
+				break;
+			n--;
+		}
+		if (lab) {
+			/* "worker <id>" -> "rank N" */
+			if (!strncmp(lab, "rank ", 5) && sb.len >= 7 && !strncmp(sb.buf + sb.len - 7, "worker ", 7) &&
+			    (sb.len == 7 || sb.buf[sb.len - 8] == ' ' || sb.buf[sb.len - 8] == '('))
+				sb.len -= 7, sb.buf[sb.len] = 0;
+			pt_sb_adds(&sb, lab);
+			p += n;
+			continue;
+		}
+		{
+			char word[4096];
+
+			snprintf(word, sizeof(word), "%.*s", (int)(e - p), p);
+			pt_sb_adds(&sb, pt_name_escape(word, esc, sizeof(esc)));
+		}
+		p = e;
+	}
+	if (sb.oom) {
+		pt_sb_free(&sb);
+		return NULL;
+	}
+	return sb.buf ? sb.buf : x_strndup("", 0);
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+static int is_scalar(const pt_rv *v)
+{
+	return v->type != PT_RV_OBJ && v->type != PT_RV_ARR;
+}
+
+static int is_worker_map(const tctx *t, const pt_rv *v)
+{
+	const pt_rv *c;
+
+	if (v->type != PT_RV_OBJ || !v->n || !t->nw)
+		return 0;
+	for (c = v->child; c; c = c->next)
+		if (!label_of(t, c->key))
+			return 0;
+	return 1;
+}
+
+static int all_unit(const pt_rv *v)
+{
+	const pt_rv *c;
+
+	for (c = v->child; c; c = c->next)
+		if ((c->type != PT_RV_NUM && c->type != PT_RV_INT) ||
+		    !((c->type == PT_RV_NUM ? c->num : (double)c->i) >= 0 &&
+		      (c->type == PT_RV_NUM ? c->num : (double)c->i) <= 1))
+			return 0;
+	return 1;
+}
+
+static int all_scalar(const pt_rv *v)
+{
+	const pt_rv *c;
+
+	for (c = v->child; c; c = c->next)
+		if (!is_scalar(c))
+			return 0;
+	return 1;
+}
+
+static void fmt_value(const tctx *t, int unit, const pt_rv *v, pt_sb *sb);
+
+/* "rank 3 21.1%, rank 5 30.2% +2" */
+static void fmt_worker_map(const tctx *t, int unit, const pt_rv *v, pt_sb *sb, size_t max)
+{
+	const pt_rv *c;
+	size_t k = 0;
+
+	if (unit == U_NONE && all_unit(v))
+		unit = U_PCT;
+	for (c = v->child; c && k < max; c = c->next, k++) {
+		if (k)
+			pt_sb_adds(sb, ", ");
+		pt_sb_adds(sb, label_of(t, c->key));
+		if (is_scalar(c) && c->type != PT_RV_NULL) {
+			pt_sb_addc(sb, ' ');
+			fmt_value(t, unit, c, sb);
+		}
+	}
+	if (v->n > k)
+		pt_sb_addf(sb, " +%zu", v->n - k);
+}
+
+/* A member that holds a Unix time ("created") as a UTC date. */
+static int fmt_epoch(const pt_rv *v, pt_sb *sb)
+{
+	double x = v->type == PT_RV_INT ? (double)v->i : v->type == PT_RV_NUM ? v->num : 0;
+	time_t tt = (time_t)x;
+	struct tm tm;
+	char b[64];
+
+	if (!(x >= 1e9 && x < 1e10) || !v->key || !strstr(v->key, "created") ||
+	    !gmtime_r(&tt, &tm))
+		return 0;
+	strftime(b, sizeof(b), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	pt_sb_adds(sb, b);
+	return 1;
+}
+
+static void fmt_value(const tctx *t, int unit, const pt_rv *v, pt_sb *sb)
+{
+	char b[64], esc[1024];
+
+	if (fmt_epoch(v, sb))
+		return;
+	const pt_rv *c;
+	size_t k = 0;
+
+	switch (v->type) {
+	case PT_RV_NULL:
+		pt_sb_adds(sb, "-");
+		return;
+	case PT_RV_BOOL:
+		pt_sb_adds(sb, v->i ? "yes" : "no");
+		return;
+	case PT_RV_INT:
+		fmt_num(unit, (double)v->i, b, sizeof(b));
+		pt_sb_adds(sb, b);
+		return;
+	case PT_RV_NUM:
+		fmt_num(unit, v->num, b, sizeof(b));
+		pt_sb_adds(sb, b);
+		return;
+	case PT_RV_STR: {
+		const char *l = label_of(t, v->str);
+
+		if (l) {
+			pt_sb_adds(sb, l);
+		} else {
+			char s[1024];
+
+			pt_name_short(v->str, s, sizeof(s));
+			pt_sb_adds(sb, pt_name_fit(s, 60, esc, sizeof(esc)));
+		}
+		return;
+	}
+	case PT_RV_ARR:
+		if (!v->n) {
+			pt_sb_adds(sb, "none");
+			return;
+		}
+		for (c = v->child; c && k < 6; c = c->next, k++) {
+			if (k)
+				pt_sb_adds(sb, v->child->type == PT_RV_STR ? ", " : " / ");
+			if (is_scalar(c))
+				fmt_value(t, unit, c, sb);
+			else
+				pt_sb_adds(sb, "{" ELL "}");
+		}
+		if (v->n > k)
+			pt_sb_addf(sb, " +%zu", v->n - k);
+		return;
+	case PT_RV_OBJ:
+		if (!v->n)
+			pt_sb_adds(sb, "none");
+		else if (is_worker_map(t, v))
+			fmt_worker_map(t, unit, v, sb, 2);
+		else
+			pt_sb_addf(sb, "%zu entries", v->n);
+		return;
+	}
+}
+
+/* A member name as a label or column header: no "(in [0,1])" or unit (the
+ * cells say it), underscores as spaces, a few long seed names shortened. */
+static void header_of(const char *k, char *b, size_t cap)
+{
+	static const char *const alias[][2] = {
+		{ "avg execution time / monitoring duration", "avg exec share" },
+		{ "median cost per execution", "median per exec" },
+		{ "different from other workers", "differs" },
+		{ "example_of_normal_worker", "normal example" },
+		{ "abnormal_workers", "abnormal" },
+		{ "bottleneck ratio", "bottleneck" },
+		{ "execution ratio", "exec ratio" },
+		{ "median duration", "median" },
+		{ "major_kernel_executions", "major kernel executions" },
+	};
+	static const char *const drop[] = { " (in [0,1])", " (ms)", " (us)", " (GB/s)" };
+	char s[512], *p;
+	size_t i;
+
+	snprintf(s, sizeof(s), "%s", k ? k : "");
+	for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		while ((p = strstr(s, drop[i])))
+			memmove(p, p + strlen(drop[i]), strlen(p + strlen(drop[i])) + 1);
+	for (i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (!strcmp(s, alias[i][0])) {
+			snprintf(s, sizeof(s), "%s", alias[i][1]);
+			break;
+		}
+	for (p = s; *p; p++)
+		if (*p == '_')
+			*p = ' ';
+	pt_name_escape(s, b, cap);
+}
+
+/* ---- tables ----------------------------------------------------------- */
+
+typedef struct cell {
+	size_t col;
+	char *s;
+	int num;
+} cell;
+
+typedef struct row {
+	const char *group;   /* outer key of a two-level map, or NULL */
+	const char *key;
+	const pt_rv *v;
+	cell *c;
+	size_t nc, cap;
+} row;
+
+typedef struct table {
+	char **col;          /* headers */
+	int *colnum;         /* every cell numeric: right-aligned */
+	size_t *colw;
+	size_t ncol, colcap;
+	row *r;
+	size_t nr;
+	int oom;
+} table;
+
+static size_t col_index(table *tb, const char *h)
+{
+	size_t i;
+
+	for (i = 0; i < tb->ncol; i++)
+		if (!strcmp(tb->col[i], h))
+			return i;
+	if (X_GROW(tb->col, tb->colcap, tb->ncol + 1)) {
+		tb->oom = 1;
+		return (size_t)-1;
+	}
+	tb->col[tb->ncol] = x_strndup(h, strlen(h));
+	if (!tb->col[tb->ncol]) {
+		tb->oom = 1;
+		return (size_t)-1;
+	}
+	return tb->ncol++;
+}
+
+static void add_cell(table *tb, row *r, const char *h, const char *s, int num)
+{
+	size_t col = col_index(tb, h), i;
+
+	if (col == (size_t)-1)
+		return;
+	for (i = 0; i < r->nc; i++)
+		if (r->c[i].col == col)
+			return; /* the first of two same-named members wins */
+	if (X_GROW(r->c, r->cap, r->nc + 1)) {
+		tb->oom = 1;
+		return;
+	}
+	r->c[r->nc].col = col;
+	r->c[r->nc].num = num;
+	r->c[r->nc].s = x_strndup(s, strlen(s));
+	if (!r->c[r->nc].s)
+		tb->oom = 1;
+	else
+		r->nc++;
+}
+
+/* The cells of one row: scalar members (nested objects flattened, their
+ * members named by their own key; a "worker" member by its object's key). */
+static void flatten(const tctx *t, table *tb, row *r, const pt_rv *v, const char *parent,
+		    int unit)
+{
+	const pt_rv *c;
+	char h[512];
+	pt_sb sb = {0};
+
+	for (c = v->child; c; c = c->next) {
+		int u = unit_of(c->key);
+
+		if (u == U_NONE)
+			u = unit;
+		if (c->type == PT_RV_OBJ && c->n && !is_worker_map(t, c)) {
+			flatten(t, tb, r, c, c->key, u);
+			continue;
+		}
+		header_of(parent && !strcmp(c->key, "worker") ? parent : c->key, h, sizeof(h));
+		pt_sb_reset(&sb);
+		fmt_value(t, u, c, &sb);
+		add_cell(tb, r, h, sb.buf ? sb.buf : "", c->type == PT_RV_NUM ||
+			 c->type == PT_RV_INT);
+	}
+	if (sb.oom)
+		tb->oom = 1;
+	pt_sb_free(&sb);
+}
+
+static void table_free(table *tb)
+{
+	size_t i, j;
+
+	for (i = 0; i < tb->nr; i++) {
+		for (j = 0; j < tb->r[i].nc; j++)
+			x_free(tb->r[i].c[j].s);
+		x_free(tb->r[i].c);
+	}
+	for (i = 0; i < tb->ncol; i++)
+		x_free(tb->col[i]);
+	x_free(tb->col);
+	x_free(tb->colnum);
+	x_free(tb->colw);
+	x_free(tb->r);
+}
+
+/* Every child an object whose children are all objects: {group: {key: row}}. */
+static int two_level(const tctx *t, const pt_rv *v)
+{
+	const pt_rv *c, *g;
+	int any = 0;
+
+	for (c = v->child; c; c = c->next) {
+		if (c->type != PT_RV_OBJ)
+			return 0;
+		for (g = c->child; g; g = g->next) {
+			if (g->type != PT_RV_OBJ || is_worker_map(t, g))
+				return 0;
+			any = 1;
+		}
+	}
+	return any;
+}
+
+static void print_table(tctx *t, const pt_rv *v, int unit, size_t indent)
+{
+	table tb = {0};
+	const pt_rv *c, *g;
+	size_t total = 0, i, j, k, other = 0, namew, maxname = 0, groupw = 0;
+	int twol = two_level(t, v), group_workers = 1;
+	const char **keys = NULL;
+	char **names = NULL, h[64];
+	pt_sb line = {0};
+
+	for (c = v->child; c; c = c->next)
+		total += twol ? c->n : 1;
+	tb.r = x_calloc(total < t->o->top ? total : t->o->top, sizeof(*tb.r));
+	if (!tb.r)
+		goto oom;
+	for (c = v->child; c && tb.nr < t->o->top; c = c->next) {
+		if (!twol) {
+			tb.r[tb.nr].key = c->key;
+			tb.r[tb.nr++].v = c;
+			continue;
+		}
+		if (!label_of(t, c->key))
+			group_workers = 0;
+		for (g = c->child; g && tb.nr < t->o->top; g = g->next) {
+			tb.r[tb.nr].group = c->key;
+			tb.r[tb.nr].key = g->key;
+			tb.r[tb.nr++].v = g;
+		}
+	}
+	if (twol)
+		col_index(&tb, group_workers ? "worker" : "group");
+	for (i = 0; i < tb.nr; i++) {
+		row *r = &tb.r[i];
+		pt_sb sb = {0};
+
+		if (twol) {
+			const char *l = label_of(t, r->group);
+			char esc[256];
+
+			add_cell(&tb, r, group_workers ? "worker" : "group",
+				 l ? l : pt_name_fit(r->group, 24, esc, sizeof(esc)), 0);
+		}
+		if (r->v->type == PT_RV_OBJ && is_worker_map(t, r->v)) {
+			fmt_worker_map(t, unit, r->v, &sb, 2);
+			add_cell(&tb, r, "workers", sb.buf ? sb.buf : "", 0);
+		} else if (r->v->type == PT_RV_OBJ) {
+			flatten(t, &tb, r, r->v, NULL, unit);
+		} else {
+			fmt_value(t, unit, r->v, &sb);
+			add_cell(&tb, r, "value", sb.buf ? sb.buf : "",
+				 r->v->type == PT_RV_NUM || r->v->type == PT_RV_INT);
+		}
+		pt_sb_free(&sb);
+	}
+	if (tb.oom)
+		goto oom;
+	tb.colw = x_calloc(tb.ncol + 1, sizeof(*tb.colw));
+	tb.colnum = x_calloc(tb.ncol + 1, sizeof(*tb.colnum));
+	keys = x_calloc(tb.nr + 1, sizeof(*keys));
+	names = x_calloc(tb.nr + 1, sizeof(*names));
+	if (!tb.colw || !tb.colnum || !keys || !names)
+		goto oom;
+	for (k = 0; k < tb.ncol; k++) {
+		tb.colw[k] = pt_name_width(tb.col[k]);
+		tb.colnum[k] = 1;
+	}
+	for (i = 0; i < tb.nr; i++)
+		for (j = 0; j < tb.r[i].nc; j++) {
+			cell *ce = &tb.r[i].c[j];
+			size_t w = pt_name_width(ce->s);
+
+			if (w > tb.colw[ce->col])
+				tb.colw[ce->col] = w;
+			if (!ce->num)
+				tb.colnum[ce->col] = 0;
+		}
+	/* a text column wider than 40 is cut (names of workers, long lists) */
+	for (k = 0; k < tb.ncol; k++) {
+		if (tb.colw[k] > 40)
+			tb.colw[k] = 40;
+		other += tb.colw[k] + 2;
+	}
+	(void)groupw;
+	for (i = 0; i < tb.nr; i++) {
+		const char *l = label_of(t, tb.r[i].key);
+
+		keys[i] = l ? l : tb.r[i].key;
+	}
+	if (pt_name_short_set(keys, tb.nr, 4096, names))
+		goto oom;
+	for (i = 0; i < tb.nr; i++)
+		if (pt_name_width(names[i]) > maxname)
+			maxname = pt_name_width(names[i]);
+	namew = t->o->width - 1 > indent + other ? t->o->width - 1 - indent - other : 0;
+	if (namew < 30)
+		namew = 30;
+	if (maxname < namew)
+		namew = maxname < 4 ? 4 : maxname;
+	for (i = 0; i < tb.nr; i++) {
+		char *f = x_malloc(strlen(names[i]) + 8);
+
+		if (!f)
+			goto oom;
+		pt_name_fit(names[i], namew, f, strlen(names[i]) + 8);
+		x_free(names[i]);
+		names[i] = f;
+	}
+	/* header */
+	pt_sb_addf(&line, "%*s%-*s", (int)indent, "", (int)namew, "name");
+	for (k = 0; k < tb.ncol; k++) {
+		pt_name_fit(tb.col[k], tb.colw[k], h, sizeof(h));
+		pt_sb_addf(&line, "  %*s%s", (int)(tb.colw[k] - pt_name_width(h)), "", "");
+		if (!tb.colnum[k]) { /* left-aligned: header left too */
+			line.len -= tb.colw[k] - pt_name_width(h);
+			line.buf[line.len] = 0;
+			pt_sb_adds(&line, h);
+			pt_sb_addf(&line, "%*s", (int)(tb.colw[k] - pt_name_width(h)), "");
+		} else {
+			pt_sb_adds(&line, h);
+		}
+	}
+	while (line.len && line.buf[line.len - 1] == ' ')
+		line.buf[--line.len] = 0;
+	emit(t, line.buf ? line.buf : "");
+	for (i = 0; i < tb.nr; i++) {
+		row *r = &tb.r[i];
+
+		pt_sb_reset(&line);
+		pt_sb_addf(&line, "%*s%s%*s", (int)indent, "", names[i],
+			   (int)(namew - pt_name_width(names[i])), "");
+		for (k = 0; k < tb.ncol; k++) {
+			const char *s = "";
+			char fit[512];
+			size_t w;
+
+			for (j = 0; j < r->nc; j++)
+				if (r->c[j].col == k)
+					s = r->c[j].s;
+			if (!*s)
+				s = "-";
+			pt_name_fit(s, tb.colw[k], fit, sizeof(fit));
+			w = pt_name_width(fit);
+			if (tb.colnum[k])
+				pt_sb_addf(&line, "  %*s%s", (int)(tb.colw[k] - w), "", fit);
+			else
+				pt_sb_addf(&line, "  %s%*s", fit, (int)(tb.colw[k] - w), "");
+		}
+		while (line.len && line.buf[line.len - 1] == ' ')
+			line.buf[--line.len] = 0;
+		emit(t, line.buf ? line.buf : "");
+	}
+	if (total > tb.nr) {
+		pt_sb_reset(&line);
+		pt_sb_addf(&line, "%*s" ELL " %zu more in report.json", (int)indent, "",
+			   total - tb.nr);
+		emit(t, line.buf);
+	}
+	if (line.oom)
+		t->oom = 1;
+	goto out;
+oom:
+	t->oom = 1;
+out:
+	for (i = 0; names && i < tb.nr; i++)
+		x_free(names[i]);
+	x_free(names);
+	x_free(keys);
+	pt_sb_free(&line);
+	table_free(&tb);
+}
+
+/* One member: a line for scalars, lists and worker maps, a table for a map
+ * of objects, else a heading and its members one level deeper. */
+static void render(tctx *t, const char *key, const pt_rv *v, int unit, size_t indent)
+{
+	char h[512];
+	pt_sb sb = {0};
+	const pt_rv *c;
+	int all_obj = 1;
+
+	if (unit_of(key) != U_NONE)
+		unit = unit_of(key);
+	header_of(key, h, sizeof(h));
+	if (v->type == PT_RV_OBJ && v->n && !(is_worker_map(t, v) && all_scalar(v))) {
+		for (c = v->child; c; c = c->next)
+			if (c->type != PT_RV_OBJ)
+				all_obj = 0;
+		pt_sb_addf(&sb, "%*s%s", (int)indent, "", h);
+		if (all_obj)
+			pt_sb_addf(&sb, " (%zu)", v->n);
+		emit(t, sb.buf);
+		if (all_obj) {
+			print_table(t, v, unit, indent + 2);
+		} else {
+			for (c = v->child; c; c = c->next)
+				render(t, c->key, c, unit, indent + 2);
+		}
+		goto out;
+	}
+	pt_sb_addf(&sb, "%*s%s: ", (int)indent, "", h);
+	{
+		pt_sb val = {0};
+		size_t max = v->type == PT_RV_OBJ ? 6 : 0;
+
+		if (v->type == PT_RV_OBJ && !v->n)
+			pt_sb_adds(&val, "none");
+		else if (max)
+			fmt_worker_map(t, unit, v, &val, max);
+		else
+			fmt_value(t, unit, v, &val);
+		pt_sb_adds(&sb, val.buf ? val.buf : "");
+		pt_sb_free(&val);
+	}
+	wrap(t, sb.buf, indent + 4, "");
+out:
+	if (sb.oom)
+		t->oom = 1;
+	pt_sb_free(&sb);
+}
+
+/* ---- summary and findings --------------------------------------------- */
+
+static double num_of(const pt_rv *v)
+{
+	if (!v)
+		return NAN;
+	return v->type == PT_RV_NUM ? v->num : v->type == PT_RV_INT ? (double)v->i : NAN;
+}
+
+typedef struct wv {
+	double v;
+	const char *id;
+} wv;
+
+static int cmp_wv(const void *a, const void *b)
+{
+	const wv *x = a, *y = b;
+
+	return x->v < y->v ? -1 : x->v > y->v ? 1 : strcmp(x->id, y->id);
+}
+
+/* "min 13.0 ms (rank 2), median 17.3 ms, max 19.9 ms (rank 1)" */
+static void min_med_max(const tctx *t, wv *v, size_t n, int unit, pt_sb *sb)
+{
+	char a[64], m[64], b[64];
+	double med;
+
+	qsort(v, n, sizeof(*v), cmp_wv);
+	med = n % 2 ? v[n / 2].v : (v[n / 2 - 1].v + v[n / 2].v) / 2;
+	fmt_num(unit, v[0].v, a, sizeof(a));
+	fmt_num(unit, med, m, sizeof(m));
+	fmt_num(unit, v[n - 1].v, b, sizeof(b));
+	if (n == 1)
+		pt_sb_addf(sb, "%s (%s)", a, label_of(t, v[0].id));
+	else
+		pt_sb_addf(sb, "min %s (%s), median %s, max %s (%s)", a, label_of(t, v[0].id), m,
+			   b, label_of(t, v[n - 1].id));
+}
+
+static const char *class_name(const char *c)
+{
+	static const char *const names[][2] = {
+		{ "compute", "GPU compute" }, { "communication", "communication" },
+		{ "memory", "GPU memory copies" }, { "runtime", "CUDA runtime" },
+		{ "python", "Python/CPU" }, { "idle", "idle" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(c, names[i][0]))
+			return names[i][1];
+	return c;
+}
+
+static void summary(tctx *t, const pt_rv *root)
+{
+	const pt_rv *ws = pt_rv_get(root, "workers"), *disp = pt_rv_get(root, "display");
+	const pt_rv *dw = pt_rv_get(disp, "workers"), *c, *s;
+	wv *step = NULL, *util = NULL;
+	size_t nok = 0, nfail = 0, nstep = 0, nutil = 0, k;
+	long long smin = -1, smax = -1;
+	size_t nsteps_max = 0;
+	double cls[16] = {0}, total = 0;
+	const char *clsname[16];
+	size_t ncls = 0;
+	pt_sb sb = {0};
+	char a[64];
+
+	if (!ws || ws->type != PT_RV_OBJ)
+		return;
+	step = x_calloc(ws->n + 1, sizeof(*step));
+	util = x_calloc(ws->n + 1, sizeof(*util));
+	if (!step || !util) {
+		t->oom = 1;
+		goto out;
+	}
+	for (c = ws->child; c; c = c->next) {
+		const pt_rv *st = pt_rv_get(c, "steps"), *d = pt_rv_get(dw, c->key), *ms;
+		double win = num_of(pt_rv_get(c, "window (ms)"));
+		double g = num_of(pt_rv_get(c, "gpu utilization"));
+		size_t ns = 0;
+
+		if (pt_rv_get(c, "error")) {
+			nfail++;
+			continue;
+		}
+		nok++;
+		if (st && st->type == PT_RV_ARR)
+			for (s = st->child; s; s = s->next, ns++) {
+				long long x = (long long)num_of(s);
+
+				if (smin < 0 || x < smin)
+					smin = x;
+				if (x > smax)
+					smax = x;
+			}
+		if (ns > nsteps_max)
+			nsteps_max = ns;
+		ms = pt_rv_get(d, "step_ms");
+		if (ms && ms->type == PT_RV_ARR && ms->n) {
+			double sum = 0;
+
+			for (s = ms->child; s; s = s->next)
+				sum += num_of(s);
+			step[nstep].v = sum / (double)ms->n;
+			step[nstep++].id = c->key;
+		} else if (isfinite(win)) {
+			step[nstep].v = win / (double)(ns ? ns : 1);
+			step[nstep++].id = c->key;
+		}
+		if (isfinite(g)) {
+			util[nutil].v = g;
+			util[nutil++].id = c->key;
+		}
+		for (s = pt_rv_get(d, "class_ms") ? pt_rv_get(d, "class_ms")->child : NULL; s;
+		     s = s->next) {
+			for (k = 0; k < ncls; k++)
+				if (!strcmp(clsname[k], s->key))
+					break;
+			if (k == ncls && ncls < 16)
+				clsname[ncls++] = s->key;
+			if (k < ncls && isfinite(num_of(s))) {
+				cls[k] += num_of(s);
+				total += num_of(s);
+			}
+		}
+	}
+	pt_sb_addf(&sb, "PerfTracker report: %zu worker%s", nok, nok == 1 ? "" : "s");
+	if (nfail)
+		pt_sb_addf(&sb, " (+%zu unreadable)", nfail);
+	if (smin >= 0 && smin == smax)
+		pt_sb_addf(&sb, ", step %lld profiled", smin);
+	else if (smin >= 0)
+		pt_sb_addf(&sb, ", steps %lld-%lld profiled", smin, smax);
+	if (nsteps_max > 1)
+		pt_sb_addf(&sb, " (%zu per worker)", nsteps_max);
+	emit(t, sb.buf);
+	if (nstep) {
+		pt_sb_reset(&sb);
+		pt_sb_adds(&sb, "  Step time        ");
+		min_med_max(t, step, nstep, U_MS, &sb);
+		emit(t, sb.buf);
+	}
+	if (total > 0) {
+		/* largest share first */
+		size_t order[16], x, y;
+
+		for (x = 0; x < ncls; x++)
+			order[x] = x;
+		for (x = 1; x < ncls; x++)
+			for (y = x; y > 0 && cls[order[y]] > cls[order[y - 1]]; y--) {
+				size_t tmp = order[y];
+
+				order[y] = order[y - 1];
+				order[y - 1] = tmp;
+			}
+		pt_sb_reset(&sb);
+		for (x = 0, y = 0; x < ncls; x++) {
+			if (cls[order[x]] <= 0)
+				continue; /* a class the job does not have (no GPU) */
+			fmt_pct(cls[order[x]] / total, a, sizeof(a));
+			pt_sb_addf(&sb, "%s%s %s", y++ ? ", " : "", class_name(clsname[order[x]]), a);
+		}
+		wrap(t, "  Time goes to     ", 19, sb.buf ? sb.buf : "");
+	}
+	if (nutil) {
+		double umax = 0;
+
+		for (k = 0; k < nutil; k++)
+			if (util[k].v > umax)
+				umax = util[k].v;
+		pt_sb_reset(&sb);
+		pt_sb_adds(&sb, "  GPU utilization  ");
+		if (umax > 0)
+			min_med_max(t, util, nutil, U_PCT, &sb);
+		else
+			pt_sb_adds(&sb, "none: no GPU kernel in the traces");
+		emit(t, sb.buf);
+	}
+	if (t->o->page_line) {
+		pt_sb_reset(&sb);
+		if (t->o->outdir)
+			pt_sb_addf(&sb, "  Page             %s/PerfDisplay/index.html "
+				   "(perftracker display %s)", t->o->outdir, t->o->outdir);
+		else
+			pt_sb_adds(&sb, "  Page             none written (add -o DIR for "
+				   "DIR/PerfDisplay/index.html and report.json)");
+		emit(t, sb.buf);
+	}
+out:
+	if (sb.oom)
+		t->oom = 1;
+	pt_sb_free(&sb);
+	x_free(step);
+	x_free(util);
+}
+
+static void findings(tctx *t, const pt_rv *root)
+{
+	const pt_rv *f = pt_rv_get(root, "findings"), *c;
+	size_t shown = 0;
+	pt_sb sb = {0};
+	char num[32];
+
+	pt_sb_reset(&sb);
+	if (!f || f->type != PT_RV_ARR || !f->n) {
+		emit(t, "Findings: none. No worker differs from the others beyond the thresholds.");
+		return;
+	}
+	pt_sb_addf(&sb, "Findings (%zu, most time lost first)", f->n);
+	emit(t, sb.buf);
+	for (c = f->child; c; c = c->next) {
+		const pt_rv *e = pt_rv_get(c, "explanation"), *cf = pt_rv_get(c, "confidence");
+		const pt_rv *lv = pt_rv_get(cf, "level"), *why = pt_rv_get(cf, "evidence");
+		char *text;
+
+		if (t->o->max_findings && shown == t->o->max_findings)
+			break;
+		shown++;
+		pt_sb_reset(&sb);
+		if (e && e->type == PT_RV_STR && e->str[0]) {
+			pt_sb_adds(&sb, e->str);
+		} else {
+			const pt_rv *cat = pt_rv_get(c, "category"), *fn = pt_rv_get(c, "function");
+
+			pt_sb_addf(&sb, "%s: %s", cat && cat->type == PT_RV_STR ? cat->str : "",
+				   fn && fn->type == PT_RV_STR ? fn->str : "");
+		}
+		text = relabel(t, sb.buf ? sb.buf : "");
+		if (!text) {
+			t->oom = 1;
+			break;
+		}
+		snprintf(num, sizeof(num), "%3zu. %s", shown,
+			 lv && lv->type == PT_RV_STR && !strcmp(lv->str, "weak") ? "(weak) " : "");
+		wrap(t, num, 5, text);
+		x_free(text);
+		if (why && why->type == PT_RV_STR && lv && lv->type == PT_RV_STR) {
+			pt_sb_reset(&sb);
+			pt_sb_addf(&sb, "%s: %s", lv->str, why->str);
+			text = relabel(t, sb.buf);
+			if (text)
+				wrap(t, "     ", 7, text);
+			x_free(text);
+		}
+	}
+	if (shown < f->n) {
+		pt_sb_reset(&sb);
+		pt_sb_addf(&sb, "  " ELL " and %zu more (--max-findings 0 prints all; all are in "
+			   "report.json)", f->n - shown);
+		emit(t, sb.buf);
+	}
+	if (sb.oom)
+		t->oom = 1;
+	pt_sb_free(&sb);
+}
+
+void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out)
+{
+	const pt_rv *root = pt_report_root_c(r), *c;
+	pt_text_opts def;
+	tctx t = {0};
+
+	if (!o) {
+		pt_text_opts_default(&def);
+		o = &def;
+	}
+	t.o = o;
+	t.out = out;
+	load_workers(&t, pt_rv_get(root, "workers"));
+	summary(&t, root);
+	pt_sb_addc(out, '\n');
+	findings(&t, root);
+	for (c = root->child; c; c = c->next) {
+		if (!strcmp(c->key, "workers") || !strcmp(c->key, "findings") ||
+		    !strcmp(c->key, "display"))
+			continue;
+		pt_sb_addc(out, '\n');
+		if (c->type == PT_RV_OBJ && !c->n) {
+			char h[512], l[600];
+
+			header_of(c->key, h, sizeof(h));
+			snprintf(l, sizeof(l), "%s: nothing to report", h);
+			emit(&t, l);
+			continue;
+		}
+		render(&t, c->key, c, U_NONE, 0);
+	}
+	if (t.oom)
+		out->oom = 1;
+	x_free(t.w);
+}
+
+void pt_report_text(const pt_report *r, size_t max_findings, pt_sb *out)
+{
+	pt_text_opts o;
+
+	pt_text_opts_default(&o);
+	o.max_findings = max_findings;
+	pt_report_text_people(r, &o, out);
+}
