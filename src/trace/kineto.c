@@ -16,6 +16,7 @@
  */
 #include "kineto.h"
 #include "input.h"
+#include "../model/commkind.h"
 #include "../util/json.h"
 #include "../util/utf8.h"
 #include "../util/xalloc.h"
@@ -103,6 +104,7 @@ typedef struct reader {
 	size_t tmp2cap;
 	uint32_t *norm;      /* raw-name id -> normalised id + 1 (0 = not yet) */
 	size_t normcap;
+	pt_commkind_cache ck; /* kernel key id -> communication role (commkind.h) */
 	tname *tnames;
 	size_t ntnames, tnamecap;
 	lane_slot lanes[64];
@@ -879,15 +881,6 @@ static int starts(const char *s, size_t n, const char *pre)
 	return n >= l && memcmp(s, pre, l) == 0;
 }
 
-static int is_comm_kernel(const char *s, size_t n)
-{
-	if (starts(s, n, "void ")) {
-		s += 5;
-		n -= 5;
-	}
-	return starts(s, n, "nccl") || starts(s, n, "rccl");
-}
-
 static int is_cpu_comm(const char *s, size_t n)
 {
 	return starts(s, n, "gloo:") || starts(s, n, "c10d::") || starts(s, n, "nccl:") ||
@@ -1023,7 +1016,7 @@ static int classify(const evf *f, const char *name, size_t n)
 {
 	switch (f->cat) {
 	case CAT_KERNEL:
-		return is_comm_kernel(name, n) ? PT_K_COMM_KERNEL : PT_K_KERNEL;
+		return PT_K_KERNEL; /* or communication: commit() asks commkind.c */
 	case CAT_MEMCPY: return PT_K_MEMCPY;
 	case CAT_MEMSET: return PT_K_MEMSET;
 	case CAT_RUNTIME: return PT_K_RUNTIME;
@@ -1150,6 +1143,20 @@ static int commit(reader *r, const evf *f, const char *at)
 				return ERR;
 		} else if (intern(r, name, n, &e.name)) {
 			return ERR;
+		}
+		/* Communication or compute: one table for every reader
+		 * (commkind.c), asked once per distinct key. */
+		switch (pt_commkind_memo(&r->ck, e.name, name, n)) {
+		case -1:
+			return fail(r, PT_ENOMEM, NULL, "out of memory");
+		case PT_ROLE_NONE:
+			break;
+		default:
+			/* communication kernels are keyed by name alone */
+			kind = PT_K_COMM_KERNEL;
+			e.kind = (uint8_t)kind;
+			if (intern(r, name, n, &e.name))
+				return ERR;
 		}
 		break;
 	case PT_K_CPU_OP:
@@ -1735,6 +1742,7 @@ out:
 	x_free(r.tmp);
 	x_free(r.tmp2);
 	x_free(r.norm);
+	pt_commkind_cache_free(&r.ck);
 	x_free(r.tnames);
 	return rc;
 }
