@@ -32,6 +32,7 @@ struct pt_bd_builder {
 	/* GPU idle gaps, sorted and disjoint, with cum[i] = idle before gap i. */
 	int64_t *is, *ie, *cum;
 	size_t nidle;
+	size_t hint;      /* gap of the last idle_before (a search hint only) */
 	uint64_t u_comp, u_kern, u_all, u_comm;
 	/* Inclusive idle time per stack node (main lane). */
 	double *node_idle;
@@ -144,9 +145,23 @@ pt_bd_builder *pt_bd_new(const pt_store *st, int64_t w0, int64_t w1, const uint3
 
 /* Idle time before t: cum of the gaps ending at or before t plus the part
  * of the gap holding t. */
-static int64_t idle_before(const pt_bd_builder *b, int64_t t)
+static int64_t idle_before(pt_bd_builder *b, int64_t t)
 {
-	size_t lo = 0, hi = b->nidle;
+	size_t lo = 0, hi = b->nidle, h = b->hint;
+
+	/* Frames and runtime calls come mostly in time order: try the gap
+	 * found last and the next one before a binary search (idle_before
+	 * was 1.7% of summarize's samples on the 202 MB DLRM trace). */
+	if (h < b->nidle && b->is[h] <= t) {
+		if (h + 1 == b->nidle || b->is[h + 1] > t)
+			lo = hi = h + 1;
+		else if (h + 2 == b->nidle || b->is[h + 2] > t)
+			lo = hi = h + 2;
+		else
+			lo = h + 2;
+	} else if (h < b->nidle) {
+		hi = h;
+	}
 
 	/* first gap with is > t */
 	while (lo < hi) {
@@ -156,12 +171,13 @@ static int64_t idle_before(const pt_bd_builder *b, int64_t t)
 		else
 			hi = mid;
 	}
+	b->hint = lo ? lo - 1 : 0;
 	if (!lo)
 		return 0;
 	return b->cum[lo - 1] + ((t < b->ie[lo - 1] ? t : b->ie[lo - 1]) - b->is[lo - 1]);
 }
 
-int64_t pt_bd_idle_in(const pt_bd_builder *b, int64_t s, int64_t e)
+int64_t pt_bd_idle_in(pt_bd_builder *b, int64_t s, int64_t e)
 {
 	if (s < b->w0)
 		s = b->w0;

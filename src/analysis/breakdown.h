@@ -80,8 +80,9 @@ typedef struct pt_bd_builder pt_bd_builder;
  * none).  NULL when out of memory. */
 pt_bd_builder *pt_bd_new(const pt_store *st, int64_t w0, int64_t w1, const uint32_t *gpu_ev,
 			 size_t ngpu, uint32_t main_lane);
-/* GPU idle time inside [s, e) (O(log n)). */
-int64_t pt_bd_idle_in(const pt_bd_builder *b, int64_t s, int64_t e);
+/* GPU idle time inside [s, e) (O(log n), O(1) for calls in time order:
+ * it keeps a search hint, so b is written). */
+int64_t pt_bd_idle_in(pt_bd_builder *b, int64_t s, int64_t e);
 /* A CPU frame of lane on the nesting stack: node its stack node, depth 0
  * for a thread's outermost frame, dl_outer 1 for a data-loader frame with
  * no data-loader ancestor.  Adds its idle overlap to node_idle[node] (main

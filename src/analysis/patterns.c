@@ -805,6 +805,69 @@ typedef struct scratch {
 	double *d, *d2;
 } scratch;
 
+/* Median of the non-negative values v[0..m) (sorted through their bits). */
+static double median_nonneg(double *v, size_t m, uint64_t *u, uint64_t *t)
+{
+	size_t i;
+
+	for (i = 0; i < m; i++)
+		u[i] = pt_dbits(v[i]);
+	pt_sort_u64(u, t, m);
+	for (i = 0; i < m; i++)
+		v[i] = pt_bitsd(u[i]);
+	return pt_stats_percentile(v, m, 50);
+}
+
+/* Launch efficiency of a compute pattern: medians over its calls that
+ * carry each member (store->kinfo, by event, searched per call). */
+static void kernel_efficiency(const builder *b, const uint32_t *ev, size_t n, pt_pattern *pp,
+			      scratch *sc)
+{
+	const pt_kinfo *K = b->st->kinfo;
+	size_t nk = b->st->nkinfo, i, m[4] = { 0 }, f;
+	double *col[4];
+	uint64_t any = 0;
+
+	/* four columns of n in d (n) and d2 (n): two halves each is not
+	 * enough room, so one member at a time */
+	for (f = 0; f < 4; f++) {
+		col[f] = sc->d;
+		m[f] = 0;
+		for (i = 0; i < n; i++) {
+			size_t lo = 0, hi = nk;
+			double v;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (K[mid].ev < ev[i])
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo == nk || K[lo].ev != ev[i])
+				continue;
+			if (f == 0)
+				any++;
+			v = f == 0 ? K[lo].occupancy : f == 1 ? K[lo].blocks_per_sm
+			  : f == 2 ? (double)K[lo].registers : (double)K[lo].shared_mem;
+			if (v >= 0)
+				col[f][m[f]++] = v;
+		}
+		{
+			double med = m[f] ? median_nonneg(col[f], m[f], sc->u, sc->t) : 0;
+			med = round(med * 1e4) / 1e4; /* float args: 4 decimals are what they hold */
+			if (f == 0)
+				pp->occupancy_pct = med;
+			else if (f == 1)
+				pp->blocks_per_sm = med;
+			else if (f == 2)
+				pp->registers = med;
+			else
+				pp->shared_mem = med;
+		}
+	}
+	pp->eff_n = any;
+}
+
 /* Median, p10, p90 and MAD of pattern pp's durations (ev[0..n)), and for
  * communication the bytes and bandwidths. */
 static void pattern_stats(const builder *b, const uint32_t *ev, size_t n, pt_pattern *pp,
@@ -834,6 +897,8 @@ static void pattern_stats(const builder *b, const uint32_t *ev, size_t n, pt_pat
 	pp->p10_ms = pt_stats_percentile(sc->d, n, 10);
 	pp->p90_ms = pt_stats_percentile(sc->d, n, 90);
 	pp->mad_ms = pt_stats_mad(sc->d, n, pp->median_ms, sc->d2, sc->t);
+	if (pp->cls == PT_C_COMPUTE && b->st->nkinfo)
+		kernel_efficiency(b, ev, n, pp, sc);
 	if (pp->cls != PT_C_COMM)
 		return;
 	/* Role: the kernel table (commkind.c), or what a CPU collective's
@@ -900,11 +965,12 @@ static int step_cmp(const void *pa, const void *pb)
 /* pp->step_ms: per step (steps[0..ns) by start), the ms of the pattern's
  * calls ev[0..n) that start inside it.  A binary search per call. */
 static int step_values(const builder *b, const pt_step *steps, size_t ns, const uint32_t *ev,
-		       size_t n, pt_pattern *pp)
+		       size_t n, uint64_t *ns_sum, pt_pattern *pp)
 {
 	const pt_event *E = b->st->ev;
-	size_t i;
+	size_t i, cur = 0;
 
+	memset(ns_sum, 0, ns * sizeof(*ns_sum));
 	pp->step_ms = x_calloc(ns, sizeof(*pp->step_ms));
 	if (!pp->step_ms)
 		return -1;
@@ -913,6 +979,12 @@ static int step_values(const builder *b, const pt_step *steps, size_t ns, const 
 		const pt_event *e = &E[ev[i]];
 		size_t lo = 0, hi = ns;
 
+		/* calls come in file order, mostly in time order: the step of
+		 * the previous call first */
+		if (cur < ns && steps[cur].ts <= e->ts && (cur + 1 == ns || steps[cur + 1].ts > e->ts)) {
+			lo = cur + 1;
+			hi = lo;
+		}
 		while (lo < hi) { /* first step starting after the call */
 			size_t mid = (lo + hi) / 2;
 			if (steps[mid].ts <= e->ts)
@@ -921,8 +993,11 @@ static int step_values(const builder *b, const pt_step *steps, size_t ns, const 
 				hi = mid;
 		}
 		if (lo && e->ts < pt_end(steps[lo - 1].ts, steps[lo - 1].dur))
-			pp->step_ms[lo - 1] += (double)e->dur / 1e6;
+			ns_sum[lo - 1] += (uint64_t)e->dur;
+		cur = lo ? lo - 1 : 0;
 	}
+	for (i = 0; i < ns; i++)
+		pp->step_ms[i] = (double)ns_sum[i] / 1e6;
 	return 0;
 }
 
@@ -1027,6 +1102,8 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 	double *owned = NULL;
 	uint32_t *keep = NULL, *off = NULL, *evs = NULL, *gev = NULL;
 	pt_step *steps = NULL;
+	uint64_t *step_sum = NULL;
+	double step_floor = 0;
 	size_t ngev = 0;
 	pt_attr_totals tot;
 	scratch sc = { 0 };
@@ -1175,9 +1252,31 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 	b.evpat = NULL;
 
 	if (st->nsteps >= 2) {
+		/* Per-step values for the functions of at least 0.2% of the
+		 * window, and at most max(16, 20,000 / steps) of them (the
+		 * largest), so that a window of many steps keeps the summary
+		 * small: 20,000 numbers are about 150 KB. */
+		size_t cap = 20000 / st->nsteps, nbig = 0;
+		uint64_t *cl;
+
+		if (cap < 16)
+			cap = 16;
+		step_floor = 0.002 * wns;
+		cl = x_malloc(2 * (nkeep ? nkeep : 1) * sizeof(*cl)); /* values, then scratch */
 		steps = x_malloc(st->nsteps * sizeof(*steps));
-		if (!steps)
+		step_sum = x_malloc(st->nsteps * sizeof(*step_sum));
+		if (!steps || !step_sum || !cl) {
+			x_free(cl);
 			goto fail;
+		}
+		for (j = 0; j < nkeep; j++)
+			if ((double)b.pats[keep[j]].clipped_ns >= step_floor)
+				cl[nbig++] = b.pats[keep[j]].clipped_ns;
+		if (nbig > cap) {
+			pt_sort_u64(cl, cl + nkeep, nbig);
+			step_floor = (double)cl[nbig - cap];
+		}
+		x_free(cl);
 		memcpy(steps, st->steps, st->nsteps * sizeof(*steps));
 		qsort(steps, st->nsteps, sizeof(*steps), step_cmp);
 	}
@@ -1210,8 +1309,8 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 		pattern_stats(&b, evs + off[p], off[p + 1] - off[p], pp, &sc);
 		/* Per step (the step-to-step comparison, src/diagnose/steps.c):
 		 * functions that take at least 0.1% of the window. */
-		if (steps && (double)bp->clipped_ns >= 0.001 * wns &&
-		    step_values(&b, steps, st->nsteps, evs + off[p], off[p + 1] - off[p], pp))
+		if (steps && (double)bp->clipped_ns >= step_floor &&
+		    step_values(&b, steps, st->nsteps, evs + off[p], off[p + 1] - off[p], step_sum, pp))
 			goto fail;
 	}
 	qsort(out->patterns, out->npatterns, sizeof(*out->patterns), pattern_cmp);
@@ -1230,6 +1329,7 @@ out:
 	x_free(owned);
 	x_free(gev);
 	x_free(steps);
+	x_free(step_sum);
 	builder_free(&b);
 	return rc;
 }

@@ -106,6 +106,8 @@ static void usage(FILE *f)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nrun 'perftracker <command> --help' for a command's options\n");
+	fprintf(f, "every command takes --comm-kernels FILE (also PERFTRACKER_COMM_KERNELS=FILE):\n"
+		   "lines 'GLOB ROLE' naming more communication kernels (docs/input.md)\n");
 }
 
 int main(int argc, char **argv)
@@ -119,6 +121,12 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
+	}
+	if (cli_comm_kernels(&argc, argv))
+		return 1;
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
 	}
 	/* The reference's command line starts with a flag:
 	 * `c4d_perftracker --trigger-on --auto-analyze ...`. */

@@ -136,6 +136,9 @@ void diag_python(dctx *c);
 /* write 0: add the findings (before diag_findings); 1: write the section
  * (after diag_display, so the seed's keys keep their places). */
 void diag_breakdown(dctx *c, int write);
+/* GPU compute utilization and low-occupancy heavy kernels, added to the
+ * "GPU Compute" object sec (efficiency.c). */
+void diag_efficiency(dctx *c, pt_rv *sec);
 void diag_steps(dctx *c, int write);
 extern const char *const pt_idle_cause_names[];
 /* Fixed-threshold + differential section shared by memory and runtime. */

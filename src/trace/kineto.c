@@ -66,6 +66,10 @@ typedef struct evf {
 	uint8_t cat;
 	uint8_t has_ts, has_dur, has_grid, has_block, has_bytes, has_in, has_out, has_group;
 	uint8_t pid_str, tid_str, ts_bad, dur_bad;
+	/* kernel launch efficiency (pt_kinfo); has_eff: bit per member */
+	uint8_t has_eff;
+	float occ, bps;
+	int32_t regs, smem;
 } evf;
 
 typedef struct tname {
@@ -681,6 +685,30 @@ static int parse_dim3(reader *r, const char **pp, const char *end, int64_t d[3],
 	return OK;
 }
 
+/* A number as a float (launch-efficiency args: precision is not an issue);
+ * anything else is skipped.  Sets bit of *has. */
+static int parse_float(reader *r, const char **pp, const char *end, float *out, uint8_t *has,
+		       uint8_t bit)
+{
+	num n;
+	double v;
+	int rc, e;
+
+	if (**pp != '-' && !is_digit(**pp))
+		return skip_value(r, pp, end);
+	rc = parse_num(r, pp, end, &n);
+	if (rc)
+		return rc;
+	v = (double)n.mant;
+	for (e = n.exp; e > 0 && v < 1e30; e--)
+		v *= 10;
+	for (; e < 0; e++)
+		v /= 10;
+	*out = (float)(n.neg ? -v : v);
+	*has |= bit;
+	return OK;
+}
+
 /* A timestamp or duration in µs -> ns, exactly. */
 static int parse_us(reader *r, const char **pp, const char *end, int64_t *out, uint8_t *has,
 		    uint8_t *bad)
@@ -756,6 +784,26 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 		case 13:
 			if (!memcmp(k, "In msg nelems", 13))
 				rc = parse_int(r, &p, end, &f->in_n, &f->has_in);
+			else if (!memcmp(k, "blocks per SM", 13))
+				rc = parse_float(r, &p, end, &f->bps, &f->has_eff, 2);
+			else if (!memcmp(k, "shared memory", 13)) {
+				float v = 0;
+				rc = parse_float(r, &p, end, &v, &f->has_eff, 8);
+				f->smem = v > 2e9f ? INT32_MAX : (int32_t)v;
+			} else
+				rc = skip_value(r, &p, end);
+			break;
+		case 20:
+			if (!memcmp(k, "registers per thread", 20)) {
+				float v = 0;
+				rc = parse_float(r, &p, end, &v, &f->has_eff, 4);
+				f->regs = v > 2e9f ? INT32_MAX : (int32_t)v;
+			} else
+				rc = skip_value(r, &p, end);
+			break;
+		case 25:
+			if (!memcmp(k, "est. achieved occupancy %", 25))
+				rc = parse_float(r, &p, end, &f->occ, &f->has_eff, 1);
 			else
 				rc = skip_value(r, &p, end);
 			break;
@@ -1242,6 +1290,16 @@ static int commit(reader *r, const evf *f, const char *at)
 	e.lane = lane_of(r, f->pid, f->tid, gpu);
 	if (e.lane == UINT32_MAX || pt_store_add(st, &e))
 		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	if (f->has_eff && kind == PT_K_KERNEL) {
+		pt_kinfo k;
+		k.ev = (uint32_t)(st->n - 1);
+		k.occupancy = f->has_eff & 1 ? f->occ : -1;
+		k.blocks_per_sm = f->has_eff & 2 ? f->bps : -1;
+		k.registers = f->has_eff & 4 ? f->regs : -1;
+		k.shared_mem = f->has_eff & 8 ? f->smem : -1;
+		if (pt_store_add_kinfo(st, &k))
+			return fail(r, PT_ENOMEM, NULL, "out of memory");
+	}
 	return OK;
 }
 

@@ -30,7 +30,7 @@ check "report.json, index.html and app.py written" test -s "$R" -a -s "$TMP/out/
 check "no stray temporary files" bash -c "[ \"\$(ls '$TMP/out/PerfDisplay' | tr '\n' ' ')\" = 'app.py index.html report.json ' ]"
 check "nothing on stderr" test ! -s "$TMP/stderr"
 check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "workers", "findings", "display", "Time breakdown"]'
-check "GPU Compute keys" pyjson "$R" 'list(r["GPU Compute"]) == ["min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization", "major_kernel_executions", "workers with potential GPU issues", "detailed report"]'
+check "GPU Compute keys" pyjson "$R" 'list(r["GPU Compute"]) == ["min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization", "major_kernel_executions", "workers with potential GPU issues", "detailed report", "min/median/max GPU compute utilization (in [0,1])"]'
 check "utilization min <= median <= max in [0,1]" pyjson "$R" '(lambda u: len(u) == 3 and 0 <= u[0] <= u[1] <= u[2] <= 1)(r["GPU Compute"]["min/median/max GPU utilization (in [0,1])"])'
 check "5 major kernels with cost and ratio" pyjson "$R" 'len(r["GPU Compute"]["major_kernel_executions"]) == 5 and all(list(v) == ["median cost per execution (ms)", "bottleneck ratio (in [0,1])"] for v in r["GPU Compute"]["major_kernel_executions"].values())'
 check "major kernels carry their launch shape" pyjson "$R" 'all("|" in k for k in r["GPU Compute"]["major_kernel_executions"])'
