@@ -853,8 +853,9 @@ static void kernel_efficiency(const builder *b, const uint32_t *ev, size_t n, pt
 				col[f][m[f]++] = v;
 		}
 		{
-			double med = m[f] ? median_nonneg(col[f], m[f], sc->u, sc->t) : 0;
-			med = round(med * 1e4) / 1e4; /* float args: 4 decimals are what they hold */
+			double med = m[f] ? median_nonneg(col[f], m[f], sc->u, sc->t) : -1;
+			if (med > 0) /* float args: 4 decimals are what they hold */
+				med = round(med * 1e4) / 1e4;
 			if (f == 0)
 				pp->occupancy_pct = med;
 			else if (f == 1)

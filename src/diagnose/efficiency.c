@@ -91,7 +91,7 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 		goto oom;
 	for (i = 0; i < c->nkeys; i++) {
 		const dkey *k = &c->keys[i];
-		size_t n = 0, ne = 0;
+		size_t n = 0, ne = 0, no = 0;
 		lowk x;
 
 		if (k->cls != PT_C_COMPUTE)
@@ -102,7 +102,8 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 			tmp[0][n++] = p->bottleneck;
 			if (!p->eff_n)
 				continue;
-			tmp[1][ne] = p->occupancy_pct;
+			if (p->occupancy_pct >= 0) /* -1: not estimated */
+				tmp[1][no++] = p->occupancy_pct;
 			tmp[2][ne] = p->blocks_per_sm;
 			tmp[3][ne] = p->registers;
 			tmp[4][ne++] = p->shared_mem;
@@ -114,11 +115,11 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 		if (!ne || x.bott < HEAVY)
 			continue;
 		x.k = (uint32_t)i;
-		x.occ = med(tmp[1], ne);
+		x.occ = no ? med(tmp[1], no) : -1;
 		x.bps = med(tmp[2], ne);
 		x.regs = med(tmp[3], ne);
 		x.smem = med(tmp[4], ne);
-		if (x.occ < LOW_OCC || (x.bps > 0 && x.bps < 1))
+		if ((x.occ >= 0 && x.occ < LOW_OCC) || (x.bps > 0 && x.bps < 1))
 			low[nlow++] = x;
 	}
 	if (!nlow)
@@ -135,15 +136,18 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 	}
 	/* One sentence for a single worker: what its heaviest such kernel is. */
 	if (c->nw == 1) {
-		char fb[160], pb[32];
+		char fb[160], pb[32], ob[64];
 		dfinding *fd = df_add(c, "GPU Compute", c->w[0].id, c->keys[low[0].k].key,
 				      "est. achieved occupancy %", low[0].occ, NAN,
 				      low[0].bott * c->w[0].window_ms * 0.1);
-		df_explain(c, fd, "%s: `%s` takes %s of the window at %.0f%% estimated achieved "
-			   "occupancy, %.2f blocks per SM, %.0f registers per thread, %.0f bytes of "
-			   "shared memory per block%s.", c->w[0].id,
+		if (low[0].occ >= 0)
+			snprintf(ob, sizeof(ob), "at %.0f%% estimated achieved occupancy", low[0].occ);
+		else
+			snprintf(ob, sizeof(ob), "(occupancy not estimated)");
+		df_explain(c, fd, "%s: `%s` takes %s of the window %s, %.2f blocks per SM, %.0f "
+			   "registers per thread, %.0f bytes of shared memory per block%s.", c->w[0].id,
 			   df_short(c->keys[low[0].k].key, PT_C_COMPUTE, fb, sizeof(fb)),
-			   df_pct(low[0].bott, pb, sizeof(pb)), low[0].occ, low[0].bps, low[0].regs,
+			   df_pct(low[0].bott, pb, sizeof(pb)), ob, low[0].bps, low[0].regs,
 			   low[0].smem,
 			   low[0].bps > 0 && low[0].bps < 1
 				   ? ": its grid does not fill the GPU (fewer blocks than SMs); larger "

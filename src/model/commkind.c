@@ -295,8 +295,10 @@ int pt_commkind_load_file(const char *path, pt_error *err)
 	int rc;
 
 	rc = pt_file_read(path, 16u << 20, &buf, &len, err);
-	if (rc)
+	if (rc) {
+		pt_error_subject(err, path);
 		return rc;
+	}
 	p = buf;
 	end = buf + len;
 	while (p < end) {

@@ -1293,7 +1293,8 @@ static int commit(reader *r, const evf *f, const char *at)
 	if (f->has_eff && kind == PT_K_KERNEL) {
 		pt_kinfo k;
 		k.ev = (uint32_t)(st->n - 1);
-		k.occupancy = f->has_eff & 1 ? f->occ : -1;
+		/* Kineto writes 0 when it could not estimate the occupancy */
+		k.occupancy = f->has_eff & 1 && f->occ > 0 ? f->occ : -1;
 		k.blocks_per_sm = f->has_eff & 2 ? f->bps : -1;
 		k.registers = f->has_eff & 4 ? f->regs : -1;
 		k.shared_mem = f->has_eff & 8 ? f->smem : -1;
