@@ -18,6 +18,7 @@
 #include "../util/xalloc.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -199,13 +200,16 @@ static void cause_text(pt_sb *sb, const cause *cz, int nslow)
 typedef struct wres {
 	double extra;      /* total ms of the slow steps over the median */
 	int has_slow;
+	int64_t *slow_no;  /* the slow steps' numbers (owned), nslow of them */
+	size_t nslow;
+	double med;        /* the worker's median step */
 } wres;
 
 static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, int single,
 			 wres *res)
 {
 	const pt_summary *s = w->s;
-	size_t ns = s->nsteps, i, nslow = 0, imax = 0;
+	size_t ns = s->nsteps, i, j, nslow = 0, imax = 0;
 	double *tmp = NULL, med, mad, sig, lo = INFINITY, hi = -INFINITY, extra = 0;
 	unsigned char *slow = NULL;
 	pt_rv *o, *arr, *sl;
@@ -222,9 +226,16 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		goto out;
 	}
 	med = median_of(s->step_ms, ns, tmp);
-	for (i = 0; i < ns; i++)
-		tmp[ns + i] = fabs(s->step_ms[i] - med);
-	mad = median_of(tmp + ns, ns, tmp);
+	/* The spread of the ordinary steps: the MAD of the steps within 10% of
+	 * the median (all steps when fewer than 3 are), so that two slow steps
+	 * out of six do not hide each other by widening it. */
+	for (i = 0, j = 0; i < ns; i++)
+		if (s->step_ms[i] - med <= STEP_REL * med)
+			tmp[ns + j++] = fabs(s->step_ms[i] - med);
+	if (j < 3)
+		for (i = 0, j = 0; i < ns; i++)
+			tmp[ns + j++] = fabs(s->step_ms[i] - med);
+	mad = median_of(tmp + ns, j, tmp);
 	sig = (mad > c->o->mad_floor * med ? mad : c->o->mad_floor * med) / PT_ROBUST_K;
 	for (i = 0; i < ns; i++) {
 		double d = s->step_ms[i] - med;
@@ -242,6 +253,12 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	}
 	res->extra = extra;
 	res->has_slow = nslow > 0;
+	res->med = med;
+	if (nslow && (res->slow_no = x_malloc(nslow * sizeof(*res->slow_no)))) {
+		for (i = 0; i < ns; i++)
+			if (slow[i])
+				res->slow_no[res->nslow++] = s->step_numbers[i];
+	}
 
 	if (sec) {
 		o = pt_rv_obj(c->rep, sec, w->id);
@@ -334,11 +351,112 @@ out:
 	x_free(tmp);
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Is step number n in the sorted list v[0..k)? */
+static int has_no(const int64_t *v, size_t k, int64_t n)
+{
+	if (!k)
+		return 0;
+	return bsearch(&n, v, k, sizeof(*v), cmp_i64) != NULL;
+}
+
+/* Across workers: the step numbers slow on at least half of the workers
+ * that have steps (and on two or more) are the job's slow steps, said once
+ * (every worker of a lockstep job waits in the same step) instead of once
+ * per worker.  Returns how many, their numbers sorted in *job (owned). */
+static size_t job_steps(dctx *c, const wres *r, size_t nwith, int64_t **job)
+{
+	int64_t *all = NULL;
+	size_t n = 0, i, j, k, nj = 0;
+
+	*job = NULL;
+	for (i = 0; i < c->nw; i++)
+		n += r[i].nslow;
+	if (n < 2 || !(all = x_malloc(n * sizeof(*all))) || !(*job = x_malloc(n * sizeof(**job)))) {
+		if (n >= 2)
+			c->oom = 1;
+		x_free(all);
+		return 0;
+	}
+	for (i = 0, k = 0; i < c->nw; i++)
+		for (j = 0; j < r[i].nslow; j++)
+			all[k++] = r[i].slow_no[j];
+	qsort(all, n, sizeof(*all), cmp_i64);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && all[j] == all[i]; j++)
+			;
+		if (j - i >= 2 && 2 * (j - i) >= nwith)
+			(*job)[nj++] = all[i];
+	}
+	x_free(all);
+	return nj;
+}
+
+static void job_finding(dctx *c, const wres *r, const int64_t *job, size_t nj, size_t nwith)
+{
+	pt_sb sb = { 0 };
+	double *ms = NULL, *meds = NULL, *tmp = NULL;
+	size_t i, j, n = 0, nm = 0, worst = (size_t)-1, nslowest = 0;
+	dfinding *f;
+
+	ms = x_malloc(c->nw * sizeof(*ms));
+	meds = x_malloc(c->nw * sizeof(*meds));
+	tmp = x_malloc(c->nw * sizeof(*tmp));
+	if (!ms || !meds || !tmp) {
+		c->oom = 1;
+		goto out;
+	}
+	for (i = 0; i < c->nw; i++) {
+		const pt_summary *s = c->w[i].s;
+		int any = 0;
+		if (s->nsteps < 2 || !s->step_ms)
+			continue;
+		meds[nm++] = r[i].med;
+		for (j = 0; j < s->nsteps; j++)
+			if (has_no(job, nj, s->step_numbers[j]))
+				ms[n++] = s->step_ms[j];
+		for (j = 0; j < r[i].nslow; j++)
+			any |= has_no(job, nj, r[i].slow_no[j]);
+		nslowest += any;
+		if (any && (worst == (size_t)-1 || r[i].extra > r[worst].extra))
+			worst = i;
+	}
+	if (worst == (size_t)-1)
+		goto out;
+	pt_sb_adds(&sb, nj == 1 ? "step " : "steps ");
+	for (i = 0; i < nj; i++)
+		pt_sb_addf(&sb, "%s%lld", i == 0 ? "" : i + 1 == nj ? " and " : ", ", (long long)job[i]);
+	pt_sb_addf(&sb, " %s slow on %zu of the %zu workers with several steps: %.1f ms (median "
+		   "over workers and steps) against a median step of %.1f ms; a step slow everywhere "
+		   "is the job's, not one worker's (in lockstep every worker waits for the slowest). "
+		   "Its extra time is largest on %s: see that worker's step finding.",
+		   nj == 1 ? "is" : "are", nslowest, nwith, median_of(ms, n, tmp),
+		   median_of(meds, nm, tmp), c->w[worst].id);
+	f = df_add(c, SEC, c->w[worst].id, "", "slow steps (job)", (double)nj, median_of(meds, nm, tmp),
+		   r[worst].extra);
+	if (f && !sb.oom)
+		df_explain(c, f, "%s", sb.buf);
+	if (sb.oom)
+		c->oom = 1;
+out:
+	pt_sb_free(&sb);
+	x_free(tmp);
+	x_free(meds);
+	x_free(ms);
+}
+
 void diag_steps(dctx *c, int write)
 {
 	pt_rv *sec = NULL;
 	wres *r = NULL;
-	size_t i, nslow = 0, worst = (size_t)-1;
+	int64_t *job = NULL;
+	size_t i, j, nslow = 0, nwith = 0, nj = 0, worst = (size_t)-1;
 
 	r = x_calloc(c->nw + 1, sizeof(*r));
 	if (!r) {
@@ -350,6 +468,7 @@ void diag_steps(dctx *c, int write)
 	for (i = 0; i < c->nw; i++) {
 		if (c->w[i].s->nsteps < 2 || !c->w[i].s->step_ms)
 			continue;
+		nwith++;
 		if (write && !sec)
 			sec = pt_rv_obj(c->rep, pt_report_root(c->rep), SEC);
 		worker_steps(c, sec, &c->w[i], 0, 0, &r[i]);
@@ -359,19 +478,31 @@ void diag_steps(dctx *c, int write)
 				worst = i;
 		}
 	}
+	if (!write && c->nw > 1 && (nj = job_steps(c, r, nwith, &job)))
+		job_finding(c, r, job, nj, nwith);
 	for (i = 0; i < c->nw && !write; i++) {
 		pt_summary *s = (pt_summary *)c->w[i].s;
-		int single = c->nw == 1;
+		int single = c->nw == 1, own = 0;
 		wres dummy;
 
 		if (s->nsteps < 2 || !s->step_ms)
 			continue;
 		if (!single && !r[i].has_slow)
 			continue;
-		if (!single && nslow > PER_WORKER_MAX && i != worst)
+		/* a worker whose slow steps are all the job's gets no finding of
+		 * its own, except the one the job finding points to */
+		for (j = 0; j < r[i].nslow; j++)
+			own |= !has_no(job, nj, r[i].slow_no[j]);
+		if (!single && !own && i != worst)
+			continue;
+		if (!single && nslow > PER_WORKER_MAX && i != worst && !own)
 			continue;
 		/* findings only: the data was written above */
 		worker_steps(c, NULL, &c->w[i], 1, single, &dummy);
+		x_free(dummy.slow_no);
 	}
+	for (i = 0; i < c->nw; i++)
+		x_free(r[i].slow_no);
+	x_free(job);
 	x_free(r);
 }

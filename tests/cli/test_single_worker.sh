@@ -107,3 +107,16 @@ check "PERFTRACKER_COMM_KERNELS: the same" cmp -s <(grep -o '"class":"communicat
 printf '*a*  allreduce\n*b*  sideways\n' >"$TMP/bad_rules.txt"
 check_fails "--comm-kernels: a bad role names the file and line" "bad_rules.txt: line 2: unknown role 'sideways'" "$PT_BIN" summarize "$BERT" --comm-kernels "$TMP/bad_rules.txt" -o "$TMP/x.json"
 check_fails "--comm-kernels: a missing file" "no_such_rules" "$PT_BIN" analyze "$BERT" --comm-kernels "$TMP/no_such_rules" -o "$TMP/x"
+
+# Across workers: step 7 slowed on three workers is the job's slow step,
+# said once; the worker with a second slow step of its own keeps its
+# finding, which names both steps and the function.
+mkdir -p "$TMP/job"
+for r in 0 1 2; do
+	"$PYTHON" "$TOOLS/plant_slow_step.py" "$RESNET" "$TMP/job/node0_${r}_100$r.json" 7 "Optimizer.step#SGD.step" 40 >/dev/null
+done
+"$PYTHON" "$TOOLS/plant_slow_step.py" "$TMP/job/node0_2_1002.json" "$TMP/x.json" 9 "Optimizer.step#SGD.step" 30 >/dev/null && mv "$TMP/x.json" "$TMP/job/node0_2_1002.json"
+"$PT_BIN" analyze "$TMP/job" -o "$TMP/jo" >"$TMP/jo.txt" 2>&1
+check "job: step 7 slow on all 3 workers, said once" grep -q '^1\. step 7 is slow on 3 of the 3 workers with several steps: 216.9 ms' "$TMP/jo.txt"
+check "job: the worker with its own slow step 9 named with both and the function" grep -q '^2\. node0_2_1002.json: steps 7 and 9 take 206.5-216.9 ms against a median of 178.7 ms over 6 steps; the extra time is in `Optimizer.step#SGD.step`' "$TMP/jo.txt"
+check "job: no per-worker finding for the workers slow only in the job's step" bash -c "! grep -q 'node0_[01]_100[01].json: step' '$TMP/jo.txt'"
