@@ -46,70 +46,78 @@ struct pt_bd_builder {
 
 /* ---- interval unions over the sorted GPU events -------------------------- */
 
-typedef int (*ev_filter)(int kind);
+/* The four unions (compute kernels, all kernels, communication kernels, all
+ * GPU operations) in one pass over the events in start order, and the gaps
+ * of the last one inside the window: the events are random accesses into
+ * the store, so one pass instead of four (4 ms of the analysis on the 202
+ * MB DLRM trace). */
+typedef struct run {
+	int64_t s, e;
+	int open;
+	uint64_t m;
+} run;
 
-static int is_compute(int k) { return k == PT_K_KERNEL; }
-static int is_kernel(int k) { return k == PT_K_KERNEL || k == PT_K_COMM_KERNEL; }
-static int is_comm(int k) { return k == PT_K_COMM_KERNEL; }
-static int is_gpu(int k)
+static inline void run_add(run *r, int64_t s, int64_t e, pt_bd_builder *b, int gaps,
+			   int64_t *prev_end)
 {
-	return k == PT_K_KERNEL || k == PT_K_COMM_KERNEL || k == PT_K_MEMCPY || k == PT_K_MEMSET;
+	if (r->open && s <= r->e) {
+		if (e > r->e)
+			r->e = e;
+		return;
+	}
+	if (r->open) {
+		r->m += (uint64_t)(r->e - r->s);
+		if (gaps) {
+			if (r->s > *prev_end) {
+				b->is[b->nidle] = *prev_end;
+				b->ie[b->nidle++] = r->s;
+			}
+			*prev_end = r->e;
+		}
+	}
+	r->s = s;
+	r->e = e;
+	r->open = 1;
 }
 
-/* Measure of the union of the filtered events clipped to the window; with
- * gaps non-NULL, also the gaps of that union inside the window. */
-static uint64_t union_of(pt_bd_builder *b, ev_filter f, int want_gaps)
+static void unions(pt_bd_builder *b)
 {
 	const pt_event *E = b->st->ev;
-	int64_t cs = 0, ce = 0, prev_end = b->w0;
-	uint64_t m = 0;
+	run comp = { 0 }, kern = { 0 }, comm = { 0 }, all = { 0 };
+	int64_t prev_end = b->w0, dummy = 0;
 	size_t i;
-	int open = 0;
 
 	for (i = 0; i < b->ngev; i++) {
 		const pt_event *e = &E[b->gev[i]];
 		int64_t s = e->ts, t = pt_end(e->ts, e->dur);
+		int k = e->kind;
 
-		if (!f(e->kind))
-			continue;
 		if (s < b->w0)
 			s = b->w0;
 		if (t > b->w1)
 			t = b->w1;
-		if (t <= s)
+		if (t <= s || (k != PT_K_KERNEL && k != PT_K_COMM_KERNEL && k != PT_K_MEMCPY &&
+			       k != PT_K_MEMSET))
 			continue;
-		if (open && s <= ce) {
-			if (t > ce)
-				ce = t;
+		run_add(&all, s, t, b, 1, &prev_end);
+		if (k == PT_K_MEMCPY || k == PT_K_MEMSET)
 			continue;
-		}
-		if (open) {
-			m += (uint64_t)(ce - cs);
-			if (want_gaps && cs > prev_end) {
-				b->is[b->nidle] = prev_end;
-				b->ie[b->nidle++] = cs;
-			}
-			if (want_gaps)
-				prev_end = ce;
-		}
-		cs = s;
-		ce = t;
-		open = 1;
+		run_add(&kern, s, t, b, 0, &dummy);
+		run_add(k == PT_K_KERNEL ? &comp : &comm, s, t, b, 0, &dummy);
 	}
-	if (open) {
-		m += (uint64_t)(ce - cs);
-		if (want_gaps && cs > prev_end) {
-			b->is[b->nidle] = prev_end;
-			b->ie[b->nidle++] = cs;
-		}
-		if (want_gaps)
-			prev_end = ce;
-	}
-	if (want_gaps && b->w1 > prev_end) {
+	/* close the last runs (a start past every end flushes them) */
+	run_add(&all, INT64_MAX, INT64_MAX, b, 1, &prev_end);
+	run_add(&kern, INT64_MAX, INT64_MAX, b, 0, &dummy);
+	run_add(&comp, INT64_MAX, INT64_MAX, b, 0, &dummy);
+	run_add(&comm, INT64_MAX, INT64_MAX, b, 0, &dummy);
+	if (b->w1 > prev_end) {
 		b->is[b->nidle] = prev_end;
 		b->ie[b->nidle++] = b->w1;
 	}
-	return m;
+	b->u_comp = comp.m;
+	b->u_kern = kern.m;
+	b->u_comm = comm.m;
+	b->u_all = all.m;
 }
 
 pt_bd_builder *pt_bd_new(const pt_store *st, int64_t w0, int64_t w1, const uint32_t *gpu_ev,
@@ -133,10 +141,7 @@ pt_bd_builder *pt_bd_new(const pt_store *st, int64_t w0, int64_t w1, const uint3
 		pt_bd_free(b);
 		return NULL;
 	}
-	b->u_comp = union_of(b, is_compute, 0);
-	b->u_kern = union_of(b, is_kernel, 0);
-	b->u_comm = union_of(b, is_comm, 0);
-	b->u_all = union_of(b, is_gpu, 1);
+	unions(b);
 	b->cum[0] = 0;
 	for (i = 0; i < b->nidle; i++)
 		b->cum[i + 1] = b->cum[i] + (b->ie[i] - b->is[i]);

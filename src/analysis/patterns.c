@@ -803,6 +803,11 @@ double pt_collective_busbw_factor(const char *name, uint32_t g)
 typedef struct scratch {
 	uint64_t *u, *t;
 	double *d, *d2;
+	uint32_t *ix;          /* kinfo entries of a pattern's calls */
+	/* per-step values (step_values), when the window has 2+ steps */
+	const pt_step *steps;
+	size_t nsteps;
+	uint64_t *step_sum;
 } scratch;
 
 /* Median of the non-negative values v[0..m) (sorted through their bits). */
@@ -824,49 +829,53 @@ static void kernel_efficiency(const builder *b, const uint32_t *ev, size_t n, pt
 			      scratch *sc)
 {
 	const pt_kinfo *K = b->st->kinfo;
-	size_t nk = b->st->nkinfo, i, m[4] = { 0 }, f;
-	double *col[4];
-	uint64_t any = 0;
+	size_t nk = b->st->nkinfo, i, j, f, m, pos = 0;
+	uint32_t *ix = sc->ix;
 
-	/* four columns of n in d (n) and d2 (n): two halves each is not
-	 * enough room, so one member at a time */
-	for (f = 0; f < 4; f++) {
-		col[f] = sc->d;
-		m[f] = 0;
-		for (i = 0; i < n; i++) {
-			size_t lo = 0, hi = nk;
-			double v;
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (K[mid].ev < ev[i])
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo == nk || K[lo].ev != ev[i])
-				continue;
-			if (f == 0)
-				any++;
-			v = f == 0 ? K[lo].occupancy : f == 1 ? K[lo].blocks_per_sm
-			  : f == 2 ? (double)K[lo].registers : (double)K[lo].shared_mem;
-			if (v >= 0)
-				col[f][m[f]++] = v;
-		}
-		{
-			double med = m[f] ? median_nonneg(col[f], m[f], sc->u, sc->t) : -1;
-			if (med > 0) /* float args: 4 decimals are what they hold */
-				med = round(med * 1e4) / 1e4;
-			if (f == 0)
-				pp->occupancy_pct = med;
-			else if (f == 1)
-				pp->blocks_per_sm = med;
-			else if (f == 2)
-				pp->registers = med;
+	/* The calls' entries in kinfo, found once: both are by event id
+	 * ascending, so each search starts where the last one ended and
+	 * gallops (four binary searches per call over all of kinfo were a
+	 * third of the analysis' extra time on the 202 MB DLRM trace). */
+	for (i = j = 0; i < n && pos < nk; i++) {
+		size_t lo = pos, step = 1, hi;
+
+		while (lo + step < nk && K[lo + step].ev < ev[i])
+			step *= 2;
+		hi = lo + step < nk ? lo + step + 1 : nk;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (K[mid].ev < ev[i])
+				lo = mid + 1;
 			else
-				pp->shared_mem = med;
+				hi = mid;
 		}
+		pos = lo;
+		if (lo < nk && K[lo].ev == ev[i])
+			ix[j++] = (uint32_t)lo;
 	}
-	pp->eff_n = any;
+	pp->eff_n = j;
+	for (f = 0; f < 4; f++) {
+		double med;
+
+		for (i = m = 0; i < j; i++) {
+			const pt_kinfo *k = &K[ix[i]];
+			double v = f == 0 ? k->occupancy : f == 1 ? k->blocks_per_sm
+				 : f == 2 ? (double)k->registers : (double)k->shared_mem;
+			if (v >= 0)
+				sc->d[m++] = v;
+		}
+		med = m ? median_nonneg(sc->d, m, sc->u, sc->t) : -1;
+		if (med > 0) /* float args: 4 decimals are what they hold */
+			med = round(med * 1e4) / 1e4;
+		if (f == 0)
+			pp->occupancy_pct = med;
+		else if (f == 1)
+			pp->blocks_per_sm = med;
+		else if (f == 2)
+			pp->registers = med;
+		else
+			pp->shared_mem = med;
+	}
 }
 
 /* Median, p10, p90 and MAD of pattern pp's durations (ev[0..n)), and for
@@ -880,11 +889,44 @@ static void pattern_stats(const builder *b, const uint32_t *ev, size_t n, pt_pat
 	size_t i, m;
 	int k, best = 0;
 
-	for (i = 0; i < n; i++) {
-		sc->u[i] = (uint64_t)E[ev[i]].dur;
-		total += (uint64_t)E[ev[i]].dur;
-		if (E[ev[i]].kind < PT_K_COUNT)
-			kc[E[ev[i]].kind]++;
+	if (pp->step_ms) {
+		/* the per-step sums in the same pass (the calls' events are
+		 * random accesses: one pass instead of two) */
+		size_t cur = 0, ns = sc->nsteps;
+		const pt_step *steps = sc->steps;
+
+		memset(sc->step_sum, 0, ns * sizeof(*sc->step_sum));
+		for (i = 0; i < n; i++) {
+			const pt_event *e = &E[ev[i]];
+			size_t lo = 0, hi = ns;
+
+			sc->u[i] = (uint64_t)e->dur;
+			total += (uint64_t)e->dur;
+			if (e->kind < PT_K_COUNT)
+				kc[e->kind]++;
+			/* calls come mostly in time order: the previous call's step first */
+			if (steps[cur].ts <= e->ts && (cur + 1 == ns || steps[cur + 1].ts > e->ts))
+				lo = hi = cur + 1;
+			while (lo < hi) { /* first step starting after the call */
+				size_t mid = (lo + hi) / 2;
+				if (steps[mid].ts <= e->ts)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo && e->ts < pt_end(steps[lo - 1].ts, steps[lo - 1].dur))
+				sc->step_sum[lo - 1] += (uint64_t)e->dur;
+			cur = lo ? lo - 1 : 0;
+		}
+		for (i = 0; i < ns; i++)
+			pp->step_ms[i] = (double)sc->step_sum[i] / 1e6;
+	} else {
+		for (i = 0; i < n; i++) {
+			sc->u[i] = (uint64_t)E[ev[i]].dur;
+			total += (uint64_t)E[ev[i]].dur;
+			if (E[ev[i]].kind < PT_K_COUNT)
+				kc[E[ev[i]].kind]++;
+		}
 	}
 	for (k = 1; k < PT_K_COUNT; k++)
 		if (kc[k] > kc[best])
@@ -961,45 +1003,6 @@ static int step_cmp(const void *pa, const void *pb)
 	if (a->ts != b->ts)
 		return a->ts < b->ts ? -1 : 1;
 	return a->number < b->number ? -1 : a->number > b->number;
-}
-
-/* pp->step_ms: per step (steps[0..ns) by start), the ms of the pattern's
- * calls ev[0..n) that start inside it.  A binary search per call. */
-static int step_values(const builder *b, const pt_step *steps, size_t ns, const uint32_t *ev,
-		       size_t n, uint64_t *ns_sum, pt_pattern *pp)
-{
-	const pt_event *E = b->st->ev;
-	size_t i, cur = 0;
-
-	memset(ns_sum, 0, ns * sizeof(*ns_sum));
-	pp->step_ms = x_calloc(ns, sizeof(*pp->step_ms));
-	if (!pp->step_ms)
-		return -1;
-	pp->nstep_ms = ns;
-	for (i = 0; i < n; i++) {
-		const pt_event *e = &E[ev[i]];
-		size_t lo = 0, hi = ns;
-
-		/* calls come in file order, mostly in time order: the step of
-		 * the previous call first */
-		if (cur < ns && steps[cur].ts <= e->ts && (cur + 1 == ns || steps[cur + 1].ts > e->ts)) {
-			lo = cur + 1;
-			hi = lo;
-		}
-		while (lo < hi) { /* first step starting after the call */
-			size_t mid = (lo + hi) / 2;
-			if (steps[mid].ts <= e->ts)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo && e->ts < pt_end(steps[lo - 1].ts, steps[lo - 1].dur))
-			ns_sum[lo - 1] += (uint64_t)e->dur;
-		cur = lo ? lo - 1 : 0;
-	}
-	for (i = 0; i < ns; i++)
-		pp->step_ms[i] = (double)ns_sum[i] / 1e6;
-	return 0;
 }
 
 /* Key string of a stack node: names from the outermost frame, '|'-joined. */
@@ -1281,6 +1284,12 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 		memcpy(steps, st->steps, st->nsteps * sizeof(*steps));
 		qsort(steps, st->nsteps, sizeof(*steps), step_cmp);
 	}
+	sc.steps = steps;
+	sc.nsteps = st->nsteps;
+	sc.step_sum = step_sum;
+	sc.ix = x_malloc((maxcount + 1) * sizeof(*sc.ix));
+	if (!sc.ix)
+		goto fail;
 	sc.u = x_malloc((maxcount + 1) * sizeof(*sc.u));
 	sc.t = x_malloc((maxcount + 1) * sizeof(*sc.t));
 	sc.d = x_malloc((maxcount + 1) * sizeof(*sc.d));
@@ -1307,12 +1316,14 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 		pp->count = bp->count;
 		pp->bottleneck = wns > 0 ? owned[p] / wns : 0;
 		pp->exec_ratio = wns > 0 ? (double)bp->clipped_ns / wns : 0;
-		pattern_stats(&b, evs + off[p], off[p + 1] - off[p], pp, &sc);
 		/* Per step (the step-to-step comparison, src/diagnose/steps.c):
-		 * functions that take at least 0.1% of the window. */
-		if (steps && (double)bp->clipped_ns >= step_floor &&
-		    step_values(&b, steps, st->nsteps, evs + off[p], off[p + 1] - off[p], step_sum, pp))
-			goto fail;
+		 * the functions above step_floor; filled by pattern_stats. */
+		if (steps && (double)bp->clipped_ns >= step_floor) {
+			if (!(pp->step_ms = x_calloc(st->nsteps, sizeof(*pp->step_ms))))
+				goto fail;
+			pp->nstep_ms = st->nsteps;
+		}
+		pattern_stats(&b, evs + off[p], off[p + 1] - off[p], pp, &sc);
 	}
 	qsort(out->patterns, out->npatterns, sizeof(*out->patterns), pattern_cmp);
 	rc = PT_OK;
@@ -1320,6 +1331,7 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 fail:
 	rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory while summarising %zu events", st->n);
 out:
+	x_free(sc.ix);
 	x_free(sc.d2);
 	x_free(sc.d);
 	x_free(sc.t);
