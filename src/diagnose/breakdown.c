@@ -90,6 +90,38 @@ static const char *advice(int cause)
 	}
 }
 
+/* A stack's last frame; when another listed stack (other) ends in the
+ * same frame, also the nearest caller where the two differ ("f in g"). */
+static void add_func(pt_sb *sb, const char *key, const char *other)
+{
+	const char *ka = key + strlen(key), *kb;
+	char fb[160];
+
+	pt_sb_adds(sb, df_short(key, PT_C_PYTHON, fb, sizeof(fb)));
+	if (!other)
+		return;
+	kb = other + strlen(other);
+	/* walk both stacks up, frame by frame, to the first frame that differs */
+	for (;;) {
+		const char *sa = ka, *sb2 = kb;
+		while (sa > key && sa[-1] != '|')
+			sa--;
+		while (sb2 > other && sb2[-1] != '|')
+			sb2--;
+		if ((size_t)(ka - sa) != (size_t)(kb - sb2) || memcmp(sa, sb2, (size_t)(ka - sa))) {
+			if (ka != key + strlen(key)) {
+				pt_sb_adds(sb, " in ");
+				pt_sb_add(sb, sa, (size_t)(ka - sa));
+			}
+			return;
+		}
+		if (sa == key || sb2 == other)
+			return;
+		ka = sa - 1;
+		kb = sb2 - 1;
+	}
+}
+
 static void idle_finding(dctx *c, const dworker *w, int single)
 {
 	const pt_summary *s = w->s;
@@ -113,13 +145,19 @@ static void idle_finding(dctx *c, const dworker *w, int single)
 		   df_pct(share(b->comm_ms, b->window_ms), p3, sizeof(p3)),
 		   df_pct(share(b->memory_ms, b->window_ms), p4, sizeof(p4)));
 	if (b->nfuncs) {
-		pt_sb_addf(&sb, "%s of that idle time the CPU is in %s",
-			   df_pct(share(b->funcs[0].idle_ms, b->idle_ms), p1, sizeof(p1)),
-			   df_short(b->funcs[0].key, PT_C_PYTHON, fb, sizeof(fb)));
-		if (b->nfuncs > 1)
-			pt_sb_addf(&sb, ", %s in %s",
-				   df_pct(share(b->funcs[1].idle_ms, b->idle_ms), p2, sizeof(p2)),
-				   df_short(b->funcs[1].key, PT_C_PYTHON, fb, sizeof(fb)));
+		char fb2[160];
+		int same = b->nfuncs > 1 &&
+			   !strcmp(df_short(b->funcs[0].key, PT_C_PYTHON, fb, sizeof(fb)),
+				   df_short(b->funcs[1].key, PT_C_PYTHON, fb2, sizeof(fb2)));
+
+		pt_sb_addf(&sb, "%s of that idle time the CPU is in ",
+			   df_pct(share(b->funcs[0].idle_ms, b->idle_ms), p1, sizeof(p1)));
+		add_func(&sb, b->funcs[0].key, same ? b->funcs[1].key : NULL);
+		if (b->nfuncs > 1) {
+			pt_sb_addf(&sb, ", %s in ",
+				   df_pct(share(b->funcs[1].idle_ms, b->idle_ms), p2, sizeof(p2)));
+			add_func(&sb, b->funcs[1].key, same ? b->funcs[0].key : NULL);
+		}
 		pt_sb_adds(&sb, ". ");
 	}
 	pt_sb_adds(&sb, "By cause: ");
