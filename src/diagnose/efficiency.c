@@ -46,10 +46,7 @@ static int cmp_d(const void *a, const void *b)
 
 static double med(double *v, size_t n)
 {
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return pt_robust_median(v, n, 0);
 }
 
 static void compute_util(dctx *c, pt_rv *sec)
@@ -96,6 +93,13 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 
 		if (k->cls != PT_C_COMPUTE)
 			continue;
+		for (j = 0; j < k->n && !ne; j++) {
+			const dent *e = &c->ent[k->off + j];
+			ne = c->w[e->w].pat[e->p].eff_n > 0;
+		}
+		if (!ne) /* no worker's trace has launch efficiency for it */
+			continue;
+		ne = 0;
 		for (j = 0; j < k->n; j++) {
 			const dent *e = &c->ent[k->off + j];
 			const pt_pattern *p = &c->w[e->w].pat[e->p];
@@ -108,10 +112,9 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 			tmp[3][ne] = p->registers;
 			tmp[4][ne++] = p->shared_mem;
 		}
-		/* workers without the kernel count 0 towards its bottleneck */
-		while (n < c->nw)
-			tmp[0][n++] = 0;
-		x.bott = med(tmp[0], n);
+		/* workers without the kernel count 0 towards its bottleneck
+		 * (quickselect: O(workers) per kernel at 10,000 workers) */
+		x.bott = pt_robust_median(tmp[0], n, c->nw - n);
 		if (!ne || x.bott < HEAVY)
 			continue;
 		x.k = (uint32_t)i;
