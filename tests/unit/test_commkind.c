@@ -15,7 +15,10 @@
 #include "model/commkind.h"
 #include "analysis/summary.h"
 #include "trace/kineto.h"
+#include "trace/nsys.h"
 #include "testutil.h"
+
+#include <sqlite3.h>
 
 #include <string.h>
 #include <unistd.h>
@@ -231,6 +234,56 @@ static void test_reader_and_summary(void **st)
 	pt_store_free(&s);
 }
 
+/* The Nsight reader asks the same table: a DeepEP combine kernel in an
+ * export (the documented 3.x kernel columns) is a communication event. */
+static void test_nsys_reader(void **st)
+{
+	static const char sql[] =
+		"CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT "
+		"NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT "
+		"NULL, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL,"
+		" gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX "
+		"INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL);"
+		"INSERT INTO StringIds VALUES (1, 'void deep_ep::intranode::combine<__nv_bfloat16, 8,"
+		" 768, 4096>(__nv_bfloat16*, float*)'), (2, 'combine'), (3, 'void "
+		"at::native::vectorized_elementwise_kernel<4>(int)'), (4, 'vectorized');"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 1, 7, 0, 1, 2, 24, 1, "
+		"1, 768, 1, 1), (3000, 3500, 0, 1, 7, 0, 3, 4, 80, 1, 1, 128, 1, 1), (4000, 5000, 0, "
+		"1, 7, 0, 1, 2, 24, 1, 1, 768, 1, 1);";
+	char dir[256], path[300];
+	sqlite3 *db;
+	pt_store s;
+	pt_error e;
+	size_t i, ncomm = 0, nk = 0;
+
+	(void)st;
+	pt_commkind_reset();
+	tu_tmpdir(dir, sizeof(dir), "pt_commkind_nsys");
+	snprintf(path, sizeof(path), "%s/deepep.sqlite", dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(pt_store_init(&s), PT_OK);
+	pt_error_clear(&e);
+	assert_int_equal(pt_nsys_read_file(path, &s, NULL, &e), PT_OK);
+	for (i = 0; i < s.n; i++) {
+		size_t n;
+		const char *name = pt_strtab_get(s.strs, s.ev[i].name, &n);
+		if (s.ev[i].kind == PT_K_COMM_KERNEL) {
+			ncomm++;
+			assert_non_null(strstr(name, "deep_ep::intranode::combine"));
+		} else if (s.ev[i].kind == PT_K_KERNEL) {
+			nk++;
+			assert_non_null(strstr(name, "vectorized_elementwise_kernel"));
+		}
+	}
+	assert_int_equal(ncomm, 2);
+	assert_int_equal(nk, 1);
+	pt_store_free(&s);
+	tu_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_other_libraries),
 		cmocka_unit_test(test_user_rules),
 		cmocka_unit_test(test_reader_and_summary),
+		cmocka_unit_test(test_nsys_reader),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
