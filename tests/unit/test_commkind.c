@@ -16,6 +16,7 @@
 #include "analysis/summary.h"
 #include "trace/kineto.h"
 #include "trace/nsys.h"
+#include "diagnose/diagnose.h"
 #include "testutil.h"
 
 #include <sqlite3.h>
@@ -234,6 +235,30 @@ static void test_reader_and_summary(void **st)
 	pt_store_free(&s);
 }
 
+/* The Communication section's groups: NCCL as before, other kernels by role. */
+static void test_comm_groups(void **st)
+{
+	char g[64];
+
+	(void)st;
+	pt_commkind_reset();
+	assert_string_equal(pt_diag_comm_group("void deep_ep::intranode::dispatch<8, 768, 6144>("
+					       "int4*, float*)", PT_K_COMM_KERNEL, g, sizeof(g)),
+			    "alltoall dispatch");
+	assert_string_equal(pt_diag_comm_group("void deep_ep::internode_ll::combine<false, 3, 7168,"
+					       " 9>(void*)", PT_K_COMM_KERNEL, g, sizeof(g)),
+			    "alltoall combine");
+	assert_string_equal(pt_diag_comm_group("void vllm::cross_device_reduce_1stage<__nv_bfloat16,"
+					       " 8>(vllm::RankData*)", PT_K_COMM_KERNEL, g, sizeof(g)),
+			    "allreduce");
+	assert_string_equal(pt_diag_comm_group("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*,"
+					       " unsigned long, ncclWork*)", PT_K_COMM_KERNEL, g,
+					       sizeof(g)), "ring allreduce");
+	assert_string_equal(pt_diag_comm_group("mscclKernel_Sum_half_Simple_false(ncclDevComm*, "
+					       "mscclAlgo*, mscclWork*)", PT_K_COMM_KERNEL, g, sizeof(g)),
+			    "collective");
+}
+
 /* The Nsight reader asks the same table: a DeepEP combine kernel in an
  * export (the documented 3.x kernel columns) is a communication event. */
 static void test_nsys_reader(void **st)
@@ -292,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_user_rules),
 		cmocka_unit_test(test_reader_and_summary),
 		cmocka_unit_test(test_nsys_reader),
+		cmocka_unit_test(test_comm_groups),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
