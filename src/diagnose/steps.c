@@ -216,7 +216,6 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	pt_sb sb = { 0 };
 	cause cz;
 	dfinding *f;
-	char fb[160];
 
 	memset(res, 0, sizeof(*res));
 	tmp = x_malloc(2 * (ns + 1) * sizeof(*tmp));
@@ -344,7 +343,6 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		df_explain(c, f, "%s: %s", w->id, sb.buf);
 	if (sb.oom)
 		c->oom = 1;
-	(void)fb;
 out:
 	pt_sb_free(&sb);
 	x_free(slow);
