@@ -20,8 +20,8 @@
 
 #define SEC "Time breakdown"
 
-/* A worker whose GPU is idle less than this share of its window gets no
- * idle finding. */
+/* Below this share of idle time the finding says the GPU is the
+ * bottleneck instead of breaking the idle time down. */
 #define IDLE_MIN 0.05
 
 const char *const pt_idle_cause_names[PT_IDLE_COUNT] = {
@@ -132,8 +132,30 @@ static void idle_finding(dctx *c, const dworker *w, int single)
 	int k, top = 0, n = 0, order[PT_IDLE_COUNT];
 	dfinding *f;
 
-	if (idle < IDLE_MIN)
+	if (!b->nkernels && b->memory_ms <= 0) {
+		/* a CPU-only run: say so rather than "idle 100%" */
+		f = df_add(c, "GPU idle", w->id, "", "gpu idle", idle, NAN, 0);
+		df_explain(c, f, "%s: the trace records no GPU kernel or memory operation in its %s "
+			   "(%.1f ms): a CPU-only run; where its time goes is in \"Python functions\" "
+			   "and the class breakdown.", w->id,
+			   s->nsteps > 1 ? "profiled steps" : s->nsteps == 1 ? "step" : "window",
+			   b->window_ms);
 		return;
+	}
+	if (idle < IDLE_MIN) {
+		/* the GPU is the bottleneck: still say where its time goes */
+		f = df_add(c, "GPU idle", w->id, "", "gpu idle", idle, NAN, 0);
+		df_explain(c, f, "%s: the GPU is idle only %s of the %s (%.1f of %.1f ms): compute %s, "
+			   "communication not overlapped with compute %s, memory operations %s. The GPU "
+			   "is the bottleneck: the heaviest kernels (GPU Compute) are where time can be "
+			   "won.", w->id, df_pct(idle, p1, sizeof(p1)),
+			   s->nsteps > 1 ? "profiled steps" : s->nsteps == 1 ? "step" : "window",
+			   b->idle_ms, b->window_ms,
+			   df_pct(share(b->compute_ms, b->window_ms), p2, sizeof(p2)),
+			   df_pct(share(b->comm_ms, b->window_ms), p3, sizeof(p3)),
+			   df_pct(share(b->memory_ms, b->window_ms), p4, sizeof(p4)));
+		return;
+	}
 	for (k = 1; k < PT_IDLE_COUNT; k++)
 		if (b->idle_ms_by[k] > b->idle_ms_by[top])
 			top = k;

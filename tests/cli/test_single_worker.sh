@@ -120,3 +120,8 @@ done
 check "job: step 7 slow on all 3 workers, said once" grep -q '^1\. step 7 is slow on 3 of the 3 workers with several steps: 216.9 ms' "$TMP/jo.txt"
 check "job: the worker with its own slow step 9 named with both and the function" grep -q '^2\. node0_2_1002.json: steps 7 and 9 take 206.5-216.9 ms against a median of 178.7 ms over 6 steps; the extra time is in `Optimizer.step#SGD.step`' "$TMP/jo.txt"
 check "job: no per-worker finding for the workers slow only in the job's step" bash -c "! grep -q 'node0_[01]_100[01].json: step' '$TMP/jo.txt'"
+
+# A CPU-only trace says so instead of "idle 100%".
+CPU=$PT_DATA/HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz
+"$PT_BIN" analyze "$CPU" -o "$TMP/cpu" >"$TMP/cpu.txt" 2>&1
+check "CPU-only trace: said in one sentence" grep -q 'the trace records no GPU kernel or memory operation in its step (210.1 ms): a CPU-only run' "$TMP/cpu.txt"
