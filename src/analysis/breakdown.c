@@ -466,8 +466,8 @@ int pt_bd_finish(pt_bd_builder *b, const uint32_t *parent, size_t nnodes,
 		nnodes = b->nodecap;
 	if (nnodes && out->idle_ms > 0) {
 		double floor_ns = 0.05 * out->idle_ms * 1e6;
-		pt_bd_func cand[64];
-		size_t nc = 0;
+		struct { uint32_t node; double ns; } top[PT_BD_MAX_FUNCS];
+		size_t nt = 0, j;
 
 		maxchild = x_calloc(nnodes, sizeof(*maxchild));
 		if (!maxchild)
@@ -475,44 +475,26 @@ int pt_bd_finish(pt_bd_builder *b, const uint32_t *parent, size_t nnodes,
 		for (i = 1; i < nnodes; i++)
 			if (parent[i] < nnodes && b->node_idle[i] > maxchild[parent[i]])
 				maxchild[parent[i]] = b->node_idle[i];
+		/* the PT_BD_MAX_FUNCS largest, by insertion (ties: lower node) */
 		for (i = 1; i < nnodes; i++) {
 			double v = b->node_idle[i];
 			if (v < floor_ns || v <= 0 || maxchild[i] >= 0.8 * v)
 				continue;
-			if (nc == 64) {
-				/* keep the 64 largest */
-				size_t j, lo = 0;
-				for (j = 1; j < nc; j++)
-					if (cand[j].idle_ms < cand[lo].idle_ms)
-						lo = j;
-				if (cand[lo].idle_ms >= v)
-					continue;
-				cand[lo].idle_ms = v;
-				cand[lo].key = (char *)(uintptr_t)i;
+			if (nt == PT_BD_MAX_FUNCS && v <= top[nt - 1].ns)
 				continue;
-			}
-			cand[nc].idle_ms = v;
-			cand[nc++].key = (char *)(uintptr_t)i;
+			if (nt < PT_BD_MAX_FUNCS)
+				nt++;
+			for (j = nt - 1; j > 0 && top[j - 1].ns < v; j--)
+				top[j] = top[j - 1];
+			top[j].node = (uint32_t)i;
+			top[j].ns = v;
 		}
-		/* sort by value (keys are node ids here, compared as pointers) */
-		for (i = 0; i < nc; i++) {
-			size_t j, m = i;
-			for (j = i + 1; j < nc; j++)
-				if (cand[j].idle_ms > cand[m].idle_ms ||
-				    (cand[j].idle_ms == cand[m].idle_ms && cand[j].key < cand[m].key))
-					m = j;
-			if (m != i) {
-				pt_bd_func x = cand[i];
-				cand[i] = cand[m];
-				cand[m] = x;
-			}
-		}
-		for (i = 0; i < nc && out->nfuncs < PT_BD_MAX_FUNCS; i++) {
-			char *k = key(ctx, (uint32_t)(uintptr_t)cand[i].key);
+		for (j = 0; j < nt; j++) {
+			char *k = key(ctx, top[j].node);
 			if (!k)
 				goto out;
 			out->funcs[out->nfuncs].key = k;
-			out->funcs[out->nfuncs++].idle_ms = cand[i].idle_ms / 1e6;
+			out->funcs[out->nfuncs++].idle_ms = top[j].ns / 1e6;
 		}
 		qsort(out->funcs, out->nfuncs, sizeof(out->funcs[0]), func_cmp);
 	}
