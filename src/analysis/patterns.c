@@ -20,8 +20,10 @@
  * from 62 to 32 MiB, with byte-identical summaries.
  */
 #include "analysis.h"
+#include "breakdown.h"
 #include "patterns.h"
 #include "stats.h"
+#include "../model/commkind.h"
 #include "../trace/kineto.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
@@ -52,6 +54,7 @@ typedef struct open_frame {
 	uint32_t node;    /* stack node (key) */
 	uint32_t pat;     /* Python pattern owning its exclusive time, NONE32 for CPU_COMM */
 	uint32_t stack;   /* old-style "Call stack" id in effect (own or inherited) */
+	uint8_t dl;       /* inside a data-loader frame (breakdown.c) */
 } open_frame;
 
 /* An open frame when the nesting is replayed for the sweep (seg_next). */
@@ -113,6 +116,13 @@ typedef struct builder {
 	uint32_t *stack_node;     /* store string id of a "Call stack" -> node */
 	char *nbuf;
 	size_t nbufcap;
+
+	/* Where the GPU time goes (breakdown.c): frames of the launching
+	 * thread are fed to it as they are nested. */
+	pt_bd_builder *bd;
+	uint32_t cur_lane, main_lane;
+	uint8_t *dlmemo;          /* loc name id -> 1 + is data loader, 0 unknown */
+	size_t dlcap;
 } builder;
 
 /* ---- patterns and counted events --------------------------------------- */
@@ -419,6 +429,26 @@ static int nest_lane(builder *b, const uint32_t *fo, size_t n, open_frame **stk,
 		nf.node = node_get(b, base, name);
 		if (nf.node == NONE32)
 			return PT_ENOMEM;
+		nf.dl = top ? top->dl : 0;
+		if (b->bd && b->cur_lane == b->main_lane) {
+			int dl_outer = 0;
+			if (name >= b->dlcap) {
+				size_t old = b->dlcap;
+				if (X_GROW(b->dlmemo, b->dlcap, (size_t)name + 1))
+					return PT_ENOMEM;
+				memset(b->dlmemo + old, 0, b->dlcap - old);
+			}
+			if (!b->dlmemo[name]) {
+				size_t ln;
+				const char *ls = pt_strtab_get(b->loc, name, &ln);
+				b->dlmemo[name] = (uint8_t)(1 + pt_bd_is_dataloader(ls, ln));
+			}
+			if (b->dlmemo[name] == 2 && !nf.dl)
+				dl_outer = nf.dl = 1;
+			if (pt_bd_node_grow(b->bd, b->nnodes))
+				return PT_ENOMEM;
+			pt_bd_frame(b->bd, b->cur_lane, nf.node, (int)depth, dl_outer, ts, nf.end);
+		}
 		nf.pat = NONE32;
 		if (f->kind != PT_K_CPU_COMM) {
 			nf.pat = b->node_pat[nf.node];
@@ -710,6 +740,7 @@ static int do_frames(builder *b, size_t n)
 		if (j == i)
 			continue;
 		b->lane_seg = 0;
+		b->cur_lane = (uint32_t)l;
 		if ((rc = nest_lane(b, b->fo + i, j - i, &stk, &stkcap)))
 			goto out;
 		rc = PT_ENOMEM;
@@ -772,7 +803,80 @@ double pt_collective_busbw_factor(const char *name, uint32_t g)
 typedef struct scratch {
 	uint64_t *u, *t;
 	double *d, *d2;
+	uint32_t *ix;          /* kinfo entries of a pattern's calls */
+	/* per-step values (step_values), when the window has 2+ steps */
+	const pt_step *steps;
+	size_t nsteps;
+	uint64_t *step_sum;
 } scratch;
+
+/* Median of the non-negative values v[0..m) (sorted through their bits). */
+static double median_nonneg(double *v, size_t m, uint64_t *u, uint64_t *t)
+{
+	size_t i;
+
+	for (i = 0; i < m; i++)
+		u[i] = pt_dbits(v[i]);
+	pt_sort_u64(u, t, m);
+	for (i = 0; i < m; i++)
+		v[i] = pt_bitsd(u[i]);
+	return pt_stats_percentile(v, m, 50);
+}
+
+/* Launch efficiency of a compute pattern: medians over its calls that
+ * carry each member (store->kinfo, by event, searched per call). */
+static void kernel_efficiency(const builder *b, const uint32_t *ev, size_t n, pt_pattern *pp,
+			      scratch *sc)
+{
+	const pt_kinfo *K = b->st->kinfo;
+	size_t nk = b->st->nkinfo, i, j, f, m, pos = 0;
+	uint32_t *ix = sc->ix;
+
+	/* The calls' entries in kinfo, found once: both are by event id
+	 * ascending, so each search starts where the last one ended and
+	 * gallops (four binary searches per call over all of kinfo were a
+	 * third of the analysis' extra time on the 202 MB DLRM trace). */
+	for (i = j = 0; i < n && pos < nk; i++) {
+		size_t lo = pos, step = 1, hi;
+
+		while (lo + step < nk && K[lo + step].ev < ev[i])
+			step *= 2;
+		hi = lo + step < nk ? lo + step + 1 : nk;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (K[mid].ev < ev[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		pos = lo;
+		if (lo < nk && K[lo].ev == ev[i])
+			ix[j++] = (uint32_t)lo;
+	}
+	pp->eff_n = j;
+	for (f = 0; f < 4; f++) {
+		double med;
+
+		for (i = m = 0; i < j; i++) {
+			const pt_kinfo *k = &K[ix[i]];
+			double v = f == 0 ? k->occupancy : f == 1 ? k->blocks_per_sm
+				 : f == 2 ? (double)k->registers : (double)k->shared_mem;
+			if (v >= 0)
+				sc->d[m++] = v;
+		}
+		med = m ? median_nonneg(sc->d, m, sc->u, sc->t) : -1;
+		if (med > 0) /* float args: 4 decimals are what they hold */
+			med = round(med * 1e4) / 1e4;
+		if (f == 0)
+			pp->occupancy_pct = med;
+		else if (f == 1)
+			pp->blocks_per_sm = med;
+		else if (f == 2)
+			pp->registers = med;
+		else
+			pp->shared_mem = med;
+	}
+}
 
 /* Median, p10, p90 and MAD of pattern pp's durations (ev[0..n)), and for
  * communication the bytes and bandwidths. */
@@ -785,11 +889,44 @@ static void pattern_stats(const builder *b, const uint32_t *ev, size_t n, pt_pat
 	size_t i, m;
 	int k, best = 0;
 
-	for (i = 0; i < n; i++) {
-		sc->u[i] = (uint64_t)E[ev[i]].dur;
-		total += (uint64_t)E[ev[i]].dur;
-		if (E[ev[i]].kind < PT_K_COUNT)
-			kc[E[ev[i]].kind]++;
+	if (pp->step_ms) {
+		/* the per-step sums in the same pass (the calls' events are
+		 * random accesses: one pass instead of two) */
+		size_t cur = 0, ns = sc->nsteps;
+		const pt_step *steps = sc->steps;
+
+		memset(sc->step_sum, 0, ns * sizeof(*sc->step_sum));
+		for (i = 0; i < n; i++) {
+			const pt_event *e = &E[ev[i]];
+			size_t lo = 0, hi = ns;
+
+			sc->u[i] = (uint64_t)e->dur;
+			total += (uint64_t)e->dur;
+			if (e->kind < PT_K_COUNT)
+				kc[e->kind]++;
+			/* calls come mostly in time order: the previous call's step first */
+			if (steps[cur].ts <= e->ts && (cur + 1 == ns || steps[cur + 1].ts > e->ts))
+				lo = hi = cur + 1;
+			while (lo < hi) { /* first step starting after the call */
+				size_t mid = (lo + hi) / 2;
+				if (steps[mid].ts <= e->ts)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo && e->ts < pt_end(steps[lo - 1].ts, steps[lo - 1].dur))
+				sc->step_sum[lo - 1] += (uint64_t)e->dur;
+			cur = lo ? lo - 1 : 0;
+		}
+		for (i = 0; i < ns; i++)
+			pp->step_ms[i] = (double)sc->step_sum[i] / 1e6;
+	} else {
+		for (i = 0; i < n; i++) {
+			sc->u[i] = (uint64_t)E[ev[i]].dur;
+			total += (uint64_t)E[ev[i]].dur;
+			if (E[ev[i]].kind < PT_K_COUNT)
+				kc[E[ev[i]].kind]++;
+		}
 	}
 	for (k = 1; k < PT_K_COUNT; k++)
 		if (kc[k] > kc[best])
@@ -803,8 +940,21 @@ static void pattern_stats(const builder *b, const uint32_t *ev, size_t n, pt_pat
 	pp->p10_ms = pt_stats_percentile(sc->d, n, 10);
 	pp->p90_ms = pt_stats_percentile(sc->d, n, 90);
 	pp->mad_ms = pt_stats_mad(sc->d, n, pp->median_ms, sc->d2, sc->t);
+	if (pp->cls == PT_C_COMPUTE && b->st->nkinfo)
+		kernel_efficiency(b, ev, n, pp, sc);
 	if (pp->cls != PT_C_COMM)
 		return;
+	/* Role: the kernel table (commkind.c), or what a CPU collective's
+	 * name says; a kernel the table does not know (a reader's own rule
+	 * made it communication) still gets the collective its name spells. */
+	{
+		int role = PT_ROLE_NONE;
+		if (pp->kind == PT_K_COMM_KERNEL)
+			role = pt_commkind_classify(pp->key, strlen(pp->key));
+		if (role == PT_ROLE_NONE)
+			role = pt_commkind_role_from_name(pp->key, strlen(pp->key));
+		pp->role = (uint8_t)role;
+	}
 
 	/* Message bytes: median over the calls that record them. */
 	for (i = m = 0; i < n; i++)
@@ -844,6 +994,17 @@ static void pattern_stats(const builder *b, const uint32_t *ev, size_t n, pt_pat
 	pp->busbw_gbps = pp->algbw_gbps * pt_collective_busbw_factor(pp->key, pp->group);
 }
 
+/* Steps in the order the summary lists them (summary.c: by start, then
+ * number). */
+static int step_cmp(const void *pa, const void *pb)
+{
+	const pt_step *a = pa, *b = pb;
+
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->number < b->number ? -1 : a->number > b->number;
+}
+
 /* Key string of a stack node: names from the outermost frame, '|'-joined. */
 static char *node_key(const builder *b, uint32_t node)
 {
@@ -879,6 +1040,12 @@ static char *node_key(const builder *b, uint32_t node)
 	return pt_sb_detach(&sb, NULL);
 }
 
+/* The breakdown's key callback (pt_bd_finish). */
+static char *bd_key(const void *ctx, uint32_t node)
+{
+	return node_key(ctx, node);
+}
+
 static int python_cmp(const void *pa, const void *pb, void *arg)
 {
 	const double *owned = arg;
@@ -906,6 +1073,8 @@ static void builder_free(builder *b)
 {
 	int c;
 
+	pt_bd_free(b->bd);
+	x_free(b->dlmemo);
 	x_free(b->nbuf);
 	x_free(b->stack_node);
 	x_free(b->norm);
@@ -935,7 +1104,11 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 	builder b;
 	size_t nfr = 0, i, j, nkeep = 0, npy = 0;
 	double *owned = NULL;
-	uint32_t *keep = NULL, *off = NULL, *evs = NULL;
+	uint32_t *keep = NULL, *off = NULL, *evs = NULL, *gev = NULL;
+	pt_step *steps = NULL;
+	uint64_t *step_sum = NULL;
+	double step_floor = 0;
+	size_t ngev = 0;
 	pt_attr_totals tot;
 	scratch sc = { 0 };
 	double wns = (double)((uint64_t)w->end - (uint64_t)w->start);
@@ -986,8 +1159,6 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 		if (is_frame_kind(e->kind))
 			b.fo[nfr++] = (uint32_t)i;
 	}
-	if (do_frames(&b, nfr))
-		goto fail;
 	/* The non-frame items by start (stable: equal starts in event order). */
 	if (b.nnf) {
 		void *tmp = x_malloc(b.nnf * (b.nf ? sizeof(*b.nf) : sizeof(*b.nfkv)));
@@ -999,6 +1170,22 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 			pt_sort_kv(b.nfkv, tmp, b.nnf);
 		x_free(tmp);
 	}
+	/* The GPU events by start, for the breakdown (it needs their idle
+	 * gaps before the frames are nested). */
+	gev = x_malloc((b.nnf ? b.nnf : 1) * sizeof(*gev));
+	if (!gev)
+		goto fail;
+	for (i = 0; i < b.nnf; i++) {
+		uint32_t id = b.nf ? (uint32_t)(b.nf[i] & b.nfmask) : b.nfkv[i].v;
+		if (st->ev[id].flags & PT_EV_GPU)
+			gev[ngev++] = id;
+	}
+	b.main_lane = pt_bd_main_lane(st);
+	b.bd = pt_bd_new(st, w->start, w->end, gev, ngev, b.main_lane);
+	if (!b.bd)
+		goto fail;
+	if (do_frames(&b, nfr))
+		goto fail;
 
 	/* The sweep merges the non-frame items and the frame segments, which
 	 * come thread by thread, each thread's in time order, made as it goes
@@ -1020,6 +1207,13 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 	for (c = 0; c < PT_C_COUNT; c++)
 		out->class_ms[c] = (double)tot.class_ns[c] / 1e6;
 	out->gpu_util = wns > 0 ? (double)tot.gpu_busy_ns / wns : 0;
+	out->breakdown = x_calloc(1, sizeof(*out->breakdown));
+	if (!out->breakdown || pt_bd_finish(b.bd, b.node_parent, b.nnodes, bd_key, &b,
+					    out->breakdown))
+		goto fail;
+	out->gpu_compute_util = wns > 0 ? out->breakdown->compute_ms * 1e6 / wns : 0;
+	x_free(gev);
+	gev = NULL;
 
 	/* Which patterns to keep: all but Python; Python stacks owning at
 	 * least min_python_ratio, the max_python largest. */
@@ -1061,6 +1255,41 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 	x_free(b.evpat);
 	b.evpat = NULL;
 
+	if (st->nsteps >= 2) {
+		/* Per-step values for the functions of at least 0.2% of the
+		 * window, and at most max(16, 20,000 / steps) of them (the
+		 * largest), so that a window of many steps keeps the summary
+		 * small: 20,000 numbers are about 150 KB. */
+		size_t cap = 20000 / st->nsteps, nbig = 0;
+		uint64_t *cl;
+
+		if (cap < 16)
+			cap = 16;
+		step_floor = 0.002 * wns;
+		cl = x_malloc(2 * (nkeep ? nkeep : 1) * sizeof(*cl)); /* values, then scratch */
+		steps = x_malloc(st->nsteps * sizeof(*steps));
+		step_sum = x_malloc(st->nsteps * sizeof(*step_sum));
+		if (!steps || !step_sum || !cl) {
+			x_free(cl);
+			goto fail;
+		}
+		for (j = 0; j < nkeep; j++)
+			if ((double)b.pats[keep[j]].clipped_ns >= step_floor)
+				cl[nbig++] = b.pats[keep[j]].clipped_ns;
+		if (nbig > cap) {
+			pt_sort_u64(cl, cl + nkeep, nbig);
+			step_floor = (double)cl[nbig - cap];
+		}
+		x_free(cl);
+		memcpy(steps, st->steps, st->nsteps * sizeof(*steps));
+		qsort(steps, st->nsteps, sizeof(*steps), step_cmp);
+	}
+	sc.steps = steps;
+	sc.nsteps = st->nsteps;
+	sc.step_sum = step_sum;
+	sc.ix = x_malloc((maxcount + 1) * sizeof(*sc.ix));
+	if (!sc.ix)
+		goto fail;
 	sc.u = x_malloc((maxcount + 1) * sizeof(*sc.u));
 	sc.t = x_malloc((maxcount + 1) * sizeof(*sc.t));
 	sc.d = x_malloc((maxcount + 1) * sizeof(*sc.d));
@@ -1087,6 +1316,13 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 		pp->count = bp->count;
 		pp->bottleneck = wns > 0 ? owned[p] / wns : 0;
 		pp->exec_ratio = wns > 0 ? (double)bp->clipped_ns / wns : 0;
+		/* Per step (the step-to-step comparison, src/diagnose/steps.c):
+		 * the functions above step_floor; filled by pattern_stats. */
+		if (steps && (double)bp->clipped_ns >= step_floor) {
+			if (!(pp->step_ms = x_calloc(st->nsteps, sizeof(*pp->step_ms))))
+				goto fail;
+			pp->nstep_ms = st->nsteps;
+		}
 		pattern_stats(&b, evs + off[p], off[p + 1] - off[p], pp, &sc);
 	}
 	qsort(out->patterns, out->npatterns, sizeof(*out->patterns), pattern_cmp);
@@ -1095,6 +1331,7 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 fail:
 	rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory while summarising %zu events", st->n);
 out:
+	x_free(sc.ix);
 	x_free(sc.d2);
 	x_free(sc.d);
 	x_free(sc.t);
@@ -1103,6 +1340,9 @@ out:
 	x_free(off);
 	x_free(keep);
 	x_free(owned);
+	x_free(gev);
+	x_free(steps);
+	x_free(step_sum);
 	builder_free(&b);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "patterns.h"
 #include "hwjoin.h"
+#include "breakdown.h"
 #include "../trace/any.h"
 #include "../util/xalloc.h"
 
@@ -96,6 +97,7 @@ static pt_summary *summary_new(const char *path)
 		return NULL;
 	s->version = PT_SUMMARY_VERSION;
 	s->rank = s->pid = s->world_size = -1;
+	s->gpu_compute_util = -1;
 	pt_hw_gpu_init(&s->hw_gpu);
 	pt_summary_parse_worker_name(base_name(path), host, sizeof(host), &s->rank, &s->pid);
 	s->worker = dup0(base_name(path));
@@ -278,6 +280,11 @@ void pt_summary_free(pt_summary *s)
 	for (i = 0; i < s->npatterns; i++) {
 		x_free(s->patterns[i].key);
 		x_free(s->patterns[i].hw);
+		x_free(s->patterns[i].step_ms);
+	}
+	if (s->breakdown) {
+		pt_breakdown_free(s->breakdown);
+		x_free(s->breakdown);
 	}
 	x_free(s->hw_source);
 	if (s->hw_series) {

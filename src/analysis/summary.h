@@ -64,6 +64,20 @@ typedef struct pt_pattern {
 	double algbw_gbps;  /* median bytes / duration */
 	double busbw_gbps;  /* algbw times the nccl-tests factor for the collective */
 	uint32_t group;     /* group size, 0 unknown */
+	uint8_t role;       /* communication: pt_comm_role (src/model/commkind.h),
+	                       0 (PT_ROLE_NONE) for other classes */
+	/* Compute kernels whose trace records launch efficiency (Kineto's
+	 * "est. achieved occupancy %", "blocks per SM", "registers per
+	 * thread", "shared memory"): medians over the calls that carry each;
+	 * eff_n calls carried any, 0 none (then the four are 0). */
+	uint64_t eff_n;
+	double occupancy_pct, blocks_per_sm, registers, shared_mem;
+	/* Per step of the summary (nsteps values, ms of this function's calls
+	 * that start in each step; Python stacks inclusive), owned; NULL when
+	 * the worker has fewer than 2 steps or the pattern is too small to
+	 * matter (docs/summary.md "Steps"). */
+	double *step_ms;
+	size_t nstep_ms;    /* values in step_ms (== the summary's nsteps when valid) */
 	/* Communication kernels with hardware samples (owned; NULL/0 none). */
 	pt_hw_link *hw;
 	uint32_t nhw;
@@ -94,7 +108,15 @@ typedef struct pt_summary {
 	int64_t *step_numbers;
 	double *step_ms;
 
-	double gpu_util;                 /* time with >=1 kernel running / window */
+	/* GPU busy: time with >= 1 kernel (compute or communication) running /
+	 * window; the seed's "GPU utilization", what NVML's utilisation
+	 * measures.  GPU compute utilisation: compute kernels only (-1 when
+	 * the summary predates it).  docs/summary.md "Utilization". */
+	double gpu_util;
+	double gpu_compute_util;
+	/* Where the GPU time goes (breakdown.h); owned, NULL when the summary
+	 * has none. */
+	struct pt_breakdown *breakdown;
 	double class_ms[PT_C_COUNT];     /* owned time by class; sums to window_ms */
 	uint64_t nevents;
 

@@ -11,6 +11,8 @@
  */
 #include "summary.h"
 #include "summary_parse.h"
+#include "breakdown.h"
+#include "../model/commkind.h"
 #include "../model/samples.h"
 #include "../util/file.h"
 #include "../util/xalloc.h"
@@ -60,6 +62,31 @@ static void add_dbl(pt_sb *sb, const char *k, double v)
 	pt_sb_addc(sb, ',');
 }
 
+/* A per-step value: ms made of whole ns (patterns.c sums integer ns), so
+ * "<ms>.<up to 6 digits>" reads back as the same double, written without
+ * the shortest-repr search (the per-step arrays hold up to 20,000 numbers;
+ * pt_sb_add_double made writing 10 times slower on the 224-step bench
+ * trace).  Other values go the general way. */
+static void add_ms_ns(pt_sb *sb, double ms)
+{
+	double nsd = ms * 1e6;
+	int64_t ns = (int64_t)llround(nsd);
+	char buf[32];
+	int n;
+
+	if (!(ms >= 0) || ms > 9e12 || (double)ns / 1e6 != ms) {
+		pt_sb_add_double(sb, ms);
+		return;
+	}
+	n = snprintf(buf, sizeof(buf), "%lld.%06lld", (long long)(ns / 1000000),
+		     (long long)(ns % 1000000));
+	while (n > 0 && buf[n - 1] == '0')
+		n--;
+	if (n > 0 && buf[n - 1] == '.')
+		n--;
+	pt_sb_add(sb, buf, (size_t)n);
+}
+
 /* Replace the trailing ',' of the last member by c. */
 static void close_with(pt_sb *sb, char c)
 {
@@ -92,6 +119,27 @@ static void write_pattern(pt_sb *sb, const pt_pattern *p)
 		add_dbl(sb, "busbw_gbps", p->busbw_gbps);
 	if (p->group)
 		add_u64(sb, "group", p->group);
+	if (p->cls == PT_C_COMM && p->role)
+		add_str(sb, "role", pt_commkind_role_name(p->role));
+	if (p->eff_n) {
+		add_u64(sb, "eff_n", p->eff_n);
+		add_dbl(sb, "occupancy_pct", p->occupancy_pct);
+		add_dbl(sb, "blocks_per_sm", p->blocks_per_sm);
+		add_dbl(sb, "registers", p->registers);
+		add_dbl(sb, "shared_mem", p->shared_mem);
+	}
+	if (p->step_ms && p->nstep_ms) {
+		size_t j;
+
+		add_key(sb, "step_ms");
+		pt_sb_addc(sb, '[');
+		for (j = 0; j < p->nstep_ms; j++) {
+			if (j)
+				pt_sb_addc(sb, ',');
+			add_ms_ns(sb, p->step_ms[j]);
+		}
+		pt_sb_adds(sb, "],");
+	}
 	if (p->nhw) {
 		/* Link throughput from hardware samples (docs/hardware.md). */
 		uint32_t j;
@@ -189,6 +237,8 @@ void pt_summary_write(const pt_summary *s, pt_sb *out)
 	close_with(out, ']');
 	pt_sb_addc(out, ',');
 	add_dbl(out, "gpu_util", s->gpu_util);
+	if (s->gpu_compute_util >= 0)
+		add_dbl(out, "gpu_compute_util", s->gpu_compute_util);
 	add_key(out, "class_ms");
 	pt_sb_addc(out, '{');
 	for (c = PT_C_COUNT - 1; c >= 0; c--)
@@ -196,6 +246,11 @@ void pt_summary_write(const pt_summary *s, pt_sb *out)
 	close_with(out, '}');
 	pt_sb_addc(out, ',');
 	add_u64(out, "nevents", s->nevents);
+	if (s->breakdown) {
+		add_key(out, "gpu_breakdown");
+		pt_breakdown_write(s->breakdown, out);
+		pt_sb_addc(out, ',');
+	}
 	if (s->hw_source)
 		write_hw_gpu(out, s);
 	if (s->hw_series) {

@@ -19,6 +19,8 @@
  * instead of 4.0 s on 2 cores (docs/summary.md "Measured").
  */
 #include "summary_parse.h"
+#include "breakdown.h"
+#include "../model/commkind.h"
 #include "../model/samples.h"
 #include "../util/json.h"
 #include "../util/utf8.h"
@@ -1217,13 +1219,67 @@ static int rd_step(sp *p, int64_t *number, double *ms)
 
 enum {
 	P_KEY, P_CLASS, P_KIND, P_COUNT, P_TOTAL, P_MEDIAN, P_P10, P_P90, P_MAD, P_BOTTLENECK,
-	P_EXEC, P_BYTES, P_ALGBW, P_BUSBW, P_GROUP, P_HW, P_N, P_REQUIRED = P_BYTES
+	P_EXEC, P_BYTES, P_ALGBW, P_BUSBW, P_GROUP, P_ROLE, P_EFF_N, P_OCC, P_BPS, P_REGS,
+	P_SMEM, P_STEP_MS, P_HW, P_N, P_REQUIRED = P_BYTES
 };
 static const member pattern_members[P_N] = {
 	M("key"), M("class"), M("kind"), M("count"), M("total_ms"), M("median_ms"),
 	M("p10_ms"), M("p90_ms"), M("mad_ms"), M("bottleneck"), M("exec_ratio"),
-	M("bytes"), M("algbw_gbps"), M("busbw_gbps"), M("group"), M("hw"),
+	M("bytes"), M("algbw_gbps"), M("busbw_gbps"), M("group"), M("role"), M("eff_n"),
+	M("occupancy_pct"), M("blocks_per_sm"), M("registers"), M("shared_mem"), M("step_ms"),
+	M("hw"),
 };
+
+/* "step_ms": an array of numbers, one per step (the summary's "steps" may
+ * come later, so the count is checked by the caller after the parse). */
+static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
+{
+	size_t open = p->pos, cap = 0;
+	double v;
+
+	if (p->s[p->pos] != '[') {
+		if (skip_value(p, 3))
+			return -1;
+		return semerr(p, open, "'step_ms' is not an array");
+	}
+	if (pt->step_ms) { /* a duplicate: the first counts */
+		return skip_value(p, 3);
+	}
+	p->pos++;
+	skip_ws(p);
+	*n = 0;
+	if (p->pos < p->len && p->s[p->pos] == ']') {
+		p->pos++;
+		return 0;
+	}
+	for (;;) {
+		if (at_value(p))
+			return -1;
+		if (*n >= 1000000) {
+			size_t off = p->pos;
+			if (skip_value(p, 4))
+				return -1;
+			return semerr(p, off, "'step_ms' has over 1000000 values");
+		}
+		if (rd_num(p, 4, "step_ms", &v))
+			return -1;
+		if (X_GROW(pt->step_ms, cap, *n + 1))
+			return oom(p);
+		pt->step_ms[(*n)++] = v;
+		skip_ws(p);
+		if (p->pos >= p->len)
+			return fail(p, PT_EPARSE, open, "unterminated array");
+		if (p->s[p->pos] == ',') {
+			p->pos++;
+			continue;
+		}
+		if (p->s[p->pos] == ']') {
+			p->pos++;
+			return 0;
+		}
+		return fail_char(p, p->pos, "',' or ']'");
+	}
+}
 
 /* ---- hardware-sample members (docs/hardware.md; hwjoin.c writes them) ---- */
 
@@ -1447,6 +1503,31 @@ static int rd_pattern(sp *p, pt_pattern *pt)
 			break;
 		}
 		case P_HW: rc = rd_pattern_hw(p, pt); break;
+		case P_ROLE:
+			off = p->pos;
+			if ((rc = rd_span(p, 3, "role", 0, &v, &n))) {
+				rc = rc < 0 ? -1 : 0;
+				break;
+			}
+			x = pt_commkind_role_parse(v, n);
+			/* a role this build does not know reads as "collective" */
+			pt->role = (uint8_t)(x < 0 ? PT_ROLE_COLLECTIVE : x);
+			break;
+		case P_EFF_N:
+			i64 = 0;
+			rc = rd_int(p, 3, "eff_n", 0, &i64);
+			pt->eff_n = (uint64_t)i64;
+			break;
+		case P_OCC: rc = rd_num(p, 3, "occupancy_pct", &pt->occupancy_pct); break;
+		case P_BPS: rc = rd_num(p, 3, "blocks_per_sm", &pt->blocks_per_sm); break;
+		case P_REGS: rc = rd_num(p, 3, "registers", &pt->registers); break;
+		case P_SMEM: rc = rd_num(p, 3, "shared_mem", &pt->shared_mem); break;
+		case P_STEP_MS: {
+			size_t ns = 0;
+			rc = rd_step_ms(p, pt, &ns);
+			pt->nstep_ms = ns;
+			break;
+		}
 		default:
 			rc = skip_value(p, 3);
 			break;
@@ -1536,14 +1617,42 @@ static int el_pattern(sp *p, size_t i)
 enum {
 	T_FORMAT, T_VERSION, T_WORKER, T_FILE, T_HOST, T_RANK, T_PID, T_WORLD, T_BACKEND,
 	T_DEVICE, T_WARNING, T_NWARN, T_TRUNC, T_WINDOW, T_STEPS, T_GPU, T_CLASS_MS, T_NEVENTS,
-	T_PATTERNS, T_ERROR, T_HW_SOURCE, T_HW_GPU, T_HW_SERIES, T_N
+	T_PATTERNS, T_ERROR, T_HW_SOURCE, T_HW_GPU, T_HW_SERIES, T_GPU_COMPUTE, T_BREAKDOWN, T_N
 };
 static const member top_members[T_N] = {
 	M("format"), M("version"), M("worker"), M("file"), M("host"), M("rank"), M("pid"),
 	M("world_size"), M("backend"), M("device"), M("warning"), M("nwarnings"),
 	M("truncated"), M("window"), M("steps"), M("gpu_util"), M("class_ms"), M("nevents"),
 	M("patterns"), M("error"), M("hw_source"), M("hw_gpu"), M("hw_series"),
+	M("gpu_compute_util"), M("gpu_breakdown"),
 };
+
+/* "gpu_breakdown": parsed by breakdown.c (a few hundred bytes). */
+static int rd_breakdown(sp *p)
+{
+	size_t off = p->pos;
+	pt_breakdown *b;
+	pt_error e;
+
+	if (skip_value(p, 1))
+		return -1;
+	if (p->s[off] != '{')
+		return semerr(p, off, "'gpu_breakdown' is not an object");
+	if (p->sm->breakdown)
+		return 0;
+	b = x_calloc(1, sizeof(*b));
+	if (!b)
+		return oom(p);
+	pt_error_clear(&e);
+	if (pt_breakdown_parse((const char *)p->s + off, p->pos - off, b, &e)) {
+		x_free(b);
+		if (e.code == PT_ENOMEM)
+			return oom(p);
+		return semerr(p, e.offset >= 0 ? off + (size_t)e.offset : off, "%s", e.msg);
+	}
+	p->sm->breakdown = b;
+	return 0;
+}
 
 /* "hw_series": a whole "perftracker-hw" object (src/model/samples.c reads
  * it; a few tens of KB, once per summary). */
@@ -1652,6 +1761,8 @@ static int rd_member(sp *p, int id)
 	case T_HW_SOURCE: return rd_str(p, 1, "hw_source", 1, &s->hw_source);
 	case T_HW_GPU: return rd_hw_gpu(p);
 	case T_HW_SERIES: return rd_hw_series(p);
+	case T_GPU_COMPUTE: return rd_num(p, 1, "gpu_compute_util", &s->gpu_compute_util);
+	case T_BREAKDOWN: return rd_breakdown(p);
 	default: return skip_value(p, 1);
 	}
 }
@@ -1690,7 +1801,14 @@ static void keep_identity(sp *p)
 		if (!p->ks)
 			x_free(s->patterns[i].key);
 		x_free(s->patterns[i].hw);
+		x_free(s->patterns[i].step_ms);
 	}
+	if (s->breakdown) {
+		pt_breakdown_free(s->breakdown);
+		x_free(s->breakdown);
+		s->breakdown = NULL;
+	}
+	s->gpu_compute_util = -1;
 	x_free(s->hw_source);
 	s->hw_source = NULL;
 	pt_hw_gpu_init(&s->hw_gpu);
@@ -1799,6 +1917,7 @@ pt_summary *pt_summary_parse(const char *buf, size_t len, pt_summary_keys *ks, p
 	}
 	p.sm->version = PT_SUMMARY_VERSION;
 	p.sm->rank = p.sm->pid = p.sm->world_size = -1;
+	p.sm->gpu_compute_util = -1;
 	pt_hw_gpu_init(&p.sm->hw_gpu);
 	if (parse_root(&p)) {
 		free_parsed(&p);

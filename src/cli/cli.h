@@ -42,6 +42,11 @@ void cli_sleep(double s);
 /* --nsys-gpu-metrics[=HZ] / --nsys-gpu-metrics HZ at argv[*i] (advances *i past
  * a separate value); the rate in Hz, default PT_NSYS_HZ_DEFAULT; dies on a bad rate. */
 int cli_nsys_hz_opt(int argc, char **argv, int *i);
+/* User rules for which kernels are communication (src/model/commkind.h):
+ * the file named by PERFTRACKER_COMM_KERNELS, then every "--comm-kernels
+ * FILE" of argv, which are taken out of argv (argc updated).  0, or -1
+ * after printing the error. */
+int cli_comm_kernels(int *argc, char **argv);
 
 /* The workers registered in control directory *dir (NULL: the default,
  * written back to *dir): *w (x_free it) and *n.  0, or -1 after printing

@@ -8,7 +8,9 @@
 #include "cli.h"
 #include "control/control.h"
 #include "trace/nsys.h"
+#include "model/commkind.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,3 +81,36 @@ int cli_nsys_hz_opt(int argc, char **argv, int *i)
 	return hz;
 }
 
+
+/* ---- communication-kernel rules (src/model/commkind.h) ------------------ */
+
+int cli_comm_kernels(int *argc, char **argv)
+{
+	const char *env = getenv("PERFTRACKER_COMM_KERNELS");
+	char buf[1024];
+	pt_error e;
+	int i, j;
+
+	pt_error_clear(&e);
+	if (env && *env && pt_commkind_load_file(env, &e))
+		return error("PERFTRACKER_COMM_KERNELS: %s", pt_error_format(&e, buf, sizeof(buf)));
+	/* --comm-kernels FILE (or =FILE), anywhere after the command, for
+	 * every command; taken out of argv before the command parses it. */
+	for (i = 1, j = 1; i < *argc; i++) {
+		const char *a = argv[i], *v;
+
+		if (!cli_is_opt(a, "--comm-kernels")) {
+			argv[j++] = argv[i];
+			continue;
+		}
+		v = strchr(a, '=') ? strchr(a, '=') + 1 : (i + 1 < *argc ? argv[++i] : NULL);
+		if (!v || !*v)
+			return error("option '--comm-kernels' needs a file");
+		pt_error_clear(&e);
+		if (pt_commkind_load_file(v, &e))
+			return error_pt(&e);
+	}
+	argv[j] = NULL;
+	*argc = j;
+	return 0;
+}

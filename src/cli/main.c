@@ -206,6 +206,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nrun 'perftracker <command> --help' for a command's options;\n"
 		"'perftracker --version' prints the version\n");
+	fprintf(f, "every command takes --comm-kernels FILE (also PERFTRACKER_COMM_KERNELS=FILE):\n"
+		   "lines 'GLOB ROLE' naming more communication kernels (docs/input.md)\n");
 }
 
 int main(int argc, char **argv)
@@ -225,6 +227,12 @@ int main(int argc, char **argv)
 	    !strcmp(argv[1], "version")) {
 		printf("perftracker %s\n", PT_VERSION);
 		return 0;
+	}
+	if (cli_comm_kernels(&argc, argv))
+		return 1;
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
 	}
 	/* The reference's command line starts with a flag:
 	 * `c4d_perftracker --trigger-on --auto-analyze ...`. */

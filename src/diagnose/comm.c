@@ -13,6 +13,7 @@
  */
 #include "internal.h"
 #include "../analysis/hwjoin.h"
+#include "../model/commkind.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -46,6 +47,19 @@ char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 
 	if (!cap)
 		return out;
+	/* Kernels other than NCCL's and RCCL's by their role in the one table
+	 * the readers use (src/model/commkind.c): "alltoall dispatch",
+	 * "alltoall combine", "allreduce" for a custom all-reduce ... */
+	if (kind == PT_K_COMM_KERNEL) {
+		const char *k = !strncmp(key, "void ", 5) ? key + 5 : key;
+		if (strncmp(k, "nccl", 4) && strncmp(k, "rccl", 4)) {
+			int role = pt_commkind_classify(key, strlen(key));
+			if (role == PT_ROLE_NONE)
+				role = pt_commkind_role_from_name(key, strlen(key));
+			snprintf(out, cap, "%s", pt_commkind_role_name(role));
+			return out;
+		}
+	}
 	pt_hwjoin_squash(key, n, sq, sizeof(sq));
 	coll = find_coll(sq);
 	if (kind == PT_K_CPU_COMM || !(strstr(sq, "nccl") || strstr(sq, "rccl"))) {

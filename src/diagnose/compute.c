@@ -319,4 +319,5 @@ void diag_compute(dctx *c)
 	gpu_util(c, sec);
 	major_kernels(c, sec);
 	slow_kernels(c, sec);
+	diag_efficiency(c, sec);
 }

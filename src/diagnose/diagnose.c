@@ -513,6 +513,8 @@ static void write_workers(dctx *c, pt_summary *const *s, const char **ids, size_
 			pt_rv_int(c->rep, st, NULL, x->step_numbers[j]);
 		pt_rv_num(c->rep, o, "window (ms)", x->window_ms);
 		pt_rv_num(c->rep, o, "gpu utilization", x->gpu_util);
+		if (x->gpu_compute_util >= 0)
+			pt_rv_num(c->rep, o, "gpu compute utilization", x->gpu_compute_util);
 	}
 	x_free(r);
 }
@@ -597,9 +599,13 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_comm(&c);
 	diag_runtime(&c);
 	diag_python(&c);
+	diag_breakdown(&c, 0);
+	diag_steps(&c, 0);
 	write_workers(&c, s, ids, n);
 	diag_findings(&c);
 	diag_display(&c);
+	diag_breakdown(&c, 1);
+	diag_steps(&c, 1);
 	if (c.oom || pt_report_oom(rep))
 		goto oom;
 	goto out;

@@ -145,6 +145,17 @@ void diag_python(dctx *c);
 /* One "summary" finding per worker whose profiled step numbers differ from
  * those most workers profiled (stepcheck.c). */
 void diag_step_mismatch(dctx *c);
+/* Single-worker views (need no other worker): "Time breakdown" and its
+ * "GPU idle" findings (breakdown.c), "Steps" and the step-to-step findings
+ * (steps.c). */
+/* write 0: add the findings (before diag_findings); 1: write the section
+ * (after diag_display, so the seed's keys keep their places). */
+void diag_breakdown(dctx *c, int write);
+/* GPU compute utilization and low-occupancy heavy kernels, added to the
+ * "GPU Compute" object sec (efficiency.c). */
+void diag_efficiency(dctx *c, pt_rv *sec);
+void diag_steps(dctx *c, int write);
+extern const char *const pt_idle_cause_names[];
 /* Fixed-threshold + differential section shared by memory and runtime. */
 typedef void (*dexplain_fn)(dctx *c, dfinding *f, const char *key, int kind,
 			    double value, double others);

@@ -56,6 +56,7 @@ void pt_store_free(pt_store *s)
 {
 	if (!s)
 		return;
+	x_free(s->kinfo);
 	x_free(s->steps);
 	x_free(s->lanes);
 	x_free(s->ev);
@@ -103,6 +104,14 @@ int pt_store_add_step(pt_store *s, int64_t number, int64_t ts, int64_t dur)
 	s->steps[s->nsteps].ts = ts;
 	s->steps[s->nsteps].dur = dur;
 	s->nsteps++;
+	return PT_OK;
+}
+
+int pt_store_add_kinfo(pt_store *s, const pt_kinfo *k)
+{
+	if (X_GROW(s->kinfo, s->kinfocap, s->nkinfo + 1))
+		return PT_ENOMEM;
+	s->kinfo[s->nkinfo++] = *k;
 	return PT_OK;
 }
 

@@ -80,6 +80,17 @@ typedef struct pt_step {
 	int64_t ts, dur;  /* ns */
 } pt_step;
 
+/* Launch efficiency of one kernel event, as Kineto records it in the
+ * event's args ("est. achieved occupancy %", "blocks per SM", "registers
+ * per thread", "shared memory"); negative = not recorded. */
+typedef struct pt_kinfo {
+	uint32_t ev;        /* index into store->ev */
+	float occupancy;    /* percent */
+	float blocks_per_sm;
+	int32_t registers;  /* per thread */
+	int32_t shared_mem; /* bytes per block */
+} pt_kinfo;
+
 typedef struct pt_store {
 	pt_strtab *strs;
 	pt_event *ev;
@@ -88,6 +99,8 @@ typedef struct pt_store {
 	size_t nlanes, lanecap;
 	pt_step *steps;
 	size_t nsteps, stepcap;
+	pt_kinfo *kinfo;        /* kernels with launch efficiency, by ev ascending */
+	size_t nkinfo, kinfocap;
 
 	/* Metadata from the trace header; -1 / 0 when absent. */
 	int64_t rank, world_size;
@@ -114,6 +127,8 @@ int pt_store_add(pt_store *s, const pt_event *e);
  * allocation failure.  Linear in lanes only on a miss of the last hit. */
 uint32_t pt_store_lane(pt_store *s, int64_t pid, int64_t tid, int gpu);
 int pt_store_add_step(pt_store *s, int64_t number, int64_t ts, int64_t dur);
+/* Append the launch efficiency of event k->ev (the last one added). */
+int pt_store_add_kinfo(pt_store *s, const pt_kinfo *k);
 /* Record a warning: counted, and the first message is kept. */
 void pt_store_warn(pt_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -16,6 +16,7 @@
  */
 #include "kineto.h"
 #include "input.h"
+#include "../model/commkind.h"
 #include "../util/json.h"
 #include "../util/utf8.h"
 #include "../util/xalloc.h"
@@ -65,6 +66,10 @@ typedef struct evf {
 	uint8_t cat;
 	uint8_t has_ts, has_dur, has_grid, has_block, has_bytes, has_in, has_out, has_group;
 	uint8_t pid_str, tid_str, ts_bad, dur_bad;
+	/* kernel launch efficiency (pt_kinfo); has_eff: bit per member */
+	uint8_t has_eff;
+	float occ, bps;
+	int32_t regs, smem;
 } evf;
 
 typedef struct tname {
@@ -103,6 +108,7 @@ typedef struct reader {
 	size_t tmp2cap;
 	uint32_t *norm;      /* raw-name id -> normalised id + 1 (0 = not yet) */
 	size_t normcap;
+	pt_commkind_cache ck; /* kernel key id -> communication role (commkind.h) */
 	tname *tnames;
 	size_t ntnames, tnamecap;
 	lane_slot lanes[64];
@@ -679,6 +685,30 @@ static int parse_dim3(reader *r, const char **pp, const char *end, int64_t d[3],
 	return OK;
 }
 
+/* A number as a float (launch-efficiency args: precision is not an issue);
+ * anything else is skipped.  Sets bit of *has. */
+static int parse_float(reader *r, const char **pp, const char *end, float *out, uint8_t *has,
+		       uint8_t bit)
+{
+	num n;
+	double v;
+	int rc, e;
+
+	if (**pp != '-' && !is_digit(**pp))
+		return skip_value(r, pp, end);
+	rc = parse_num(r, pp, end, &n);
+	if (rc)
+		return rc;
+	v = (double)n.mant;
+	for (e = n.exp; e > 0 && v < 1e30; e--)
+		v *= 10;
+	for (; e < 0; e++)
+		v /= 10;
+	*out = (float)(n.neg ? -v : v);
+	*has |= bit;
+	return OK;
+}
+
 /* A timestamp or duration in µs -> ns, exactly. */
 static int parse_us(reader *r, const char **pp, const char *end, int64_t *out, uint8_t *has,
 		    uint8_t *bad)
@@ -754,6 +784,26 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 		case 13:
 			if (!memcmp(k, "In msg nelems", 13))
 				rc = parse_int(r, &p, end, &f->in_n, &f->has_in);
+			else if (!memcmp(k, "blocks per SM", 13))
+				rc = parse_float(r, &p, end, &f->bps, &f->has_eff, 2);
+			else if (!memcmp(k, "shared memory", 13)) {
+				float v = 0;
+				rc = parse_float(r, &p, end, &v, &f->has_eff, 8);
+				f->smem = v > 2e9f ? INT32_MAX : (int32_t)v;
+			} else
+				rc = skip_value(r, &p, end);
+			break;
+		case 20:
+			if (!memcmp(k, "registers per thread", 20)) {
+				float v = 0;
+				rc = parse_float(r, &p, end, &v, &f->has_eff, 4);
+				f->regs = v > 2e9f ? INT32_MAX : (int32_t)v;
+			} else
+				rc = skip_value(r, &p, end);
+			break;
+		case 25:
+			if (!memcmp(k, "est. achieved occupancy %", 25))
+				rc = parse_float(r, &p, end, &f->occ, &f->has_eff, 1);
 			else
 				rc = skip_value(r, &p, end);
 			break;
@@ -877,15 +927,6 @@ static int starts(const char *s, size_t n, const char *pre)
 {
 	size_t l = strlen(pre);
 	return n >= l && memcmp(s, pre, l) == 0;
-}
-
-static int is_comm_kernel(const char *s, size_t n)
-{
-	if (starts(s, n, "void ")) {
-		s += 5;
-		n -= 5;
-	}
-	return starts(s, n, "nccl") || starts(s, n, "rccl");
 }
 
 static int is_cpu_comm(const char *s, size_t n)
@@ -1023,7 +1064,7 @@ static int classify(const evf *f, const char *name, size_t n)
 {
 	switch (f->cat) {
 	case CAT_KERNEL:
-		return is_comm_kernel(name, n) ? PT_K_COMM_KERNEL : PT_K_KERNEL;
+		return PT_K_KERNEL; /* or communication: commit() asks commkind.c */
 	case CAT_MEMCPY: return PT_K_MEMCPY;
 	case CAT_MEMSET: return PT_K_MEMSET;
 	case CAT_RUNTIME: return PT_K_RUNTIME;
@@ -1151,6 +1192,20 @@ static int commit(reader *r, const evf *f, const char *at)
 		} else if (intern(r, name, n, &e.name)) {
 			return ERR;
 		}
+		/* Communication or compute: one table for every reader
+		 * (commkind.c), asked once per distinct key. */
+		switch (pt_commkind_memo(&r->ck, e.name, name, n)) {
+		case -1:
+			return fail(r, PT_ENOMEM, NULL, "out of memory");
+		case PT_ROLE_NONE:
+			break;
+		default:
+			/* communication kernels are keyed by name alone */
+			kind = PT_K_COMM_KERNEL;
+			e.kind = (uint8_t)kind;
+			if (intern(r, name, n, &e.name))
+				return ERR;
+		}
 		break;
 	case PT_K_CPU_OP:
 	case PT_K_PYTHON:
@@ -1235,6 +1290,17 @@ static int commit(reader *r, const evf *f, const char *at)
 	e.lane = lane_of(r, f->pid, f->tid, gpu);
 	if (e.lane == UINT32_MAX || pt_store_add(st, &e))
 		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	if (f->has_eff && kind == PT_K_KERNEL) {
+		pt_kinfo k;
+		k.ev = (uint32_t)(st->n - 1);
+		/* Kineto writes 0 when it could not estimate the occupancy */
+		k.occupancy = f->has_eff & 1 && f->occ > 0 ? f->occ : -1;
+		k.blocks_per_sm = f->has_eff & 2 ? f->bps : -1;
+		k.registers = f->has_eff & 4 ? f->regs : -1;
+		k.shared_mem = f->has_eff & 8 ? f->smem : -1;
+		if (pt_store_add_kinfo(st, &k))
+			return fail(r, PT_ENOMEM, NULL, "out of memory");
+	}
 	return OK;
 }
 
@@ -1752,6 +1818,7 @@ out:
 	x_free(r.tmp);
 	x_free(r.tmp2);
 	x_free(r.norm);
+	pt_commkind_cache_free(&r.ck);
 	x_free(r.tnames);
 	return rc;
 }

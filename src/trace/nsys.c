@@ -8,6 +8,7 @@
  */
 #include "nsys.h"
 #include "kineto.h"
+#include "../model/commkind.h"
 #include "../util/xalloc.h"
 
 #include <ctype.h>
@@ -46,6 +47,7 @@ typedef struct rd {
 	int ncomm;
 	double deadline;     /* CLOCK_MONOTONIC seconds: queries stop after it */
 	int timed_out;
+	pt_commkind_cache ck;  /* name string id -> communication role */
 } rd;
 
 /* The longest a read may take (seconds).  A real export of several GB is
@@ -278,13 +280,13 @@ static int starts(const char *s, size_t n, const char *pre)
 	return n >= l && !memcmp(s, pre, l);
 }
 
-static int is_comm_kernel(const char *s, size_t n)
+/* Communication or compute: the table every reader uses (commkind.c),
+ * memoised by the export's string id of the name. */
+static int is_comm_kernel(rd *r, int64_t sid, const char *s, size_t n)
 {
-	if (starts(s, n, "void ")) {
-		s += 5;
-		n -= 5;
-	}
-	return starts(s, n, "nccl") || starts(s, n, "rccl");
+	if (sid >= 0 && sid < (int64_t)UINT32_MAX)
+		return pt_commkind_memo(&r->ck, (uint32_t)sid, s, n) > 0;
+	return pt_commkind_classify(s, n) > 0;
 }
 
 static size_t put_dims(char *o, int64_t x, int64_t y, int64_t z)
@@ -310,7 +312,7 @@ static int read_kernels(rd *r)
 				    "'demangledName'", T);
 	snprintf(sql, sizeof(sql),
 		 "SELECT k.rowid, k.start, k.end, k.deviceId, k.streamId, k.gridX, k.gridY, "
-		 "k.gridZ, k.blockX, k.blockY, k.blockZ, s.value FROM %s k LEFT JOIN StringIds s "
+		 "k.gridZ, k.blockX, k.blockY, k.blockZ, s.value, s.id FROM %s k LEFT JOIN StringIds s "
 		 "ON s.id = k.%s", T, has_col(&c, "demangledName") ? "demangledName" : "shortName");
 	if ((rc = prepare(r, sql, &s)))
 		return rc;
@@ -335,7 +337,8 @@ static int read_kernels(rd *r)
 				      (long long)sqlite3_column_int64(s, 0));
 			continue;
 		}
-		if (is_comm_kernel(name, n)) {
+		if (is_comm_kernel(r, sqlite3_column_type(s, 12) == SQLITE_NULL ? -1
+				   : sqlite3_column_int64(s, 12), name, n)) {
 			e.kind = PT_K_COMM_KERNEL;
 			r->ncomm++;
 			if ((rc = intern(r, name, n, &e.name)))
@@ -1080,6 +1083,7 @@ int pt_nsys_read_file(const char *path, pt_store *st, pt_samples *hw, pt_error *
 	}
 out:
 	x_free(r.tmp);
+	pt_commkind_cache_free(&r.ck);
 	sqlite3_close(r.db);
 	return rc;
 }

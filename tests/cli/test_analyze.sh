@@ -29,13 +29,13 @@ R=$TMP/out/PerfDisplay/report.json
 check "report.json, index.html and app.py written" test -s "$R" -a -s "$TMP/out/PerfDisplay/index.html" -a -x "$TMP/out/PerfDisplay/app.py"
 check "no stray temporary files" bash -c "[ \"\$(ls '$TMP/out/PerfDisplay' | tr '\n' ' ')\" = 'app.py index.html report.json ' ]"
 check "nothing on stderr" test ! -s "$TMP/stderr"
-check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "workers", "findings", "display"]'
-check "GPU Compute keys" pyjson "$R" 'list(r["GPU Compute"]) == ["min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization", "major_kernel_executions", "workers with potential GPU issues", "detailed report"]'
+check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "workers", "findings", "display", "Time breakdown"]'
+check "GPU Compute keys" pyjson "$R" 'list(r["GPU Compute"]) == ["min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization", "major_kernel_executions", "workers with potential GPU issues", "detailed report", "min/median/max GPU compute utilization (in [0,1])"]'
 check "utilization min <= median <= max in [0,1]" pyjson "$R" '(lambda u: len(u) == 3 and 0 <= u[0] <= u[1] <= u[2] <= 1)(r["GPU Compute"]["min/median/max GPU utilization (in [0,1])"])'
 check "5 major kernels with cost and ratio" pyjson "$R" 'len(r["GPU Compute"]["major_kernel_executions"]) == 5 and all(list(v) == ["median cost per execution (ms)", "bottleneck ratio (in [0,1])"] for v in r["GPU Compute"]["major_kernel_executions"].values())'
 check "major kernels carry their launch shape" pyjson "$R" 'all("|" in k for k in r["GPU Compute"]["major_kernel_executions"])'
 check "8 workers with ranks 0..7" pyjson "$R" 'sorted(w["rank"] for w in r["workers"].values()) == list(range(8))'
-check "worker fields" pyjson "$R" 'all(list(w) == ["rank", "host", "pid", "file", "steps", "window (ms)", "gpu utilization"] for w in r["workers"].values())'
+check "worker fields" pyjson "$R" 'all(list(w) == ["rank", "host", "pid", "file", "steps", "window (ms)", "gpu utilization", "gpu compute utilization"] for w in r["workers"].values())'
 check "worker ids are the trace file names" pyjson "$R" 'sorted(r["workers"]) == sorted(__import__("os").listdir("'"$DLRM"'"))'
 check "step 10 profiled everywhere" pyjson "$R" 'all(w["steps"] == [10] for w in r["workers"].values())'
 check "no false alarm: no GPU issues" pyjson "$R" 'r["GPU Compute"]["workers with potential GPU issues"] == [] and r["GPU Compute"]["detailed report"] == {}'

@@ -1,0 +1,506 @@
+/*
+ * steps.c - the step-to-step differential: a worker's steps compared with
+ * its other steps, per function, with the robust statistics of the
+ * worker-to-worker comparison.  Names the slow steps by number and the
+ * functions that make them slow, with ms ("step 12 takes 166.0 ms against
+ * a median of 115.0 ms; the extra time is in `wait_sparse_data_dist`, 51.0
+ * ms there against at most 3.0 ms in the other steps").  A trace of one
+ * worker needs nothing else.
+ *
+ * Flow: pt_summary steps + patterns' step_ms (src/analysis/patterns.c) ->
+ * diag_steps -> report "Steps" (per worker, per step: time, extra over the
+ * median, the function that takes it) + findings (category "Steps") ->
+ * report.json, text, PerfDisplay's per-step view.  docs/diagnose.md
+ * "Steps".
+ */
+#include "internal.h"
+#include "../util/strbuf.h"
+#include "../util/xalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SEC "Steps"
+
+/* A step is slow when it exceeds the median step by more than this share
+ * of it and by more than z robust deviations (the worker comparison's z,
+ * MAD floored at mad_floor of the median). */
+#define STEP_REL 0.10
+/* Findings for every worker up to this many workers; above, for the
+ * worker whose slow steps cost most. */
+#define PER_WORKER_MAX 8
+/* Per-step causes are worked out for at most this many steps. */
+#define CAUSE_STEPS_MAX 500
+
+typedef struct cause {
+	const pt_pattern *p;
+	double exc;      /* mean excess over the other steps' median, per slow step */
+	double lo, hi;   /* its ms in the slow steps */
+	double omax, omed; /* in the other steps */
+} cause;
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of v[0..n) (sorted copy in tmp). */
+static double median_of(const double *v, size_t n, double *tmp)
+{
+	if (!n)
+		return 0;
+	memcpy(tmp, v, n * sizeof(*v));
+	qsort(tmp, n, sizeof(*tmp), cmp_dbl);
+	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+static int is_gpu_class(int cls)
+{
+	return cls == PT_C_COMPUTE || cls == PT_C_MEMORY || cls == PT_C_COMM;
+}
+
+/* How much of the slow steps' (slow[i] != 0) excess pattern p explains. */
+static void excess_of(const pt_pattern *p, const unsigned char *slow, size_t ns, double *tmp,
+		      cause *out)
+{
+	size_t i, no = 0, nsl = 0;
+	double sum = 0;
+
+	out->p = p;
+	out->lo = INFINITY;
+	out->hi = -INFINITY;
+	out->omax = 0;
+	for (i = 0; i < ns; i++) {
+		if (slow[i])
+			continue;
+		tmp[ns + no++] = p->step_ms[i];
+		if (p->step_ms[i] > out->omax)
+			out->omax = p->step_ms[i];
+	}
+	out->omed = median_of(tmp + ns, no, tmp);
+	for (i = 0; i < ns; i++) {
+		if (!slow[i])
+			continue;
+		nsl++;
+		sum += p->step_ms[i] - out->omed;
+		if (p->step_ms[i] < out->lo)
+			out->lo = p->step_ms[i];
+		if (p->step_ms[i] > out->hi)
+			out->hi = p->step_ms[i];
+	}
+	out->exc = nsl ? sum / (double)nsl : 0;
+}
+
+/* Is key a call stack under prefix (prefix itself excluded)? */
+static int under(const char *key, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return !strncmp(key, prefix, n) && key[n] == '|';
+}
+
+/* The function that makes the slow steps slow: a GPU function when one
+ * explains half of the step excess (the CPU's waits are its symptoms),
+ * else the most specific Python/CPU stack that holds 70% of the largest
+ * CPU excess; runtime calls only when the trace has no stacks.  Returns 0
+ * when nothing explains any of it. */
+static int find_cause(const pt_summary *s, const unsigned char *slow, double step_exc,
+		      double *tmp, cause *best)
+{
+	cause g = { 0 }, py = { 0 }, rt = { 0 }, x;
+	size_t i;
+
+	for (i = 0; i < s->npatterns; i++) {
+		const pt_pattern *p = &s->patterns[i];
+		if (!p->step_ms || p->nstep_ms != s->nsteps)
+			continue;
+		excess_of(p, slow, s->nsteps, tmp, &x);
+		if (is_gpu_class(p->cls)) {
+			if (!g.p || x.exc > g.exc)
+				g = x;
+		} else if (p->cls == PT_C_PYTHON) {
+			if (!py.p || x.exc > py.exc)
+				py = x;
+		} else if (!rt.p || x.exc > rt.exc) {
+			rt = x;
+		}
+	}
+	if (g.p && g.exc > 0 && g.exc >= 0.5 * step_exc) {
+		*best = g;
+		return 1;
+	}
+	if (py.p && py.exc > 0) {
+		cause top = py;
+		/* the most specific stack under it holding 70% of its excess */
+		for (i = 0; i < s->npatterns; i++) {
+			const pt_pattern *p = &s->patterns[i];
+			if (p->cls != PT_C_PYTHON || !p->step_ms || p->nstep_ms != s->nsteps ||
+			    !under(p->key, py.p->key))
+				continue;
+			excess_of(p, slow, s->nsteps, tmp, &x);
+			if (x.exc >= 0.7 * top.exc && strlen(p->key) > strlen(py.p->key))
+				py = x;
+		}
+		*best = py;
+		return 1;
+	}
+	if (rt.p && rt.exc > 0) {
+		*best = rt;
+		return 1;
+	}
+	if (g.p && g.exc > 0) {
+		*best = g;
+		return 1;
+	}
+	return 0;
+}
+
+/* "steps 3 and 7" / "steps 3, 7 and 9" / "step 3". */
+static void step_list(pt_sb *sb, const pt_summary *s, const unsigned char *slow)
+{
+	size_t i, n = 0, k = 0;
+
+	for (i = 0; i < s->nsteps; i++)
+		n += slow[i] != 0;
+	pt_sb_adds(sb, n == 1 ? "step " : "steps ");
+	for (i = 0; i < s->nsteps; i++) {
+		if (!slow[i])
+			continue;
+		if (k)
+			pt_sb_adds(sb, k + 1 == n ? " and " : ", ");
+		if (k == 9 && n > 10) {
+			pt_sb_addf(sb, "%zu more", n - k);
+			break;
+		}
+		pt_sb_addf(sb, "%lld", (long long)s->step_numbers[i]);
+		k++;
+	}
+}
+
+static void cause_text(pt_sb *sb, const cause *cz, int nslow)
+{
+	char fb[160];
+
+	pt_sb_addf(sb, "`%s`", df_short(cz->p->key, cz->p->cls, fb, sizeof(fb)));
+	if (nslow > 1 && cz->hi - cz->lo >= 0.05)
+		pt_sb_addf(sb, ", %.1f-%.1f ms there", cz->lo, cz->hi);
+	else
+		pt_sb_addf(sb, ", %.1f ms there", cz->hi);
+	if (cz->lo > cz->omax)
+		pt_sb_addf(sb, " against at most %.1f ms in the other steps (median %.1f ms)",
+			   cz->omax, cz->omed);
+	else
+		pt_sb_addf(sb, " against a median of %.1f ms in the other steps", cz->omed);
+}
+
+typedef struct wres {
+	double extra;      /* total ms of the slow steps over the median */
+	int has_slow;
+	int64_t *slow_no;  /* the slow steps' numbers (owned), nslow of them */
+	size_t nslow;
+	double med;        /* the worker's median step */
+} wres;
+
+static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, int single,
+			 wres *res)
+{
+	const pt_summary *s = w->s;
+	size_t ns = s->nsteps, i, j, nslow = 0, imax = 0;
+	double *tmp = NULL, med, mad, sig, lo = INFINITY, hi = -INFINITY, extra = 0;
+	unsigned char *slow = NULL;
+	pt_rv *o, *arr, *sl;
+	pt_sb sb = { 0 };
+	cause cz;
+	dfinding *f;
+
+	memset(res, 0, sizeof(*res));
+	tmp = x_malloc(2 * (ns + 1) * sizeof(*tmp));
+	slow = x_calloc(ns + 1, 1);
+	if (!tmp || !slow) {
+		c->oom = 1;
+		goto out;
+	}
+	med = median_of(s->step_ms, ns, tmp);
+	/* The spread of the ordinary steps: the MAD of the steps within 10% of
+	 * the median (all steps when fewer than 3 are), so that two slow steps
+	 * out of six do not hide each other by widening it. */
+	for (i = 0, j = 0; i < ns; i++)
+		if (s->step_ms[i] - med <= STEP_REL * med)
+			tmp[ns + j++] = fabs(s->step_ms[i] - med);
+	if (j < 3)
+		for (i = 0, j = 0; i < ns; i++)
+			tmp[ns + j++] = fabs(s->step_ms[i] - med);
+	mad = median_of(tmp + ns, j, tmp);
+	sig = (mad > c->o->mad_floor * med ? mad : c->o->mad_floor * med) / PT_ROBUST_K;
+	for (i = 0; i < ns; i++) {
+		double d = s->step_ms[i] - med;
+		if (s->step_ms[i] > s->step_ms[imax])
+			imax = i;
+		if (d > STEP_REL * med && d > c->o->z * sig) {
+			slow[i] = 1;
+			nslow++;
+			extra += d;
+		}
+		if (s->step_ms[i] < lo)
+			lo = s->step_ms[i];
+		if (s->step_ms[i] > hi)
+			hi = s->step_ms[i];
+	}
+	res->extra = extra;
+	res->has_slow = nslow > 0;
+	res->med = med;
+	if (nslow && (res->slow_no = x_malloc(nslow * sizeof(*res->slow_no)))) {
+		for (i = 0; i < ns; i++)
+			if (slow[i])
+				res->slow_no[res->nslow++] = s->step_numbers[i];
+	}
+
+	if (sec) {
+		o = pt_rv_obj(c->rep, sec, w->id);
+		pt_rv_num(c->rep, o, "median (ms)", med);
+		pt_rv_num(c->rep, o, "MAD (ms)", mad);
+		sl = pt_rv_arr(c->rep, o, "slow steps");
+		for (i = 0; i < ns; i++)
+			if (slow[i])
+				pt_rv_int(c->rep, sl, NULL, s->step_numbers[i]);
+		arr = pt_rv_arr(c->rep, o, "steps");
+		for (i = 0; i < ns; i++) {
+			pt_rv *e = pt_rv_obj(c->rep, arr, NULL);
+			pt_rv_int(c->rep, e, "number", s->step_numbers[i]);
+			pt_rv_num(c->rep, e, "ms", s->step_ms[i]);
+			pt_rv_num(c->rep, e, "extra (ms)", s->step_ms[i] - med);
+			pt_rv_bool(c->rep, e, "slow", slow[i]);
+			if (ns <= CAUSE_STEPS_MAX && s->step_ms[i] > med) {
+				unsigned char *one = x_calloc(ns, 1);
+				if (!one) {
+						c->oom = 1;
+					goto out;
+				}
+				one[i] = 1;
+				if (find_cause(s, one, s->step_ms[i] - med, tmp, &cz)) {
+					pt_rv_str(c->rep, e, "function", cz.p->key);
+					pt_rv_str(c->rep, e, "class", pt_class_name(cz.p->cls));
+					pt_rv_num(c->rep, e, "function (ms)", cz.hi);
+					pt_rv_num(c->rep, e, "function in the other steps, median (ms)", cz.omed);
+				}
+				x_free(one);
+			}
+		}
+	}
+	if (!findings)
+		goto out;
+
+	/* No step beyond the thresholds: say so, and what the slowest one
+	 * spends its extra time on. */
+	if (!nslow) {
+		if (!single)
+			goto out;
+		slow[imax] = 1;
+	}
+	if (nslow) {
+		step_list(&sb, s, slow);
+		if (nslow > 1)
+			pt_sb_addf(&sb, " take ");
+		else
+			pt_sb_addf(&sb, " takes ");
+		{
+			double a = INFINITY, b = -INFINITY;
+			for (i = 0; i < ns; i++) {
+				if (!slow[i])
+					continue;
+				if (s->step_ms[i] < a)
+					a = s->step_ms[i];
+				if (s->step_ms[i] > b)
+					b = s->step_ms[i];
+			}
+			if (b - a >= 0.05)
+				pt_sb_addf(&sb, "%.1f-%.1f ms", a, b);
+			else
+				pt_sb_addf(&sb, "%.1f ms", b);
+		}
+		pt_sb_addf(&sb, " against a median of %.1f ms over %zu steps", med, ns);
+	} else {
+		pt_sb_addf(&sb, "the %zu steps take %.1f-%.1f ms (median %.1f ms); none is slower "
+			   "than the median by more than %.0f%%; the slowest, step %lld, takes %.1f ms",
+			   ns, lo, hi, med, STEP_REL * 100, (long long)s->step_numbers[imax],
+			   s->step_ms[imax]);
+	}
+	if (find_cause(s, slow, nslow ? extra / (double)nslow : s->step_ms[imax] - med, tmp, &cz)) {
+		pt_sb_adds(&sb, "; the extra time is in ");
+		cause_text(&sb, &cz, (int)(nslow ? nslow : 1));
+	} else {
+		pt_sb_adds(&sb, "; no function's time explains the difference");
+	}
+	pt_sb_addc(&sb, '.');
+	f = df_add(c, SEC, w->id, find_cause(s, slow, 0, tmp, &cz) ? cz.p->key : "",
+		   nslow ? "slow steps" : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
+		   med, nslow ? extra : (single ? s->step_ms[imax] - med : 0));
+	if (f && !sb.oom)
+		df_explain(c, f, "%s: %s", w->id, sb.buf);
+	if (sb.oom)
+		c->oom = 1;
+out:
+	pt_sb_free(&sb);
+	x_free(slow);
+	x_free(tmp);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Is step number n in the sorted list v[0..k)? */
+static int has_no(const int64_t *v, size_t k, int64_t n)
+{
+	if (!k)
+		return 0;
+	return bsearch(&n, v, k, sizeof(*v), cmp_i64) != NULL;
+}
+
+/* Across workers: the step numbers slow on at least half of the workers
+ * that have steps (and on two or more) are the job's slow steps, said once
+ * (every worker of a lockstep job waits in the same step) instead of once
+ * per worker.  Returns how many, their numbers sorted in *job (owned). */
+static size_t job_steps(dctx *c, const wres *r, size_t nwith, int64_t **job)
+{
+	int64_t *all = NULL;
+	size_t n = 0, i, j, k, nj = 0;
+
+	*job = NULL;
+	for (i = 0; i < c->nw; i++)
+		n += r[i].nslow;
+	if (n < 2 || !(all = x_malloc(n * sizeof(*all))) || !(*job = x_malloc(n * sizeof(**job)))) {
+		if (n >= 2)
+			c->oom = 1;
+		x_free(all);
+		return 0;
+	}
+	for (i = 0, k = 0; i < c->nw; i++)
+		for (j = 0; j < r[i].nslow; j++)
+			all[k++] = r[i].slow_no[j];
+	qsort(all, n, sizeof(*all), cmp_i64);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && all[j] == all[i]; j++)
+			;
+		if (j - i >= 2 && 2 * (j - i) >= nwith)
+			(*job)[nj++] = all[i];
+	}
+	x_free(all);
+	return nj;
+}
+
+static void job_finding(dctx *c, const wres *r, const int64_t *job, size_t nj, size_t nwith)
+{
+	pt_sb sb = { 0 };
+	double *ms = NULL, *meds = NULL, *tmp = NULL;
+	size_t i, j, n = 0, nm = 0, worst = (size_t)-1, nslowest = 0;
+	dfinding *f;
+
+	ms = x_malloc(c->nw * sizeof(*ms));
+	meds = x_malloc(c->nw * sizeof(*meds));
+	tmp = x_malloc(c->nw * sizeof(*tmp));
+	if (!ms || !meds || !tmp) {
+		c->oom = 1;
+		goto out;
+	}
+	for (i = 0; i < c->nw; i++) {
+		const pt_summary *s = c->w[i].s;
+		int any = 0;
+		if (s->nsteps < 2 || !s->step_ms)
+			continue;
+		meds[nm++] = r[i].med;
+		for (j = 0; j < s->nsteps; j++)
+			if (has_no(job, nj, s->step_numbers[j]))
+				ms[n++] = s->step_ms[j];
+		for (j = 0; j < r[i].nslow; j++)
+			any |= has_no(job, nj, r[i].slow_no[j]);
+		nslowest += any;
+		if (any && (worst == (size_t)-1 || r[i].extra > r[worst].extra))
+			worst = i;
+	}
+	if (worst == (size_t)-1)
+		goto out;
+	pt_sb_adds(&sb, nj == 1 ? "step " : "steps ");
+	for (i = 0; i < nj; i++)
+		pt_sb_addf(&sb, "%s%lld", i == 0 ? "" : i + 1 == nj ? " and " : ", ", (long long)job[i]);
+	pt_sb_addf(&sb, " %s slow on %zu of the %zu workers with several steps: %.1f ms (median "
+		   "over workers and steps) against a median step of %.1f ms; a step slow everywhere "
+		   "is the job's, not one worker's (in lockstep every worker waits for the slowest). "
+		   "Its extra time is largest on %s: see that worker's step finding.",
+		   nj == 1 ? "is" : "are", nslowest, nwith, median_of(ms, n, tmp),
+		   median_of(meds, nm, tmp), c->w[worst].id);
+	f = df_add(c, SEC, c->w[worst].id, "", "slow steps (job)", (double)nj, median_of(meds, nm, tmp),
+		   r[worst].extra);
+	if (f && !sb.oom)
+		df_explain(c, f, "%s", sb.buf);
+	if (sb.oom)
+		c->oom = 1;
+out:
+	pt_sb_free(&sb);
+	x_free(tmp);
+	x_free(meds);
+	x_free(ms);
+}
+
+void diag_steps(dctx *c, int write)
+{
+	pt_rv *sec = NULL;
+	wres *r = NULL;
+	int64_t *job = NULL;
+	size_t i, j, nslow = 0, nwith = 0, nj = 0, worst = (size_t)-1;
+
+	r = x_calloc(c->nw + 1, sizeof(*r));
+	if (!r) {
+		c->oom = 1;
+		return;
+	}
+	/* First the per-step data of every worker, findings only where few
+	 * workers have slow steps. */
+	for (i = 0; i < c->nw; i++) {
+		if (c->w[i].s->nsteps < 2 || !c->w[i].s->step_ms)
+			continue;
+		nwith++;
+		if (write && !sec)
+			sec = pt_rv_obj(c->rep, pt_report_root(c->rep), SEC);
+		worker_steps(c, sec, &c->w[i], 0, 0, &r[i]);
+		if (r[i].has_slow) {
+			nslow++;
+			if (worst == (size_t)-1 || r[i].extra > r[worst].extra)
+				worst = i;
+		}
+	}
+	if (!write && c->nw > 1 && (nj = job_steps(c, r, nwith, &job)))
+		job_finding(c, r, job, nj, nwith);
+	for (i = 0; i < c->nw && !write; i++) {
+		pt_summary *s = (pt_summary *)c->w[i].s;
+		int single = c->nw == 1, own = 0;
+		wres dummy;
+
+		if (s->nsteps < 2 || !s->step_ms)
+			continue;
+		if (!single && !r[i].has_slow)
+			continue;
+		/* a worker whose slow steps are all the job's gets no finding of
+		 * its own, except the one the job finding points to */
+		for (j = 0; j < r[i].nslow; j++)
+			own |= !has_no(job, nj, r[i].slow_no[j]);
+		if (!single && !own && i != worst)
+			continue;
+		if (!single && nslow > PER_WORKER_MAX && i != worst && !own)
+			continue;
+		/* findings only: the data was written above */
+		worker_steps(c, NULL, &c->w[i], 1, single, &dummy);
+		x_free(dummy.slow_no);
+	}
+	for (i = 0; i < c->nw; i++)
+		x_free(r[i].slow_no);
+	x_free(job);
+	x_free(r);
+}

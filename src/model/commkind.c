@@ -1,0 +1,372 @@
+/*
+ * commkind.c - which kernels are communication, and their role
+ * (commkind.h): the built-in rule table, the user's rules, the role a
+ * kernel name spells ("auto"), and the per-reader memo.
+ *
+ * Flow: src/trace readers -> pt_commkind_memo -> PT_K_COMM_KERNEL;
+ * src/analysis/patterns.c -> pt_commkind_classify -> pattern role;
+ * src/diagnose/comm.c -> group by role.
+ *
+ * Names are matched without a leading "void " and without their parameter
+ * list, so that "*deep_ep::*dispatch*" does not match a combine kernel
+ * that takes a dispatch handle.  Sources of the built-in names (public
+ * code, checked 2026-12): DeepEP csrc/kernels/{intranode,internode,
+ * internode_ll}.cu (deep_ep::intranode::notify_dispatch, dispatch,
+ * cached_notify_dispatch, cached_notify_combine, combine;
+ * deep_ep::internode::notify_dispatch, dispatch, cached_notify, combine;
+ * deep_ep::internode_ll::dispatch, combine, clean_low_latency_buffer;
+ * deep_ep::layout::get_dispatch_layout is local work, not communication),
+ * forks that keep the names under another namespace (uccl::, nccl_ep::,
+ * mscclpp::ep::, primus_turbo::deep_ep::); NVSHMEM's nvshmemi_*_kernel and
+ * nvshmemi_proxy_*_entrypoint; MSCCL's mscclKernel_<op>_<type>_<proto>;
+ * vLLM/SGLang/AITER cross_device_reduce_{1,2}stage; TensorRT-LLM
+ * oneShot/twoShotAllReduceKernel and allreduce_fusion_kernel_*; PyTorch
+ * c10d::symmetric_memory kernels.
+ */
+#include "commkind.h"
+#include "../util/file.h"
+#include "../util/xalloc.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ROLE_AUTO (-2)
+
+static const char *const role_names[PT_ROLE_COUNT] = {
+	"compute", "allreduce", "allgather", "reducescatter", "alltoall",
+	"alltoall dispatch", "alltoall combine", "alltoall notify", "broadcast", "reduce",
+	"sendrecv", "barrier", "collective",
+};
+
+const char *pt_commkind_role_name(int role)
+{
+	if (role < 0 || role >= PT_ROLE_COUNT)
+		return "collective";
+	return role_names[role];
+}
+
+int pt_commkind_role_parse(const char *s, size_t n)
+{
+	int i;
+
+	for (i = 0; i < PT_ROLE_COUNT; i++)
+		if (strlen(role_names[i]) == n && !memcmp(role_names[i], s, n))
+			return i;
+	return -1;
+}
+
+/* ---- globs ------------------------------------------------------------- */
+
+/* '*' any run, '?' one byte; iterative with one backtrack point (linear
+ * for the patterns used here, at worst O(n*m)). */
+static int glob_match(const char *g, const char *s, size_t n)
+{
+	const char *star = NULL;
+	size_t i = 0, mark = 0;
+
+	while (i < n) {
+		if (*g == '*') {
+			star = ++g;
+			mark = i;
+		} else if (*g && (*g == '?' || *g == s[i])) {
+			g++;
+			i++;
+		} else if (star) {
+			g = star;
+			i = ++mark;
+		} else {
+			return 0;
+		}
+	}
+	while (*g == '*')
+		g++;
+	return *g == 0;
+}
+
+/* The part of a kernel name rules see: no "void ", no parameter list, no
+ * Kineto launch shape (which follows the parameter list). */
+static void rule_view(const char **s, size_t *n)
+{
+	const char *p = *s, *e;
+	size_t len = *n, i;
+	int depth = 0;
+
+	if (len >= 5 && !memcmp(p, "void ", 5)) {
+		p += 5;
+		len -= 5;
+	}
+	for (i = 0; i < len; i++) {
+		if (p[i] == '<')
+			depth++;
+		else if (p[i] == '>' && depth)
+			depth--;
+		else if (p[i] == '(' && depth == 0 && i > 0) {
+			if (len - i >= 21 && !memcmp(p + i, "(anonymous namespace)", 21)) {
+				i += 20;
+				continue;
+			}
+			break;
+		}
+	}
+	e = p + i;
+	*s = p;
+	*n = (size_t)(e - p);
+}
+
+/* ---- roles spelt in names ---------------------------------------------- */
+
+int pt_commkind_role_from_name(const char *name, size_t n)
+{
+	static const struct {
+		const char *w;
+		int role;
+	} words[] = {
+		{ "reducescatter", PT_ROLE_REDUCESCATTER }, { "allgather", PT_ROLE_ALLGATHER },
+		{ "alltoall", PT_ROLE_ALLTOALL }, { "allreduce", PT_ROLE_ALLREDUCE },
+		{ "broadcast", PT_ROLE_BROADCAST }, { "bcast", PT_ROLE_BROADCAST },
+		{ "sendrecv", PT_ROLE_SENDRECV }, { "barrier", PT_ROLE_BARRIER },
+		{ "dispatch", PT_ROLE_DISPATCH }, { "combine", PT_ROLE_COMBINE },
+		{ "reduce", PT_ROLE_REDUCE }, { "send", PT_ROLE_SENDRECV },
+		{ "recv", PT_ROLE_SENDRECV }, { "rma", PT_ROLE_SENDRECV },
+		{ "put", PT_ROLE_SENDRECV }, { "p2p", PT_ROLE_SENDRECV },
+		{ "quiet", PT_ROLE_BARRIER }, { "fence", PT_ROLE_BARRIER },
+		{ "signal", PT_ROLE_BARRIER }, { "waituntil", PT_ROLE_BARRIER },
+		{ "sync", PT_ROLE_BARRIER },
+	};
+	char low[256];
+	size_t i, m = 0;
+
+	/* Case-folded, '_' ' ' '-' dropped: all_reduce, AllReduce, allreduce. */
+	for (i = 0; i < n && m < sizeof(low) - 1; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (c == '_' || c == ' ' || c == '-')
+			continue;
+		low[m++] = (char)tolower(c);
+	}
+	low[m] = 0;
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(low, words[i].w))
+			return words[i].role;
+	return PT_ROLE_COLLECTIVE;
+}
+
+/* ---- rules --------------------------------------------------------------- */
+
+typedef struct rule {
+	const char *glob;
+	int role; /* pt_comm_role or ROLE_AUTO */
+} rule;
+
+/* Namespaces under which DeepEP's kernels appear (DeepEP itself, the
+ * forks that kept its kernel names). */
+static const char *const ep_ns[] = { "deep_ep::", "uccl::", "nccl_ep::", "mscclpp::ep::" };
+
+/* Rules inside those namespaces ("*<ns>" is put in front); first match wins,
+ * so the notify kernels come before the plain dispatch/combine ones and
+ * the layout kernel (local work) before everything. */
+static const rule ep_rules[] = {
+	{ "*get_dispatch_layout*", PT_ROLE_NONE },
+	{ "*notify_dispatch*", PT_ROLE_DISPATCH },
+	{ "*notify_combine*", PT_ROLE_COMBINE },
+	{ "*notify*", PT_ROLE_NOTIFY },
+	{ "*dispatch*", PT_ROLE_DISPATCH },
+	{ "*combine*", PT_ROLE_COMBINE },
+	{ "*clean_low_latency_buffer*", PT_ROLE_BARRIER },
+	{ "*barrier*", PT_ROLE_BARRIER },
+};
+
+/* Other built-in rules, in order. */
+static const rule builtin[] = {
+	/* NCCL, RCCL (ncclKernel_*, ncclDevKernel_*, rccl*), MSCCL, MSCCL++ */
+	{ "nccl*", ROLE_AUTO },
+	{ "rccl*", ROLE_AUTO },
+	{ "msccl*", ROLE_AUTO },
+	{ "*mscclpp::*", ROLE_AUTO },
+	/* NVSHMEM device-side collectives and proxies */
+	{ "nvshmem*", ROLE_AUTO },
+	{ "*::nvshmem*", ROLE_AUTO },
+	/* PyTorch symmetric memory (one/two-shot all-reduce, barriers) */
+	{ "*c10d::symmetric_memory::*", ROLE_AUTO },
+	/* custom all-reduce: vLLM, SGLang, AITER */
+	{ "*cross_device_reduce_1stage*", PT_ROLE_ALLREDUCE },
+	{ "*cross_device_reduce_2stage*", PT_ROLE_ALLREDUCE },
+	/* vLLM quick all-reduce (ROCm) */
+	{ "*quickreduce::*", PT_ROLE_ALLREDUCE },
+	/* TensorRT-LLM / FlashInfer custom and fused all-reduce */
+	{ "*ShotAllReduceKernel*", PT_ROLE_ALLREDUCE },
+	{ "*allreduce_fusion_kernel*", PT_ROLE_ALLREDUCE },
+	/* TransformerEngine userbuffers */
+	{ "*userbuffers_*", ROLE_AUTO },
+};
+
+typedef struct urule {
+	char *glob;
+	int role;
+} urule;
+
+static urule *user;
+static size_t nuser, usercap;
+
+void pt_commkind_reset(void)
+{
+	while (nuser)
+		x_free(user[--nuser].glob);
+	x_free(user);
+	user = NULL;
+	usercap = 0;
+}
+
+size_t pt_commkind_user_rules(void)
+{
+	return nuser;
+}
+
+static int apply(int role, const char *name, size_t n)
+{
+	return role == ROLE_AUTO ? pt_commkind_role_from_name(name, n) : role;
+}
+
+int pt_commkind_classify(const char *name, size_t n)
+{
+	const char *v = name;
+	size_t vn = n, i, j;
+	char pat[64];
+
+	if (!name)
+		return PT_ROLE_NONE;
+	rule_view(&v, &vn);
+	for (i = 0; i < nuser; i++)
+		if (glob_match(user[i].glob, v, vn))
+			return apply(user[i].role, v, vn);
+	/* cheap filters first: most kernels are neither */
+	for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (glob_match(builtin[i].glob, v, vn))
+			return apply(builtin[i].role, v, vn);
+	for (j = 0; j < sizeof(ep_ns) / sizeof(ep_ns[0]); j++) {
+		snprintf(pat, sizeof(pat), "*%s*", ep_ns[j]);
+		if (!glob_match(pat, v, vn))
+			continue;
+		for (i = 0; i < sizeof(ep_rules) / sizeof(ep_rules[0]); i++) {
+			/* the rule applies to what follows the namespace */
+			const char *p = strstr(v, ep_ns[j]);
+			size_t off;
+
+			if (!p || (size_t)(p - v) >= vn)
+				break;
+			off = (size_t)(p - v) + strlen(ep_ns[j]);
+			if (glob_match(ep_rules[i].glob, v + off, vn - off))
+				return ep_rules[i].role;
+		}
+	}
+	return PT_ROLE_NONE;
+}
+
+static int parse_role(const char *s, size_t n)
+{
+	if (n == 4 && !memcmp(s, "auto", 4))
+		return ROLE_AUTO;
+	return pt_commkind_role_parse(s, n);
+}
+
+int pt_commkind_add_rule(const char *glob, const char *role, pt_error *err)
+{
+	int r;
+
+	if (!glob || !*glob)
+		return pt_error_set(err, PT_EINVAL, -1, "empty kernel name pattern");
+	r = role ? parse_role(role, strlen(role)) : -1;
+	if (r == -1)
+		return pt_error_set(err, PT_EINVAL, -1,
+				    "unknown role '%s' for '%s' (one of: auto, compute, allreduce, "
+				    "allgather, reducescatter, alltoall, alltoall dispatch, alltoall "
+				    "combine, alltoall notify, broadcast, reduce, sendrecv, barrier, "
+				    "collective)", role ? role : "", glob);
+	if (X_GROW(user, usercap, nuser + 1) || !(user[nuser].glob = x_strndup(glob, strlen(glob))))
+		return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	user[nuser++].role = r;
+	return PT_OK;
+}
+
+int pt_commkind_load_file(const char *path, pt_error *err)
+{
+	char *buf = NULL, *p, *end;
+	size_t len, first = nuser, line = 0;
+	int rc;
+
+	rc = pt_file_read(path, 16u << 20, &buf, &len, err);
+	if (rc) {
+		pt_error_subject(err, path);
+		return rc;
+	}
+	p = buf;
+	end = buf + len;
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end, *g, *ge, *r, *re;
+
+		line++;
+		for (g = p; g < le && *g != '#'; g++)
+			;
+		le = g; /* comment cut */
+		for (g = p; g < le && isspace((unsigned char)*g); g++)
+			;
+		for (ge = g; ge < le && !isspace((unsigned char)*ge); ge++)
+			;
+		for (r = ge; r < le && isspace((unsigned char)*r); r++)
+			;
+		for (re = le; re > r && isspace((unsigned char)re[-1]); re--)
+			;
+		p = nl ? nl + 1 : end;
+		if (g == ge)
+			continue;
+		if (r == re) {
+			rc = pt_error_set(err, PT_EFORMAT, (int64_t)(g - buf),
+					  "line %zu: '%.*s' has no role (expected 'GLOB ROLE')", line,
+					  (int)(ge - g > 80 ? 80 : ge - g), g);
+			goto fail;
+		}
+		*ge = 0;
+		*re = 0;
+		if ((rc = pt_commkind_add_rule(g, r, err))) {
+			if (rc == PT_EINVAL) {
+				char msg[PT_ERROR_MSG_MAX];
+				snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
+				rc = pt_error_set(err, PT_EFORMAT, (int64_t)(g - buf), "line %zu: %s",
+						  line, msg);
+			}
+			goto fail;
+		}
+	}
+	x_free(buf);
+	return PT_OK;
+fail:
+	while (nuser > first)
+		x_free(user[--nuser].glob);
+	x_free(buf);
+	pt_error_subject(err, path);
+	return rc;
+}
+
+/* ---- memo ---------------------------------------------------------------- */
+
+int pt_commkind_memo(pt_commkind_cache *c, uint32_t id, const char *name, size_t n)
+{
+	if (id >= c->cap) {
+		size_t old = c->cap;
+		if (X_GROW(c->role, c->cap, (size_t)id + 1))
+			return -1;
+		memset(c->role + old, 0, c->cap - old);
+	}
+	if (!c->role[id])
+		c->role[id] = (int8_t)(pt_commkind_classify(name, n) + 1);
+	return c->role[id] - 1;
+}
+
+void pt_commkind_cache_free(pt_commkind_cache *c)
+{
+	if (!c)
+		return;
+	x_free(c->role);
+	c->role = NULL;
+	c->cap = 0;
+}

@@ -1,0 +1,93 @@
+/*
+ * commkind.h - the one table that says which GPU kernels are communication
+ * and what role they play (allreduce, alltoall dispatch, ...): NCCL, RCCL,
+ * MSCCL, MSCCL++, DeepEP (intranode, internode, low-latency; their
+ * namespaces differ between releases and forks), NVSHMEM, PyTorch
+ * symmetric memory, and the custom all-reduce kernels of vLLM, SGLang,
+ * AITER and TensorRT-LLM.  Users add rules without rebuilding
+ * (pt_commkind_load_file: `--comm-kernels FILE`, PERFTRACKER_COMM_KERNELS).
+ *
+ * Flow: the trace readers (src/trace/kineto.c, nsys.c) ask "is this kernel
+ * communication?" per distinct name (pt_commkind_cache); patterns.c gives
+ * each communication pattern its role; src/diagnose/comm.c groups the
+ * Communication section by role.  docs/summary.md lists the table.
+ */
+#ifndef PT_COMMKIND_H
+#define PT_COMMKIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/error.h"
+
+/* Roles.  PT_ROLE_NONE: not communication (a compute kernel). */
+typedef enum {
+	PT_ROLE_NONE = 0,
+	PT_ROLE_ALLREDUCE,
+	PT_ROLE_ALLGATHER,
+	PT_ROLE_REDUCESCATTER,
+	PT_ROLE_ALLTOALL,
+	PT_ROLE_DISPATCH,      /* "alltoall dispatch": MoE tokens to their experts */
+	PT_ROLE_COMBINE,       /* "alltoall combine": expert outputs back */
+	PT_ROLE_NOTIFY,        /* "alltoall notify": sizes/layout exchange before either */
+	PT_ROLE_BROADCAST,
+	PT_ROLE_REDUCE,
+	PT_ROLE_SENDRECV,      /* point to point, one-sided put/get */
+	PT_ROLE_BARRIER,       /* barriers, signals, buffer clean with a barrier */
+	PT_ROLE_COLLECTIVE,    /* communication, collective not named */
+	PT_ROLE_COUNT
+} pt_comm_role;
+
+/* "allreduce", "alltoall dispatch", ...; "compute" for PT_ROLE_NONE;
+ * "collective" for an out-of-range value. */
+const char *pt_commkind_role_name(int role);
+/* Role of a name as pt_commkind_role_name writes it (or "compute"); -1
+ * when unknown.  s need not be NUL-terminated. */
+int pt_commkind_role_parse(const char *s, size_t n);
+
+/* The role of a kernel named name[0..n) (demangled, "void " prefix or not,
+ * launch shape or not): the first matching rule, the user's rules before
+ * the built-in ones; PT_ROLE_NONE when none matches.  A rule whose role is
+ * "auto" takes the collective named in the kernel name (allreduce,
+ * all_gather, ReduceScatter, ... ; PT_ROLE_COLLECTIVE when none).  Cost:
+ * a few globs over the name; readers call it once per distinct name through
+ * pt_commkind_cache.  Thread-safe while no rules are being added. */
+int pt_commkind_classify(const char *name, size_t n);
+
+/* The collective named in a CPU collective's or kernel's name (auto rule),
+ * PT_ROLE_COLLECTIVE when none. */
+int pt_commkind_role_from_name(const char *name, size_t n);
+
+/* Add one user rule: glob ('*' any run, '?' one character, matched against
+ * the whole name, case-sensitive) and role (a role name, "auto", or
+ * "compute" to keep matching kernels out of communication).  User rules
+ * are tried in the order added, before the built-in table.  Not
+ * thread-safe: add rules before any reader runs.  PT_OK, PT_EINVAL (bad
+ * role, empty glob) or PT_ENOMEM, err filled. */
+int pt_commkind_add_rule(const char *glob, const char *role, pt_error *err);
+/* Add the rules of a file: one per line, "GLOB ROLE..." (the glob is the
+ * first blank-separated word, the rest of the line the role), '#' starts a
+ * comment, blank lines are skipped.  All or nothing: on error (PT_EIO,
+ * PT_EFORMAT naming the line, PT_ENOMEM) no rule of the file is kept. */
+int pt_commkind_load_file(const char *path, pt_error *err);
+/* Forget every user rule (tests). */
+void pt_commkind_reset(void);
+/* Number of user rules. */
+size_t pt_commkind_user_rules(void);
+
+/* A per-reader memo of classify results by an id the caller gives each
+ * distinct name (a string-table id: the names of one trace repeat
+ * thousands of times, and the reader interns them anyway, so a lookup is
+ * one array load).  Zero it before first use; not thread-safe. */
+typedef struct pt_commkind_cache {
+	int8_t *role;   /* role + 1 by id, 0 not classified yet */
+	size_t cap;
+} pt_commkind_cache;
+
+/* pt_commkind_classify(name, n) for the name with this id, memoised; -1
+ * only when out of memory. */
+int pt_commkind_memo(pt_commkind_cache *c, uint32_t id, const char *name, size_t n);
+/* Free the memo (a zeroed one is a no-op). */
+void pt_commkind_cache_free(pt_commkind_cache *c);
+
+#endif

@@ -1,0 +1,324 @@
+/*
+ * test_commkind.c - the communication-kernel table (src/model/commkind.c):
+ * real kernel names from public sources (DeepEP's csrc/kernels, NVSHMEM,
+ * MSCCL, vLLM/SGLang custom all-reduce, TensorRT-LLM, NCCL as Kineto
+ * writes them) get the role they play, compute kernels stay compute, user
+ * rules come first, the rules file is all or nothing, and the Kineto
+ * reader and the summary use the same table.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "model/commkind.h"
+#include "analysis/summary.h"
+#include "trace/kineto.h"
+#include "trace/nsys.h"
+#include "diagnose/diagnose.h"
+#include "testutil.h"
+
+#include <sqlite3.h>
+
+#include <string.h>
+#include <unistd.h>
+
+static int role(const char *name)
+{
+	return pt_commkind_classify(name, strlen(name));
+}
+
+static void test_deepep_kernels(void **st)
+{
+	(void)st;
+	/* intranode (NVLink) */
+	assert_int_equal(role("void deep_ep::intranode::notify_dispatch<8>(int const*, int*, int, "
+			      "int const*, int*, int, bool const*, int, int, int, int*, int*, "
+			      "int, void**, int**, int)"), PT_ROLE_DISPATCH);
+	assert_int_equal(role("void deep_ep::intranode::dispatch<8, 768, 6144>(int4*, float*, "
+			      "int*, long*, float*, int*, int*, int4 const*, float const*, long "
+			      "const*, float const*, bool const*, int const*, int, int, int, int, "
+			      "int, int, int, void**, int, int, int)"), PT_ROLE_DISPATCH);
+	assert_int_equal(role("void deep_ep::intranode::cached_notify_combine<8>(void**, int*, "
+			      "int, int, int, int**, int)"), PT_ROLE_COMBINE);
+	assert_int_equal(role("void deep_ep::intranode::combine<__nv_bfloat16, 8, 768, 4096>("
+			      "__nv_bfloat16*, float*, __nv_bfloat16 const*, float const*, int "
+			      "const*, int const*, int const*, int*, int, int, int, void**, int, "
+			      "int, int)"), PT_ROLE_COMBINE);
+	/* internode (RDMA + NVLink) and low latency */
+	assert_int_equal(role("void deep_ep::internode::notify_dispatch<false, 2>(int const*, "
+			      "int*, int)"), PT_ROLE_DISPATCH);
+	assert_int_equal(role("void deep_ep::internode::cached_notify(int, int, int, int, int, "
+			      "int*, int*, int const*, int*, void*, int, void**, int, int**, int, "
+			      "bool, nvshmem_team_t)"), PT_ROLE_NOTIFY);
+	assert_int_equal(role("void deep_ep::internode_ll::dispatch<true, 3, 7168>(void*, "
+			      "float*, int*, long*)"), PT_ROLE_DISPATCH);
+	assert_int_equal(role("void deep_ep::internode_ll::combine<false, 3, 7168, 9>(void*, "
+			      "void*, int*, void const*)"), PT_ROLE_COMBINE);
+	assert_int_equal(role("void deep_ep::internode_ll::clean_low_latency_buffer<32>(int*, "
+			      "int, int*, int)"), PT_ROLE_BARRIER);
+	/* a combine kernel whose parameters mention dispatch is still combine */
+	assert_int_equal(role("void deep_ep::intranode::combine<float, 8, 768>(dispatch_handle "
+			      "const*)"), PT_ROLE_COMBINE);
+	/* forks that kept the names under another namespace */
+	assert_int_equal(role("void primus_turbo::deep_ep::intranode::cached_notify_combine<8>("
+			      "void**, int*)"), PT_ROLE_COMBINE);
+	assert_int_equal(role("void uccl::intranode::dispatch<8, 768, 6144>(int4*)"),
+			 PT_ROLE_DISPATCH);
+	/* the layout kernel is local work */
+	assert_int_equal(role("void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long "
+			      "const*, int*, int*, int*, bool*, int, int, int, int)"),
+			 PT_ROLE_NONE);
+	assert_string_equal(pt_commkind_role_name(PT_ROLE_DISPATCH), "alltoall dispatch");
+	assert_string_equal(pt_commkind_role_name(PT_ROLE_COMBINE), "alltoall combine");
+}
+
+static void test_other_libraries(void **st)
+{
+	(void)st;
+	/* NCCL as Kineto writes it, with and without "void " */
+	assert_int_equal(role("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned "
+			      "long, ncclWork*)"), PT_ROLE_ALLREDUCE);
+	assert_int_equal(role("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, "
+			      "ncclWork*)"), PT_ROLE_ALLGATHER);
+	assert_int_equal(role("void ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevComm*, "
+			      "unsigned long, ncclWork*)"), PT_ROLE_REDUCESCATTER);
+	assert_int_equal(role("ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)"),
+			 PT_ROLE_SENDRECV);
+	assert_int_equal(role("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned "
+			      "long, ncclWork*)"), PT_ROLE_SENDRECV);
+	/* MSCCL does not say which collective */
+	assert_int_equal(role("mscclKernel_Sum_half_Simple_false(ncclDevComm*, mscclAlgo*, "
+			      "mscclWork*)"), PT_ROLE_COLLECTIVE);
+	/* NVSHMEM */
+	assert_int_equal(role("void nvshmemi_proxy_rma_entrypoint<(nvshmemi_op_t)0, 1>(void*, "
+			      "void*, rma_bytesdesc_t, int)"), PT_ROLE_SENDRECV);
+	assert_int_equal(role("void nvshmemi_reduce_kernel<float, (rdxn_ops)0>(int, int, int, "
+			      "float*, float const*, unsigned long, float*, long*)"),
+			 PT_ROLE_REDUCE);
+	assert_int_equal(role("nvshmemi_proxy_quiet_entrypoint()"), PT_ROLE_BARRIER);
+	/* custom all-reduce: vLLM, SGLang, TensorRT-LLM */
+	assert_int_equal(role("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>("
+			      "vllm::RankData*, vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, "
+			      "int, int)"), PT_ROLE_ALLREDUCE);
+	assert_int_equal(role("void sglang::cross_device_reduce_1stage<__half, 8>("
+			      "sglang::RankData*, sglang::RankSignals, sglang::Signal*, __half*, "
+			      "int, int)"), PT_ROLE_ALLREDUCE);
+	assert_int_equal(role("void vllm::cross_device_reduce_2stage<float, 4>(vllm::RankData*)"),
+			 PT_ROLE_ALLREDUCE);
+	assert_int_equal(role("void tensorrt_llm::kernels::oneShotAllReduceKernel<__nv_bfloat16, "
+			      "8, true, false>(tensorrt_llm::kernels::AllReduceParams)"),
+			 PT_ROLE_ALLREDUCE);
+	/* compute stays compute */
+	assert_int_equal(role("void at::native::vectorized_elementwise_kernel<4, "
+			      "at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, "
+			      "at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"),
+			 PT_ROLE_NONE);
+	assert_int_equal(role("volta_sgemm_128x32_nt"), PT_ROLE_NONE);
+	assert_int_equal(role("void at::native::reduce_kernel<512, 1>(int)"), PT_ROLE_NONE);
+	/* CPU collectives' names */
+	assert_int_equal(pt_commkind_role_from_name("record_param_comms:all_to_allv", 30),
+			 PT_ROLE_ALLTOALL);
+	assert_int_equal(pt_commkind_role_from_name("nccl:_reduce_scatter_base", 25),
+			 PT_ROLE_REDUCESCATTER);
+}
+
+static void test_user_rules(void **st)
+{
+	char dir[256], path[300], bad[300];
+	pt_error e;
+
+	(void)st;
+	tu_tmpdir(dir, sizeof(dir), "pt_commkind");
+	snprintf(path, sizeof(path), "%s/rules.txt", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.txt", dir);
+	tu_write_text(path, "# our MoE all-to-all\n"
+			    "*my_moe::send_tokens*   alltoall dispatch\n"
+			    "\n"
+			    "*my_moe::recv_tokens*  alltoall combine   # trailing comment\n"
+			    "ncclDevKernel_Generic*  compute\n"
+			    "*fancy_ring_*  auto\n");
+	tu_write_text(bad, "*a_kernel*  allreduce\n*b_kernel*  alltoall dipsatch\n");
+	pt_commkind_reset();
+	assert_int_equal(role("void my_moe::send_tokens<8>(int*)"), PT_ROLE_NONE);
+	pt_error_clear(&e);
+	assert_int_equal(pt_commkind_load_file(path, &e), PT_OK);
+	assert_int_equal(pt_commkind_user_rules(), 4);
+	assert_int_equal(role("void my_moe::send_tokens<8>(int*)"), PT_ROLE_DISPATCH);
+	assert_int_equal(role("void my_moe::recv_tokens<8>(int*)"), PT_ROLE_COMBINE);
+	/* user rules come before the built-in ones */
+	assert_int_equal(role("ncclDevKernel_Generic_1(ncclDevComm*, unsigned long, ncclWork*)"),
+			 PT_ROLE_NONE);
+	assert_int_equal(role("void fancy_ring_allgather_kernel(float*)"), PT_ROLE_ALLGATHER);
+	/* a bad line: the file's rules are all dropped, the line is named */
+	pt_error_clear(&e);
+	assert_int_equal(pt_commkind_load_file(bad, &e), PT_EFORMAT);
+	assert_non_null(strstr(e.msg, "line 2"));
+	assert_non_null(strstr(e.msg, "alltoall dipsatch"));
+	assert_string_equal(e.subject, bad);
+	assert_int_equal(pt_commkind_user_rules(), 4);
+	pt_error_clear(&e);
+	assert_int_equal(pt_commkind_load_file("/nonexistent/rules", &e), PT_EIO);
+	pt_commkind_reset();
+	assert_int_equal(pt_commkind_user_rules(), 0);
+	tu_rm_rf(dir);
+}
+
+/* The Kineto reader and the summary: DeepEP kernels are communication
+ * events, keyed by name, grouped by role. */
+static void test_reader_and_summary(void **st)
+{
+	static const char trace[] =
+		"{\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"void deep_ep::intranode::dispatch<8, 768, "
+		"6144>(int4*, float*)\",\"pid\":0,\"tid\":7,\"ts\":100,\"dur\":50,\"args\":{\"grid\":"
+		"[24,1,1],\"block\":[768,1,1]}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"void deep_ep::intranode::combine<"
+		"__nv_bfloat16, 8, 768, 4096>(__nv_bfloat16*)\",\"pid\":0,\"tid\":7,\"ts\":200,"
+		"\"dur\":40,\"args\":{\"grid\":[24,1,1],\"block\":[768,1,1]}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"void deep_ep::layout::get_dispatch_layout"
+		"<256, 32, 8>(long const*)\",\"pid\":0,\"tid\":7,\"ts\":50,\"dur\":10,\"args\":{\"grid\":"
+		"[4,1,1],\"block\":[256,1,1],\"est. achieved occupancy %\":12,\"blocks per SM\":0.03,"
+		"\"registers per thread\":40,\"shared memory\":1024}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"void deep_ep::intranode::dispatch<8, 768, "
+		"6144>(int4*, float*)\",\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":60,\"args\":{\"grid\":"
+		"[24,1,1],\"block\":[768,1,1]}}"
+		"]}";
+	pt_store s;
+	pt_summary *sum;
+	pt_error e;
+	size_t i, ncomm = 0, nkern = 0;
+	int seen_d = 0, seen_c = 0, seen_l = 0;
+
+	(void)st;
+	pt_commkind_reset();
+	assert_int_equal(pt_store_init(&s), PT_OK);
+	pt_error_clear(&e);
+	assert_int_equal(pt_kineto_read_mem(trace, sizeof(trace) - 1, &s, &e), PT_OK);
+	for (i = 0; i < s.n; i++) {
+		ncomm += s.ev[i].kind == PT_K_COMM_KERNEL;
+		nkern += s.ev[i].kind == PT_K_KERNEL;
+	}
+	assert_int_equal(ncomm, 3);
+	assert_int_equal(nkern, 1);
+	assert_int_equal(s.nkinfo, 1);
+	assert_true(s.kinfo[0].occupancy == 12.0f && s.kinfo[0].registers == 40 &&
+		    s.kinfo[0].shared_mem == 1024);
+	sum = pt_summary_build(&s, "deepep.json", NULL, &e);
+	assert_non_null(sum);
+	for (i = 0; i < sum->npatterns; i++) {
+		const pt_pattern *p = &sum->patterns[i];
+		if (strstr(p->key, "intranode::dispatch")) {
+			seen_d = 1;
+			assert_int_equal(p->cls, PT_C_COMM);
+			assert_int_equal(p->role, PT_ROLE_DISPATCH);
+			assert_int_equal(p->count, 2);
+			assert_null(strstr(p->key, "|768_1_1")); /* keyed by name */
+		} else if (strstr(p->key, "intranode::combine")) {
+			seen_c = 1;
+			assert_int_equal(p->role, PT_ROLE_COMBINE);
+		} else if (strstr(p->key, "get_dispatch_layout")) {
+			seen_l = 1;
+			assert_int_equal(p->cls, PT_C_COMPUTE);
+			assert_int_equal(p->eff_n, 1);
+			assert_true(p->occupancy_pct == 12.0 && p->blocks_per_sm == 0.03 &&
+				    p->registers == 40 && p->shared_mem == 1024);
+		}
+	}
+	assert_true(seen_d && seen_c && seen_l);
+	/* GPU busy counts the communication kernels, compute utilisation not:
+	 * window 50..360 us = 310 us, kernels 10+50+40+60 us, compute 10. */
+	assert_true(sum->gpu_util > 0.51 && sum->gpu_util < 0.52);
+	assert_true(sum->gpu_compute_util > 0.032 && sum->gpu_compute_util < 0.033);
+	pt_summary_free(sum);
+	pt_store_free(&s);
+}
+
+/* The Communication section's groups: NCCL as before, other kernels by role. */
+static void test_comm_groups(void **st)
+{
+	char g[64];
+
+	(void)st;
+	pt_commkind_reset();
+	assert_string_equal(pt_diag_comm_group("void deep_ep::intranode::dispatch<8, 768, 6144>("
+					       "int4*, float*)", PT_K_COMM_KERNEL, g, sizeof(g)),
+			    "alltoall dispatch");
+	assert_string_equal(pt_diag_comm_group("void deep_ep::internode_ll::combine<false, 3, 7168,"
+					       " 9>(void*)", PT_K_COMM_KERNEL, g, sizeof(g)),
+			    "alltoall combine");
+	assert_string_equal(pt_diag_comm_group("void vllm::cross_device_reduce_1stage<__nv_bfloat16,"
+					       " 8>(vllm::RankData*)", PT_K_COMM_KERNEL, g, sizeof(g)),
+			    "allreduce");
+	assert_string_equal(pt_diag_comm_group("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*,"
+					       " unsigned long, ncclWork*)", PT_K_COMM_KERNEL, g,
+					       sizeof(g)), "ring allreduce");
+	assert_string_equal(pt_diag_comm_group("mscclKernel_Sum_half_Simple_false(ncclDevComm*, "
+					       "mscclAlgo*, mscclWork*)", PT_K_COMM_KERNEL, g, sizeof(g)),
+			    "collective");
+}
+
+/* The Nsight reader asks the same table: a DeepEP combine kernel in an
+ * export (the documented 3.x kernel columns) is a communication event. */
+static void test_nsys_reader(void **st)
+{
+	static const char sql[] =
+		"CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT "
+		"NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT "
+		"NULL, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL,"
+		" gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX "
+		"INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL);"
+		"INSERT INTO StringIds VALUES (1, 'void deep_ep::intranode::combine<__nv_bfloat16, 8,"
+		" 768, 4096>(__nv_bfloat16*, float*)'), (2, 'combine'), (3, 'void "
+		"at::native::vectorized_elementwise_kernel<4>(int)'), (4, 'vectorized');"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 1, 7, 0, 1, 2, 24, 1, "
+		"1, 768, 1, 1), (3000, 3500, 0, 1, 7, 0, 3, 4, 80, 1, 1, 128, 1, 1), (4000, 5000, 0, "
+		"1, 7, 0, 1, 2, 24, 1, 1, 768, 1, 1);";
+	char dir[256], path[300];
+	sqlite3 *db;
+	pt_store s;
+	pt_error e;
+	size_t i, ncomm = 0, nk = 0;
+
+	(void)st;
+	pt_commkind_reset();
+	tu_tmpdir(dir, sizeof(dir), "pt_commkind_nsys");
+	snprintf(path, sizeof(path), "%s/deepep.sqlite", dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(pt_store_init(&s), PT_OK);
+	pt_error_clear(&e);
+	assert_int_equal(pt_nsys_read_file(path, &s, NULL, &e), PT_OK);
+	for (i = 0; i < s.n; i++) {
+		size_t n;
+		const char *name = pt_strtab_get(s.strs, s.ev[i].name, &n);
+		if (s.ev[i].kind == PT_K_COMM_KERNEL) {
+			ncomm++;
+			assert_non_null(strstr(name, "deep_ep::intranode::combine"));
+		} else if (s.ev[i].kind == PT_K_KERNEL) {
+			nk++;
+			assert_non_null(strstr(name, "vectorized_elementwise_kernel"));
+		}
+	}
+	assert_int_equal(ncomm, 2);
+	assert_int_equal(nk, 1);
+	pt_store_free(&s);
+	tu_rm_rf(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_deepep_kernels),
+		cmocka_unit_test(test_other_libraries),
+		cmocka_unit_test(test_user_rules),
+		cmocka_unit_test(test_reader_and_summary),
+		cmocka_unit_test(test_nsys_reader),
+		cmocka_unit_test(test_comm_groups),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
