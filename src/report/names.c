@@ -5,6 +5,7 @@
  * C++ names, CUDA calls, Python/CPU stacks joined with '|'.
  */
 #include "names.h"
+#include "../util/term.h"
 #include "../util/xalloc.h"
 
 #include <stdio.h>
@@ -23,32 +24,28 @@ size_t pt_name_width(const char *s)
 	return w;
 }
 
-/* Append s[0..n) to out (cap, used *o) escaping control bytes; stops before
- * overflowing, on a code point boundary. */
+/* Append s[0..n) to out (cap, used *o) with control characters escaped by
+ * the CLI's one rule (util/term.c), so that the width measured here is the
+ * width printed; stops before overflowing, on a code point boundary. */
 static void put(char *out, size_t cap, size_t *o, const char *s, size_t n)
 {
-	size_t i;
+	pt_sb esc = {0};
+	size_t i, len;
 
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20 || c == 0x7f) {
-			if (*o + 5 > cap)
-				return;
-			snprintf(out + *o, 5, "\\x%02x", c);
-			*o += 4;
-			continue;
-		}
+	pt_term_escape(&esc, s, n, 0, 0);
+	len = esc.len;
+	for (i = 0; i < len; i++) {
 		if (*o + 2 > cap) {
 			/* do not leave half a code point */
 			while (*o > 0 && ((unsigned char)out[*o - 1] & 0xc0) == 0x80)
 				(*o)--;
 			if (*o > 0 && ((unsigned char)out[*o - 1] & 0xc0) == 0xc0)
 				(*o)--;
-			return;
+			break;
 		}
-		out[(*o)++] = (char)c;
+		out[(*o)++] = esc.buf[i];
 	}
+	pt_sb_free(&esc);
 }
 
 char *pt_name_escape(const char *s, char *out, size_t cap)
