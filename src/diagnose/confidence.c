@@ -71,7 +71,7 @@ static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
 	uint32_t wi = 0, ki;
 	double lost, next = 0, omed = NAN, *med = NULL, apart = NAN;
 	size_t i, nmed = 0;
-	int cue_lost, cue_apart = FAIR, cue_steady = FAIR, good, poor;
+	int cue_lost, cue_apart = FAIR, cue_steady = FAIR, good, poor, within;
 	const char *level, *steady = "unknown";
 	char ev[512], p1[32], p2[32];
 	pt_rv *cf;
@@ -87,6 +87,10 @@ static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
 	if (!w || !(w->window_ms > 0))
 		return;
 	lost = f->impact_ms / w->window_ms;
+	/* Findings that compare a worker with itself: its steps, or the only
+	 * worker there is. */
+	within = c->nw < 2 || !strcmp(f->category, "Steps") ||
+		 !strcmp(f->category, "Time breakdown");
 	cue_lost = lost >= 0.10 ? GOOD : lost >= 0.03 ? FAIR : POOR;
 
 	ki = find_key(c, f);
@@ -142,6 +146,15 @@ static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
 	}
 	if (same)
 		cue_apart = POOR;
+	if (within) {
+		/* measured against the worker itself (its other steps, its own
+		 * window): no other worker to be apart from or steady against */
+		cue_steady = FAIR;
+		if (!strcmp(f->category, "Steps") && isfinite(apart))
+			cue_apart = apart >= 1.5 ? GOOD : apart >= 1.1 ? FAIR : POOR;
+		else
+			cue_apart = FAIR;
+	}
 	good = (cue_lost == GOOD) + (cue_apart == GOOD) + (cue_steady == GOOD);
 	poor = (cue_lost == POOR) + (cue_apart == POOR) + (cue_steady == POOR);
 	/* One poor cue with nothing good (some calls slower and another worker
@@ -153,6 +166,12 @@ static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
 		int n = snprintf(ev, sizeof(ev), "loses %s of its time",
 				 df_pct(lost, p1, sizeof(p1)));
 
+		if (within) {
+			if (!strcmp(f->category, "Steps") && isfinite(apart))
+				snprintf(ev + n, sizeof(ev) - (size_t)n, "; %.2gx its median step",
+					 apart);
+			goto graded;
+		}
 		if (same)
 			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %zu other worker%s flagged "
 				      "for the same function", same, same == 1 ? " is" : "s are");
@@ -177,6 +196,7 @@ static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
 		if (mine && nmed && n > 0 && (size_t)n < sizeof(ev))
 			snprintf(ev + n, sizeof(ev) - (size_t)n, "; %s", steady);
 	}
+graded:
 	cf = pt_rv_obj(c->rep, o, "confidence");
 	pt_rv_str(c->rep, cf, "level", level);
 	pt_rv_num(c->rep, cf, "time lost (share of window)", lost);

@@ -216,6 +216,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	pt_sb sb = { 0 };
 	cause cz;
 	dfinding *f;
+	int found;
 
 	memset(res, 0, sizeof(*res));
 	tmp = x_malloc(2 * (ns + 1) * sizeof(*tmp));
@@ -329,14 +330,16 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 			   ns, lo, hi, med, STEP_REL * 100, (long long)s->step_numbers[imax],
 			   s->step_ms[imax]);
 	}
-	if (find_cause(s, slow, nslow ? extra / (double)nslow : s->step_ms[imax] - med, tmp, &cz)) {
+	found = find_cause(s, slow, nslow ? extra / (double)nslow : s->step_ms[imax] - med, tmp, &cz);
+	if (found) {
 		pt_sb_adds(&sb, "; the extra time is in ");
 		cause_text(&sb, &cz, (int)(nslow ? nslow : 1));
 	} else {
 		pt_sb_adds(&sb, "; no function's time explains the difference");
 	}
 	pt_sb_addc(&sb, '.');
-	f = df_add(c, SEC, w->id, find_cause(s, slow, 0, tmp, &cz) ? cz.p->key : "",
+	/* The finding's function is the one the sentence names. */
+	f = df_add(c, SEC, w->id, found ? cz.p->key : "",
 		   nslow ? "slow steps" : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
 		   med, nslow ? extra : (single ? s->step_ms[imax] - med : 0));
 	if (f && !sb.oom)

@@ -212,7 +212,8 @@ static int unit_of(const char *k)
 	if (strstr(k, "bytes"))
 		return U_BYTES;
 	if (strstr(k, "[0,1]") || strstr(k, " ratio") || !strncmp(k, "ratio", 5) ||
-	    strstr(k, "utilization") || strstr(k, "gpu_util") || strstr(k, "share"))
+	    strstr(k, "utilization") || strstr(k, "gpu_util") || strstr(k, "busy") ||
+	    (strstr(k, "share") && !strstr(k, "shared")))
 		return U_PCT;
 	return U_NONE;
 }
@@ -242,13 +243,16 @@ static void emit(tctx *t, const char *s)
 }
 
 /* Emit text wrapped at spaces: first line after `first`, the others after
- * `indent` spaces. */
+ * `indent` spaces.  A word goes on a line with a space before it unless it
+ * is the first thing after the line's prefix. */
 static void wrap(tctx *t, const char *first, size_t indent, const char *text)
 {
 	size_t max = t->o->width > 1 ? t->o->width - 1 : 1;
+	size_t flen = strlen(first);
 	pt_sb line = {0};
 	const char *p = text;
 	size_t col;
+	int fresh = !flen || first[flen - 1] == ' ';
 
 	pt_sb_adds(&line, first);
 	col = pt_name_width(first);
@@ -272,13 +276,13 @@ static void wrap(tctx *t, const char *first, size_t indent, const char *text)
 			pt_sb_reset(&line);
 			pt_sb_addf(&line, "%*s", (int)indent, "");
 			col = indent;
-		} else if (col > pt_name_width(first) || (col == pt_name_width(first) &&
-							    line.len && line.buf[line.len - 1] != ' ')) {
+		} else if (!fresh) {
 			pt_sb_addc(&line, ' ');
 			col++;
 		}
 		pt_sb_adds(&line, word);
 		col += ww;
+		fresh = 0;
 		p = e;
 	}
 	emit(t, line.buf ? line.buf : "");
@@ -424,6 +428,21 @@ static int fmt_epoch(const pt_rv *v, pt_sb *sb)
 	return 1;
 }
 
+/* A step of a "steps" list ({"number": 12, "ms": 166.0, ...}) as
+ * "12: 166 ms"; 0 when v is not one. */
+static int step_entry(const pt_rv *v, pt_sb *sb)
+{
+	const pt_rv *n = pt_rv_get(v, "number"), *m = pt_rv_get(v, "ms");
+	char b[64];
+
+	if (v->type != PT_RV_OBJ || !n || n->type != PT_RV_INT || !m ||
+	    (m->type != PT_RV_NUM && m->type != PT_RV_INT))
+		return 0;
+	fmt_num(U_MS, m->type == PT_RV_NUM ? m->num : (double)m->i, b, sizeof(b));
+	pt_sb_addf(sb, "%lld: %s", (long long)n->i, b);
+	return 1;
+}
+
 static void fmt_value(const tctx *t, int unit, const pt_rv *v, pt_sb *sb)
 {
 	char b[64], esc[1024];
@@ -471,7 +490,7 @@ static void fmt_value(const tctx *t, int unit, const pt_rv *v, pt_sb *sb)
 				pt_sb_adds(sb, v->child->type == PT_RV_STR ? ", " : " / ");
 			if (is_scalar(c))
 				fmt_value(t, unit, c, sb);
-			else
+			else if (!step_entry(c, sb))
 				pt_sb_adds(sb, "{" ELL "}");
 		}
 		if (v->n > k)

@@ -92,7 +92,7 @@ check "text: where the time goes" grep -q '^  Time goes to     Python/CPU 45.4%,
 check "text: GPU utilization as %" grep -qx '  GPU utilization  min 21.1% (rank 7), median 41.7%, max 61.8% (rank 1)' "$TMP/stdout"
 check "text: says where the page is" grep -qx "  Page             $TMP/out/PerfDisplay/index.html (perftracker display $TMP/out)" "$TMP/stdout"
 check "text: no findings sentence" grep -qx 'Findings: none. No worker differs from the others beyond the thresholds.' "$TMP/stdout"
-check "text: sections in order after the findings" bash -c "grep -n '^[A-Z]' '$TMP/stdout' | cut -d: -f2 | sed 's/ (.*//; s/:.*//' | tr '\n' '/' | grep -qx 'PerfTracker report/Findings/GPU Compute/GPU memory operations/Communication/CUDA Runtime/Python functions/'"
+check "text: sections in order after the findings" bash -c "grep -n '^[A-Z]' '$TMP/stdout' | cut -d: -f2 | sed 's/ (.*//; s/:.*//' | tr '\n' '/' | grep -qx 'PerfTracker report/Findings/GPU Compute/GPU memory operations/Communication/CUDA Runtime/Python functions/Time breakdown/'"
 check "text: every line under 120 columns" "$PYTHON" -c 'import sys
 sys.exit(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")) >= 120)' "$TMP/stdout"
 check "text: summary and findings fit a screen" bash -c "[ \$(sed -n '1,/^GPU Compute\$/p' '$TMP/stdout' | wc -l) -le 24 ]"

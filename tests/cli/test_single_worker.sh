@@ -61,10 +61,11 @@ check "DLRM rank 1: GPU busy 61.8%, compute utilization 6.3%" "$PYTHON" -c '
 import json, sys; s = json.load(open(sys.argv[1]))
 assert round(s["gpu_util"], 3) == 0.618 and round(s["gpu_compute_util"], 3) == 0.063, (s["gpu_util"], s["gpu_compute_util"])' "$TMP/d1.json"
 
-# Single traces get findings, not "No worker differs".
+# Single traces get findings, not "No worker differs".  The findings are
+# read in the seed text (--format json): one line each, unwrapped.
 for t in "$NQ" "$BERT" "$RESNET"; do
 	n=$(basename "$t")
-	"$PT_BIN" analyze "$t" -o "$TMP/a_$n" >"$TMP/a_$n.txt" 2>&1
+	"$PT_BIN" analyze "$t" -o "$TMP/a_$n" --format json >"$TMP/a_$n.txt" 2>&1
 	check "single trace $n: a where-the-time-goes finding" grep -q "^1\. $n: the GPU is idle [0-9.]*% of the" "$TMP/a_$n.txt"
 	check "single trace $n: not 'No worker differs'" bash -c "! grep -q 'No worker differs' '$TMP/a_$n.txt'"
 done
@@ -84,7 +85,7 @@ check "negative_queue: slowest step 551 and what its extra time is in" grep -q "
 
 # Planted slow steps: one function made slower in one step of a real trace.
 "$PYTHON" "$TOOLS/plant_slow_step.py" "$RESNET" "$TMP/resnet_slow.json" 7 "Optimizer.step#SGD.step" 40 >/dev/null
-"$PT_BIN" analyze "$TMP/resnet_slow.json" -o "$TMP/rs" >"$TMP/rs.txt" 2>&1
+"$PT_BIN" analyze "$TMP/resnet_slow.json" -o "$TMP/rs" --format json >"$TMP/rs.txt" 2>&1
 check "planted (resnet): step 7 and Optimizer.step named with ms" grep -q 'step 7 takes 216.9 ms against a median of 176.3 ms over 6 steps; the extra time is in `Optimizer.step#SGD.step`, 57.8 ms there against at most 20.5 ms in the other steps' "$TMP/rs.txt"
 check "planted (resnet): report lists step 7 as slow" "$PYTHON" -c '
 import json, sys; r = json.load(open(sys.argv[1])); s = list(r["Steps"].values())[0]
@@ -92,7 +93,7 @@ assert s["slow steps"] == [7]
 st = [x for x in s["steps"] if x["number"] == 7][0]
 assert st["slow"] and st["function"].endswith("Optimizer.step#SGD.step"), st' "$TMP/rs/PerfDisplay/report.json"
 "$PYTHON" "$TOOLS/plant_slow_step.py" "$NQ" "$TMP/nq_slow.json" 552 "## wait_sparse_data_dist ##" 45 >/dev/null
-"$PT_BIN" analyze "$TMP/nq_slow.json" -o "$TMP/nqs" >"$TMP/nqs.txt" 2>&1
+"$PT_BIN" analyze "$TMP/nq_slow.json" -o "$TMP/nqs" --format json >"$TMP/nqs.txt" 2>&1
 check "planted (negative_queue): step 552 and ## wait_sparse_data_dist ## named" grep -q 'step 552 takes 261.1 ms against a median of 216.2 ms over 5 steps; the extra time is in `## wait_sparse_data_dist ##`, 47.9 ms there against at most 3.2 ms in the other steps' "$TMP/nqs.txt"
 
 # User rules for communication kernels.
@@ -116,12 +117,26 @@ for r in 0 1 2; do
 	"$PYTHON" "$TOOLS/plant_slow_step.py" "$RESNET" "$TMP/job/node0_${r}_100$r.json" 7 "Optimizer.step#SGD.step" 40 >/dev/null
 done
 "$PYTHON" "$TOOLS/plant_slow_step.py" "$TMP/job/node0_2_1002.json" "$TMP/x.json" 9 "Optimizer.step#SGD.step" 30 >/dev/null && mv "$TMP/x.json" "$TMP/job/node0_2_1002.json"
-"$PT_BIN" analyze "$TMP/job" -o "$TMP/jo" >"$TMP/jo.txt" 2>&1
+"$PT_BIN" analyze "$TMP/job" -o "$TMP/jo" --format json >"$TMP/jo.txt" 2>&1
 check "job: step 7 slow on all 3 workers, said once" grep -q '^1\. step 7 is slow on 3 of the 3 workers with several steps: 216.9 ms' "$TMP/jo.txt"
 check "job: the worker with its own slow step 9 named with both and the function" grep -q '^2\. node0_2_1002.json: steps 7 and 9 take 206.5-216.9 ms against a median of 178.7 ms over 6 steps; the extra time is in `Optimizer.step#SGD.step`' "$TMP/jo.txt"
 check "job: no per-worker finding for the workers slow only in the job's step" bash -c "! grep -q 'node0_[01]_100[01].json: step' '$TMP/jo.txt'"
 
 # A CPU-only trace says so instead of "idle 100%".
 CPU=$PT_DATA/HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz
-"$PT_BIN" analyze "$CPU" -o "$TMP/cpu" >"$TMP/cpu.txt" 2>&1
+"$PT_BIN" analyze "$CPU" -o "$TMP/cpu" --format json >"$TMP/cpu.txt" 2>&1
 check "CPU-only trace: said in one sentence" grep -q 'the trace records no GPU kernel or memory operation in its step (210.1 ms): a CPU-only run' "$TMP/cpu.txt"
+
+# The text report wraps findings without losing or gluing words: each
+# finding's explanation, its lines joined, reads as in report.json (a
+# "(weak) " prefix once shifted the wrap so "than the" printed "thanthe").
+"$PT_BIN" analyze "$RESNET" -o "$TMP/wrap" >"$TMP/wrap.txt" 2>&1
+check "text: wrapped findings keep every word" "$PYTHON" -c '
+import json, re, sys
+r = json.load(open(sys.argv[1])); text = open(sys.argv[2]).read()
+block = text.split("Findings (", 1)[1].split("\n\n", 1)[0]
+items = re.split(r"\n +\d+\. (?:\(weak\) )?", "\n" + block.split("\n", 1)[1])[1:]
+assert len(items) == len(r["findings"]) >= 2, items
+for f, t in zip(r["findings"], items):
+    body = " ".join(l.strip() for l in t.split("\n") if not re.match(r" *(weak|moderate|strong):", l))
+    assert " ".join(f["explanation"].split()) == body, (f["explanation"], body)' "$TMP/wrap/PerfDisplay/report.json" "$TMP/wrap.txt"
