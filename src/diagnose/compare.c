@@ -1,0 +1,1427 @@
+/*
+ * compare.c - two runs of one job, BASELINE and NEW, compared function by
+ * function (`perftracker compare`, docs/compare.md).  Reads worker
+ * summaries only and builds the "Compare" section of a report.
+ *
+ * Every function of both sides (kernels by key, Python/CPU functions by
+ * stack, collectives by group) gets two numbers per worker, both in ms per
+ * profiled step: the time it owns under the class priority rule (these sum
+ * to the step time, so their differences account for the step time's) and
+ * its execution time (overlap included).  A change is a finding when the
+ * owned time moved by more than the threshold (each side's step-to-step
+ * noise, at least min_share of BASELINE's step) and the execution time moved
+ * the same way: time a function merely lost to a slower higher-priority one
+ * (Python covered by a longer kernel) is a symptom, not a change.
+ */
+#include "compare.h"
+#include "diagnose.h"
+#include "robust.h"
+#include "../util/xalloc.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { CH_SLOWER, CH_FASTER, CH_APPEARED, CH_DISAPPEARED };
+static const char *const change_name[] = { "slower", "faster", "appeared", "disappeared" };
+
+/* Classes compared, in report order (idle is the rest of the step). */
+static const int class_order[] = { PT_C_COMPUTE, PT_C_COMM, PT_C_MEMORY, PT_C_RUNTIME,
+				   PT_C_PYTHON, PT_C_IDLE };
+#define NCLS 6
+
+#define TOP_FUNCS 5      /* functions named in a class finding */
+#define WATERFALL_MAX 12 /* bars before "other" */
+
+void pt_compare_options_default(pt_compare_options *o)
+{
+	o->min_share = 0.005;
+	o->noise_k = 1.0;
+	o->unrelated = 0.25;
+	o->max_findings = 200;
+}
+
+typedef struct cworker {
+	const pt_summary *s;
+	int side;                /* 0 BASELINE, 1 NEW */
+	double steps;            /* profiled steps (the window counts as one) */
+	double step_ms;          /* median step time */
+	double own[PT_C_COUNT];  /* owned ms per step by class */
+} cworker;
+
+typedef struct cfunc {
+	const char *key;         /* report arena */
+	uint64_t hash;
+	uint8_t cls, kind;
+	double ma, mb;           /* whole-side medians of owned ms/step */
+	double ea, eb;           /* and of execution ms/step */
+	double ca, cb;           /* calls per step */
+	double pa, pb;           /* per-call ms (median over workers that ran it), NAN none */
+	size_t na, nb;           /* workers that ran it */
+} cfunc;
+
+typedef struct cfind {
+	int scope_class;         /* 0: function f, 1: class f */
+	size_t f;
+	int change;
+	double a, b, d;          /* owned ms per step: BASELINE, NEW, NEW - BASELINE */
+	double ca, cb, pa, pb;   /* calls per step, per-call ms (function scope) */
+	double ratio;            /* class scope: median per-call ratio NEW/BASELINE (NAN) */
+	size_t nratio;           /* functions behind that ratio */
+	size_t *pairs;           /* pair indices; NULL: the whole job */
+	double *pd;              /* per pair: its difference */
+	size_t npairs;
+	size_t top[TOP_FUNCS];   /* class scope: functions that changed most */
+	double topd[TOP_FUNCS];
+	size_t ntop;
+} cfind;
+
+typedef struct cctx {
+	const pt_compare_options *o;
+	pt_report *r;
+	cworker *w;
+	size_t nw, nside[2];
+	cfunc *f;
+	size_t nf, fcap;
+	size_t *tab;             /* open addressing: function index + 1, 0 empty */
+	size_t tabcap;
+	double *own, *exe, *calls, *pcall; /* [f * nw + w] */
+	size_t (*pair)[2];       /* (BASELINE worker, NEW worker) */
+	size_t npair;
+	double step[2], p10[2], p90[2], noise[2];
+	size_t steps_total[2];
+	double thr, dstep;
+	double common[2];
+	int unrelated;
+	cfind *fd;
+	size_t nfd, fdcap;
+	double *tmp, *tmp2;      /* scratch, nw + max steps */
+	int oom;
+} cctx;
+
+static uint64_t fnv(const char *s, int cls)
+{
+	uint64_t h = 1469598103934665603ULL ^ (uint64_t)cls;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* Length of a kernel key without its launch shape: the key is name + grid
+ * + "|" + block ("...kernel7_16_1|128_1_1"); returns strlen(key) when it
+ * does not end that way. */
+static size_t kernel_name_len(const char *key)
+{
+	const char *bar = strrchr(key, '|'), *p;
+	int us = 0;
+
+	if (!bar || bar == key)
+		return strlen(key);
+	for (p = bar + 1; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || *p == '_'))
+			return strlen(key);
+	/* back over "gx_gy_gz": digits and exactly two '_' */
+	for (p = bar - 1; p > key && ((*p >= '0' && *p <= '9') || (*p == '_' && us < 2)); p--)
+		us += *p == '_';
+	if (us != 2 || !(p[1] >= '0' && p[1] <= '9'))
+		return strlen(key);
+	return (size_t)(p + 1 - key);
+}
+
+/* The key a pattern is compared by: collectives by group, kernels by name
+ * (their launch shapes summed: data-dependent grids change from step to
+ * step, e.g. HTA's trace_diff control runs its embedding backward kernel
+ * with six different grids in six steps), the rest by key. */
+static const char *func_key(const pt_pattern *p, char *buf, size_t cap)
+{
+	size_t n;
+
+	if (p->cls == PT_C_COMM) {
+		pt_diag_comm_group(p->key, p->kind, buf, cap);
+		return buf;
+	}
+	if (p->cls != PT_C_COMPUTE)
+		return p->key;
+	n = kernel_name_len(p->key);
+	if (n == strlen(p->key) || n >= cap)
+		return p->key;
+	memcpy(buf, p->key, n);
+	buf[n] = 0;
+	return buf;
+}
+
+static int tab_grow(cctx *c)
+{
+	size_t cap = c->tabcap ? c->tabcap * 2 : 1024, i;
+	size_t *t = x_calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -1;
+	for (i = 0; i < c->nf; i++) {
+		size_t j = c->f[i].hash & (cap - 1);
+
+		while (t[j])
+			j = (j + 1) & (cap - 1);
+		t[j] = i + 1;
+	}
+	x_free(c->tab);
+	c->tab = t;
+	c->tabcap = cap;
+	return 0;
+}
+
+/* Index of (cls, key), added when insert is set; (size_t)-1 when absent or
+ * out of memory (c->oom). */
+static size_t func_find(cctx *c, const char *key, int cls, int kind, int insert)
+{
+	uint64_t h = fnv(key, cls);
+	size_t j;
+	cfunc *f;
+
+	if (!c->tabcap || (insert && 2 * (c->nf + 1) > c->tabcap)) {
+		if (tab_grow(c)) {
+			c->oom = 1;
+			return (size_t)-1;
+		}
+	}
+	for (j = h & (c->tabcap - 1); c->tab[j]; j = (j + 1) & (c->tabcap - 1)) {
+		f = &c->f[c->tab[j] - 1];
+		if (f->hash == h && f->cls == cls && !strcmp(f->key, key))
+			return c->tab[j] - 1;
+	}
+	if (!insert)
+		return (size_t)-1;
+	if (X_GROW(c->f, c->fcap, c->nf + 1)) {
+		c->oom = 1;
+		return (size_t)-1;
+	}
+	f = &c->f[c->nf];
+	memset(f, 0, sizeof(*f));
+	f->key = pt_report_strdup(c->r, key);
+	if (!f->key) {
+		c->oom = 1;
+		return (size_t)-1;
+	}
+	f->hash = h;
+	f->cls = (uint8_t)cls;
+	f->kind = (uint8_t)kind;
+	c->tab[j] = ++c->nf;
+	return c->nf - 1;
+}
+
+/* numpy "linear" quantile of sorted s[0..n). */
+static double quantile(const double *s, size_t n, double q)
+{
+	double pos, fr;
+	size_t i;
+
+	if (!n)
+		return NAN;
+	pos = q * (double)(n - 1);
+	i = (size_t)pos;
+	fr = pos - (double)i;
+	return i + 1 < n ? s[i] + fr * (s[i + 1] - s[i]) : s[n - 1];
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* 1.4826 MAD (the standard deviation of normal data) of v[0..n); reorders v. */
+static double spread(double *v, size_t n, double *tmp)
+{
+	pt_robust st;
+
+	pt_robust_stats(v, n, 0, tmp, &st);
+	return 1.4826 * st.mad;
+}
+
+/* ---- loading ----------------------------------------------------------- */
+
+static void load_worker(cctx *c, size_t wi)
+{
+	cworker *w = &c->w[wi];
+	const pt_summary *s = w->s;
+	size_t i, k;
+	char buf[4096];
+
+	w->steps = s->nsteps ? (double)s->nsteps : 1.0;
+	if (s->nsteps) {
+		memcpy(c->tmp, s->step_ms, s->nsteps * sizeof(double));
+		w->step_ms = pt_robust_median(c->tmp, s->nsteps, 0);
+	} else {
+		w->step_ms = s->window_ms;
+	}
+	for (k = 0; k < PT_C_COUNT; k++)
+		w->own[k] = s->class_ms[k] / w->steps;
+	for (i = 0; i < s->npatterns; i++) {
+		const pt_pattern *p = &s->patterns[i];
+		size_t f, at;
+
+		if (p->cls >= PT_C_COUNT)
+			continue;
+		f = func_find(c, func_key(p, buf, sizeof(buf)), p->cls, p->kind, 0);
+		if (f == (size_t)-1)
+			continue;
+		at = f * c->nw + wi;
+		c->own[at] += p->bottleneck * s->window_ms / w->steps;
+		c->exe[at] += p->total_ms / w->steps;
+		c->calls[at] += (double)p->count / w->steps;
+		c->pcall[at] += p->median_ms * (double)p->count; /* divided below */
+	}
+}
+
+static int index_functions(cctx *c)
+{
+	size_t wi, i;
+	char buf[4096];
+
+	for (wi = 0; wi < c->nw; wi++) {
+		const pt_summary *s = c->w[wi].s;
+
+		for (i = 0; i < s->npatterns; i++) {
+			const pt_pattern *p = &s->patterns[i];
+
+			if (p->cls >= PT_C_COUNT || !p->key)
+				continue;
+			func_find(c, func_key(p, buf, sizeof(buf)), p->cls, p->kind, 1);
+			if (c->oom)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Medians of one side over its workers (absent = 0) of the values
+ * v[f * nw + w]. */
+static double side_median(cctx *c, const double *v, size_t f, int side, int present_only)
+{
+	size_t wi, n = 0;
+
+	for (wi = 0; wi < c->nw; wi++) {
+		if (c->w[wi].side != side)
+			continue;
+		if (present_only && !(c->calls[f * c->nw + wi] > 0))
+			continue;
+		c->tmp[n++] = v[f * c->nw + wi];
+	}
+	return n ? pt_robust_median(c->tmp, n, 0) : NAN;
+}
+
+static void side_steps(cctx *c, int side)
+{
+	size_t wi, n = 0, nn = 0, ns = 0;
+	double *all = NULL;
+
+	for (wi = 0; wi < c->nw; wi++)
+		if (c->w[wi].side == side)
+			ns += c->w[wi].s->nsteps ? c->w[wi].s->nsteps : 1;
+	c->steps_total[side] = ns;
+	all = x_malloc(ns * sizeof(*all));
+	if (!all) {
+		c->oom = 1;
+		return;
+	}
+	ns = 0;
+	/* Each worker's own step-to-step spread, where it has two steps or more. */
+	for (wi = 0; wi < c->nw; wi++) {
+		const pt_summary *s = c->w[wi].s;
+
+		if (c->w[wi].side != side)
+			continue;
+		if (s->nsteps) {
+			memcpy(all + ns, s->step_ms, s->nsteps * sizeof(double));
+			ns += s->nsteps;
+		} else {
+			all[ns++] = s->window_ms;
+		}
+		c->tmp[n++] = c->w[wi].step_ms;
+	}
+	c->step[side] = pt_robust_median(c->tmp, n, 0);
+	qsort(all, ns, sizeof(*all), cmp_dbl);
+	c->p10[side] = quantile(all, ns, 0.1);
+	c->p90[side] = quantile(all, ns, 0.9);
+	x_free(all);
+	for (wi = 0; wi < c->nw; wi++) {
+		const pt_summary *s = c->w[wi].s;
+		double *v;
+
+		if (c->w[wi].side != side || s->nsteps < 2)
+			continue;
+		v = x_malloc(2 * s->nsteps * sizeof(*v));
+		if (!v) {
+			c->oom = 1;
+			return;
+		}
+		memcpy(v, s->step_ms, s->nsteps * sizeof(double));
+		c->tmp2[nn++] = spread(v, s->nsteps, v + s->nsteps);
+		x_free(v);
+	}
+	/* One step per worker gives no step-to-step noise: the floor
+	 * (min_share) alone applies.  The spread across workers is not a
+	 * stand-in: ranks' windows start at different points of the step. */
+	c->noise[side] = nn ? pt_robust_median(c->tmp2, nn, 0) : 0;
+}
+
+/* Pair by rank when every worker of both sides has a rank, unique on its
+ * side, and both sides have the same ranks (a job rescaled from 8 to 16
+ * GPUs is compared as two populations). */
+static int make_pairs(cctx *c)
+{
+	size_t i, j, found;
+
+	if (c->nside[0] != c->nside[1])
+		return 0;
+	for (i = 0; i < c->nw; i++) {
+		if (c->w[i].s->rank < 0)
+			return 0;
+		for (j = i + 1; j < c->nw; j++)
+			if (c->w[j].side == c->w[i].side && c->w[j].s->rank == c->w[i].s->rank)
+				return 0;
+	}
+	for (i = 0; i < c->nw; i++) {
+		if (c->w[i].side != 0)
+			continue;
+		for (j = 0, found = 0; j < c->nw; j++)
+			found += c->w[j].side == 1 && c->w[j].s->rank == c->w[i].s->rank;
+		if (!found)
+			return 0;
+	}
+	c->pair = x_malloc((c->nw ? c->nw : 1) * sizeof(*c->pair));
+	if (!c->pair) {
+		c->oom = 1;
+		return -1;
+	}
+	for (i = 0; i < c->nw; i++) {
+		if (c->w[i].side != 0)
+			continue;
+		for (j = 0; j < c->nw; j++)
+			if (c->w[j].side == 1 && c->w[j].s->rank == c->w[i].s->rank) {
+				c->pair[c->npair][0] = i;
+				c->pair[c->npair][1] = j;
+				c->npair++;
+			}
+	}
+	return 0;
+}
+
+/* ---- findings ---------------------------------------------------------- */
+
+static int sgn(double x) { return (x > 0) - (x < 0); }
+
+/* A change: owned time moved beyond the threshold and execution time the
+ * same way (at least half the threshold). */
+static int is_change(const cctx *c, double d, double de)
+{
+	return fabs(d) > c->thr && sgn(de) == sgn(d) && fabs(de) > c->thr / 2;
+}
+
+static cfind *add_find(cctx *c, int scope_class, size_t f, int change, double a, double b)
+{
+	cfind *x;
+
+	if (X_GROW(c->fd, c->fdcap, c->nfd + 1)) {
+		c->oom = 1;
+		return NULL;
+	}
+	x = &c->fd[c->nfd++];
+	memset(x, 0, sizeof(*x));
+	x->scope_class = scope_class;
+	x->f = f;
+	x->change = change;
+	x->a = a;
+	x->b = b;
+	x->d = b - a;
+	x->ca = x->cb = x->pa = x->pb = x->ratio = NAN;
+	return x;
+}
+
+static int find_change(int present_a, int present_b, double d)
+{
+	if (!present_a && present_b)
+		return CH_APPEARED;
+	if (present_a && !present_b)
+		return CH_DISAPPEARED;
+	return d > 0 ? CH_SLOWER : CH_FASTER;
+}
+
+/* The job-level finding of (scope, f) in direction s, or NULL. */
+static const cfind *job_find(const cctx *c, int scope_class, size_t f, int s)
+{
+	size_t i;
+
+	for (i = 0; i < c->nfd; i++)
+		if (!c->fd[i].pairs && c->fd[i].scope_class == scope_class && c->fd[i].f == f &&
+		    sgn(c->fd[i].d) == s)
+			return &c->fd[i];
+	return NULL;
+}
+
+static void job_functions(cctx *c)
+{
+	size_t f;
+
+	for (f = 0; f < c->nf; f++) {
+		cfunc *u = &c->f[f];
+		cfind *x;
+
+		if (!is_change(c, u->mb - u->ma, u->eb - u->ea))
+			continue;
+		x = add_find(c, 0, f, find_change(u->na > 0, u->nb > 0, u->mb - u->ma), u->ma, u->mb);
+		if (!x)
+			return;
+		x->ca = u->ca;
+		x->cb = u->cb;
+		x->pa = u->pa;
+		x->pb = u->pb;
+	}
+}
+
+/* Per pair: changes the whole-job comparison does not already show, one
+ * finding per (function, direction) listing the pairs. */
+static void pair_functions(cctx *c)
+{
+	size_t f, p, *hit = NULL;
+	double *hd = NULL;
+	int s;
+
+	if (!c->npair)
+		return;
+	hit = x_malloc(c->npair * sizeof(*hit));
+	hd = x_malloc(c->npair * sizeof(*hd));
+	if (!hit || !hd) {
+		c->oom = 1;
+		goto out;
+	}
+	for (f = 0; f < c->nf; f++) {
+		for (s = -1; s <= 1; s += 2) {
+			const cfind *jf = job_find(c, 0, f, s);
+			size_t nh = 0, k;
+			int pa = 0, pb = 0;
+			cfind *x;
+			double a, b;
+
+			for (p = 0; p < c->npair; p++) {
+				size_t ia = f * c->nw + c->pair[p][0], ib = f * c->nw + c->pair[p][1];
+				double d = c->own[ib] - c->own[ia];
+
+				if (sgn(d) != s || !is_change(c, d, c->exe[ib] - c->exe[ia]))
+					continue;
+				if (jf && fabs(d - jf->d) <= c->thr)
+					continue;
+				hit[nh] = p;
+				hd[nh++] = d;
+				pa |= c->calls[ia] > 0;
+				pb |= c->calls[ib] > 0;
+			}
+			if (!nh)
+				continue;
+			for (k = 0; k < nh; k++)
+				c->tmp[k] = c->own[f * c->nw + c->pair[hit[k]][0]];
+			a = pt_robust_median(c->tmp, nh, 0);
+			for (k = 0; k < nh; k++)
+				c->tmp[k] = c->own[f * c->nw + c->pair[hit[k]][1]];
+			b = pt_robust_median(c->tmp, nh, 0);
+			x = add_find(c, 0, f, find_change(pa, pb, s), a, b);
+			if (!x)
+				goto out;
+			x->pairs = x_malloc(nh * sizeof(*x->pairs));
+			x->pd = x_malloc(nh * sizeof(*x->pd));
+			if (!x->pairs || !x->pd) {
+				c->oom = 1;
+				goto out;
+			}
+			memcpy(x->pairs, hit, nh * sizeof(*hit));
+			memcpy(x->pd, hd, nh * sizeof(*hd));
+			x->npairs = nh;
+			x->ca = x->cb = x->pa = x->pb = 0;
+			for (k = 0; k < nh; k++) {
+				size_t ia = f * c->nw + c->pair[hit[k]][0], ib = f * c->nw + c->pair[hit[k]][1];
+
+				x->ca += c->calls[ia] / (double)nh;
+				x->cb += c->calls[ib] / (double)nh;
+				x->pa += c->pcall[ia] / (double)nh;
+				x->pb += c->pcall[ib] / (double)nh;
+			}
+			if (!pa)
+				x->pa = NAN;
+			if (!pb)
+				x->pb = NAN;
+		}
+	}
+out:
+	x_free(hit);
+	x_free(hd);
+}
+
+/* How much of a class change of pair p (or the job, p = -1) in direction s
+ * the function findings of that class already explain. */
+static double explained(const cctx *c, int cls, size_t p, int s)
+{
+	double sum = 0;
+	size_t i, k;
+
+	for (i = 0; i < c->nfd; i++) {
+		const cfind *x = &c->fd[i];
+
+		if (x->scope_class || c->f[x->f].cls != cls || sgn(x->d) != s)
+			continue;
+		if (p == (size_t)-1) {
+			if (!x->pairs)
+				sum += x->d;
+			continue;
+		}
+		if (!x->pairs) {
+			sum += x->d;
+			continue;
+		}
+		for (k = 0; k < x->npairs; k++)
+			if (x->pairs[k] == p)
+				sum += x->pd[k];
+	}
+	return sum;
+}
+
+/* The functions of class cls that changed most (by execution time) over the
+ * given pairs (NULL: the whole job), and their median per-call ratio. */
+static void class_detail(cctx *c, cfind *x, int cls)
+{
+	size_t f, k, nr = 0, cap = 0;
+	double *ratios = NULL;
+
+	x->ntop = 0;
+	for (f = 0; f < c->nf; f++) {
+		double de = 0;
+		size_t j;
+
+		if (c->f[f].cls != cls)
+			continue;
+		if (!x->pairs) {
+			de = c->f[f].eb - c->f[f].ea;
+			if (c->f[f].na && c->f[f].nb && c->f[f].pa > 0 && c->f[f].pb > 0) {
+				if (X_GROW(ratios, cap, nr + 1))
+					goto oom;
+				ratios[nr++] = c->f[f].pb / c->f[f].pa;
+			}
+		} else {
+			for (k = 0; k < x->npairs; k++) {
+				size_t ia = f * c->nw + c->pair[x->pairs[k]][0];
+				size_t ib = f * c->nw + c->pair[x->pairs[k]][1];
+
+				de += (c->exe[ib] - c->exe[ia]) / (double)x->npairs;
+				if (c->pcall[ia] > 0 && c->pcall[ib] > 0) {
+					if (X_GROW(ratios, cap, nr + 1))
+						goto oom;
+					ratios[nr++] = c->pcall[ib] / c->pcall[ia];
+				}
+			}
+		}
+		if (sgn(de) != sgn(x->d))
+			continue;
+		/* insertion into the top list, largest |de| first */
+		for (j = x->ntop; j > 0 && fabs(x->topd[j - 1]) < fabs(de); j--) {
+			if (j < TOP_FUNCS) {
+				x->top[j] = x->top[j - 1];
+				x->topd[j] = x->topd[j - 1];
+			}
+		}
+		if (j < TOP_FUNCS) {
+			x->top[j] = f;
+			x->topd[j] = de;
+			if (x->ntop < TOP_FUNCS)
+				x->ntop++;
+		}
+	}
+	if (nr) {
+		x->ratio = pt_robust_median(ratios, nr, 0);
+		x->nratio = nr;
+	}
+	x_free(ratios);
+	return;
+oom:
+	x_free(ratios);
+	c->oom = 1;
+}
+
+/* Median over one side's workers of the owned ms per step of class cls. */
+static double wmed(cctx *c, int side, int cls)
+{
+	size_t wi, n = 0;
+
+	for (wi = 0; wi < c->nw; wi++)
+		if (c->w[wi].side == side)
+			c->tmp[n++] = c->w[wi].own[cls];
+	return pt_robust_median(c->tmp, n, 0);
+}
+
+/* The change of a class's execution time over the whole job (p = -1) or
+ * pair p, summed over its functions.  A function on one side only counts
+ * when it owns a real share there: summaries drop Python stacks below
+ * 0.05% of the window (docs/summary.md), and a stack that shrank under that
+ * floor must not read as Python time gone. */
+static double class_exec_delta(const cctx *c, int cls, size_t p)
+{
+	double sum = 0;
+	size_t f;
+
+	for (f = 0; f < c->nf; f++) {
+		const cfunc *u = &c->f[f];
+
+		if (u->cls != cls)
+			continue;
+		if (p == (size_t)-1) {
+			if ((!u->na || !u->nb) && fmax(u->ma, u->mb) < c->thr / 2)
+				continue;
+			sum += u->eb - u->ea;
+		} else {
+			size_t ia = f * c->nw + c->pair[p][0], ib = f * c->nw + c->pair[p][1];
+
+			if ((!(c->calls[ia] > 0) || !(c->calls[ib] > 0)) &&
+			    fmax(c->own[ia], c->own[ib]) < c->thr / 2)
+				continue;
+			sum += c->exe[ib] - c->exe[ia];
+		}
+	}
+	return sum;
+}
+
+static void class_findings(cctx *c)
+{
+	size_t k, p, *hit = NULL;
+	double *hd = NULL;
+
+	hit = x_malloc((c->npair ? c->npair : 1) * sizeof(*hit));
+	hd = x_malloc((c->npair ? c->npair : 1) * sizeof(*hd));
+	if (!hit || !hd) {
+		c->oom = 1;
+		goto out;
+	}
+	for (k = 0; k + 1 < NCLS; k++) {
+		int cls = class_order[k], s;
+		double a = wmed(c, 0, cls), b = wmed(c, 1, cls);
+		cfind *x;
+
+		if (is_change(c, b - a, class_exec_delta(c, cls, (size_t)-1)) &&
+		    fabs(explained(c, cls, (size_t)-1, sgn(b - a))) < 0.5 * fabs(b - a)) {
+			x = add_find(c, 1, (size_t)cls, b > a ? CH_SLOWER : CH_FASTER, a, b);
+			if (!x)
+				goto out;
+			class_detail(c, x, cls);
+		}
+		for (s = -1; s <= 1; s += 2) {
+			size_t nh = 0, q;
+			const cfind *jf = job_find(c, 1, (size_t)cls, s);
+
+			for (p = 0; p < c->npair; p++) {
+				const cworker *wa = &c->w[c->pair[p][0]], *wb = &c->w[c->pair[p][1]];
+				double d = wb->own[cls] - wa->own[cls];
+
+				if (sgn(d) != s || !is_change(c, d, class_exec_delta(c, cls, p)))
+					continue;
+				if (jf && fabs(d - jf->d) <= c->thr)
+					continue;
+				if (fabs(explained(c, cls, p, s)) >= 0.5 * fabs(d))
+					continue;
+				hit[nh] = p;
+				hd[nh++] = d;
+			}
+			if (!nh)
+				continue;
+			for (q = 0; q < nh; q++)
+				c->tmp[q] = c->w[c->pair[hit[q]][0]].own[cls];
+			a = pt_robust_median(c->tmp, nh, 0);
+			for (q = 0; q < nh; q++)
+				c->tmp[q] = c->w[c->pair[hit[q]][1]].own[cls];
+			b = pt_robust_median(c->tmp, nh, 0);
+			x = add_find(c, 1, (size_t)cls, s > 0 ? CH_SLOWER : CH_FASTER, a, b);
+			if (!x)
+				goto out;
+			x->pairs = x_malloc(nh * sizeof(*x->pairs));
+			x->pd = x_malloc(nh * sizeof(*x->pd));
+			if (!x->pairs || !x->pd) {
+				c->oom = 1;
+				goto out;
+			}
+			memcpy(x->pairs, hit, nh * sizeof(*hit));
+			memcpy(x->pd, hd, nh * sizeof(*hd));
+			x->npairs = nh;
+			class_detail(c, x, cls);
+		}
+	}
+out:
+	x_free(hit);
+	x_free(hd);
+}
+
+static int cmp_find(const void *pa, const void *pb)
+{
+	const cfind *x = pa, *y = pb;
+	double ax = fabs(x->d), ay = fabs(y->d);
+
+	if (ax != ay)
+		return ax < ay ? 1 : -1;
+	if (!x->pairs != !y->pairs)
+		return x->pairs ? 1 : -1;
+	return x->scope_class - y->scope_class;
+}
+
+/* ---- the report -------------------------------------------------------- */
+
+static const char *class_label(int cls)
+{
+	switch (cls) {
+	case PT_C_COMPUTE: return "GPU compute";
+	case PT_C_COMM: return "communication";
+	case PT_C_MEMORY: return "GPU memory operations";
+	case PT_C_RUNTIME: return "CUDA runtime";
+	case PT_C_PYTHON: return "Python/CPU";
+	default: return "idle";
+	}
+}
+
+static const char *kind_label(int cls)
+{
+	switch (cls) {
+	case PT_C_COMPUTE: return "kernel";
+	case PT_C_COMM: return "collective";
+	case PT_C_MEMORY: return "memory operation";
+	case PT_C_RUNTIME: return "CUDA runtime call";
+	default: return "Python/CPU function";
+	}
+}
+
+/* The name a sentence uses: a stack's last frame; a kernel without "void ",
+ * its arguments; long names cut. */
+static void short_name(const char *key, int cls, char *out, size_t cap)
+{
+	char buf[512];
+	const char *s = key;
+	size_t n = 0, i;
+	int depth = 0;
+
+	if (cls == PT_C_PYTHON) {
+		const char *bar = strrchr(key, '|');
+
+		if (bar && bar[1])
+			s = bar + 1;
+	} else if (cls == PT_C_COMPUTE) {
+		if (!strncmp(s, "void ", 5))
+			s += 5;
+		for (i = 0; s[i] && n + 1 < sizeof(buf); i++) {
+			if (s[i] == '<')
+				depth++;
+			else if (s[i] == '>' && depth > 0)
+				depth--;
+			else if (s[i] == '(' && !depth && strncmp(s + i, "(anonymous", 10))
+				break;
+			buf[n++] = s[i];
+		}
+		buf[n] = 0;
+		s = n ? buf : key;
+	}
+	n = strlen(s);
+	if (n > 72)
+		snprintf(out, cap, "%.69s...", s);
+	else
+		snprintf(out, cap, "%s", s);
+}
+
+static const char *worker_name(const cctx *c, size_t wi, char *buf, size_t cap)
+{
+	const pt_summary *s = c->w[wi].s;
+
+	if (s->rank >= 0)
+		snprintf(buf, cap, "rank %lld", (long long)s->rank);
+	else
+		snprintf(buf, cap, "%s", s->worker);
+	return buf;
+}
+
+/* "rank 3: " / "ranks 1, 3: " / "" for the whole job. */
+static void who(const cctx *c, const cfind *x, pt_sb *sb)
+{
+	size_t k;
+
+	if (!x->pairs)
+		return;
+	pt_sb_adds(sb, x->npairs > 1 ? "ranks " : "rank ");
+	for (k = 0; k < x->npairs && k < 8; k++)
+		pt_sb_addf(sb, "%s%lld", k ? ", " : "", (long long)c->w[c->pair[x->pairs[k]][0]].s->rank);
+	if (k < x->npairs)
+		pt_sb_addf(sb, " and %zu more", x->npairs - k);
+	pt_sb_adds(sb, ": ");
+}
+
+static void fmt_ms(pt_sb *sb, double v)
+{
+	double a = fabs(v);
+
+	pt_sb_addf(sb, a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3f", v);
+}
+
+static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
+{
+	char nm[96];
+
+	who(c, x, sb);
+	if (x->scope_class) {
+		pt_sb_addf(sb, "%s got %s: ", class_label((int)x->f), change_name[x->change]);
+	} else {
+		const cfunc *u = &c->f[x->f];
+
+		short_name(u->key, u->cls, nm, sizeof(nm));
+		pt_sb_addf(sb, "`%s` (%s) ", nm, kind_label(u->cls));
+		pt_sb_adds(sb, x->change == CH_APPEARED ? "is new: " :
+			   x->change == CH_DISAPPEARED ? "is gone: " :
+			   x->change == CH_SLOWER ? "got slower: " : "got faster: ");
+	}
+	if (x->change == CH_APPEARED) {
+		fmt_ms(sb, x->b);
+		pt_sb_adds(sb, " ms per step");
+	} else if (x->change == CH_DISAPPEARED) {
+		pt_sb_adds(sb, "it took ");
+		fmt_ms(sb, x->a);
+		pt_sb_adds(sb, " ms per step in BASELINE");
+	} else {
+		fmt_ms(sb, x->a);
+		pt_sb_adds(sb, " -> ");
+		fmt_ms(sb, x->b);
+		pt_sb_adds(sb, " ms per step");
+	}
+	pt_sb_addf(sb, " (%s", x->d >= 0 ? "+" : "");
+	fmt_ms(sb, x->d);
+	pt_sb_adds(sb, " ms");
+	if (isfinite(share))
+		pt_sb_addf(sb, ", %.0f%% of the difference", share * 100);
+	pt_sb_adds(sb, ")");
+	if (!x->scope_class) {
+		if (x->change != CH_DISAPPEARED && isfinite(x->cb))
+			pt_sb_addf(sb, ", %.3g call%s per step", x->cb, fabs(x->cb - 1) < 0.005 ? "" : "s");
+		if (x->pa > 0 && x->pb > 0)
+			pt_sb_addf(sb, ", %.2fx as long per call", x->pb / x->pa);
+	} else {
+		size_t k;
+
+		if (isfinite(x->ratio))
+			pt_sb_addf(sb, "; its %ss take %.2fx as long per call (median of %zu)",
+				   kind_label((int)x->f), x->ratio, x->nratio);
+		for (k = 0; k < x->ntop; k++) {
+			short_name(c->f[x->top[k]].key, c->f[x->top[k]].cls, nm, sizeof(nm));
+			pt_sb_addf(sb, "%s`%s` %s", k ? ", " : "; most: ", nm, x->topd[k] >= 0 ? "+" : "");
+			fmt_ms(sb, x->topd[k]);
+		}
+	}
+	pt_sb_adds(sb, ".");
+}
+
+static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt_sb *sb)
+{
+	char nm[96];
+	size_t k, used = 0, pick[2];
+	double sum = 0, ratio = c->step[0] > 0 ? c->step[1] / c->step[0] : NAN;
+
+	if (c->unrelated) {
+		pt_sb_addf(sb, "BASELINE and NEW have little in common: only %.0f%% of BASELINE's "
+			   "kernel and Python time and %.0f%% of NEW's is in functions both ran, so "
+			   "they look like different models or setups and their functions are not "
+			   "compared one by one; step time ", c->common[0] * 100, c->common[1] * 100);
+		fmt_ms(sb, c->step[0]);
+		pt_sb_adds(sb, " ms vs ");
+		fmt_ms(sb, c->step[1]);
+		pt_sb_adds(sb, " ms.");
+		return;
+	}
+	if (fabs(c->dstep) <= c->thr) {
+		pt_sb_adds(sb, "NEW runs at BASELINE's speed per step (");
+		fmt_ms(sb, c->step[1]);
+		pt_sb_adds(sb, " vs ");
+		fmt_ms(sb, c->step[0]);
+		pt_sb_adds(sb, " ms, within the noise of ");
+		fmt_ms(sb, c->thr);
+		pt_sb_adds(sb, " ms)");
+		if (!nord) {
+			pt_sb_adds(sb, " and no function changed beyond it.");
+			return;
+		}
+		pt_sb_adds(sb, ", but ");
+		explain(c, &c->fd[order[0]], NAN, sb);
+		return;
+	}
+	pt_sb_addf(sb, "NEW is %.2fx %s per step: ", c->dstep > 0 ? ratio : 1 / ratio,
+		   c->dstep > 0 ? "slower" : "faster");
+	fmt_ms(sb, fabs(c->dstep));
+	pt_sb_addf(sb, " ms %s", c->dstep > 0 ? "more" : "less");
+	for (k = 0; k < nord && used < 2; k++) {
+		const cfind *x = &c->fd[order[k]];
+
+		if (x->pairs || sgn(x->d) != sgn(c->dstep))
+			continue;
+		pick[used++] = order[k];
+		sum += x->d;
+	}
+	if (!used) {
+		pt_sb_adds(sb, ", spread over functions none of which changed beyond the noise (");
+		fmt_ms(sb, c->thr);
+		pt_sb_adds(sb, " ms).");
+		return;
+	}
+	pt_sb_addf(sb, ", %.0f%% of it in ", 100 * sum / c->dstep);
+	for (k = 0; k < used; k++) {
+		const cfind *x = &c->fd[pick[k]];
+
+		if (k)
+			pt_sb_adds(sb, " and ");
+		if (x->scope_class) {
+			pt_sb_addf(sb, "%s", class_label((int)x->f));
+			continue;
+		}
+		short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
+		pt_sb_addf(sb, "%s`%s`", x->change == CH_APPEARED ? "the new " :
+			   x->change == CH_DISAPPEARED ? "the removed " : "", nm);
+	}
+	pt_sb_adds(sb, ".");
+}
+
+static void add_side(cctx *c, pt_rv *cmp, const char *key, const pt_compare_side *sd, int side,
+		     size_t nfailed)
+{
+	pt_report *r = c->r;
+	pt_rv *o = pt_rv_obj(r, cmp, key), *st;
+
+	pt_rv_str(r, o, "path", sd->path ? sd->path : "");
+	pt_rv_str(r, o, "input", sd->input ? sd->input : "summaries");
+	pt_rv_int(r, o, "workers", (int64_t)c->nside[side]);
+	pt_rv_int(r, o, "failed", (int64_t)nfailed);
+	pt_rv_int(r, o, "steps", (int64_t)c->steps_total[side]);
+	st = pt_rv_obj(r, o, "step_ms");
+	pt_rv_num(r, st, "median", c->step[side]);
+	pt_rv_num(r, st, "p10", c->p10[side]);
+	pt_rv_num(r, st, "p90", c->p90[side]);
+	pt_rv_num(r, o, "noise_ms", c->noise[side]);
+	pt_rv_num(r, o, "common_share", c->common[side]);
+}
+
+static void num_or_null(pt_report *r, pt_rv *o, const char *key, double v)
+{
+	if (isfinite(v))
+		pt_rv_num(r, o, key, v);
+	else
+		pt_rv_null(r, o, key);
+}
+
+static void build_report(cctx *c, const pt_compare_side *base, const pt_compare_side *nw,
+			 size_t nfailed_a, size_t nfailed_b)
+{
+	pt_report *r = c->r;
+	pt_rv *cmp = pt_rv_obj(r, pt_report_root(r), "Compare");
+	pt_rv *arr, *o, *a2;
+	size_t *order = NULL, nord = 0, i, k, nshown;
+	pt_sb sb = {0};
+	double rest;
+	char nm[96];
+
+	order = x_malloc((c->nfd ? c->nfd : 1) * sizeof(*order));
+	if (!order) {
+		c->oom = 1;
+		return;
+	}
+	for (i = 0; i < c->nfd; i++)
+		order[nord++] = i;
+	summary_sentence(c, order, nord, &sb);
+	pt_rv_str(r, cmp, "summary", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
+	pt_sb_reset(&sb);
+	add_side(c, cmp, "baseline", base, 0, nfailed_a);
+	add_side(c, cmp, "new", nw, 1, nfailed_b);
+	pt_rv_str(r, cmp, "pairing", c->npair ? "rank" : "population");
+	pt_rv_int(r, cmp, "pairs", (int64_t)c->npair);
+	num_or_null(r, cmp, "ratio", c->step[0] > 0 ? c->step[1] / c->step[0] : NAN);
+	pt_rv_num(r, cmp, "delta_ms", c->dstep);
+	pt_rv_num(r, cmp, "threshold_ms", c->thr);
+	pt_rv_bool(r, cmp, "unrelated", c->unrelated);
+
+	arr = pt_rv_arr(r, cmp, "classes");
+	for (k = 0; k < NCLS; k++) {
+		int cls = class_order[k];
+		double a = wmed(c, 0, cls), b = wmed(c, 1, cls);
+
+		o = pt_rv_obj(r, arr, NULL);
+		pt_rv_str(r, o, "class", pt_class_name(cls));
+		pt_rv_num(r, o, "baseline_ms", a);
+		pt_rv_num(r, o, "new_ms", b);
+		pt_rv_num(r, o, "delta_ms", b - a);
+		num_or_null(r, o, "share", fabs(c->dstep) > c->thr ? (b - a) / c->dstep : NAN);
+	}
+
+	arr = pt_rv_arr(r, cmp, "findings");
+	nshown = c->o->max_findings && c->o->max_findings < nord ? c->o->max_findings : nord;
+	for (i = 0; i < nshown; i++) {
+		const cfind *x = &c->fd[order[i]];
+		double share = !x->pairs && fabs(c->dstep) > c->thr ? x->d / c->dstep : NAN;
+
+		o = pt_rv_obj(r, arr, NULL);
+		pt_rv_int(r, o, "rank", (int64_t)i + 1);
+		pt_rv_str(r, o, "change", change_name[x->change]);
+		pt_rv_str(r, o, "scope", x->scope_class ? "class" : "function");
+		if (x->scope_class) {
+			pt_rv_str(r, o, "class", pt_class_name((int)x->f));
+			pt_rv_str(r, o, "function", class_label((int)x->f));
+			pt_rv_str(r, o, "name", class_label((int)x->f));
+		} else {
+			pt_rv_str(r, o, "class", pt_class_name(c->f[x->f].cls));
+			pt_rv_str(r, o, "kind", kind_label(c->f[x->f].cls));
+			pt_rv_str(r, o, "function", c->f[x->f].key);
+			short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
+			pt_rv_str(r, o, "name", nm);
+		}
+		a2 = pt_rv_arr(r, o, "workers");
+		if (!x->pairs) {
+			pt_rv_str(r, a2, NULL, "all");
+		} else {
+			for (k = 0; k < x->npairs; k++) {
+				char wb[300];
+
+				pt_rv_str(r, a2, NULL, worker_name(c, c->pair[x->pairs[k]][1], wb, sizeof(wb)));
+			}
+			a2 = pt_rv_arr(r, o, "ranks");
+			for (k = 0; k < x->npairs; k++)
+				pt_rv_int(r, a2, NULL, c->w[c->pair[x->pairs[k]][0]].s->rank);
+		}
+		pt_rv_num(r, o, "baseline_ms", x->a);
+		pt_rv_num(r, o, "new_ms", x->b);
+		pt_rv_num(r, o, "delta_ms", x->d);
+		num_or_null(r, o, "share", share);
+		if (!x->scope_class) {
+			num_or_null(r, o, "baseline_calls", x->ca);
+			num_or_null(r, o, "new_calls", x->cb);
+			num_or_null(r, o, "baseline_per_call_ms", x->pa);
+			num_or_null(r, o, "new_per_call_ms", x->pb);
+		} else {
+			num_or_null(r, o, "per_call_ratio", x->ratio);
+			a2 = pt_rv_arr(r, o, "functions");
+			for (k = 0; k < x->ntop; k++) {
+				pt_rv *t = pt_rv_obj(r, a2, NULL);
+
+				pt_rv_str(r, t, "function", c->f[x->top[k]].key);
+				pt_rv_num(r, t, "delta_ms", x->topd[k]);
+			}
+		}
+		explain(c, x, share, &sb);
+		pt_rv_str(r, o, "explanation", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
+		pt_sb_reset(&sb);
+	}
+	pt_rv_int(r, cmp, "more_findings", (int64_t)(nord - nshown));
+
+	/* The waterfall: BASELINE's step, the whole-job changes, the rest, NEW's
+	 * step.  Without whole-job findings the classes make the bars. */
+	arr = pt_rv_arr(r, cmp, "waterfall");
+	rest = c->dstep;
+	for (i = 0, k = 0; i < nord && k < WATERFALL_MAX && !c->unrelated; i++) {
+		const cfind *x = &c->fd[order[i]];
+
+		if (x->pairs)
+			continue;
+		o = pt_rv_obj(r, arr, NULL);
+		if (x->scope_class) {
+			pt_rv_str(r, o, "label", class_label((int)x->f));
+		} else {
+			short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
+			pt_sb_addf(&sb, "%s%s", x->change == CH_APPEARED ? "new: " :
+				   x->change == CH_DISAPPEARED ? "gone: " : "", nm);
+			pt_rv_str(r, o, "label", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
+			pt_sb_reset(&sb);
+			pt_rv_str(r, o, "function", c->f[x->f].key);
+		}
+		pt_rv_str(r, o, "change", change_name[x->change]);
+		pt_rv_num(r, o, "delta_ms", x->d);
+		rest -= x->d;
+		k++;
+	}
+	if (!k) {
+		for (i = 0; i + 1 < NCLS; i++) {
+			int cls = class_order[i];
+			double d = wmed(c, 1, cls) - wmed(c, 0, cls);
+
+			o = pt_rv_obj(r, arr, NULL);
+			pt_rv_str(r, o, "label", class_label(cls));
+			pt_rv_str(r, o, "change", d >= 0 ? "slower" : "faster");
+			pt_rv_num(r, o, "delta_ms", d);
+			rest -= d;
+		}
+	}
+	o = pt_rv_obj(r, arr, NULL);
+	pt_rv_str(r, o, "label", k ? "everything else" : "idle");
+	pt_rv_str(r, o, "change", "other");
+	pt_rv_num(r, o, "delta_ms", rest);
+
+	arr = pt_rv_arr(r, cmp, "workers");
+	for (i = 0; i < c->nw; i++) {
+		const pt_summary *s = c->w[i].s;
+
+		o = pt_rv_obj(r, arr, NULL);
+		pt_rv_str(r, o, "side", c->w[i].side ? "new" : "baseline");
+		pt_rv_str(r, o, "id", s->worker);
+		if (s->rank >= 0)
+			pt_rv_int(r, o, "rank", s->rank);
+		else
+			pt_rv_null(r, o, "rank");
+		pt_rv_num(r, o, "step_ms", c->w[i].step_ms);
+		a2 = pt_rv_arr(r, o, "steps");
+		for (k = 0; k < s->nsteps; k++)
+			pt_rv_num(r, a2, NULL, s->step_ms[k]);
+		if (!s->nsteps)
+			pt_rv_num(r, a2, NULL, s->window_ms);
+	}
+	/* Reserved for changes in the lockstep picture (docs/compare.md). */
+	pt_rv_null(r, cmp, "lockstep");
+	if (sb.oom)
+		c->oom = 1;
+	pt_sb_free(&sb);
+	x_free(order);
+}
+
+static void side_medians(cctx *c)
+{
+	size_t f, wi;
+
+	/* per-call: sum(median x count) -> count-weighted median per call */
+	for (f = 0; f < c->nf; f++)
+		for (wi = 0; wi < c->nw; wi++) {
+			size_t at = f * c->nw + wi;
+
+			if (c->calls[at] > 0)
+				c->pcall[at] /= c->calls[at] * c->w[wi].steps;
+		}
+	for (f = 0; f < c->nf; f++) {
+		cfunc *u = &c->f[f];
+
+		u->na = u->nb = 0;
+		for (wi = 0; wi < c->nw; wi++)
+			if (c->calls[f * c->nw + wi] > 0) {
+				if (c->w[wi].side)
+					u->nb++;
+				else
+					u->na++;
+			}
+		u->ma = side_median(c, c->own, f, 0, 0);
+		u->mb = side_median(c, c->own, f, 1, 0);
+		u->ea = side_median(c, c->exe, f, 0, 0);
+		u->eb = side_median(c, c->exe, f, 1, 0);
+		u->ca = side_median(c, c->calls, f, 0, 0);
+		u->cb = side_median(c, c->calls, f, 1, 0);
+		u->pa = side_median(c, c->pcall, f, 0, 1);
+		u->pb = side_median(c, c->pcall, f, 1, 1);
+	}
+}
+
+/* Share of each side's kernel and Python time spent in functions the other
+ * side ran too: collectives, runtime calls and copies are named alike in
+ * any PyTorch job, so they do not count as common ground. */
+static void commonality(cctx *c)
+{
+	size_t f, wi;
+	int side;
+
+	for (side = 0; side < 2; side++) {
+		double all = 0, both = 0;
+
+		for (f = 0; f < c->nf; f++) {
+			const cfunc *u = &c->f[f];
+			double sum = 0;
+
+			if (u->cls != PT_C_COMPUTE && u->cls != PT_C_PYTHON)
+				continue;
+			for (wi = 0; wi < c->nw; wi++)
+				if (c->w[wi].side == side)
+					sum += c->exe[f * c->nw + wi];
+			all += sum;
+			if (u->na && u->nb)
+				both += sum;
+		}
+		c->common[side] = all > 0 ? both / all : 1.0;
+	}
+	c->unrelated = c->common[0] < c->o->unrelated && c->common[1] < c->o->unrelated;
+}
+
+pt_report *pt_compare(const pt_compare_side *base, const pt_compare_side *nw,
+		      const pt_compare_options *opt, pt_error *err)
+{
+	pt_compare_options def;
+	cctx c;
+	size_t i, k, maxsteps = 0, nfailed[2] = { 0, 0 };
+	const pt_compare_side *sd[2] = { base, nw };
+	pt_report *out = NULL;
+	int side;
+
+	if (!opt) {
+		pt_compare_options_default(&def);
+		opt = &def;
+	}
+	memset(&c, 0, sizeof(c));
+	c.o = opt;
+	for (side = 0; side < 2; side++) {
+		for (i = 0; i < sd[side]->n; i++) {
+			const pt_summary *s = sd[side]->s[i];
+
+			if (!s || s->error) {
+				nfailed[side]++;
+				continue;
+			}
+			c.nside[side]++;
+			if (s->nsteps > maxsteps)
+				maxsteps = s->nsteps;
+		}
+		if (!c.nside[side]) {
+			pt_error_subject(err, sd[side]->path ? sd[side]->path : "");
+			pt_error_set(err, PT_EINVAL, -1, "%s: no readable worker",
+				     side ? "NEW" : "BASELINE");
+			return NULL;
+		}
+	}
+	c.nw = c.nside[0] + c.nside[1];
+	c.r = pt_report_new();
+	c.w = x_calloc(c.nw, sizeof(*c.w));
+	c.tmp = x_malloc((c.nw + maxsteps + 1) * sizeof(double));
+	c.tmp2 = x_malloc((c.nw + maxsteps + 1) * sizeof(double));
+	if (!c.r || !c.w || !c.tmp || !c.tmp2)
+		goto oom;
+	for (side = 0, k = 0; side < 2; side++)
+		for (i = 0; i < sd[side]->n; i++) {
+			const pt_summary *s = sd[side]->s[i];
+
+			if (!s || s->error)
+				continue;
+			c.w[k].s = s;
+			c.w[k++].side = side;
+		}
+	if (index_functions(&c))
+		goto oom;
+	if (c.nf && c.nw > SIZE_MAX / sizeof(double) / c.nf)
+		goto oom;
+	c.own = x_calloc(c.nf * c.nw, sizeof(double));
+	c.exe = x_calloc(c.nf * c.nw, sizeof(double));
+	c.calls = x_calloc(c.nf * c.nw, sizeof(double));
+	c.pcall = x_calloc(c.nf * c.nw, sizeof(double));
+	if (!c.own || !c.exe || !c.calls || !c.pcall)
+		goto oom;
+	for (i = 0; i < c.nw; i++)
+		load_worker(&c, i);
+	side_steps(&c, 0);
+	side_steps(&c, 1);
+	if (c.oom || make_pairs(&c))
+		goto oom;
+	side_medians(&c);
+	commonality(&c);
+	c.dstep = c.step[1] - c.step[0];
+	c.thr = opt->noise_k * (c.noise[0] > c.noise[1] ? c.noise[0] : c.noise[1]);
+	if (c.thr < opt->min_share * c.step[0])
+		c.thr = opt->min_share * c.step[0];
+	if (!c.unrelated) {
+		job_functions(&c);
+		pair_functions(&c);
+		class_findings(&c);
+		if (c.oom)
+			goto oom;
+		qsort(c.fd, c.nfd, sizeof(*c.fd), cmp_find);
+	}
+	build_report(&c, base, nw, nfailed[0], nfailed[1]);
+	if (c.oom || pt_report_oom(c.r))
+		goto oom;
+	out = c.r;
+	c.r = NULL;
+	goto out;
+oom:
+	pt_error_set(err, PT_ENOMEM, -1, "out of memory comparing the runs");
+out:
+	for (i = 0; i < c.nfd; i++) {
+		x_free(c.fd[i].pairs);
+		x_free(c.fd[i].pd);
+	}
+	x_free(c.fd);
+	x_free(c.pair);
+	x_free(c.own);
+	x_free(c.exe);
+	x_free(c.calls);
+	x_free(c.pcall);
+	x_free(c.tab);
+	x_free(c.f);
+	x_free(c.tmp);
+	x_free(c.tmp2);
+	x_free(c.w);
+	pt_report_free(c.r);
+	return out;
+}
+
+/* ---- the text report --------------------------------------------------- */
+
+static double rv_num(const pt_rv *o, const char *key)
+{
+	const pt_rv *v = pt_rv_get(o, key);
+
+	if (!v)
+		return NAN;
+	return v->type == PT_RV_NUM ? v->num : v->type == PT_RV_INT ? (double)v->i : NAN;
+}
+
+static void text_side(const pt_rv *cmp, const char *key, const char *label, pt_sb *out)
+{
+	const pt_rv *s = pt_rv_get(cmp, key), *st = pt_rv_get(s, "step_ms"), *p = pt_rv_get(s, "path");
+
+	pt_sb_addf(out, "%-8s %9.3f ms per step (p10 %.3f, p90 %.3f; noise %.3f ms; %lld step%s "
+		   "on %lld worker%s", label, rv_num(st, "median"), rv_num(st, "p10"),
+		   rv_num(st, "p90"), rv_num(s, "noise_ms"), (long long)rv_num(s, "steps"),
+		   rv_num(s, "steps") == 1 ? "" : "s", (long long)rv_num(s, "workers"),
+		   rv_num(s, "workers") == 1 ? "" : "s");
+	if (rv_num(s, "failed") > 0)
+		pt_sb_addf(out, ", %lld unreadable", (long long)rv_num(s, "failed"));
+	pt_sb_addf(out, ")  %s\n", p && p->type == PT_RV_STR ? p->str : "");
+}
+
+void pt_compare_text(const pt_report *r, size_t max_findings, pt_sb *out)
+{
+	const pt_rv *cmp = pt_rv_get(pt_report_root_c(r), "Compare"), *v, *e;
+	size_t shown = 0;
+
+	if (!cmp)
+		return;
+	v = pt_rv_get(cmp, "summary");
+	pt_sb_addf(out, "%s\n\n", v && v->type == PT_RV_STR ? v->str : "");
+	text_side(cmp, "baseline", "BASELINE", out);
+	text_side(cmp, "new", "NEW", out);
+	v = pt_rv_get(cmp, "pairing");
+	if (v && v->type == PT_RV_STR && !strcmp(v->str, "rank"))
+		pt_sb_addf(out, "Workers paired by rank (%lld pairs).\n", (long long)rv_num(cmp, "pairs"));
+	else
+		pt_sb_adds(out, "Workers compared as two populations (medians over each side's workers).\n");
+	pt_sb_addf(out, "Differences below %.3f ms per step are not findings.\n\n",
+		   rv_num(cmp, "threshold_ms"));
+	pt_sb_addf(out, "%-24s %12s %12s %12s\n", "ms per step", "BASELINE", "NEW", "change");
+	for (e = pt_rv_get(cmp, "classes") ? pt_rv_get(cmp, "classes")->child : NULL; e; e = e->next) {
+		const pt_rv *nm = pt_rv_get(e, "class");
+
+		pt_sb_addf(out, "%-24s %12.3f %12.3f %+12.3f\n",
+			   nm && nm->type == PT_RV_STR ? nm->str : "", rv_num(e, "baseline_ms"),
+			   rv_num(e, "new_ms"), rv_num(e, "delta_ms"));
+	}
+	pt_sb_adds(out, "\nFindings (ranked by ms per step):\n");
+	v = pt_rv_get(cmp, "findings");
+	if (!v || !v->n) {
+		pt_sb_adds(out, "No function changed beyond the noise.\n");
+		return;
+	}
+	for (e = v->child; e; e = e->next) {
+		const pt_rv *x = pt_rv_get(e, "explanation");
+
+		if (max_findings && shown == max_findings)
+			break;
+		shown++;
+		pt_sb_addf(out, "%zu. %s\n", shown, x && x->type == PT_RV_STR ? x->str : "");
+	}
+	if (shown < v->n || rv_num(cmp, "more_findings") > 0)
+		pt_sb_addf(out, "... and %lld more in report.json.\n",
+			   (long long)(v->n - shown) + (long long)rv_num(cmp, "more_findings"));
+}
