@@ -65,7 +65,10 @@ typedef struct cfind {
 	int scope_class;         /* 0: function f, 1: class f */
 	size_t f;
 	int change;
-	double a, b, d;          /* owned ms per step: BASELINE, NEW, NEW - BASELINE */
+	int beyond;              /* d is what changed beyond the whole job's
+	                            finding for f (function) or beyond the
+	                            function findings (class) */
+	double a, b, d;          /* owned ms per step: BASELINE, NEW, and the change */
 	double ca, cb, pa, pb;   /* calls per step, per-call ms (function scope) */
 	double ratio;            /* class scope: median per-call ratio NEW/BASELINE (NAN) */
 	size_t nratio;           /* functions behind that ratio */
@@ -483,7 +486,9 @@ static void job_functions(cctx *c)
 }
 
 /* Per pair: changes the whole-job comparison does not already show, one
- * finding per (function, direction) listing the pairs. */
+ * finding per (function, direction) listing the pairs.  Where the whole job
+ * has a finding for the function, a pair counts with what changed beyond
+ * it (a rank whose copy of a new kernel is also slower). */
 static void pair_functions(cctx *c)
 {
 	size_t f, p, *hit = NULL;
@@ -499,8 +504,14 @@ static void pair_functions(cctx *c)
 		goto out;
 	}
 	for (f = 0; f < c->nf; f++) {
+		const cfind *jf = job_find(c, 0, f, 1);
+		double jd, je;
+
+		if (!jf)
+			jf = job_find(c, 0, f, -1);
+		jd = jf ? jf->d : 0;
+		je = jf ? c->f[f].eb - c->f[f].ea : 0;
 		for (s = -1; s <= 1; s += 2) {
-			const cfind *jf = job_find(c, 0, f, s);
 			size_t nh = 0, k;
 			int pa = 0, pb = 0;
 			cfind *x;
@@ -508,11 +519,9 @@ static void pair_functions(cctx *c)
 
 			for (p = 0; p < c->npair; p++) {
 				size_t ia = f * c->nw + c->pair[p][0], ib = f * c->nw + c->pair[p][1];
-				double d = c->own[ib] - c->own[ia];
+				double d = c->own[ib] - c->own[ia] - jd;
 
-				if (sgn(d) != s || !is_change(c, d, c->exe[ib] - c->exe[ia]))
-					continue;
-				if (jf && fabs(d - jf->d) <= c->thr)
+				if (sgn(d) != s || !is_change(c, d, c->exe[ib] - c->exe[ia] - je))
 					continue;
 				hit[nh] = p;
 				hd[nh++] = d;
@@ -527,9 +536,13 @@ static void pair_functions(cctx *c)
 			for (k = 0; k < nh; k++)
 				c->tmp[k] = c->own[f * c->nw + c->pair[hit[k]][1]];
 			b = pt_robust_median(c->tmp, nh, 0);
-			x = add_find(c, 0, f, find_change(pa, pb, s), a, b);
+			x = add_find(c, 0, f, jf ? (s > 0 ? CH_SLOWER : CH_FASTER) : find_change(pa, pb, s),
+				     a, b);
 			if (!x)
 				goto out;
+			memcpy(c->tmp, hd, nh * sizeof(*hd));
+			x->d = pt_robust_median(c->tmp, nh, 0);
+			x->beyond = jf != NULL;
 			x->pairs = x_malloc(nh * sizeof(*x->pairs));
 			x->pd = x_malloc(nh * sizeof(*x->pd));
 			if (!x->pairs || !x->pd) {
@@ -559,9 +572,9 @@ out:
 	x_free(hd);
 }
 
-/* How much of a class change of pair p (or the job, p = -1) in direction s
- * the function findings of that class already explain. */
-static double explained(const cctx *c, int cls, size_t p, int s)
+/* How much of the change of class cls on pair p (or the whole job, p =
+ * -1) the function findings already account for (signed). */
+static double explained(const cctx *c, int cls, size_t p)
 {
 	double sum = 0;
 	size_t i, k;
@@ -569,22 +582,38 @@ static double explained(const cctx *c, int cls, size_t p, int s)
 	for (i = 0; i < c->nfd; i++) {
 		const cfind *x = &c->fd[i];
 
-		if (x->scope_class || c->f[x->f].cls != cls || sgn(x->d) != s)
+		if (x->scope_class || c->f[x->f].cls != cls)
 			continue;
-		if (p == (size_t)-1) {
-			if (!x->pairs)
-				sum += x->d;
-			continue;
-		}
 		if (!x->pairs) {
 			sum += x->d;
 			continue;
 		}
+		if (p == (size_t)-1)
+			continue;
 		for (k = 0; k < x->npairs; k++)
 			if (x->pairs[k] == p)
 				sum += x->pd[k];
 	}
 	return sum;
+}
+
+/* Has function f a finding (whole job, or one naming pair p)? */
+static int has_finding(const cctx *c, size_t f, size_t p)
+{
+	size_t i, k;
+
+	for (i = 0; i < c->nfd; i++) {
+		const cfind *x = &c->fd[i];
+
+		if (x->scope_class || x->f != f)
+			continue;
+		if (!x->pairs)
+			return 1;
+		for (k = 0; k < x->npairs; k++)
+			if (x->pairs[k] == p)
+				return 1;
+	}
+	return 0;
 }
 
 /* The functions of class cls that changed most (by execution time) over the
@@ -600,6 +629,8 @@ static void class_detail(cctx *c, cfind *x, int cls)
 		size_t j;
 
 		if (c->f[f].cls != cls)
+			continue;
+		if (has_finding(c, f, x->pairs ? x->pairs[0] : (size_t)-1))
 			continue;
 		if (!x->pairs) {
 			de = c->f[f].eb - c->f[f].ea;
@@ -661,9 +692,10 @@ static double wmed(cctx *c, int side, int cls)
 
 /* The change of a class's execution time over the whole job (p = -1) or
  * pair p, summed over its functions.  A function on one side only counts
- * when it owns a real share there: summaries drop Python stacks below
- * 0.05% of the window (docs/summary.md), and a stack that shrank under that
- * floor must not read as Python time gone. */
+ * when it owns a real share there; a Python stack on one side only never
+ * does: summaries drop stacks owning under 0.05% of the window
+ * (docs/summary.md), and a stack a longer kernel now covers owns nothing, so
+ * its absence says nothing about how long it ran. */
 static double class_exec_delta(const cctx *c, int cls, size_t p)
 {
 	double sum = 0;
@@ -675,14 +707,14 @@ static double class_exec_delta(const cctx *c, int cls, size_t p)
 		if (u->cls != cls)
 			continue;
 		if (p == (size_t)-1) {
-			if ((!u->na || !u->nb) && fmax(u->ma, u->mb) < c->thr / 2)
+			if ((!u->na || !u->nb) && (cls == PT_C_PYTHON || fmax(u->ma, u->mb) < c->thr / 2))
 				continue;
 			sum += u->eb - u->ea;
 		} else {
 			size_t ia = f * c->nw + c->pair[p][0], ib = f * c->nw + c->pair[p][1];
 
 			if ((!(c->calls[ia] > 0) || !(c->calls[ib] > 0)) &&
-			    fmax(c->own[ia], c->own[ib]) < c->thr / 2)
+			    (cls == PT_C_PYTHON || fmax(c->own[ia], c->own[ib]) < c->thr / 2))
 				continue;
 			sum += c->exe[ib] - c->exe[ia];
 		}
@@ -690,6 +722,9 @@ static double class_exec_delta(const cctx *c, int cls, size_t p)
 	return sum;
 }
 
+/* Classes that changed beyond what their function findings account for:
+ * many functions a little each (a slower GPU makes every kernel 1.3x
+ * longer, none of them above the noise alone). */
 static void class_findings(cctx *c)
 {
 	size_t k, p, *hit = NULL;
@@ -704,28 +739,27 @@ static void class_findings(cctx *c)
 	for (k = 0; k + 1 < NCLS; k++) {
 		int cls = class_order[k], s;
 		double a = wmed(c, 0, cls), b = wmed(c, 1, cls);
+		double ex = explained(c, cls, (size_t)-1), jd = 0;
 		cfind *x;
 
-		if (is_change(c, b - a, class_exec_delta(c, cls, (size_t)-1)) &&
-		    fabs(explained(c, cls, (size_t)-1, sgn(b - a))) < 0.5 * fabs(b - a)) {
-			x = add_find(c, 1, (size_t)cls, b > a ? CH_SLOWER : CH_FASTER, a, b);
+		if (is_change(c, b - a - ex, class_exec_delta(c, cls, (size_t)-1) - ex)) {
+			x = add_find(c, 1, (size_t)cls, b - a - ex > 0 ? CH_SLOWER : CH_FASTER, a, b);
 			if (!x)
 				goto out;
+			x->d = b - a - ex;
+			x->beyond = ex != 0;
+			jd = x->d;
 			class_detail(c, x, cls);
 		}
 		for (s = -1; s <= 1; s += 2) {
 			size_t nh = 0, q;
-			const cfind *jf = job_find(c, 1, (size_t)cls, s);
 
 			for (p = 0; p < c->npair; p++) {
 				const cworker *wa = &c->w[c->pair[p][0]], *wb = &c->w[c->pair[p][1]];
-				double d = wb->own[cls] - wa->own[cls];
+				double e = explained(c, cls, p) + jd;
+				double d = wb->own[cls] - wa->own[cls] - e;
 
-				if (sgn(d) != s || !is_change(c, d, class_exec_delta(c, cls, p)))
-					continue;
-				if (jf && fabs(d - jf->d) <= c->thr)
-					continue;
-				if (fabs(explained(c, cls, p, s)) >= 0.5 * fabs(d))
+				if (sgn(d) != s || !is_change(c, d, class_exec_delta(c, cls, p) - e))
 					continue;
 				hit[nh] = p;
 				hd[nh++] = d;
@@ -741,6 +775,9 @@ static void class_findings(cctx *c)
 			x = add_find(c, 1, (size_t)cls, s > 0 ? CH_SLOWER : CH_FASTER, a, b);
 			if (!x)
 				goto out;
+			memcpy(c->tmp, hd, nh * sizeof(*hd));
+			x->d = pt_robust_median(c->tmp, nh, 0);
+			x->beyond = fabs(b - a - x->d) > 1e-9;
 			x->pairs = x_malloc(nh * sizeof(*x->pairs));
 			x->pd = x_malloc(nh * sizeof(*x->pd));
 			if (!x->pairs || !x->pd) {
@@ -871,19 +908,22 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 	who(c, x, sb);
 	if (x->scope_class) {
 		pt_sb_addf(sb, "%s got %s: ", class_label((int)x->f), change_name[x->change]);
+		if (x->beyond)
+			pt_sb_adds(sb, "in all ");
 	} else {
 		const cfunc *u = &c->f[x->f];
 
 		short_name(u->key, u->cls, nm, sizeof(nm));
 		pt_sb_addf(sb, "`%s` (%s) ", nm, kind_label(u->cls));
-		pt_sb_adds(sb, x->change == CH_APPEARED ? "is new: " :
+		pt_sb_adds(sb, x->beyond ? (x->d > 0 ? "got slower there: " : "got faster there: ") :
+			   x->change == CH_APPEARED ? "is new: " :
 			   x->change == CH_DISAPPEARED ? "is gone: " :
 			   x->change == CH_SLOWER ? "got slower: " : "got faster: ");
 	}
-	if (x->change == CH_APPEARED) {
+	if (x->change == CH_APPEARED && !x->beyond) {
 		fmt_ms(sb, x->b);
 		pt_sb_adds(sb, " ms per step");
-	} else if (x->change == CH_DISAPPEARED) {
+	} else if (x->change == CH_DISAPPEARED && !x->beyond) {
 		pt_sb_adds(sb, "it took ");
 		fmt_ms(sb, x->a);
 		pt_sb_adds(sb, " ms per step in BASELINE");
@@ -896,6 +936,9 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 	pt_sb_addf(sb, " (%s", x->d >= 0 ? "+" : "");
 	fmt_ms(sb, x->d);
 	pt_sb_adds(sb, " ms");
+	if (x->beyond)
+		pt_sb_adds(sb, x->scope_class ? " beyond the functions listed" :
+			   " beyond the whole job's change");
 	if (isfinite(share))
 		pt_sb_addf(sb, ", %.0f%% of the difference", share * 100);
 	pt_sb_adds(sb, ")");

@@ -16,7 +16,7 @@ the same name; changes apply to every trace, or to rank R only with --rank).
                            moves, events spanning that instant grow), as when
                            a GPU-bound step waits for that kernel
   --new NAME --new-ms MS   a new GPU kernel NAME of MS ms in every profiled
-                           step, on the busiest stream, at the start of the
+                           step, on the busiest stream, 1 us into the
                            step's longest GPU-idle gap; its time is inserted
                            the same way
   --scale-kernels F        every compute kernel (cat "kernel", not NCCL) lasts
@@ -157,7 +157,9 @@ def plant(doc, args, info):
                 t = max(t, b)
             if t < s1 and (best is None or s1 - t > best[1] - best[0]):
                 best = (t, s1)
-            at = best[0] if best else s0 + (s1 - s0) / 2
+            # 1 us into the gap: an event starting at the insertion point
+            # moves after it, so at the step's own start the step would.
+            at = best[0] + min(1.0, (best[1] - best[0]) / 2) if best else s0 + (s1 - s0) / 2
             points.append((at, dur))
             new.append((at, {"ph": "X", "cat": "kernel", "name": args.new, "pid": pid, "tid": tid,
                              "ts": at, "dur": dur,
