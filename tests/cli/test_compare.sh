@@ -4,7 +4,8 @@
 # control with one kernel 3x slower and one new kernel (both named first,
 # with their ms per step), the control against itself (no finding), the
 # 8-rank DLRM set with one rank's GPU kernels 1.3x slower (that rank and its
-# kernels, nothing else), every kind of side (traces, summaries, report
+# kernels, nothing else), a real DataLoader change (Kineto's ResNet50
+# samples with 0 and 4 loader processes), every kind of side (traces, summaries, report
 # folders with and without kept summaries), two unrelated models, bad input.
 . "$(dirname "$0")/lib.sh"
 
@@ -90,6 +91,13 @@ mkdir -p "$TMP/half"
 cp "$DLRM"/worker[0-3]_* "$TMP/half/"
 check "4 workers vs 8" "$PT_BIN" compare "$TMP/half" "$DLRM" -q -o "$TMP/ch"
 check "4 vs 8: compared as populations" py "$TMP/ch" "c['pairing'] == 'population' and c['pairs'] == 0 and c['new']['workers'] == 8"
+
+# --- a real data-pipeline change: ResNet50 with a 4-process DataLoader ------------
+R0=$PT_DATA/kineto/tb_plugin/samples/resnet50_num_workers_0
+R4=$PT_DATA/kineto/tb_plugin/samples/resnet50_num_workers_4
+check "ResNet50: DataLoader 0 vs 4 workers" "$PT_BIN" compare "$R0" "$R4" -q -o "$TMP/rn"
+check "ResNet50: 1.39x faster per step, the single-process DataLoader named first" py "$TMP/rn" \
+	"c['summary'].startswith('NEW is 1.39x faster per step: 49.7 ms less') and f[0]['change'] == 'disappeared' and f[0]['name'] == 'enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__' and 38 < -f[0]['delta_ms'] < 39 and c['pairing'] == 'population'"
 
 # --- nothing in common -------------------------------------------------------------
 BERT=$PT_DATA/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz
