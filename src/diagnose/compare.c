@@ -868,17 +868,6 @@ static void short_name(const char *key, int cls, char *out, size_t cap)
 		snprintf(out, cap, "%s", s);
 }
 
-static const char *worker_name(const cctx *c, size_t wi, char *buf, size_t cap)
-{
-	const pt_summary *s = c->w[wi].s;
-
-	if (s->rank >= 0)
-		snprintf(buf, cap, "rank %lld", (long long)s->rank);
-	else
-		snprintf(buf, cap, "%s", s->worker);
-	return buf;
-}
-
 /* "rank 3: " / "ranks 1, 3: " / "" for the whole job. */
 static void who(const cctx *c, const cfind *x, pt_sb *sb)
 {
@@ -1125,11 +1114,8 @@ static void build_report(cctx *c, const pt_compare_side *base, const pt_compare_
 		if (!x->pairs) {
 			pt_rv_str(r, a2, NULL, "all");
 		} else {
-			for (k = 0; k < x->npairs; k++) {
-				char wb[300];
-
-				pt_rv_str(r, a2, NULL, worker_name(c, c->pair[x->pairs[k]][1], wb, sizeof(wb)));
-			}
+			for (k = 0; k < x->npairs; k++)
+				pt_rv_str(r, a2, NULL, c->w[c->pair[x->pairs[k]][1]].s->worker);
 			a2 = pt_rv_arr(r, o, "ranks");
 			for (k = 0; k < x->npairs; k++)
 				pt_rv_int(r, a2, NULL, c->w[c->pair[x->pairs[k]][0]].s->rank);
