@@ -1009,7 +1009,7 @@ static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt
 		if (k)
 			pt_sb_adds(sb, " and ");
 		if (x->scope_class) {
-			pt_sb_addf(sb, "%s", class_label((int)x->f));
+			pt_sb_addf(sb, "%s time", class_label((int)x->f));
 			continue;
 		}
 		short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
