@@ -54,6 +54,7 @@ typedef struct cfunc {
 	const char *key;         /* report arena */
 	uint64_t hash;
 	uint8_t cls, kind;
+	uint8_t wait;            /* a Python stack blocked in a wait: idle, never a finding */
 	double ma, mb;           /* whole-side medians of owned ms/step */
 	double ea, eb;           /* and of execution ms/step */
 	double ca, cb;           /* calls per step */
@@ -133,6 +134,65 @@ static size_t kernel_name_len(const char *key)
 	return (size_t)(p + 1 - key);
 }
 
+/* A Python stack with module instance numbers dropped ("nn.Module:
+ * BertLayer_3" -> "nn.Module: BertLayer"): the four layers of a BERT encoder
+ * run the same code, and one function made slower must be one finding, not
+ * four below the noise.  key itself when nothing changes or it does not fit. */
+static const char *python_key(const char *key, char *buf, size_t cap)
+{
+	static const char mod[] = "nn.Module: ";
+	const char *s = key, *m;
+	size_t n = 0;
+	int changed = 0;
+
+	while ((m = strstr(s, mod))) {
+		const char *e = m + sizeof(mod) - 1, *u = NULL, *q;
+
+		while (*e && *e != '|')
+			e++;
+		for (q = e - 1; q > m + sizeof(mod) - 1 && *q >= '0' && *q <= '9'; q--)
+			;
+		if (q < e - 1 && *q == '_')
+			u = q;
+		if (n + (size_t)((u ? u : e) - s) + 1 > cap)
+			return key;
+		memcpy(buf + n, s, (size_t)((u ? u : e) - s));
+		n += (size_t)((u ? u : e) - s);
+		changed |= u != NULL;
+		s = e;
+	}
+	if (!changed || n + strlen(s) + 1 > cap)
+		return key;
+	memcpy(buf + n, s, strlen(s) + 1);
+	return buf;
+}
+
+/* Is the stack's innermost frame a thread blocked in a wait (a monitor
+ * thread's Condition.wait, a sleep, a queue get)?  Such a thread is idle:
+ * it "runs" exactly as long as the step lasts, so it would read as slower
+ * whenever anything else is (the tqdm monitor thread of TraceLens's BERT
+ * trace owns 42% of its step this way). */
+static int is_wait_stack(const char *key)
+{
+	static const char *const waits[] = {
+		"threading.py: wait", "threading.py: _wait_for_tstate_lock", "threading.py: join",
+		"queue.py: get", "selectors.py: select", "time.sleep", "<built-in function sleep>",
+		"<built-in method acquire of _thread.lock object at 0x>",
+		"<built-in method acquire of _thread.RLock object at 0x>",
+	};
+	const char *leaf = strrchr(key, '|');
+	size_t i, n, m;
+
+	leaf = leaf ? leaf + 1 : key;
+	n = strlen(leaf);
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		m = strlen(waits[i]);
+		if (n >= m && !strcmp(leaf + n - m, waits[i]))
+			return 1;
+	}
+	return 0;
+}
+
 /* The key a pattern is compared by: collectives by group, kernels by name
  * (their launch shapes summed: data-dependent grids change from step to
  * step, e.g. HTA's trace_diff control runs its embedding backward kernel
@@ -145,6 +205,8 @@ static const char *func_key(const pt_pattern *p, char *buf, size_t cap)
 		pt_diag_comm_group(p->key, p->kind, buf, cap);
 		return buf;
 	}
+	if (p->cls == PT_C_PYTHON)
+		return python_key(p->key, buf, cap);
 	if (p->cls != PT_C_COMPUTE)
 		return p->key;
 	n = kernel_name_len(p->key);
@@ -210,6 +272,7 @@ static size_t func_find(cctx *c, const char *key, int cls, int kind, int insert)
 	f->hash = h;
 	f->cls = (uint8_t)cls;
 	f->kind = (uint8_t)kind;
+	f->wait = cls == PT_C_PYTHON && is_wait_stack(key);
 	c->tab[j] = ++c->nf;
 	return c->nf - 1;
 }
@@ -272,6 +335,10 @@ static void load_worker(cctx *c, size_t wi)
 		if (f == (size_t)-1)
 			continue;
 		at = f * c->nw + wi;
+		if (c->f[f].wait) {
+			w->own[PT_C_PYTHON] -= p->bottleneck * s->window_ms / w->steps;
+			w->own[PT_C_IDLE] += p->bottleneck * s->window_ms / w->steps;
+		}
 		c->own[at] += p->bottleneck * s->window_ms / w->steps;
 		c->exe[at] += p->total_ms / w->steps;
 		c->calls[at] += (double)p->count / w->steps;
@@ -473,7 +540,7 @@ static void job_functions(cctx *c)
 		cfunc *u = &c->f[f];
 		cfind *x;
 
-		if (!is_change(c, u->mb - u->ma, u->eb - u->ea))
+		if (u->wait || !is_change(c, u->mb - u->ma, u->eb - u->ea))
 			continue;
 		x = add_find(c, 0, f, find_change(u->na > 0, u->nb > 0, u->mb - u->ma), u->ma, u->mb);
 		if (!x)
@@ -506,6 +573,9 @@ static void pair_functions(cctx *c)
 	for (f = 0; f < c->nf; f++) {
 		const cfind *jf = job_find(c, 0, f, 1);
 		double jd, je;
+
+		if (c->f[f].wait)
+			continue;
 
 		if (!jf)
 			jf = job_find(c, 0, f, -1);
@@ -628,7 +698,7 @@ static void class_detail(cctx *c, cfind *x, int cls)
 		double de = 0;
 		size_t j;
 
-		if (c->f[f].cls != cls)
+		if (c->f[f].cls != cls || c->f[f].wait)
 			continue;
 		if (has_finding(c, f, x->pairs ? x->pairs[0] : (size_t)-1))
 			continue;
@@ -704,7 +774,7 @@ static double class_exec_delta(const cctx *c, int cls, size_t p)
 	for (f = 0; f < c->nf; f++) {
 		const cfunc *u = &c->f[f];
 
-		if (u->cls != cls)
+		if (u->cls != cls || u->wait)
 			continue;
 		if (p == (size_t)-1) {
 			if ((!u->na || !u->nb) && (cls == PT_C_PYTHON || fmax(u->ma, u->mb) < c->thr / 2))

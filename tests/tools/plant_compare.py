@@ -10,7 +10,8 @@ SRC and DST are both trace files (.json or .json.gz, written in the same form)
 or both folders (every *.json / *.json.gz trace of SRC copied to DST under
 the same name; changes apply to every trace, or to rank R only with --rank).
 
-  --slow NAME --factor F   every GPU kernel whose name contains NAME lasts F
+  --slow NAME --factor F   every GPU kernel (or event of category CAT with
+  [--slow-cat CAT]         --slow-cat) whose name contains NAME lasts F
                            times longer; the time it gains is inserted into
                            the whole trace at its old end (every later event
                            moves, events spanning that instant grow), as when
@@ -121,9 +122,13 @@ def plant(doc, args, info):
         info["scaled_kernels"] = n
         info["scale"] = args.scale_kernels
     if args.slow:
-        hit = [e for e in ev if is_compute(e) and args.slow in str(e.get("name", ""))]
+        if args.slow_cat:
+            hit = [e for e in ev if is_x(e) and e.get("cat") == args.slow_cat and
+                   args.slow in str(e.get("name", ""))]
+        else:
+            hit = [e for e in ev if is_compute(e) and args.slow in str(e.get("name", ""))]
         if not hit:
-            raise SystemExit("plant_compare: no kernel named like '%s'" % args.slow)
+            raise SystemExit("plant_compare: no %s named like '%s'" % (args.slow_cat or "kernel", args.slow))
         names = sorted(set(e["name"] for e in hit))
         for e in hit:
             extra = e["dur"] * (args.factor - 1.0)
@@ -196,6 +201,7 @@ def main():
     ap.add_argument("dst")
     ap.add_argument("--slow")
     ap.add_argument("--factor", type=float, default=2.0)
+    ap.add_argument("--slow-cat")
     ap.add_argument("--new")
     ap.add_argument("--new-ms", type=float, default=1.0)
     ap.add_argument("--scale-kernels", type=float)

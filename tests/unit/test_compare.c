@@ -5,7 +5,8 @@
  * kernels matched by name across launch shapes, a symptom (Python time
  * covered by a longer kernel) that is not a finding, a change below the
  * noise, one rank of four slower (pairing), two unrelated runs, a side
- * with no readable worker, and the text report's first line.
+ * with no readable worker, the text report's first line, Python stacks
+ * merged across module instances and a waiting thread that is no finding.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -304,6 +305,39 @@ static void test_text_first_line(void **state)
 	pt_summary_free(b);
 }
 
+/* Two layers' stacks differ only in module instance numbers: compared as one
+ * function.  A monitor thread blocked in threading.py: wait runs as long as
+ * the step: idle, never a finding. */
+static void test_python_keys_and_waits(void **state)
+{
+	pt_summary *a = mk("a.json", -1, A_STEPS, 5), *b = mk("b.json", -1, B_STEPS, 5);
+	const pt_rv *f;
+	pt_report *r;
+
+	(void)state;
+	pat(a, "run.py: main|nn.Module: Layer_0|layer.py: forward", PT_C_PYTHON, PT_K_PYTHON, 5, 1.0, 5.0);
+	pat(a, "run.py: main|nn.Module: Layer_1|layer.py: forward", PT_C_PYTHON, PT_K_PYTHON, 5, 1.0, 5.0);
+	pat(a, "threading.py: _bootstrap|tqdm/_monitor.py: run|threading.py: wait", PT_C_PYTHON,
+	    PT_K_PYTHON, 1, 50.0, 10.0);
+	pat(b, "run.py: main|nn.Module: Layer_0|layer.py: forward", PT_C_PYTHON, PT_K_PYTHON, 5, 1.5, 7.5);
+	pat(b, "run.py: main|nn.Module: Layer_1|layer.py: forward", PT_C_PYTHON, PT_K_PYTHON, 5, 1.5, 7.5);
+	pat(b, "threading.py: _bootstrap|tqdm/_monitor.py: run|threading.py: wait", PT_C_PYTHON,
+	    PT_K_PYTHON, 1, 60.0, 15.0);
+	r = cmp(&a, 1, &b, 1);
+	assert_string_equal(str(pt_rv_get(pt_report_root_c(r), "Compare"), "pairing"), "population");
+	f = C(r, "findings");
+	assert_int_equal(f->n, 1);
+	assert_string_equal(str(nth(f, 0), "function"), "run.py: main|nn.Module: Layer|layer.py: forward");
+	assert_float_equal(num(nth(f, 0), "delta_ms"), 1.0, 1e-9);
+	assert_float_equal(num(nth(f, 0), "new_calls"), 2.0, 1e-9);
+	/* the waiting thread's time is idle in the class table */
+	assert_float_equal(num(nth(C(r, "classes"), 4), "baseline_ms"), 2.0, 1e-9);
+	assert_string_equal(str(nth(C(r, "classes"), 4), "class"), "python");
+	pt_report_free(r);
+	pt_summary_free(a);
+	pt_summary_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_unrelated),
 		cmocka_unit_test(test_no_readable_side),
 		cmocka_unit_test(test_text_first_line),
+		cmocka_unit_test(test_python_keys_and_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
