@@ -3,17 +3,20 @@
  * function (`perftracker compare`, docs/compare.md).  Reads worker
  * summaries only and builds the "Compare" section of a report.
  *
- * Every function of both sides (kernels by key, Python/CPU functions by
- * stack, collectives by group) gets two numbers per worker, both in ms per
- * profiled step: the time it owns under the class priority rule (these sum
+ * Every function of both sides (kernels by name, Python/CPU functions by
+ * stack, collectives by group: compare_keys.c) gets two numbers per worker,
+ * both in ms per profiled step: the time it owns under the class priority
+ * rule (these sum
  * to the step time, so their differences account for the step time's) and
  * its execution time (overlap included).  A change is a finding when the
  * owned time moved by more than the threshold (each side's step-to-step
  * noise, at least min_share of BASELINE's step) and the execution time moved
  * the same way: time a function merely lost to a slower higher-priority one
- * (Python covered by a longer kernel) is a symptom, not a change.
+ * (Python covered by a longer kernel) is a symptom, not a change.  Per-rank
+ * and per-class findings come after the whole job's; compare_report.c turns
+ * them into the report.
  */
-#include "compare.h"
+#include "compare_internal.h"
 #include "diagnose.h"
 #include "robust.h"
 #include "../util/xalloc.h"
@@ -23,16 +26,9 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { CH_SLOWER, CH_FASTER, CH_APPEARED, CH_DISAPPEARED };
-static const char *const change_name[] = { "slower", "faster", "appeared", "disappeared" };
-
-/* Classes compared, in report order (idle is the rest of the step). */
-static const int class_order[] = { PT_C_COMPUTE, PT_C_COMM, PT_C_MEMORY, PT_C_RUNTIME,
-				   PT_C_PYTHON, PT_C_IDLE };
-#define NCLS 6
-
-#define TOP_FUNCS 5      /* functions named in a class finding */
-#define WATERFALL_MAX 12 /* bars before "other" */
+const char *const cmp_change_name[4] = { "slower", "faster", "appeared", "disappeared" };
+const int cmp_class_order[NCLS] = { PT_C_COMPUTE, PT_C_COMM, PT_C_MEMORY, PT_C_RUNTIME,
+				    PT_C_PYTHON, PT_C_IDLE };
 
 void pt_compare_options_default(pt_compare_options *o)
 {
@@ -42,68 +38,6 @@ void pt_compare_options_default(pt_compare_options *o)
 	o->max_findings = 200;
 }
 
-typedef struct cworker {
-	const pt_summary *s;
-	int side;                /* 0 BASELINE, 1 NEW */
-	double steps;            /* profiled steps (the window counts as one) */
-	double step_ms;          /* median step time */
-	double own[PT_C_COUNT];  /* owned ms per step by class */
-} cworker;
-
-typedef struct cfunc {
-	const char *key;         /* report arena */
-	uint64_t hash;
-	uint8_t cls, kind;
-	uint8_t wait;            /* a Python stack blocked in a wait: idle, never a finding */
-	double ma, mb;           /* whole-side medians of owned ms/step */
-	double ea, eb;           /* and of execution ms/step */
-	double ca, cb;           /* calls per step */
-	double pa, pb;           /* per-call ms (median over workers that ran it), NAN none */
-	size_t na, nb;           /* workers that ran it */
-} cfunc;
-
-typedef struct cfind {
-	int scope_class;         /* 0: function f, 1: class f */
-	size_t f;
-	int change;
-	int beyond;              /* d is what changed beyond the whole job's
-	                            finding for f (function) or beyond the
-	                            function findings (class) */
-	double a, b, d;          /* owned ms per step: BASELINE, NEW, and the change */
-	double ca, cb, pa, pb;   /* calls per step, per-call ms (function scope) */
-	double ratio;            /* class scope: median per-call ratio NEW/BASELINE (NAN) */
-	size_t nratio;           /* functions behind that ratio */
-	size_t *pairs;           /* pair indices; NULL: the whole job */
-	double *pd;              /* per pair: its difference */
-	size_t npairs;
-	size_t top[TOP_FUNCS];   /* class scope: functions that changed most */
-	double topd[TOP_FUNCS];
-	size_t ntop;
-} cfind;
-
-typedef struct cctx {
-	const pt_compare_options *o;
-	pt_report *r;
-	cworker *w;
-	size_t nw, nside[2];
-	cfunc *f;
-	size_t nf, fcap;
-	size_t *tab;             /* open addressing: function index + 1, 0 empty */
-	size_t tabcap;
-	double *own, *exe, *calls, *pcall; /* [f * nw + w] */
-	size_t (*pair)[2];       /* (BASELINE worker, NEW worker) */
-	size_t npair;
-	double step[2], p10[2], p90[2], noise[2];
-	size_t steps_total[2];
-	double thr, dstep;
-	double common[2];
-	int unrelated;
-	cfind *fd;
-	size_t nfd, fdcap;
-	double *tmp, *tmp2;      /* scratch, nw + max steps */
-	int oom;
-} cctx;
-
 static uint64_t fnv(const char *s, int cls)
 {
 	uint64_t h = 1469598103934665603ULL ^ (uint64_t)cls;
@@ -111,110 +45,6 @@ static uint64_t fnv(const char *s, int cls)
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
 	return h;
-}
-
-/* Length of a kernel key without its launch shape: the key is name + grid
- * + "|" + block ("...kernel7_16_1|128_1_1"); returns strlen(key) when it
- * does not end that way. */
-static size_t kernel_name_len(const char *key)
-{
-	const char *bar = strrchr(key, '|'), *p;
-	int us = 0;
-
-	if (!bar || bar == key)
-		return strlen(key);
-	for (p = bar + 1; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || *p == '_'))
-			return strlen(key);
-	/* back over "gx_gy_gz": digits and exactly two '_' */
-	for (p = bar - 1; p > key && ((*p >= '0' && *p <= '9') || (*p == '_' && us < 2)); p--)
-		us += *p == '_';
-	if (us != 2 || !(p[1] >= '0' && p[1] <= '9'))
-		return strlen(key);
-	return (size_t)(p + 1 - key);
-}
-
-/* A Python stack with module instance numbers dropped ("nn.Module:
- * BertLayer_3" -> "nn.Module: BertLayer"): the four layers of a BERT encoder
- * run the same code, and one function made slower must be one finding, not
- * four below the noise.  key itself when nothing changes or it does not fit. */
-static const char *python_key(const char *key, char *buf, size_t cap)
-{
-	static const char mod[] = "nn.Module: ";
-	const char *s = key, *m;
-	size_t n = 0;
-	int changed = 0;
-
-	while ((m = strstr(s, mod))) {
-		const char *e = m + sizeof(mod) - 1, *u = NULL, *q;
-
-		while (*e && *e != '|')
-			e++;
-		for (q = e - 1; q > m + sizeof(mod) - 1 && *q >= '0' && *q <= '9'; q--)
-			;
-		if (q < e - 1 && *q == '_')
-			u = q;
-		if (n + (size_t)((u ? u : e) - s) + 1 > cap)
-			return key;
-		memcpy(buf + n, s, (size_t)((u ? u : e) - s));
-		n += (size_t)((u ? u : e) - s);
-		changed |= u != NULL;
-		s = e;
-	}
-	if (!changed || n + strlen(s) + 1 > cap)
-		return key;
-	memcpy(buf + n, s, strlen(s) + 1);
-	return buf;
-}
-
-/* Is the stack's innermost frame a thread blocked in a wait (a monitor
- * thread's Condition.wait, a sleep, a queue get)?  Such a thread is idle:
- * it "runs" exactly as long as the step lasts, so it would read as slower
- * whenever anything else is (the tqdm monitor thread of TraceLens's BERT
- * trace owns 42% of its step this way). */
-static int is_wait_stack(const char *key)
-{
-	static const char *const waits[] = {
-		"threading.py: wait", "threading.py: _wait_for_tstate_lock", "threading.py: join",
-		"queue.py: get", "selectors.py: select", "time.sleep", "<built-in function sleep>",
-		"<built-in method acquire of _thread.lock object at 0x>",
-		"<built-in method acquire of _thread.RLock object at 0x>",
-	};
-	const char *leaf = strrchr(key, '|');
-	size_t i, n, m;
-
-	leaf = leaf ? leaf + 1 : key;
-	n = strlen(leaf);
-	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
-		m = strlen(waits[i]);
-		if (n >= m && !strcmp(leaf + n - m, waits[i]))
-			return 1;
-	}
-	return 0;
-}
-
-/* The key a pattern is compared by: collectives by group, kernels by name
- * (their launch shapes summed: data-dependent grids change from step to
- * step, e.g. HTA's trace_diff control runs its embedding backward kernel
- * with six different grids in six steps), the rest by key. */
-static const char *func_key(const pt_pattern *p, char *buf, size_t cap)
-{
-	size_t n;
-
-	if (p->cls == PT_C_COMM) {
-		pt_diag_comm_group(p->key, p->kind, buf, cap);
-		return buf;
-	}
-	if (p->cls == PT_C_PYTHON)
-		return python_key(p->key, buf, cap);
-	if (p->cls != PT_C_COMPUTE)
-		return p->key;
-	n = kernel_name_len(p->key);
-	if (n == strlen(p->key) || n >= cap)
-		return p->key;
-	memcpy(buf, p->key, n);
-	buf[n] = 0;
-	return buf;
 }
 
 static int tab_grow(cctx *c)
@@ -272,7 +102,7 @@ static size_t func_find(cctx *c, const char *key, int cls, int kind, int insert)
 	f->hash = h;
 	f->cls = (uint8_t)cls;
 	f->kind = (uint8_t)kind;
-	f->wait = cls == PT_C_PYTHON && is_wait_stack(key);
+	f->wait = cls == PT_C_PYTHON && cmp_is_wait_stack(key);
 	c->tab[j] = ++c->nf;
 	return c->nf - 1;
 }
@@ -331,7 +161,7 @@ static void load_worker(cctx *c, size_t wi)
 
 		if (p->cls >= PT_C_COUNT)
 			continue;
-		f = func_find(c, func_key(p, buf, sizeof(buf)), p->cls, p->kind, 0);
+		f = func_find(c, cmp_func_key(p, buf, sizeof(buf)), p->cls, p->kind, 0);
 		if (f == (size_t)-1)
 			continue;
 		at = f * c->nw + wi;
@@ -359,7 +189,7 @@ static int index_functions(cctx *c)
 
 			if (p->cls >= PT_C_COUNT || !p->key)
 				continue;
-			func_find(c, func_key(p, buf, sizeof(buf)), p->cls, p->kind, 1);
+			func_find(c, cmp_func_key(p, buf, sizeof(buf)), p->cls, p->kind, 1);
 			if (c->oom)
 				return -1;
 		}
@@ -481,8 +311,6 @@ static int make_pairs(cctx *c)
 }
 
 /* ---- findings ---------------------------------------------------------- */
-
-static int sgn(double x) { return (x > 0) - (x < 0); }
 
 /* A change: owned time moved beyond the threshold and execution time the
  * same way (at least half the threshold). */
@@ -750,7 +578,7 @@ oom:
 }
 
 /* Median over one side's workers of the owned ms per step of class cls. */
-static double wmed(cctx *c, int side, int cls)
+double cmp_class_median(cctx *c, int side, int cls)
 {
 	size_t wi, n = 0;
 
@@ -807,8 +635,8 @@ static void class_findings(cctx *c)
 		goto out;
 	}
 	for (k = 0; k + 1 < NCLS; k++) {
-		int cls = class_order[k], s;
-		double a = wmed(c, 0, cls), b = wmed(c, 1, cls);
+		int cls = cmp_class_order[k], s;
+		double a = cmp_class_median(c, 0, cls), b = cmp_class_median(c, 1, cls);
 		double ex = explained(c, cls, (size_t)-1), jd = 0;
 		cfind *x;
 
@@ -875,412 +703,6 @@ static int cmp_find(const void *pa, const void *pb)
 	if (!x->pairs != !y->pairs)
 		return x->pairs ? 1 : -1;
 	return x->scope_class - y->scope_class;
-}
-
-/* ---- the report -------------------------------------------------------- */
-
-static const char *class_label(int cls)
-{
-	switch (cls) {
-	case PT_C_COMPUTE: return "GPU compute";
-	case PT_C_COMM: return "communication";
-	case PT_C_MEMORY: return "GPU memory operations";
-	case PT_C_RUNTIME: return "CUDA runtime";
-	case PT_C_PYTHON: return "Python/CPU";
-	default: return "idle";
-	}
-}
-
-static const char *kind_label(int cls)
-{
-	switch (cls) {
-	case PT_C_COMPUTE: return "kernel";
-	case PT_C_COMM: return "collective";
-	case PT_C_MEMORY: return "memory operation";
-	case PT_C_RUNTIME: return "CUDA runtime call";
-	default: return "Python/CPU function";
-	}
-}
-
-/* The name a sentence uses: a stack's last frame; a kernel without "void ",
- * its arguments; long names cut. */
-static void short_name(const char *key, int cls, char *out, size_t cap)
-{
-	char buf[512];
-	const char *s = key;
-	size_t n = 0, i;
-	int depth = 0;
-
-	if (cls == PT_C_PYTHON) {
-		const char *bar = strrchr(key, '|');
-
-		if (bar && bar[1])
-			s = bar + 1;
-	} else if (cls == PT_C_COMPUTE) {
-		if (!strncmp(s, "void ", 5))
-			s += 5;
-		for (i = 0; s[i] && n + 1 < sizeof(buf); i++) {
-			if (s[i] == '<')
-				depth++;
-			else if (s[i] == '>' && depth > 0)
-				depth--;
-			else if (s[i] == '(' && !depth && strncmp(s + i, "(anonymous", 10))
-				break;
-			buf[n++] = s[i];
-		}
-		buf[n] = 0;
-		s = n ? buf : key;
-	}
-	n = strlen(s);
-	if (n > 72)
-		snprintf(out, cap, "%.69s...", s);
-	else
-		snprintf(out, cap, "%s", s);
-}
-
-/* "rank 3: " / "ranks 1, 3: " / "" for the whole job. */
-static void who(const cctx *c, const cfind *x, pt_sb *sb)
-{
-	size_t k;
-
-	if (!x->pairs)
-		return;
-	pt_sb_adds(sb, x->npairs > 1 ? "ranks " : "rank ");
-	for (k = 0; k < x->npairs && k < 8; k++)
-		pt_sb_addf(sb, "%s%lld", k ? ", " : "", (long long)c->w[c->pair[x->pairs[k]][0]].s->rank);
-	if (k < x->npairs)
-		pt_sb_addf(sb, " and %zu more", x->npairs - k);
-	pt_sb_adds(sb, ": ");
-}
-
-static void fmt_ms(pt_sb *sb, double v)
-{
-	double a = fabs(v);
-
-	pt_sb_addf(sb, a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3f", v);
-}
-
-static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
-{
-	char nm[96];
-
-	who(c, x, sb);
-	if (x->scope_class) {
-		pt_sb_addf(sb, "%s got %s: ", class_label((int)x->f), change_name[x->change]);
-		if (x->beyond)
-			pt_sb_adds(sb, "in all ");
-	} else {
-		const cfunc *u = &c->f[x->f];
-
-		short_name(u->key, u->cls, nm, sizeof(nm));
-		pt_sb_addf(sb, "`%s` (%s) ", nm, kind_label(u->cls));
-		pt_sb_adds(sb, x->beyond ? (x->d > 0 ? "got slower there: " : "got faster there: ") :
-			   x->change == CH_APPEARED ? "is new: " :
-			   x->change == CH_DISAPPEARED ? "is gone: " :
-			   x->change == CH_SLOWER ? "got slower: " : "got faster: ");
-	}
-	if (x->change == CH_APPEARED && !x->beyond) {
-		fmt_ms(sb, x->b);
-		pt_sb_adds(sb, " ms per step");
-	} else if (x->change == CH_DISAPPEARED && !x->beyond) {
-		pt_sb_adds(sb, "it took ");
-		fmt_ms(sb, x->a);
-		pt_sb_adds(sb, " ms per step in BASELINE");
-	} else {
-		fmt_ms(sb, x->a);
-		pt_sb_adds(sb, " -> ");
-		fmt_ms(sb, x->b);
-		pt_sb_adds(sb, " ms per step");
-	}
-	pt_sb_addf(sb, " (%s", x->d >= 0 ? "+" : "");
-	fmt_ms(sb, x->d);
-	pt_sb_adds(sb, " ms");
-	if (x->beyond)
-		pt_sb_adds(sb, x->scope_class ? " beyond the functions listed" :
-			   " beyond the whole job's change");
-	if (isfinite(share))
-		pt_sb_addf(sb, ", %.0f%% of the difference", share * 100);
-	pt_sb_adds(sb, ")");
-	if (!x->scope_class) {
-		if (x->change != CH_DISAPPEARED && isfinite(x->cb))
-			pt_sb_addf(sb, ", %.3g call%s per step", x->cb, fabs(x->cb - 1) < 0.005 ? "" : "s");
-		if (x->pa > 0 && x->pb > 0)
-			pt_sb_addf(sb, ", %.2fx as long per call", x->pb / x->pa);
-	} else {
-		size_t k;
-
-		if (isfinite(x->ratio))
-			pt_sb_addf(sb, "; its %ss take %.2fx as long per call (median of %zu)",
-				   kind_label((int)x->f), x->ratio, x->nratio);
-		for (k = 0; k < x->ntop; k++) {
-			short_name(c->f[x->top[k]].key, c->f[x->top[k]].cls, nm, sizeof(nm));
-			pt_sb_addf(sb, "%s`%s` %s", k ? ", " : "; most: ", nm, x->topd[k] >= 0 ? "+" : "");
-			fmt_ms(sb, x->topd[k]);
-		}
-	}
-	pt_sb_adds(sb, ".");
-}
-
-static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt_sb *sb)
-{
-	char nm[96];
-	size_t k, used = 0, pick[2];
-	double sum = 0, ratio = c->step[0] > 0 ? c->step[1] / c->step[0] : NAN;
-
-	if (c->unrelated) {
-		pt_sb_addf(sb, "BASELINE and NEW have little in common: only %.0f%% of BASELINE's "
-			   "kernel and Python time and %.0f%% of NEW's is in functions both ran, so "
-			   "they look like different models or setups and their functions are not "
-			   "compared one by one; step time ", c->common[0] * 100, c->common[1] * 100);
-		fmt_ms(sb, c->step[0]);
-		pt_sb_adds(sb, " ms vs ");
-		fmt_ms(sb, c->step[1]);
-		pt_sb_adds(sb, " ms.");
-		return;
-	}
-	if (fabs(c->dstep) <= c->thr) {
-		pt_sb_adds(sb, "NEW runs at BASELINE's speed per step (");
-		fmt_ms(sb, c->step[1]);
-		pt_sb_adds(sb, " vs ");
-		fmt_ms(sb, c->step[0]);
-		pt_sb_adds(sb, " ms, within the noise of ");
-		fmt_ms(sb, c->thr);
-		pt_sb_adds(sb, " ms)");
-		if (!nord) {
-			pt_sb_adds(sb, " and no function changed beyond it.");
-			return;
-		}
-		pt_sb_adds(sb, ", but ");
-		explain(c, &c->fd[order[0]], NAN, sb);
-		return;
-	}
-	pt_sb_addf(sb, "NEW is %.2fx %s per step: ", c->dstep > 0 ? ratio : 1 / ratio,
-		   c->dstep > 0 ? "slower" : "faster");
-	fmt_ms(sb, fabs(c->dstep));
-	pt_sb_addf(sb, " ms %s", c->dstep > 0 ? "more" : "less");
-	for (k = 0; k < nord && used < 2; k++) {
-		const cfind *x = &c->fd[order[k]];
-
-		if (x->pairs || sgn(x->d) != sgn(c->dstep))
-			continue;
-		pick[used++] = order[k];
-		sum += x->d;
-	}
-	if (!used) {
-		pt_sb_adds(sb, ", spread over functions none of which changed beyond the noise (");
-		fmt_ms(sb, c->thr);
-		pt_sb_adds(sb, " ms).");
-		return;
-	}
-	pt_sb_addf(sb, ", %.0f%% of it in ", 100 * sum / c->dstep);
-	for (k = 0; k < used; k++) {
-		const cfind *x = &c->fd[pick[k]];
-
-		if (k)
-			pt_sb_adds(sb, " and ");
-		if (x->scope_class) {
-			pt_sb_addf(sb, "%s time", class_label((int)x->f));
-			continue;
-		}
-		short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
-		pt_sb_addf(sb, "%s`%s`", x->change == CH_APPEARED ? "the new " :
-			   x->change == CH_DISAPPEARED ? "the removed " : "", nm);
-	}
-	pt_sb_adds(sb, ".");
-}
-
-static void add_side(cctx *c, pt_rv *cmp, const char *key, const pt_compare_side *sd, int side,
-		     size_t nfailed)
-{
-	pt_report *r = c->r;
-	pt_rv *o = pt_rv_obj(r, cmp, key), *st;
-
-	pt_rv_str(r, o, "path", sd->path ? sd->path : "");
-	pt_rv_str(r, o, "input", sd->input ? sd->input : "summaries");
-	pt_rv_int(r, o, "workers", (int64_t)c->nside[side]);
-	pt_rv_int(r, o, "failed", (int64_t)nfailed);
-	pt_rv_int(r, o, "steps", (int64_t)c->steps_total[side]);
-	st = pt_rv_obj(r, o, "step_ms");
-	pt_rv_num(r, st, "median", c->step[side]);
-	pt_rv_num(r, st, "p10", c->p10[side]);
-	pt_rv_num(r, st, "p90", c->p90[side]);
-	pt_rv_num(r, o, "noise_ms", c->noise[side]);
-	pt_rv_num(r, o, "common_share", c->common[side]);
-}
-
-static void num_or_null(pt_report *r, pt_rv *o, const char *key, double v)
-{
-	if (isfinite(v))
-		pt_rv_num(r, o, key, v);
-	else
-		pt_rv_null(r, o, key);
-}
-
-static void build_report(cctx *c, const pt_compare_side *base, const pt_compare_side *nw,
-			 size_t nfailed_a, size_t nfailed_b)
-{
-	pt_report *r = c->r;
-	pt_rv *cmp = pt_rv_obj(r, pt_report_root(r), "Compare");
-	pt_rv *arr, *o, *a2;
-	size_t *order = NULL, nord = 0, i, k, nshown;
-	pt_sb sb = {0};
-	double rest;
-	char nm[96];
-
-	order = x_malloc((c->nfd ? c->nfd : 1) * sizeof(*order));
-	if (!order) {
-		c->oom = 1;
-		return;
-	}
-	for (i = 0; i < c->nfd; i++)
-		order[nord++] = i;
-	summary_sentence(c, order, nord, &sb);
-	pt_rv_str(r, cmp, "summary", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
-	pt_sb_reset(&sb);
-	add_side(c, cmp, "baseline", base, 0, nfailed_a);
-	add_side(c, cmp, "new", nw, 1, nfailed_b);
-	pt_rv_str(r, cmp, "pairing", c->npair ? "rank" : "population");
-	pt_rv_int(r, cmp, "pairs", (int64_t)c->npair);
-	num_or_null(r, cmp, "ratio", c->step[0] > 0 ? c->step[1] / c->step[0] : NAN);
-	pt_rv_num(r, cmp, "delta_ms", c->dstep);
-	pt_rv_num(r, cmp, "threshold_ms", c->thr);
-	pt_rv_bool(r, cmp, "unrelated", c->unrelated);
-
-	arr = pt_rv_arr(r, cmp, "classes");
-	for (k = 0; k < NCLS; k++) {
-		int cls = class_order[k];
-		double a = wmed(c, 0, cls), b = wmed(c, 1, cls);
-
-		o = pt_rv_obj(r, arr, NULL);
-		pt_rv_str(r, o, "class", pt_class_name(cls));
-		pt_rv_num(r, o, "baseline_ms", a);
-		pt_rv_num(r, o, "new_ms", b);
-		pt_rv_num(r, o, "delta_ms", b - a);
-		num_or_null(r, o, "share", fabs(c->dstep) > c->thr ? (b - a) / c->dstep : NAN);
-	}
-
-	arr = pt_rv_arr(r, cmp, "findings");
-	nshown = c->o->max_findings && c->o->max_findings < nord ? c->o->max_findings : nord;
-	for (i = 0; i < nshown; i++) {
-		const cfind *x = &c->fd[order[i]];
-		double share = !x->pairs && fabs(c->dstep) > c->thr ? x->d / c->dstep : NAN;
-
-		o = pt_rv_obj(r, arr, NULL);
-		pt_rv_int(r, o, "rank", (int64_t)i + 1);
-		pt_rv_str(r, o, "change", change_name[x->change]);
-		pt_rv_str(r, o, "scope", x->scope_class ? "class" : "function");
-		if (x->scope_class) {
-			pt_rv_str(r, o, "class", pt_class_name((int)x->f));
-			pt_rv_str(r, o, "function", class_label((int)x->f));
-			pt_rv_str(r, o, "name", class_label((int)x->f));
-		} else {
-			pt_rv_str(r, o, "class", pt_class_name(c->f[x->f].cls));
-			pt_rv_str(r, o, "kind", kind_label(c->f[x->f].cls));
-			pt_rv_str(r, o, "function", c->f[x->f].key);
-			short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
-			pt_rv_str(r, o, "name", nm);
-		}
-		a2 = pt_rv_arr(r, o, "workers");
-		if (!x->pairs) {
-			pt_rv_str(r, a2, NULL, "all");
-		} else {
-			for (k = 0; k < x->npairs; k++)
-				pt_rv_str(r, a2, NULL, c->w[c->pair[x->pairs[k]][1]].s->worker);
-			a2 = pt_rv_arr(r, o, "ranks");
-			for (k = 0; k < x->npairs; k++)
-				pt_rv_int(r, a2, NULL, c->w[c->pair[x->pairs[k]][0]].s->rank);
-		}
-		pt_rv_num(r, o, "baseline_ms", x->a);
-		pt_rv_num(r, o, "new_ms", x->b);
-		pt_rv_num(r, o, "delta_ms", x->d);
-		num_or_null(r, o, "share", share);
-		if (!x->scope_class) {
-			num_or_null(r, o, "baseline_calls", x->ca);
-			num_or_null(r, o, "new_calls", x->cb);
-			num_or_null(r, o, "baseline_per_call_ms", x->pa);
-			num_or_null(r, o, "new_per_call_ms", x->pb);
-		} else {
-			num_or_null(r, o, "per_call_ratio", x->ratio);
-			a2 = pt_rv_arr(r, o, "functions");
-			for (k = 0; k < x->ntop; k++) {
-				pt_rv *t = pt_rv_obj(r, a2, NULL);
-
-				pt_rv_str(r, t, "function", c->f[x->top[k]].key);
-				pt_rv_num(r, t, "delta_ms", x->topd[k]);
-			}
-		}
-		explain(c, x, share, &sb);
-		pt_rv_str(r, o, "explanation", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
-		pt_sb_reset(&sb);
-	}
-	pt_rv_int(r, cmp, "more_findings", (int64_t)(nord - nshown));
-
-	/* The waterfall: BASELINE's step, the whole-job changes, the rest, NEW's
-	 * step.  Without whole-job findings the classes make the bars. */
-	arr = pt_rv_arr(r, cmp, "waterfall");
-	rest = c->dstep;
-	for (i = 0, k = 0; i < nord && k < WATERFALL_MAX && !c->unrelated; i++) {
-		const cfind *x = &c->fd[order[i]];
-
-		if (x->pairs)
-			continue;
-		o = pt_rv_obj(r, arr, NULL);
-		if (x->scope_class) {
-			pt_rv_str(r, o, "label", class_label((int)x->f));
-		} else {
-			short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
-			pt_sb_addf(&sb, "%s%s", x->change == CH_APPEARED ? "new: " :
-				   x->change == CH_DISAPPEARED ? "gone: " : "", nm);
-			pt_rv_str(r, o, "label", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
-			pt_sb_reset(&sb);
-			pt_rv_str(r, o, "function", c->f[x->f].key);
-		}
-		pt_rv_str(r, o, "change", change_name[x->change]);
-		pt_rv_num(r, o, "delta_ms", x->d);
-		rest -= x->d;
-		k++;
-	}
-	if (!k) {
-		for (i = 0; i + 1 < NCLS; i++) {
-			int cls = class_order[i];
-			double d = wmed(c, 1, cls) - wmed(c, 0, cls);
-
-			o = pt_rv_obj(r, arr, NULL);
-			pt_rv_str(r, o, "label", class_label(cls));
-			pt_rv_str(r, o, "change", d >= 0 ? "slower" : "faster");
-			pt_rv_num(r, o, "delta_ms", d);
-			rest -= d;
-		}
-	}
-	o = pt_rv_obj(r, arr, NULL);
-	pt_rv_str(r, o, "label", k ? "everything else" : "idle");
-	pt_rv_str(r, o, "change", "other");
-	pt_rv_num(r, o, "delta_ms", rest);
-
-	arr = pt_rv_arr(r, cmp, "workers");
-	for (i = 0; i < c->nw; i++) {
-		const pt_summary *s = c->w[i].s;
-
-		o = pt_rv_obj(r, arr, NULL);
-		pt_rv_str(r, o, "side", c->w[i].side ? "new" : "baseline");
-		pt_rv_str(r, o, "id", s->worker);
-		if (s->rank >= 0)
-			pt_rv_int(r, o, "rank", s->rank);
-		else
-			pt_rv_null(r, o, "rank");
-		pt_rv_num(r, o, "step_ms", c->w[i].step_ms);
-		a2 = pt_rv_arr(r, o, "steps");
-		for (k = 0; k < s->nsteps; k++)
-			pt_rv_num(r, a2, NULL, s->step_ms[k]);
-		if (!s->nsteps)
-			pt_rv_num(r, a2, NULL, s->window_ms);
-	}
-	/* Reserved for changes in the lockstep picture (docs/compare.md). */
-	pt_rv_null(r, cmp, "lockstep");
-	if (sb.oom)
-		c->oom = 1;
-	pt_sb_free(&sb);
-	x_free(order);
 }
 
 static void side_medians(cctx *c)
@@ -1428,7 +850,7 @@ pt_report *pt_compare(const pt_compare_side *base, const pt_compare_side *nw,
 		if (c.nfd > 1)
 			qsort(c.fd, c.nfd, sizeof(*c.fd), cmp_find);
 	}
-	build_report(&c, base, nw, nfailed[0], nfailed[1]);
+	cmp_build_report(&c, base, nw, nfailed[0], nfailed[1]);
 	if (c.oom || pt_report_oom(c.r))
 		goto oom;
 	out = c.r;
