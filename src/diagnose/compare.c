@@ -6,9 +6,8 @@
  * Every function of both sides (kernels by name, Python/CPU functions by
  * stack, collectives by group: compare_keys.c) gets two numbers per worker,
  * both in ms per profiled step: the time it owns under the class priority
- * rule (these sum
- * to the step time, so their differences account for the step time's) and
- * its execution time (overlap included).  A change is a finding when the
+ * rule (these sum to the step time, so their differences account for the
+ * step time's) and its execution time (overlap included).  A change is a finding when the
  * owned time moved by more than the threshold (each side's step-to-step
  * noise, at least min_share of BASELINE's step) and the execution time moved
  * the same way: time a function merely lost to a slower higher-priority one
