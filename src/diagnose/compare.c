@@ -7,13 +7,13 @@
  * stack, collectives by group: compare_keys.c) gets two numbers per worker,
  * both in ms per profiled step: the time it owns under the class priority
  * rule (these sum to the step time, so their differences account for the
- * step time's) and its execution time (overlap included).  A change is a finding when the
- * owned time moved by more than the threshold (each side's step-to-step
- * noise, at least min_share of BASELINE's step) and the execution time moved
- * the same way: time a function merely lost to a slower higher-priority one
- * (Python covered by a longer kernel) is a symptom, not a change.  Per-rank
- * and per-class findings come after the whole job's; compare_report.c turns
- * them into the report.
+ * step time's) and its execution time (overlap included).  A change is a
+ * finding when the owned time moved by more than the threshold (each side's
+ * step-to-step noise, at least min_share of BASELINE's step) and the
+ * execution time moved the same way: time a function merely lost to a
+ * slower higher-priority one (Python covered by a longer kernel) is a
+ * symptom, not a change.  Per-rank and per-class findings come after the
+ * whole job's; compare_report.c turns them into the report.
  */
 #include "compare_internal.h"
 #include "diagnose.h"
