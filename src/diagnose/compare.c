@@ -68,9 +68,9 @@ static int tab_grow(cctx *c)
 
 /* Index of (cls, key), added when insert is set; (size_t)-1 when absent or
  * out of memory (c->oom). */
-static size_t func_find(cctx *c, const char *key, int cls, int kind, int insert)
+static size_t func_find(cctx *c, const char *key, int cls, int grp, int kind, int insert)
 {
-	uint64_t h = fnv(key, cls);
+	uint64_t h = fnv(key, cls + 16 * grp);
 	size_t j;
 	cfunc *f;
 
@@ -82,7 +82,7 @@ static size_t func_find(cctx *c, const char *key, int cls, int kind, int insert)
 	}
 	for (j = h & (c->tabcap - 1); c->tab[j]; j = (j + 1) & (c->tabcap - 1)) {
 		f = &c->f[c->tab[j] - 1];
-		if (f->hash == h && f->cls == cls && !strcmp(f->key, key))
+		if (f->hash == h && f->cls == cls && f->grp == grp && !strcmp(f->key, key))
 			return c->tab[j] - 1;
 	}
 	if (!insert)
@@ -101,7 +101,9 @@ static size_t func_find(cctx *c, const char *key, int cls, int kind, int insert)
 	f->hash = h;
 	f->cls = (uint8_t)cls;
 	f->kind = (uint8_t)kind;
-	f->wait = cls == PT_C_PYTHON && cmp_is_wait_stack(key);
+	f->grp = (uint8_t)grp;
+	f->grp_of = (size_t)-1;
+	f->wait = cls == PT_C_PYTHON && !grp && cmp_is_wait_stack(key);
 	c->tab[j] = ++c->nf;
 	return c->nf - 1;
 }
@@ -143,6 +145,7 @@ static void load_worker(cctx *c, size_t wi)
 	cworker *w = &c->w[wi];
 	const pt_summary *s = w->s;
 	size_t i, k;
+	int g;
 	char buf[4096];
 
 	w->steps = s->nsteps ? (double)s->nsteps : 1.0;
@@ -160,24 +163,28 @@ static void load_worker(cctx *c, size_t wi)
 
 		if (p->cls >= PT_C_COUNT)
 			continue;
-		f = func_find(c, cmp_func_key(p, buf, sizeof(buf)), p->cls, p->kind, 0);
+		f = func_find(c, cmp_func_key(p, buf, sizeof(buf)), p->cls, 0, p->kind, 0);
 		if (f == (size_t)-1)
 			continue;
-		at = f * c->nw + wi;
 		if (c->f[f].wait) {
 			w->own[PT_C_PYTHON] -= p->bottleneck * s->window_ms / w->steps;
 			w->own[PT_C_IDLE] += p->bottleneck * s->window_ms / w->steps;
 		}
-		c->own[at] += p->bottleneck * s->window_ms / w->steps;
-		c->exe[at] += p->total_ms / w->steps;
-		c->calls[at] += (double)p->count / w->steps;
-		c->pcall[at] += p->median_ms * (double)p->count; /* divided below */
+		/* the stack, then the group of stacks ending in its frame */
+		for (g = 0; g < 2 && f != (size_t)-1; g++, f = c->f[f].grp_of) {
+			at = f * c->nw + wi;
+			c->own[at] += p->bottleneck * s->window_ms / w->steps;
+			c->exe[at] += p->total_ms / w->steps;
+			c->calls[at] += (double)p->count / w->steps;
+			c->pcall[at] += p->median_ms * (double)p->count; /* divided below */
+		}
 	}
 }
 
 static int index_functions(cctx *c)
 {
-	size_t wi, i;
+	size_t wi, i, f, g, n0;
+	const char *key, *leaf;
 	char buf[4096];
 
 	for (wi = 0; wi < c->nw; wi++) {
@@ -188,9 +195,23 @@ static int index_functions(cctx *c)
 
 			if (p->cls >= PT_C_COUNT || !p->key)
 				continue;
-			func_find(c, cmp_func_key(p, buf, sizeof(buf)), p->cls, p->kind, 1);
+			n0 = c->nf;
+			f = func_find(c, key = cmp_func_key(p, buf, sizeof(buf)), p->cls, 0, p->kind, 1);
 			if (c->oom)
 				return -1;
+			/* A new Python stack joins the group of its innermost frame:
+			 * one function called from many places (aten::mm) or a new
+			 * one added at a different place each step. */
+			if (c->nf == n0 || p->cls != PT_C_PYTHON || c->f[f].wait)
+				continue;
+			leaf = strrchr(key, '|');
+			if (!leaf)
+				continue;
+			g = func_find(c, leaf + 1, PT_C_PYTHON, 1, p->kind, 1);
+			if (c->oom)
+				return -1;
+			c->f[f].grp_of = g;
+			c->f[g].nmem++;
 		}
 	}
 	return 0;
@@ -359,19 +380,42 @@ static const cfind *job_find(const cctx *c, int scope_class, size_t f, int s)
 	return NULL;
 }
 
-static void job_functions(cctx *c)
+/* Sum of the whole-job findings of group g's member stacks. */
+static double member_job_sum(const cctx *c, size_t g)
+{
+	double sum = 0;
+	size_t i;
+
+	for (i = 0; i < c->nfd; i++)
+		if (!c->fd[i].pairs && !c->fd[i].scope_class && c->f[c->fd[i].f].grp_of == g)
+			sum += c->fd[i].d;
+	return sum;
+}
+
+/* Whole-job findings of plain functions (groups 0), then of the groups of
+ * Python stacks by innermost frame (groups 1): what a group changed beyond
+ * its member stacks' findings. */
+static void job_functions(cctx *c, int groups)
 {
 	size_t f;
 
 	for (f = 0; f < c->nf; f++) {
 		cfunc *u = &c->f[f];
 		cfind *x;
+		double sm = 0;
 
-		if (u->wait || !is_change(c, u->mb - u->ma, u->eb - u->ea))
+		if (u->wait || u->grp != groups || (groups && u->nmem < 2))
 			continue;
-		x = add_find(c, 0, f, find_change(u->na > 0, u->nb > 0, u->mb - u->ma), u->ma, u->mb);
+		if (groups)
+			sm = member_job_sum(c, f);
+		if (!is_change(c, u->mb - u->ma - sm, u->eb - u->ea - sm))
+			continue;
+		x = add_find(c, 0, f, sm != 0 ? (u->mb - u->ma - sm > 0 ? CH_SLOWER : CH_FASTER) :
+			     find_change(u->na > 0, u->nb > 0, u->mb - u->ma), u->ma, u->mb);
 		if (!x)
 			return;
+		x->d = u->mb - u->ma - sm;
+		x->beyond = sm != 0;
 		x->ca = u->ca;
 		x->cb = u->cb;
 		x->pa = u->pa;
@@ -383,42 +427,65 @@ static void job_functions(cctx *c)
  * finding per (function, direction) listing the pairs.  Where the whole job
  * has a finding for the function, a pair counts with what changed beyond
  * it (a rank whose copy of a new kernel is also slower). */
-static void pair_functions(cctx *c)
+static void pair_functions(cctx *c, int groups)
 {
-	size_t f, p, *hit = NULL;
-	double *hd = NULL;
+	size_t f, p, i, k, *hit = NULL;
+	double *hd = NULL, *bs = NULL, *be = NULL;
 	int s;
 
 	if (!c->npair)
 		return;
 	hit = x_malloc(c->npair * sizeof(*hit));
 	hd = x_malloc(c->npair * sizeof(*hd));
-	if (!hit || !hd) {
+	bs = x_malloc(c->npair * sizeof(*bs));
+	be = x_malloc(c->npair * sizeof(*be));
+	if (!hit || !hd || !bs || !be) {
 		c->oom = 1;
 		goto out;
 	}
 	for (f = 0; f < c->nf; f++) {
 		const cfind *jf = job_find(c, 0, f, 1);
-		double jd, je;
+		int beyond;
 
-		if (c->f[f].wait)
+		if (c->f[f].wait || c->f[f].grp != groups || (groups && c->f[f].nmem < 2))
 			continue;
-
 		if (!jf)
 			jf = job_find(c, 0, f, -1);
-		jd = jf ? jf->d : 0;
-		je = jf ? c->f[f].eb - c->f[f].ea : 0;
+		/* What the pair's change is measured beyond: the whole job's
+		 * finding for f, and for a group its member stacks' findings. */
+		for (p = 0; p < c->npair; p++) {
+			bs[p] = jf ? jf->d : 0;
+			be[p] = jf ? c->f[f].eb - c->f[f].ea - (groups ? member_job_sum(c, f) : 0) : 0;
+		}
+		beyond = jf != NULL;
+		for (i = 0; groups && i < c->nfd; i++) {
+			const cfind *x = &c->fd[i];
+
+			if (x->scope_class || c->f[x->f].grp_of != f)
+				continue;
+			beyond = 1;
+			for (p = 0; p < c->npair; p++) {
+				if (!x->pairs) {
+					bs[p] += x->d;
+					be[p] += x->d;
+				}
+			}
+			for (k = 0; x->pairs && k < x->npairs; k++) {
+				bs[x->pairs[k]] += x->pd[k];
+				be[x->pairs[k]] += x->pd[k];
+			}
+		}
 		for (s = -1; s <= 1; s += 2) {
-			size_t nh = 0, k;
+			size_t nh = 0;
 			int pa = 0, pb = 0;
 			cfind *x;
 			double a, b;
 
 			for (p = 0; p < c->npair; p++) {
 				size_t ia = f * c->nw + c->pair[p][0], ib = f * c->nw + c->pair[p][1];
-				double d = c->own[ib] - c->own[ia] - jd;
+				double d = c->own[ib] - c->own[ia] - bs[p];
 
-				if (sgn(d) != s || !is_change(c, d, c->exe[ib] - c->exe[ia] - je))
+				if (sgn(d) != s || !is_change(c, d, c->exe[ib] - c->exe[ia] - be[p]))
 					continue;
 				hit[nh] = p;
 				hd[nh++] = d;
@@ -433,13 +500,13 @@ static void pair_functions(cctx *c)
 			for (k = 0; k < nh; k++)
 				c->tmp[k] = c->own[f * c->nw + c->pair[hit[k]][1]];
 			b = pt_robust_median(c->tmp, nh, 0);
-			x = add_find(c, 0, f, jf ? (s > 0 ? CH_SLOWER : CH_FASTER) : find_change(pa, pb, s),
+			x = add_find(c, 0, f, beyond ? (s > 0 ? CH_SLOWER : CH_FASTER) : find_change(pa, pb, s),
 				     a, b);
 			if (!x)
 				goto out;
 			memcpy(c->tmp, hd, nh * sizeof(*hd));
 			x->d = pt_robust_median(c->tmp, nh, 0);
-			x->beyond = jf != NULL;
+			x->beyond = beyond;
 			x->pairs = x_malloc(nh * sizeof(*x->pairs));
 			x->pd = x_malloc(nh * sizeof(*x->pd));
 			if (!x->pairs || !x->pd) {
@@ -467,6 +534,8 @@ static void pair_functions(cctx *c)
 out:
 	x_free(hit);
 	x_free(hd);
+	x_free(bs);
+	x_free(be);
 }
 
 /* How much of the change of class cls on pair p (or the whole job, p =
@@ -525,7 +594,7 @@ static void class_detail(cctx *c, cfind *x, int cls)
 		double de = 0;
 		size_t j;
 
-		if (c->f[f].cls != cls || c->f[f].wait)
+		if (c->f[f].cls != cls || c->f[f].wait || c->f[f].grp)
 			continue;
 		if (has_finding(c, f, x->pairs ? x->pairs[0] : (size_t)-1))
 			continue;
@@ -601,7 +670,7 @@ static double class_exec_delta(const cctx *c, int cls, size_t p)
 	for (f = 0; f < c->nf; f++) {
 		const cfunc *u = &c->f[f];
 
-		if (u->cls != cls || u->wait)
+		if (u->cls != cls || u->wait || u->grp)
 			continue;
 		if (p == (size_t)-1) {
 			if ((!u->na || !u->nb) && (cls == PT_C_PYTHON || fmax(u->ma, u->mb) < c->thr / 2))
@@ -753,7 +822,7 @@ static void commonality(cctx *c)
 			const cfunc *u = &c->f[f];
 			double sum = 0;
 
-			if (u->cls != PT_C_COMPUTE && u->cls != PT_C_PYTHON)
+			if ((u->cls != PT_C_COMPUTE && u->cls != PT_C_PYTHON) || u->grp)
 				continue;
 			for (wi = 0; wi < c->nw; wi++)
 				if (c->w[wi].side == side)
@@ -841,8 +910,10 @@ pt_report *pt_compare(const pt_compare_side *base, const pt_compare_side *nw,
 	if (c.thr < opt->min_share * c.step[0])
 		c.thr = opt->min_share * c.step[0];
 	if (!c.unrelated) {
-		job_functions(&c);
-		pair_functions(&c);
+		job_functions(&c, 0);
+		pair_functions(&c, 0);
+		job_functions(&c, 1);
+		pair_functions(&c, 1);
 		class_findings(&c);
 		if (c.oom)
 			goto oom;

@@ -35,6 +35,9 @@ typedef struct cfunc {
 	uint64_t hash;
 	uint8_t cls, kind;
 	uint8_t wait;            /* a Python stack blocked in a wait: idle, never a finding */
+	uint8_t grp;             /* 1: the group of all Python stacks ending in frame key */
+	size_t grp_of;           /* a Python stack: its group's index, (size_t)-1 none */
+	size_t nmem;             /* a group: its stacks */
 	double ma, mb;           /* whole-side medians of owned ms/step */
 	double ea, eb;           /* and of execution ms/step */
 	double ca, cb;           /* calls per step */

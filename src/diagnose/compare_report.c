@@ -107,7 +107,10 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 		const cfunc *u = &c->f[x->f];
 
 		short_name(u->key, u->cls, nm, sizeof(nm));
-		pt_sb_addf(sb, "`%s` (%s) ", nm, kind_label(u->cls));
+		if (u->grp)
+			pt_sb_addf(sb, "`%s` (%s, in %zu stacks) ", nm, kind_label(u->cls), u->nmem);
+		else
+			pt_sb_addf(sb, "`%s` (%s) ", nm, kind_label(u->cls));
 		pt_sb_adds(sb, x->beyond ? (x->d > 0 ? "got slower there: " : "got faster there: ") :
 			   x->change == CH_APPEARED ? "is new: " :
 			   x->change == CH_DISAPPEARED ? "is gone: " :
@@ -310,6 +313,8 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 		} else {
 			pt_rv_str(r, o, "class", pt_class_name(c->f[x->f].cls));
 			pt_rv_str(r, o, "kind", kind_label(c->f[x->f].cls));
+			if (c->f[x->f].grp) /* all stacks ending in this frame */
+				pt_rv_int(r, o, "stacks", (int64_t)c->f[x->f].nmem);
 			pt_rv_str(r, o, "function", c->f[x->f].key);
 			short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
 			pt_rv_str(r, o, "name", nm);

@@ -17,9 +17,11 @@ the same name; changes apply to every trace, or to rank R only with --rank).
                            moves, events spanning that instant grow), as when
                            a GPU-bound step waits for that kernel
   --new NAME --new-ms MS   a new GPU kernel NAME of MS ms in every profiled
-                           step, on the busiest stream, 1 us into the
-                           step's longest GPU-idle gap; its time is inserted
-                           the same way
+  [--new-cat CAT]          step, on the busiest stream, 1 us into the
+                           step's longest GPU-idle gap (with --new-cat: an
+                           event of that category, e.g. user_annotation, on
+                           the step annotation's thread); its time is
+                           inserted the same way
   --scale-kernels F        every compute kernel (cat "kernel", not NCCL) lasts
                            F times longer, start times kept (the DLRM
                            "slower GPU" plant of plant_anomalies.py)
@@ -166,6 +168,12 @@ def plant(doc, args, info):
             # moves after it, so at the step's own start the step would.
             at = best[0] + min(1.0, (best[1] - best[0]) / 2) if best else s0 + (s1 - s0) / 2
             points.append((at, dur))
+            if args.new_cat:
+                # on the thread of the step's annotation, nested in whatever
+                # runs there at that instant
+                new.append((at, {"ph": "X", "cat": args.new_cat, "name": args.new, "pid": s["pid"],
+                                 "tid": s["tid"], "ts": at, "dur": dur, "args": {}}))
+                continue
             new.append((at, {"ph": "X", "cat": "kernel", "name": args.new, "pid": pid, "tid": tid,
                              "ts": at, "dur": dur,
                              "args": {"stream": tid, "grid": [1, 1, 1], "block": [128, 1, 1],
@@ -204,6 +212,7 @@ def main():
     ap.add_argument("--slow-cat")
     ap.add_argument("--new")
     ap.add_argument("--new-ms", type=float, default=1.0)
+    ap.add_argument("--new-cat")
     ap.add_argument("--scale-kernels", type=float)
     ap.add_argument("--rank", type=int)
     args = ap.parse_args()

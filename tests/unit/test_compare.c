@@ -6,7 +6,8 @@
  * covered by a longer kernel) that is not a finding, a change below the
  * noise, one rank of four slower (pairing), two unrelated runs, a side
  * with no readable worker, the text report's first line, Python stacks
- * merged across module instances and a waiting thread that is no finding.
+ * merged across module instances, a waiting thread that is no finding, and
+ * one frame a little slower at several call sites.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -338,6 +339,36 @@ static void test_python_keys_and_waits(void **state)
 	pt_summary_free(b);
 }
 
+/* aten::mm a little slower from each of three call sites, each below the
+ * noise: one finding for the frame, "in 3 stacks". */
+static void test_frame_group(void **state)
+{
+	static const double ten[5] = { 10, 10, 10, 10, 10 }, ten2[5] = { 10.12, 10.12, 10.12, 10.12, 10.12 };
+	static const char *const sites[3] = { "a.py: f|aten::mm", "b.py: g|aten::mm", "c.py: h|aten::mm" };
+	pt_summary *a = mk("a.json", -1, ten, 5), *b = mk("b.json", -1, ten2, 5);
+	const pt_rv *f;
+	pt_report *r;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		pat(a, sites[i], PT_C_PYTHON, PT_K_CPU_OP, 5, 0.2, 1.0);
+		pat(b, sites[i], PT_C_PYTHON, PT_K_CPU_OP, 5, 0.24, 1.2);
+	}
+	r = cmp(&a, 1, &b, 1);
+	assert_float_equal(num(pt_rv_get(pt_report_root_c(r), "Compare"), "threshold_ms"), 0.05, 1e-12);
+	f = C(r, "findings");
+	assert_int_equal(f->n, 1);
+	assert_string_equal(str(nth(f, 0), "function"), "aten::mm");
+	assert_int_equal(pt_rv_get(nth(f, 0), "stacks")->i, 3);
+	assert_float_equal(num(nth(f, 0), "delta_ms"), 0.12, 1e-9);
+	assert_non_null(strstr(str(nth(f, 0), "explanation"),
+			       "`aten::mm` (Python/CPU function, in 3 stacks) got slower: 0.600 -> 0.720 ms per step"));
+	pt_report_free(r);
+	pt_summary_free(a);
+	pt_summary_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_no_readable_side),
 		cmocka_unit_test(test_text_first_line),
 		cmocka_unit_test(test_python_keys_and_waits),
+		cmocka_unit_test(test_frame_group),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
