@@ -13,6 +13,7 @@
 #include "diagnose.h"
 #include "diagnose/compare.h"
 #include "report/report.h"
+#include "analysis/summary_parse.h"
 #include "trace/any.h"
 #include "util/json.h"
 #include "util/xalloc.h"
@@ -62,6 +63,9 @@ typedef struct loadjob {
 	pt_summary **s;
 	char **msg;
 	pt_summary_options sopt;
+	pt_summary_keys *keys;  /* pattern keys shared by the summaries read: less
+	                           memory, and compare.c finds a repeated key by
+	                           its pointer */
 	int oom;
 } loadjob;
 
@@ -258,7 +262,7 @@ static void load_one(void *ctx, size_t i)
 
 	pt_error_clear(&err);
 	if (j->summary[i])
-		j->s[i] = pt_summary_read_file(j->paths[i], &err);
+		j->s[i] = pt_summary_read_file_shared(j->paths[i], j->keys, &err);
 	else
 		j->s[i] = pt_summary_from_trace(j->paths[i], &j->sopt, &err);
 	if (j->s[i] && !j->s[i]->error)
@@ -340,7 +344,8 @@ int cmd_compare(int argc, char **argv)
 	j.summary = x_malloc(nfiles * sizeof(*j.summary));
 	j.s = x_calloc(nfiles, sizeof(*j.s));
 	j.msg = x_calloc(nfiles, sizeof(*j.msg));
-	if (!j.paths || !j.summary || !j.s || !j.msg) {
+	j.keys = pt_summary_keys_new();
+	if (!j.paths || !j.summary || !j.s || !j.msg || !j.keys) {
 		error("out of memory");
 		goto out;
 	}
@@ -416,10 +421,14 @@ out:
 	pt_sb_free(&sb);
 	pt_report_free(rep);
 	for (i = 0; i < nfiles && j.s; i++) {
-		pt_summary_free(j.s[i]);
+		if (j.summary && j.summary[i])
+			pt_summary_free_shared(j.s[i]);
+		else
+			pt_summary_free(j.s[i]);
 		if (j.msg)
 			x_free(j.msg[i]);
 	}
+	pt_summary_keys_free(j.keys);
 	x_free(j.s);
 	x_free(j.msg);
 	x_free(j.paths);

@@ -146,7 +146,6 @@ static void load_worker(cctx *c, size_t wi)
 	const pt_summary *s = w->s;
 	size_t i, k;
 	int g;
-	char buf[4096];
 
 	w->steps = s->nsteps ? (double)s->nsteps : 1.0;
 	if (s->nsteps) {
@@ -163,7 +162,7 @@ static void load_worker(cctx *c, size_t wi)
 
 		if (p->cls >= PT_C_COUNT)
 			continue;
-		f = func_find(c, cmp_func_key(p, buf, sizeof(buf)), p->cls, 0, p->kind, 0);
+		f = c->pfun[wi][i];
 		if (f == (size_t)-1)
 			continue;
 		if (c->f[f].wait) {
@@ -181,6 +180,69 @@ static void load_worker(cctx *c, size_t wi)
 	}
 }
 
+static size_t ptr_hash(const void *p, int cls)
+{
+	return (size_t)((((uint64_t)(uintptr_t)p >> 3) ^ (uint64_t)cls) * 11400714819323198485ULL >> 20);
+}
+
+/* The function index cached for pattern key pointer k of class cls, or
+ * (size_t)-1.  Summaries read with a shared key set repeat the same key
+ * pointers, so most patterns skip hashing their key text: 4,000 DLRM
+ * summaries hold 1.2 M patterns whose Python stacks run to 500 bytes. */
+static size_t ptr_get(const cctx *c, const char *k, int cls)
+{
+	size_t j;
+
+	if (!c->pkeycap)
+		return (size_t)-1;
+	for (j = ptr_hash(k, cls) & (c->pkeycap - 1); c->pkey[j]; j = (j + 1) & (c->pkeycap - 1))
+		if (c->pkeyp[j] == k && c->pkeyc[j] == cls)
+			return c->pkey[j] - 1;
+	return (size_t)-1;
+}
+
+static int ptr_put(cctx *c, const char *k, int cls, size_t f)
+{
+	size_t j, i;
+
+	if (2 * (c->npkey + 1) > c->pkeycap) {
+		size_t cap = c->pkeycap ? 2 * c->pkeycap : 4096;
+		size_t *t = x_calloc(cap, sizeof(*t));
+		const char **tp = x_malloc(cap * sizeof(*tp));
+		uint8_t *tc = x_malloc(cap);
+
+		if (!t || !tp || !tc) {
+			x_free(t);
+			x_free(tp);
+			x_free(tc);
+			return -1;
+		}
+		for (i = 0; i < c->pkeycap; i++) {
+			if (!c->pkey[i])
+				continue;
+			for (j = ptr_hash(c->pkeyp[i], c->pkeyc[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+				;
+			t[j] = c->pkey[i];
+			tp[j] = c->pkeyp[i];
+			tc[j] = c->pkeyc[i];
+		}
+		x_free(c->pkey);
+		x_free(c->pkeyp);
+		x_free(c->pkeyc);
+		c->pkey = t;
+		c->pkeyp = tp;
+		c->pkeyc = tc;
+		c->pkeycap = cap;
+	}
+	for (j = ptr_hash(k, cls) & (c->pkeycap - 1); c->pkey[j]; j = (j + 1) & (c->pkeycap - 1))
+		;
+	c->pkey[j] = f + 1;
+	c->pkeyp[j] = k;
+	c->pkeyc[j] = (uint8_t)cls;
+	c->npkey++;
+	return 0;
+}
+
 static int index_functions(cctx *c)
 {
 	size_t wi, i, f, g, n0;
@@ -190,15 +252,25 @@ static int index_functions(cctx *c)
 	for (wi = 0; wi < c->nw; wi++) {
 		const pt_summary *s = c->w[wi].s;
 
+		c->pfun[wi] = x_malloc((s->npatterns ? s->npatterns : 1) * sizeof(size_t));
+		if (!c->pfun[wi])
+			return -1;
 		for (i = 0; i < s->npatterns; i++) {
 			const pt_pattern *p = &s->patterns[i];
 
+			c->pfun[wi][i] = (size_t)-1;
 			if (p->cls >= PT_C_COUNT || !p->key)
 				continue;
+			f = ptr_get(c, p->key, p->cls);
+			if (f != (size_t)-1) {
+				c->pfun[wi][i] = f;
+				continue;
+			}
 			n0 = c->nf;
 			f = func_find(c, key = cmp_func_key(p, buf, sizeof(buf)), p->cls, 0, p->kind, 1);
-			if (c->oom)
+			if (c->oom || ptr_put(c, p->key, p->cls, f))
 				return -1;
+			c->pfun[wi][i] = f;
 			/* A new Python stack joins the group of its innermost frame:
 			 * one function called from many places (aten::mm) or a new
 			 * one added at a different place each step. */
@@ -380,6 +452,26 @@ static const cfind *job_find(const cctx *c, int scope_class, size_t f, int s)
 	return NULL;
 }
 
+/* Does one pair's change d stand out from the changes of all pairs (st:
+ * their median and MAD)?  With one profiled step per worker there is no
+ * step-to-step noise to go by, and ranks differ from run to run by a few
+ * percent each; a rank's relative change counts when it is an outlier
+ * among the ranks' relative changes by the rule of docs/diagnose.md
+ * (robust z > 3.5).  When the other ranks did not change at all (MAD 0) any
+ * change stands out. */
+static int stands_out(const pt_robust *st, double d)
+{
+	return fabs(d - st->med) * PT_ROBUST_K > 3.5 * st->mad;
+}
+
+/* A pair's change relative to its BASELINE value a (ranks run different
+ * amounts of a function; run-to-run noise is proportional): d / a, or
+ * +-1e9 for a function the rank did not run before. */
+static double rel_change(double d, double a)
+{
+	return a > 0 ? d / a : d > 0 ? 1e9 : d < 0 ? -1e9 : 0;
+}
+
 /* Sum of the whole-job findings of group g's member stacks. */
 static double member_job_sum(const cctx *c, size_t g)
 {
@@ -431,6 +523,7 @@ static void pair_functions(cctx *c, int groups)
 {
 	size_t f, p, i, k, *hit = NULL;
 	double *hd = NULL, *bs = NULL, *be = NULL;
+	pt_robust st;
 	int s;
 
 	if (!c->npair)
@@ -475,6 +568,12 @@ static void pair_functions(cctx *c, int groups)
 				be[x->pairs[k]] += x->pd[k];
 			}
 		}
+		for (p = 0; p < c->npair; p++) {
+			double a = c->own[f * c->nw + c->pair[p][0]];
+
+			c->tmp[p] = rel_change(c->own[f * c->nw + c->pair[p][1]] - a - bs[p], a);
+		}
+		pt_robust_stats(c->tmp, c->npair, 0, c->tmp2, &st);
 		for (s = -1; s <= 1; s += 2) {
 			size_t nh = 0;
 			int pa = 0, pb = 0;
@@ -485,7 +584,8 @@ static void pair_functions(cctx *c, int groups)
 				size_t ia = f * c->nw + c->pair[p][0], ib = f * c->nw + c->pair[p][1];
 				double d = c->own[ib] - c->own[ia] - bs[p];
 
-				if (sgn(d) != s || !is_change(c, d, c->exe[ib] - c->exe[ia] - be[p]))
+				if (sgn(d) != s || !is_change(c, d, c->exe[ib] - c->exe[ia] - be[p]) ||
+				    !stands_out(&st, rel_change(d, c->own[ia])))
 					continue;
 				hit[nh] = p;
 				hd[nh++] = d;
@@ -694,11 +794,13 @@ static double class_exec_delta(const cctx *c, int cls, size_t p)
 static void class_findings(cctx *c)
 {
 	size_t k, p, *hit = NULL;
-	double *hd = NULL;
+	double *hd = NULL, *ex_p = NULL;
+	pt_robust st;
 
 	hit = x_malloc((c->npair ? c->npair : 1) * sizeof(*hit));
 	hd = x_malloc((c->npair ? c->npair : 1) * sizeof(*hd));
-	if (!hit || !hd) {
+	ex_p = x_malloc((c->npair ? c->npair : 1) * sizeof(*ex_p));
+	if (!hit || !hd || !ex_p) {
 		c->oom = 1;
 		goto out;
 	}
@@ -717,15 +819,22 @@ static void class_findings(cctx *c)
 			jd = x->d;
 			class_detail(c, x, cls);
 		}
+		for (p = 0; p < c->npair; p++) {
+			ex_p[p] = explained(c, cls, p) + jd;
+			c->tmp[p] = rel_change(c->w[c->pair[p][1]].own[cls] - c->w[c->pair[p][0]].own[cls] -
+					       ex_p[p], c->w[c->pair[p][0]].own[cls]);
+		}
+		pt_robust_stats(c->tmp, c->npair, 0, c->tmp2, &st);
 		for (s = -1; s <= 1; s += 2) {
 			size_t nh = 0, q;
 
 			for (p = 0; p < c->npair; p++) {
 				const cworker *wa = &c->w[c->pair[p][0]], *wb = &c->w[c->pair[p][1]];
-				double e = explained(c, cls, p) + jd;
+				double e = ex_p[p];
 				double d = wb->own[cls] - wa->own[cls] - e;
 
-				if (sgn(d) != s || !is_change(c, d, class_exec_delta(c, cls, p) - e))
+				if (sgn(d) != s || !stands_out(&st, rel_change(d, wa->own[cls])) ||
+				    !is_change(c, d, class_exec_delta(c, cls, p) - e))
 					continue;
 				hit[nh] = p;
 				hd[nh++] = d;
@@ -759,6 +868,7 @@ static void class_findings(cctx *c)
 out:
 	x_free(hit);
 	x_free(hd);
+	x_free(ex_p);
 }
 
 static int cmp_find(const void *pa, const void *pb)
@@ -887,7 +997,8 @@ pt_report *pt_compare(const pt_compare_side *base, const pt_compare_side *nw,
 			c.w[k].s = s;
 			c.w[k++].side = side;
 		}
-	if (index_functions(&c))
+	c.pfun = x_calloc(c.nw, sizeof(*c.pfun));
+	if (!c.pfun || index_functions(&c))
 		goto oom;
 	if (c.nf && c.nw > SIZE_MAX / sizeof(double) / c.nf)
 		goto oom;
@@ -941,6 +1052,12 @@ out:
 	x_free(c.pcall);
 	x_free(c.tab);
 	x_free(c.f);
+	for (i = 0; c.pfun && i < c.nw; i++)
+		x_free(c.pfun[i]);
+	x_free(c.pfun);
+	x_free(c.pkey);
+	x_free(c.pkeyp);
+	x_free(c.pkeyc);
 	x_free(c.tmp);
 	x_free(c.tmp2);
 	x_free(c.w);

@@ -73,6 +73,13 @@ typedef struct cctx {
 	size_t nf, fcap;
 	size_t *tab;             /* open addressing: function index + 1, 0 empty */
 	size_t tabcap;
+	size_t *pkey;            /* per pattern key pointer seen: function index + 1
+	                            (open addressing on the pointer; summaries read
+	                            with a shared key set repeat the same pointers) */
+	const char **pkeyp;
+	uint8_t *pkeyc;          /* and the pattern's class */
+	size_t pkeycap, npkey;
+	size_t **pfun;           /* per worker, per pattern: function index, (size_t)-1 none */
 	double *own, *exe, *calls, *pcall; /* [f * nw + w] */
 	size_t (*pair)[2];       /* (BASELINE worker, NEW worker) */
 	size_t npair;

@@ -4,7 +4,8 @@
  * new kernel (the numbers, the share, the summary sentence, the waterfall),
  * kernels matched by name across launch shapes, a symptom (Python time
  * covered by a longer kernel) that is not a finding, a change below the
- * noise, one rank of four slower (pairing), two unrelated runs, a side
+ * noise, one rank of four slower (pairing), one rank of twenty standing out
+ * from the others' run-to-run jitter, two unrelated runs, a side
  * with no readable worker, the text report's first line, Python stacks
  * merged across module instances, a waiting thread that is no finding, and
  * one frame a little slower at several call sites.
@@ -244,6 +245,41 @@ static void test_pairs(void **state)
 	}
 }
 
+/* Twenty ranks whose kernel time moves by up to 3% from run to run (above
+ * the 0.5% floor: one step each, no step-to-step noise) and rank 7 whose
+ * kernel takes 30% longer: only rank 7 stands out. */
+static void test_pairs_jitter(void **state)
+{
+	pt_summary *a[20], *b[20];
+	const double one[1] = { 10.0 };
+	const pt_rv *f;
+	pt_report *r;
+	char name[32];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 20; i++) {
+		double j = i == 7 ? 1.3 : 1.0 + 0.03 * ((i % 5) - 2) / 2.0;
+
+		snprintf(name, sizeof(name), "host_%d_100.json", i);
+		a[i] = mk(name, i, one, 1);
+		b[i] = mk(name, i, one, 1);
+		pat(a[i], "k", PT_C_COMPUTE, PT_K_KERNEL, 10, 0.4, 4.0);
+		pat(b[i], "k", PT_C_COMPUTE, PT_K_KERNEL, 10, 0.4 * j, 4.0 * j);
+	}
+	r = cmp(a, 20, b, 20);
+	f = C(r, "findings");
+	assert_int_equal(f->n, 1);
+	assert_int_equal(pt_rv_get(nth(f, 0), "ranks")->n, 1);
+	assert_int_equal(nth(pt_rv_get(nth(f, 0), "ranks"), 0)->i, 7);
+	assert_float_equal(num(nth(f, 0), "delta_ms"), 1.2, 1e-9);
+	pt_report_free(r);
+	for (i = 0; i < 20; i++) {
+		pt_summary_free(a[i]);
+		pt_summary_free(b[i]);
+	}
+}
+
 static void test_unrelated(void **state)
 {
 	pt_summary *a = base_run(), *b = mk("other.json", 0, B_STEPS, 5);
@@ -375,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_slower_and_new),
 		cmocka_unit_test(test_identical_and_below_noise),
 		cmocka_unit_test(test_pairs),
+		cmocka_unit_test(test_pairs_jitter),
 		cmocka_unit_test(test_unrelated),
 		cmocka_unit_test(test_no_readable_side),
 		cmocka_unit_test(test_text_first_line),
