@@ -1260,12 +1260,12 @@
       ws.forEach(function (w) { (Array.isArray(w.steps) ? w.steps : []).forEach(function (v) { if (isNum(v)) pts.push([idx[catOf(w)], v, w.side]); }); });
       series.push({ name: 'steps', type: 'scatter', symbolSize: 4, progressive: 0, z: 3, itemStyle: { color: '#24292f' }, data: pts });
       chart(el, {
-        grid: { left: 60, right: 16, top: 16, bottom: 40 },
+        grid: { left: 60, right: 16, top: 16, bottom: cats.length > 6 ? 70 : 40 },
         tooltip: { trigger: 'item', formatter: function (p) {
           if (p.seriesName === 'steps') return esc((p.value[2] === 'new' ? 'NEW' : 'BASELINE') + ' · ' + cats[p.value[0]] + ': ' + ms(p.value[1]));
           return esc(p.seriesName + ' · ' + cats[p.dataIndex] + ': median step ' + ms(p.value));
         } },
-        xAxis: { type: 'category', data: cats },
+        xAxis: { type: 'category', data: cats, axisLabel: { interval: cats.length <= 24 ? 0 : 'auto', rotate: cats.length > 6 ? 30 : 0, width: 110, overflow: 'truncate' } },
         yAxis: { type: 'value', name: 'ms' },
         series: series
       });

@@ -464,9 +464,9 @@ static int stands_out(const pt_robust *st, double d)
 	return fabs(d - st->med) * PT_ROBUST_K > 3.5 * st->mad;
 }
 
-/* A pair's change relative to its BASELINE value a (ranks run different
- * amounts of a function; run-to-run noise is proportional): d / a, or
- * +-1e9 for a function the rank did not run before. */
+/* A pair's change relative to a, its BASELINE value or, for a function new
+ * to the whole job, the job's change (ranks run different amounts of a
+ * function; run-to-run noise is proportional): d / a, or +-1e9 when a is 0. */
 static double rel_change(double d, double a)
 {
 	return a > 0 ? d / a : d > 0 ? 1e9 : d < 0 ? -1e9 : 0;
@@ -571,7 +571,8 @@ static void pair_functions(cctx *c, int groups)
 		for (p = 0; p < c->npair; p++) {
 			double a = c->own[f * c->nw + c->pair[p][0]];
 
-			c->tmp[p] = rel_change(c->own[f * c->nw + c->pair[p][1]] - a - bs[p], a);
+			c->tmp[p] = rel_change(c->own[f * c->nw + c->pair[p][1]] - a - bs[p],
+					       fmax(a, fabs(bs[p])));
 		}
 		pt_robust_stats(c->tmp, c->npair, 0, c->tmp2, &st);
 		for (s = -1; s <= 1; s += 2) {
@@ -585,7 +586,7 @@ static void pair_functions(cctx *c, int groups)
 				double d = c->own[ib] - c->own[ia] - bs[p];
 
 				if (sgn(d) != s || !is_change(c, d, c->exe[ib] - c->exe[ia] - be[p]) ||
-				    !stands_out(&st, rel_change(d, c->own[ia])))
+				    !stands_out(&st, rel_change(d, fmax(c->own[ia], fabs(bs[p])))))
 					continue;
 				hit[nh] = p;
 				hd[nh++] = d;

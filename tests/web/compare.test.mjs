@@ -6,7 +6,8 @@
 // rank 5's GPU kernels 1.3x slower), and the same with the new kernel named
 // with HTML markup.  The page must open on the compare view alone (summary
 // sentence, both sides' step times, the waterfall, the findings), show every
-// name as text, and an ordinary diagnosis report must not get the view.
+// name as text, say so when the runs have nothing in common (BERT against
+// DLRM), and an ordinary diagnosis report must not get the view.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -44,6 +45,8 @@ before(async () => {
   plant(path.join(TMP, 'evil'), ['--new', MARKUP, '--new-ms', '2']);
   compare(path.join(DATA, 'dlrm'), path.join(TMP, 'evil'), path.join(TMP, 'outevil'));
   execFileSync(BIN, ['analyze', path.join(DATA, 'dlrm'), '-q', '-o', path.join(TMP, 'diag')], { stdio: 'ignore' });
+  compare(path.join(DATA, 'TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz'),
+    path.join(DATA, 'dlrm'), path.join(TMP, 'unrelated'));
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
 });
 
@@ -119,6 +122,16 @@ test('diagnosis report: no compare view', async () => {
   const { page, problems } = await open(path.join(TMP, 'diag'));
   const tabs = await page.$$eval('#tabs button', (bs) => bs.map((b) => b.getAttribute('data-tab')));
   assert.ok(tabs.includes('overview') && !tabs.includes('compare'), tabs.join(','));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('compare report of unrelated runs: says so, lists nothing, draws both charts', async () => {
+  const { page, problems } = await open(path.join(TMP, 'unrelated'));
+  assert.match(await page.locator('#compare-summary').textContent(), /^BASELINE and NEW have little in common/);
+  assert.match(await page.locator('#view-compare').textContent(), /too little in common to compare function by function/);
+  for (const id of ['#chart-cmp-steps', '#chart-cmp-waterfall']) assert.equal(await page.locator(id + ' canvas').count(), 1, id);
+  await page.screenshot({ path: path.join(ART, 'perfdisplay-compare-unrelated.png'), fullPage: true });
   assert.deepEqual(problems, []);
   await page.close();
 });
