@@ -73,6 +73,8 @@ test('compare report: the compare view alone, summary, step times, waterfall, fi
   assert.equal(c.findings[0].name, 'planted_kernel');
   assert.equal(c.findings[0].change, 'appeared');
   assert.ok(c.findings.some((f) => f.class === 'compute' && f.scope === 'class' && JSON.stringify(f.ranks) === '[5]'));
+  // rank 5's copy of the new kernel is 1.3x longer too: 0.6 ms beyond the job's 2 ms
+  assert.ok(c.findings.some((f) => f.name === 'planted_kernel' && JSON.stringify(f.ranks) === '[5]' && Math.abs(f.delta_ms - 0.6) < 0.01));
   const { page, problems } = await open(path.join(TMP, 'out'));
   const tabs = await page.$$eval('#tabs button', (bs) => bs.map((b) => b.getAttribute('data-tab')));
   assert.deepEqual(tabs, ['compare']);
