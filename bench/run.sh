@@ -9,14 +9,16 @@
 #   for a 200 MB trace made from a TraceLens python_function trace;
 #   analyze of 8 traces with --jobs 1 and --jobs 2;
 #   diagnose of 10,000 worker summaries beside cat of the same files
-#   (bench/bench_diagnose.sh); then, when their tools are present, the
+#   (bench/bench_diagnose.sh); compare of two such 8-trace runs beside
+#   analyzing/diagnosing both (bench/bench_compare.sh); then, when their
+#   tools are present, the
 #   PerfDisplay page (bench/bench_page.sh) and the collector's cost to a
 #   training step (bench/bench_step.py).
 # Prints the tables and writes them to bench/out/results.md.
 #
 # usage: bench/run.sh [--full] [--no-python] [--only LIST] [--skip LIST]
 #        [--wait-idle]
-#   LIST: comma-separated of summarize,analyze,diagnose,page,step
+#   LIST: comma-separated of summarize,analyze,diagnose,compare,page,step
 #   --wait-idle: first wait (up to 10 min) for the 1-minute load average to
 #   fall below 0.5, so that other work does not share the cores
 # env:   BENCH_FULL=1 (= --full), BENCH_SIZE (default 200M), BENCH_FULL_SIZE
@@ -146,7 +148,7 @@ fi
 # analyze set: one trace per DLRM rank, named <host>_<rank>_<pid>.json
 rm -rf "$DATA/analyze.tmp"
 an_files=()
-want analyze && for src in "$SRC_DIR"/worker*_*.json; do
+{ want analyze || want compare; } && for src in "$SRC_DIR"/worker*_*.json; do
 	r=$(basename "$src" | sed 's/^worker\([0-9]*\)_.*/\1/')
 	pid=$(grep -m1 -o '"pid": [0-9][0-9][0-9]*' "$src" | grep -o '[0-9]*$')
 	f=$DATA/analyze/node0_${r}_${pid:-0}.json
@@ -154,7 +156,25 @@ want analyze && for src in "$SRC_DIR"/worker*_*.json; do
 	gen "$src" "$an_size" "$f" || exit 1
 	an_files+=("$f")
 done
-{ want summarize || want analyze; } && echo "generated in $(($(date +%s) - t0)) s"
+# compare: the same set made from planted copies of its sources
+# (tests/tools/plant_compare.py: a new 2 ms kernel in every rank's step,
+# rank 5's GPU kernels 1.3x slower), named alike.
+cmp_new=$DATA/compare_new
+if want compare; then
+	if [ ! -d "$DATA/planted" ] || [ tests/tools/plant_compare.py -nt "$DATA/planted" ]; then
+		rm -rf "$DATA/planted" "$DATA/planted.tmp"
+		/usr/bin/python3 tests/tools/plant_compare.py "$SRC_DIR" "$DATA/planted.tmp" --new planted_kernel --new-ms 2 &&
+			/usr/bin/python3 tests/tools/plant_compare.py "$DATA/planted.tmp" "$DATA/planted" --scale-kernels 1.3 --rank 5 ||
+			{ echo "bench/run.sh: cannot plant $SRC_DIR" >&2; exit 1; }
+		rm -rf "$DATA/planted.tmp"
+	fi
+	mkdir -p "$cmp_new"
+	for f in "${an_files[@]}"; do
+		r=$(basename "$f" | sed 's/^node0_\([0-9]*\)_.*/\1/')
+		gen "$(ls "$DATA"/planted/worker${r}_*.json | head -1)" "$an_size" "$cmp_new/$(basename "$f")" || exit 1
+	done
+fi
+{ want summarize || want analyze || want compare; } && echo "generated in $(($(date +%s) - t0)) s"
 
 # Header of the results file.
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -180,6 +200,8 @@ if want summarize; then
 fi
 
 want analyze && bash bench/bench_analyze.sh "${an_files[@]}"
+
+want compare && bash bench/bench_compare.sh "$DATA/analyze" "$cmp_new"
 
 if want diagnose; then
 	if [ -f bench/bench_diagnose.sh ]; then

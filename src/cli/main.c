@@ -28,6 +28,7 @@ static const struct pt_cmd commands[] = {
 	{ "summarize", cmd_summarize, "summarize TRACE -o SUMMARY.json: one worker's behaviour patterns" },
 	{ "diagnose", cmd_diagnose, "diagnose SUMMARY... -o DIR: compare workers, write the report" },
 	{ "analyze", cmd_analyze, "analyze PATH... -o DIR: summarize every trace, then diagnose" },
+	{ "compare", cmd_compare, "compare BASELINE NEW -o DIR: why one run is slower than another" },
 	{ "display", cmd_display, "display DIR [--port N]: serve the report's PerfDisplay page on 127.0.0.1" },
 	{ "trigger", cmd_trigger, "--trigger-on [--auto-analyze] [--wait N] [--steps N] ...: profile the running job" },
 	{ "agent", cmd_agent, "agent [--control-dir DIR]: the node agent (summarises raw traces)" },

@@ -1,0 +1,115 @@
+/*
+ * compare_internal.h - what the files of `perftracker compare` share
+ * (compare.c: matching and findings; compare_keys.c: what one function is
+ * across runs; compare_report.c: the "Compare" section and its sentences).
+ * Not part of the public API (compare.h).
+ */
+#ifndef PT_COMPARE_INTERNAL_H
+#define PT_COMPARE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compare.h"
+
+enum { CH_SLOWER, CH_FASTER, CH_APPEARED, CH_DISAPPEARED };
+extern const char *const cmp_change_name[4];
+
+/* Classes compared, in report order (idle is the rest of the step). */
+#define NCLS 6
+extern const int cmp_class_order[NCLS];
+
+#define TOP_FUNCS 5      /* functions named in a class finding */
+#define WATERFALL_MAX 12 /* bars before "other" */
+
+typedef struct cworker {
+	const pt_summary *s;
+	int side;                /* 0 BASELINE, 1 NEW */
+	double steps;            /* profiled steps (the window counts as one) */
+	double step_ms;          /* median step time */
+	double own[PT_C_COUNT];  /* owned ms per step by class */
+} cworker;
+
+typedef struct cfunc {
+	const char *key;         /* report arena */
+	uint64_t hash;
+	uint8_t cls, kind;
+	uint8_t wait;            /* a Python stack blocked in a wait: idle, never a finding */
+	uint8_t grp;             /* 1: the group of all Python stacks ending in frame key */
+	size_t grp_of;           /* a Python stack: its group's index, (size_t)-1 none */
+	size_t nmem;             /* a group: its stacks */
+	double ma, mb;           /* whole-side medians of owned ms/step */
+	double ea, eb;           /* and of execution ms/step */
+	double ca, cb;           /* calls per step */
+	double pa, pb;           /* per-call ms (median over workers that ran it), NAN none */
+	size_t na, nb;           /* workers that ran it */
+} cfunc;
+
+typedef struct cfind {
+	int scope_class;         /* 0: function f, 1: class f */
+	size_t f;
+	int change;
+	int beyond;              /* d is what changed beyond the whole job's
+	                            finding for f (function) or beyond the
+	                            function findings (class) */
+	double a, b, d;          /* owned ms per step: BASELINE, NEW, and the change */
+	double ca, cb, pa, pb;   /* calls per step, per-call ms (function scope) */
+	double ratio;            /* class scope: median per-call ratio NEW/BASELINE (NAN) */
+	size_t nratio;           /* functions behind that ratio */
+	size_t *pairs;           /* pair indices; NULL: the whole job */
+	double *pd;              /* per pair: its difference */
+	size_t npairs;
+	size_t top[TOP_FUNCS];   /* class scope: functions that changed most */
+	double topd[TOP_FUNCS];
+	size_t ntop;
+} cfind;
+
+typedef struct cctx {
+	const pt_compare_options *o;
+	pt_report *r;
+	cworker *w;
+	size_t nw, nside[2];
+	cfunc *f;
+	size_t nf, fcap;
+	size_t *tab;             /* open addressing: function index + 1, 0 empty */
+	size_t tabcap;
+	size_t *pkey;            /* per pattern key pointer seen: function index + 1
+	                            (open addressing on the pointer; summaries read
+	                            with a shared key set repeat the same pointers) */
+	const char **pkeyp;
+	uint8_t *pkeyc;          /* and the pattern's class */
+	size_t pkeycap, npkey;
+	size_t **pfun;           /* per worker, per pattern: function index, (size_t)-1 none */
+	double *own, *exe, *calls, *pcall; /* [f * nw + w] */
+	size_t (*pair)[2];       /* (BASELINE worker, NEW worker) */
+	size_t npair;
+	double step[2], p10[2], p90[2], noise[2];
+	size_t steps_total[2];
+	double thr, dstep;
+	double common[2];
+	int unrelated;
+	cfind *fd;
+	size_t nfd, fdcap;
+	double *tmp, *tmp2;      /* scratch, nw + max steps */
+	int oom;
+} cctx;
+
+static inline int sgn(double x) { return (x > 0) - (x < 0); }
+
+/* compare_keys.c: the key pattern p is compared by (kernels by name,
+ * Python stacks without module instance numbers, collectives by group,
+ * the rest by key): p->key itself or buf (cap bytes). */
+const char *cmp_func_key(const pt_pattern *p, char *buf, size_t cap);
+/* Is a Python stack's innermost frame a thread blocked in a wait? */
+int cmp_is_wait_stack(const char *key);
+
+/* compare.c: median over one side's workers of the owned ms per step of
+ * class cls (uses c->tmp). */
+double cmp_class_median(cctx *c, int side, int cls);
+
+/* compare_report.c: the "Compare" section of c->r from c's findings (sorted);
+ * sets c->oom on allocation failure. */
+void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_side *nw,
+		      size_t nfailed_a, size_t nfailed_b);
+
+#endif

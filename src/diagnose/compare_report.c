@@ -1,0 +1,423 @@
+/*
+ * compare_report.c - the "Compare" section of a compare report
+ * (docs/compare.md): both sides' step times, the class table, the ranked
+ * findings with their sentences, the summary sentence that leads the text
+ * report, the waterfall and the per-worker step times for the page.  Reads
+ * what compare.c found; writes the report tree only.
+ */
+#include "compare_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../util/xalloc.h"
+
+static const char *class_label(int cls)
+{
+	switch (cls) {
+	case PT_C_COMPUTE: return "GPU compute";
+	case PT_C_COMM: return "communication";
+	case PT_C_MEMORY: return "GPU memory operations";
+	case PT_C_RUNTIME: return "CUDA runtime";
+	case PT_C_PYTHON: return "Python/CPU";
+	default: return "idle";
+	}
+}
+
+static const char *kind_label(int cls)
+{
+	switch (cls) {
+	case PT_C_COMPUTE: return "kernel";
+	case PT_C_COMM: return "collective";
+	case PT_C_MEMORY: return "memory operation";
+	case PT_C_RUNTIME: return "CUDA runtime call";
+	default: return "Python/CPU function";
+	}
+}
+
+/* The name a sentence uses: a stack's last frame; a kernel without "void ",
+ * its arguments; long names cut. */
+static void short_name(const char *key, int cls, char *out, size_t cap)
+{
+	char buf[512];
+	const char *s = key;
+	size_t n = 0, i;
+	int depth = 0;
+
+	if (cls == PT_C_PYTHON) {
+		const char *bar = strrchr(key, '|');
+
+		if (bar && bar[1])
+			s = bar + 1;
+	} else if (cls == PT_C_COMPUTE) {
+		if (!strncmp(s, "void ", 5))
+			s += 5;
+		for (i = 0; s[i] && n + 1 < sizeof(buf); i++) {
+			if (s[i] == '<')
+				depth++;
+			else if (s[i] == '>' && depth > 0)
+				depth--;
+			else if (s[i] == '(' && !depth && strncmp(s + i, "(anonymous", 10))
+				break;
+			buf[n++] = s[i];
+		}
+		buf[n] = 0;
+		s = n ? buf : key;
+	}
+	n = strlen(s);
+	if (n > 72)
+		snprintf(out, cap, "%.69s...", s);
+	else
+		snprintf(out, cap, "%s", s);
+}
+
+/* "rank 3: " / "ranks 1, 3: " / "" for the whole job. */
+static void who(const cctx *c, const cfind *x, pt_sb *sb)
+{
+	size_t k;
+
+	if (!x->pairs)
+		return;
+	pt_sb_adds(sb, x->npairs > 1 ? "ranks " : "rank ");
+	for (k = 0; k < x->npairs && k < 8; k++)
+		pt_sb_addf(sb, "%s%lld", k ? ", " : "", (long long)c->w[c->pair[x->pairs[k]][0]].s->rank);
+	if (k < x->npairs)
+		pt_sb_addf(sb, " and %zu more", x->npairs - k);
+	pt_sb_adds(sb, ": ");
+}
+
+static void fmt_ms(pt_sb *sb, double v)
+{
+	double a = fabs(v);
+
+	pt_sb_addf(sb, a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3f", v);
+}
+
+static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
+{
+	char nm[96];
+
+	who(c, x, sb);
+	if (x->scope_class) {
+		pt_sb_addf(sb, "%s got %s: ", class_label((int)x->f), cmp_change_name[x->change]);
+		if (x->beyond)
+			pt_sb_adds(sb, "in all ");
+	} else {
+		const cfunc *u = &c->f[x->f];
+
+		short_name(u->key, u->cls, nm, sizeof(nm));
+		if (u->grp)
+			pt_sb_addf(sb, "`%s` (%s, in %zu stacks) ", nm, kind_label(u->cls), u->nmem);
+		else
+			pt_sb_addf(sb, "`%s` (%s) ", nm, kind_label(u->cls));
+		pt_sb_adds(sb, x->beyond ? (x->d > 0 ? "got slower there: " : "got faster there: ") :
+			   x->change == CH_APPEARED ? "is new: " :
+			   x->change == CH_DISAPPEARED ? "is gone: " :
+			   x->change == CH_SLOWER ? "got slower: " : "got faster: ");
+	}
+	if (x->change == CH_APPEARED && !x->beyond) {
+		fmt_ms(sb, x->b);
+		pt_sb_adds(sb, " ms per step");
+	} else if (x->change == CH_DISAPPEARED && !x->beyond) {
+		pt_sb_adds(sb, "it took ");
+		fmt_ms(sb, x->a);
+		pt_sb_adds(sb, " ms per step in BASELINE");
+	} else {
+		fmt_ms(sb, x->a);
+		pt_sb_adds(sb, " -> ");
+		fmt_ms(sb, x->b);
+		pt_sb_adds(sb, " ms per step");
+	}
+	pt_sb_addf(sb, " (%s", x->d >= 0 ? "+" : "");
+	fmt_ms(sb, x->d);
+	pt_sb_adds(sb, " ms");
+	if (x->beyond)
+		pt_sb_adds(sb, x->scope_class ? " beyond the functions listed" :
+			   " beyond the whole job's change");
+	if (isfinite(share))
+		pt_sb_addf(sb, ", %.0f%% of the difference", share * 100);
+	pt_sb_adds(sb, ")");
+	if (!x->scope_class) {
+		if (x->change != CH_DISAPPEARED && isfinite(x->cb))
+			pt_sb_addf(sb, ", %.3g call%s per step", x->cb, fabs(x->cb - 1) < 0.005 ? "" : "s");
+		if (x->pa > 0 && x->pb > 0)
+			pt_sb_addf(sb, ", %.2fx as long per call", x->pb / x->pa);
+	} else {
+		size_t k;
+
+		if (isfinite(x->ratio))
+			pt_sb_addf(sb, "; its %ss take %.2fx as long per call (median of %zu)",
+				   kind_label((int)x->f), x->ratio, x->nratio);
+		for (k = 0; k < x->ntop; k++) {
+			short_name(c->f[x->top[k]].key, c->f[x->top[k]].cls, nm, sizeof(nm));
+			pt_sb_addf(sb, "%s`%s` %s", k ? ", " : "; most: ", nm, x->topd[k] >= 0 ? "+" : "");
+			fmt_ms(sb, x->topd[k]);
+		}
+	}
+	pt_sb_adds(sb, ".");
+}
+
+static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt_sb *sb)
+{
+	char nm[96];
+	size_t k, used = 0, pick[2];
+	double sum = 0, ratio = c->step[0] > 0 ? c->step[1] / c->step[0] : NAN;
+
+	if (c->unrelated) {
+		pt_sb_addf(sb, "BASELINE and NEW have little in common: only %.0f%% of BASELINE's "
+			   "kernel and Python time and %.0f%% of NEW's is in functions both ran, so "
+			   "they look like different models or setups and their functions are not "
+			   "compared one by one; step time ", c->common[0] * 100, c->common[1] * 100);
+		fmt_ms(sb, c->step[0]);
+		pt_sb_adds(sb, " ms vs ");
+		fmt_ms(sb, c->step[1]);
+		pt_sb_adds(sb, " ms.");
+		return;
+	}
+	if (fabs(c->dstep) <= c->thr) {
+		pt_sb_adds(sb, "NEW runs at BASELINE's speed per step (");
+		fmt_ms(sb, c->step[1]);
+		pt_sb_adds(sb, " vs ");
+		fmt_ms(sb, c->step[0]);
+		pt_sb_adds(sb, " ms, within the noise of ");
+		fmt_ms(sb, c->thr);
+		pt_sb_adds(sb, " ms)");
+		if (!nord) {
+			pt_sb_adds(sb, " and no function changed beyond it.");
+			return;
+		}
+		pt_sb_adds(sb, ", but ");
+		explain(c, &c->fd[order[0]], NAN, sb);
+		return;
+	}
+	pt_sb_addf(sb, "NEW is %.2fx %s per step: ", c->dstep > 0 ? ratio : 1 / ratio,
+		   c->dstep > 0 ? "slower" : "faster");
+	fmt_ms(sb, fabs(c->dstep));
+	pt_sb_addf(sb, " ms %s", c->dstep > 0 ? "more" : "less");
+	for (k = 0; k < nord && used < 2; k++) {
+		const cfind *x = &c->fd[order[k]];
+
+		if (x->pairs || sgn(x->d) != sgn(c->dstep))
+			continue;
+		pick[used++] = order[k];
+		sum += x->d;
+	}
+	if (!used) {
+		pt_sb_adds(sb, ", spread over functions none of which changed beyond the noise (");
+		fmt_ms(sb, c->thr);
+		pt_sb_adds(sb, " ms).");
+		return;
+	}
+	pt_sb_addf(sb, ", %.0f%% of it in ", 100 * sum / c->dstep);
+	for (k = 0; k < used; k++) {
+		const cfind *x = &c->fd[pick[k]];
+
+		if (k)
+			pt_sb_adds(sb, " and ");
+		if (x->scope_class) {
+			pt_sb_addf(sb, "%s time", class_label((int)x->f));
+			continue;
+		}
+		short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
+		pt_sb_addf(sb, "%s`%s`", x->change == CH_APPEARED ? "the new " :
+			   x->change == CH_DISAPPEARED ? "the removed " : "", nm);
+	}
+	pt_sb_adds(sb, ".");
+}
+
+static void add_side(cctx *c, pt_rv *cmp, const char *key, const pt_compare_side *sd, int side,
+		     size_t nfailed)
+{
+	pt_report *r = c->r;
+	pt_rv *o = pt_rv_obj(r, cmp, key), *st;
+
+	pt_rv_str(r, o, "path", sd->path ? sd->path : "");
+	pt_rv_str(r, o, "input", sd->input ? sd->input : "summaries");
+	pt_rv_int(r, o, "workers", (int64_t)c->nside[side]);
+	pt_rv_int(r, o, "failed", (int64_t)nfailed);
+	pt_rv_int(r, o, "steps", (int64_t)c->steps_total[side]);
+	st = pt_rv_obj(r, o, "step_ms");
+	pt_rv_num(r, st, "median", c->step[side]);
+	pt_rv_num(r, st, "p10", c->p10[side]);
+	pt_rv_num(r, st, "p90", c->p90[side]);
+	pt_rv_num(r, o, "noise_ms", c->noise[side]);
+	pt_rv_num(r, o, "common_share", c->common[side]);
+}
+
+static void num_or_null(pt_report *r, pt_rv *o, const char *key, double v)
+{
+	if (isfinite(v))
+		pt_rv_num(r, o, key, v);
+	else
+		pt_rv_null(r, o, key);
+}
+
+void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_side *nw,
+			 size_t nfailed_a, size_t nfailed_b)
+{
+	pt_report *r = c->r;
+	pt_rv *cmp = pt_rv_obj(r, pt_report_root(r), "Compare");
+	pt_rv *arr, *o, *a2;
+	size_t *order = NULL, nord = 0, i, k, nshown;
+	pt_sb sb = {0};
+	double rest;
+	char nm[96];
+
+	order = x_malloc((c->nfd ? c->nfd : 1) * sizeof(*order));
+	if (!order) {
+		c->oom = 1;
+		return;
+	}
+	for (i = 0; i < c->nfd; i++)
+		order[nord++] = i;
+	summary_sentence(c, order, nord, &sb);
+	pt_rv_str(r, cmp, "summary", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
+	pt_sb_reset(&sb);
+	add_side(c, cmp, "baseline", base, 0, nfailed_a);
+	add_side(c, cmp, "new", nw, 1, nfailed_b);
+	pt_rv_str(r, cmp, "pairing", c->npair ? "rank" : "population");
+	pt_rv_int(r, cmp, "pairs", (int64_t)c->npair);
+	num_or_null(r, cmp, "ratio", c->step[0] > 0 ? c->step[1] / c->step[0] : NAN);
+	pt_rv_num(r, cmp, "delta_ms", c->dstep);
+	pt_rv_num(r, cmp, "threshold_ms", c->thr);
+	pt_rv_bool(r, cmp, "unrelated", c->unrelated);
+
+	arr = pt_rv_arr(r, cmp, "classes");
+	for (k = 0; k < NCLS; k++) {
+		int cls = cmp_class_order[k];
+		double a = cmp_class_median(c, 0, cls), b = cmp_class_median(c, 1, cls);
+
+		o = pt_rv_obj(r, arr, NULL);
+		pt_rv_str(r, o, "class", pt_class_name(cls));
+		pt_rv_num(r, o, "baseline_ms", a);
+		pt_rv_num(r, o, "new_ms", b);
+		pt_rv_num(r, o, "delta_ms", b - a);
+		num_or_null(r, o, "share", fabs(c->dstep) > c->thr ? (b - a) / c->dstep : NAN);
+	}
+
+	arr = pt_rv_arr(r, cmp, "findings");
+	nshown = c->o->max_findings && c->o->max_findings < nord ? c->o->max_findings : nord;
+	for (i = 0; i < nshown; i++) {
+		const cfind *x = &c->fd[order[i]];
+		double share = !x->pairs && fabs(c->dstep) > c->thr ? x->d / c->dstep : NAN;
+
+		o = pt_rv_obj(r, arr, NULL);
+		pt_rv_int(r, o, "rank", (int64_t)i + 1);
+		pt_rv_str(r, o, "change", cmp_change_name[x->change]);
+		pt_rv_str(r, o, "scope", x->scope_class ? "class" : "function");
+		if (x->scope_class) {
+			pt_rv_str(r, o, "class", pt_class_name((int)x->f));
+			pt_rv_str(r, o, "function", class_label((int)x->f));
+			pt_rv_str(r, o, "name", class_label((int)x->f));
+		} else {
+			pt_rv_str(r, o, "class", pt_class_name(c->f[x->f].cls));
+			pt_rv_str(r, o, "kind", kind_label(c->f[x->f].cls));
+			if (c->f[x->f].grp) /* all stacks ending in this frame */
+				pt_rv_int(r, o, "stacks", (int64_t)c->f[x->f].nmem);
+			pt_rv_str(r, o, "function", c->f[x->f].key);
+			short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
+			pt_rv_str(r, o, "name", nm);
+		}
+		a2 = pt_rv_arr(r, o, "workers");
+		if (!x->pairs) {
+			pt_rv_str(r, a2, NULL, "all");
+		} else {
+			for (k = 0; k < x->npairs; k++)
+				pt_rv_str(r, a2, NULL, c->w[c->pair[x->pairs[k]][1]].s->worker);
+			a2 = pt_rv_arr(r, o, "ranks");
+			for (k = 0; k < x->npairs; k++)
+				pt_rv_int(r, a2, NULL, c->w[c->pair[x->pairs[k]][0]].s->rank);
+		}
+		pt_rv_num(r, o, "baseline_ms", x->a);
+		pt_rv_num(r, o, "new_ms", x->b);
+		pt_rv_num(r, o, "delta_ms", x->d);
+		num_or_null(r, o, "share", share);
+		if (!x->scope_class) {
+			num_or_null(r, o, "baseline_calls", x->ca);
+			num_or_null(r, o, "new_calls", x->cb);
+			num_or_null(r, o, "baseline_per_call_ms", x->pa);
+			num_or_null(r, o, "new_per_call_ms", x->pb);
+		} else {
+			num_or_null(r, o, "per_call_ratio", x->ratio);
+			a2 = pt_rv_arr(r, o, "functions");
+			for (k = 0; k < x->ntop; k++) {
+				pt_rv *t = pt_rv_obj(r, a2, NULL);
+
+				pt_rv_str(r, t, "function", c->f[x->top[k]].key);
+				pt_rv_num(r, t, "delta_ms", x->topd[k]);
+			}
+		}
+		explain(c, x, share, &sb);
+		pt_rv_str(r, o, "explanation", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
+		pt_sb_reset(&sb);
+	}
+	pt_rv_int(r, cmp, "more_findings", (int64_t)(nord - nshown));
+
+	/* The waterfall: BASELINE's step, the whole-job changes, the rest, NEW's
+	 * step.  Without whole-job findings the classes make the bars. */
+	arr = pt_rv_arr(r, cmp, "waterfall");
+	rest = c->dstep;
+	for (i = 0, k = 0; i < nord && k < WATERFALL_MAX && !c->unrelated; i++) {
+		const cfind *x = &c->fd[order[i]];
+
+		if (x->pairs)
+			continue;
+		o = pt_rv_obj(r, arr, NULL);
+		if (x->scope_class) {
+			pt_rv_str(r, o, "label", class_label((int)x->f));
+		} else {
+			short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
+			pt_sb_addf(&sb, "%s%s", x->change == CH_APPEARED ? "new: " :
+				   x->change == CH_DISAPPEARED ? "gone: " : "", nm);
+			pt_rv_str(r, o, "label", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
+			pt_sb_reset(&sb);
+			pt_rv_str(r, o, "function", c->f[x->f].key);
+		}
+		pt_rv_str(r, o, "change", cmp_change_name[x->change]);
+		pt_rv_num(r, o, "delta_ms", x->d);
+		rest -= x->d;
+		k++;
+	}
+	if (!k) {
+		for (i = 0; i + 1 < NCLS; i++) {
+			int cls = cmp_class_order[i];
+			double d = cmp_class_median(c, 1, cls) - cmp_class_median(c, 0, cls);
+
+			o = pt_rv_obj(r, arr, NULL);
+			pt_rv_str(r, o, "label", class_label(cls));
+			pt_rv_str(r, o, "change", d >= 0 ? "slower" : "faster");
+			pt_rv_num(r, o, "delta_ms", d);
+			rest -= d;
+		}
+	}
+	o = pt_rv_obj(r, arr, NULL);
+	pt_rv_str(r, o, "label", k ? "everything else" : "idle");
+	pt_rv_str(r, o, "change", "other");
+	pt_rv_num(r, o, "delta_ms", rest);
+
+	arr = pt_rv_arr(r, cmp, "workers");
+	for (i = 0; i < c->nw; i++) {
+		const pt_summary *s = c->w[i].s;
+
+		o = pt_rv_obj(r, arr, NULL);
+		pt_rv_str(r, o, "side", c->w[i].side ? "new" : "baseline");
+		pt_rv_str(r, o, "id", s->worker);
+		if (s->rank >= 0)
+			pt_rv_int(r, o, "rank", s->rank);
+		else
+			pt_rv_null(r, o, "rank");
+		pt_rv_num(r, o, "step_ms", c->w[i].step_ms);
+		a2 = pt_rv_arr(r, o, "steps");
+		for (k = 0; k < s->nsteps; k++)
+			pt_rv_num(r, a2, NULL, s->step_ms[k]);
+		if (!s->nsteps)
+			pt_rv_num(r, a2, NULL, s->window_ms);
+	}
+	/* Reserved for changes in the lockstep picture (docs/compare.md). */
+	pt_rv_null(r, cmp, "lockstep");
+	if (sb.oom)
+		c->oom = 1;
+	pt_sb_free(&sb);
+	x_free(order);
+}

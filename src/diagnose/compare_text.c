@@ -1,0 +1,78 @@
+/*
+ * compare_text.c - the text report of `perftracker compare`: the summary
+ * sentence first, both sides' step times, the class table, then the
+ * findings as numbered sentences.  Reads only the "Compare" section that
+ * compare.c built, as text.c does for a diagnosis.
+ */
+#include "compare.h"
+
+#include <math.h>
+#include <string.h>
+
+static double rv_num(const pt_rv *o, const char *key)
+{
+	const pt_rv *v = pt_rv_get(o, key);
+
+	if (!v)
+		return NAN;
+	return v->type == PT_RV_NUM ? v->num : v->type == PT_RV_INT ? (double)v->i : NAN;
+}
+
+static void text_side(const pt_rv *cmp, const char *key, const char *label, pt_sb *out)
+{
+	const pt_rv *s = pt_rv_get(cmp, key), *st = pt_rv_get(s, "step_ms"), *p = pt_rv_get(s, "path");
+
+	pt_sb_addf(out, "%-8s %9.3f ms per step (p10 %.3f, p90 %.3f; noise %.3f ms; %lld step%s "
+		   "on %lld worker%s", label, rv_num(st, "median"), rv_num(st, "p10"),
+		   rv_num(st, "p90"), rv_num(s, "noise_ms"), (long long)rv_num(s, "steps"),
+		   rv_num(s, "steps") == 1 ? "" : "s", (long long)rv_num(s, "workers"),
+		   rv_num(s, "workers") == 1 ? "" : "s");
+	if (rv_num(s, "failed") > 0)
+		pt_sb_addf(out, ", %lld unreadable", (long long)rv_num(s, "failed"));
+	pt_sb_addf(out, ")  %s\n", p && p->type == PT_RV_STR ? p->str : "");
+}
+
+void pt_compare_text(const pt_report *r, size_t max_findings, pt_sb *out)
+{
+	const pt_rv *cmp = pt_rv_get(pt_report_root_c(r), "Compare"), *v, *e;
+	size_t shown = 0;
+
+	if (!cmp)
+		return;
+	v = pt_rv_get(cmp, "summary");
+	pt_sb_addf(out, "%s\n\n", v && v->type == PT_RV_STR ? v->str : "");
+	text_side(cmp, "baseline", "BASELINE", out);
+	text_side(cmp, "new", "NEW", out);
+	v = pt_rv_get(cmp, "pairing");
+	if (v && v->type == PT_RV_STR && !strcmp(v->str, "rank"))
+		pt_sb_addf(out, "Workers paired by rank (%lld pairs).\n", (long long)rv_num(cmp, "pairs"));
+	else
+		pt_sb_adds(out, "Workers compared as two populations (medians over each side's workers).\n");
+	pt_sb_addf(out, "Differences below %.3f ms per step are not findings.\n\n",
+		   rv_num(cmp, "threshold_ms"));
+	pt_sb_addf(out, "%-24s %12s %12s %12s\n", "ms per step", "BASELINE", "NEW", "change");
+	for (e = pt_rv_get(cmp, "classes") ? pt_rv_get(cmp, "classes")->child : NULL; e; e = e->next) {
+		const pt_rv *nm = pt_rv_get(e, "class");
+
+		pt_sb_addf(out, "%-24s %12.3f %12.3f %+12.3f\n",
+			   nm && nm->type == PT_RV_STR ? nm->str : "", rv_num(e, "baseline_ms"),
+			   rv_num(e, "new_ms"), rv_num(e, "delta_ms"));
+	}
+	pt_sb_adds(out, "\nFindings (ranked by ms per step):\n");
+	v = pt_rv_get(cmp, "findings");
+	if (!v || !v->n) {
+		pt_sb_adds(out, "No function changed beyond the noise.\n");
+		return;
+	}
+	for (e = v->child; e; e = e->next) {
+		const pt_rv *x = pt_rv_get(e, "explanation");
+
+		if (max_findings && shown == max_findings)
+			break;
+		shown++;
+		pt_sb_addf(out, "%zu. %s\n", shown, x && x->type == PT_RV_STR ? x->str : "");
+	}
+	if (shown < v->n || rv_num(cmp, "more_findings") > 0)
+		pt_sb_addf(out, "... and %lld more in report.json.\n",
+			   (long long)(v->n - shown) + (long long)rv_num(cmp, "more_findings"));
+}

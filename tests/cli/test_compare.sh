@@ -1,0 +1,146 @@
+#!/bin/bash
+# test_compare.sh - `perftracker compare BASELINE NEW -o DIR` on real traces
+# with planted changes (tests/tools/plant_compare.py): HTA's trace_diff
+# control with one kernel 3x slower and one new kernel (both named first,
+# with their ms per step), the control against itself (no finding), the
+# 8-rank DLRM set with one rank's GPU kernels 1.3x slower (that rank and its
+# kernels, nothing else), a Python function 1.5x slower in TraceLens's BERT
+# trace, a real DataLoader change (Kineto's ResNet50 samples with 0 and 4
+# loader processes), every kind of side (traces, summaries, report
+# folders with and without kept summaries), two unrelated models, bad input.
+. "$(dirname "$0")/lib.sh"
+
+CTL=$PT_DATA/HolisticTraceAnalysis/tests/data/trace_diff/control/control.json.gz
+DLRM=$PT_DATA/dlrm
+PLANT="$PYTHON $PT_ROOT/tests/tools/plant_compare.py"
+SLOW=split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_warp_per_row_1
+NEWK=planted_all2all_pack_kernel
+
+# py REPORT_DIR EXPR: evaluate a Python assertion on DIR's "Compare" section (c)
+py() {
+	local dir=$1; shift
+	"$PYTHON" - "$dir/PerfDisplay/report.json" "$@" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))["Compare"]
+f = c["findings"]
+ok = eval(sys.argv[2])
+if not ok:
+    print("summary:", c["summary"])
+    for x in f[:6]:
+        print(" ", x["explanation"][:300])
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# --- HTA trace_diff control: one kernel 3x slower, one new kernel -------------
+$PLANT "$CTL" "$TMP/planted.json.gz" --slow $SLOW --factor 3 --new $NEWK --new-ms 3 >"$TMP/plant.out" 2>&1 ||
+	{ not_ok "plant the control trace" "$(cat "$TMP/plant.out")"; exit 0; }
+check "compare control vs planted" "$PT_BIN" compare "$CTL" "$TMP/planted.json.gz" -o "$TMP/cp"
+"$PT_BIN" compare "$CTL" "$TMP/planted.json.gz" -q -o "$TMP/cp" >/dev/null 2>&1
+check "the planted changes are the first two findings" py "$TMP/cp" \
+	"{f[0]['name'], f[1]['name'][:40]} == {'$NEWK', '$SLOW'[:40]}"
+check "the new kernel: appeared, 3.00 ms per step" py "$TMP/cp" \
+	"[x for x in f if x['name'] == '$NEWK'][0]['change'] == 'appeared' and abs([x for x in f if x['name'] == '$NEWK'][0]['delta_ms'] - 3.0) < 0.01"
+# 1.2 ms per call becomes 3.6: +2.4 ms of its own time per step, of which the
+# part another compute stream shares with it is not its alone.
+check "the slowed kernel: slower, 3.00x per call, 1.5-2.4 ms per step" py "$TMP/cp" \
+	"[(x['change'], round(x['new_per_call_ms'] / x['baseline_per_call_ms'], 2), 1.5 < x['delta_ms'] <= 2.41) for x in f if '$SLOW' in x['function']] == [('slower', 3.0, True)]"
+check "no other finding" py "$TMP/cp" "len(f) == 2"
+check "step times: 1 worker, 6 steps a side, NEW slower" py "$TMP/cp" \
+	"c['baseline']['steps'] == 6 and c['new']['steps'] == 6 and c['baseline']['workers'] == 1 and c['delta_ms'] > 4 and c['pairing'] == 'rank'"
+"$PT_BIN" compare "$CTL" "$TMP/planted.json.gz" >"$TMP/cp.txt" 2>&1
+if head -1 "$TMP/cp.txt" | grep -q "^NEW is 1\.0[0-9]x slower per step: [0-9.]* ms more, [0-9]*% of it in the new \`$NEWK\` and \`${SLOW:0:30}"; then
+	ok "text report: the summary sentence first, naming both"
+else
+	not_ok "text report: the summary sentence first, naming both" "$(head -1 "$TMP/cp.txt")"
+fi
+check "waterfall: BASELINE + bars = NEW" py "$TMP/cp" \
+	"abs(sum(b['delta_ms'] for b in c['waterfall']) - c['delta_ms']) < 1e-6 and 'new: $NEWK' in [b['label'] for b in c['waterfall'][:2]]"
+
+# --- the control against itself ------------------------------------------------
+check "control vs itself" "$PT_BIN" compare "$CTL" "$CTL" -o "$TMP/cc"
+check "control vs itself: no finding, same step time" py "$TMP/cc" \
+	"f == [] and c['delta_ms'] == 0 and c['summary'].startswith(\"NEW runs at BASELINE's speed\")"
+
+# --- DLRM: rank 5's GPU kernels 1.3x slower -------------------------------------
+$PLANT "$DLRM" "$TMP/dlrm_r5" --scale-kernels 1.3 --rank 5 >"$TMP/plant.out" 2>&1 ||
+	{ not_ok "plant DLRM rank 5" "$(cat "$TMP/plant.out")"; }
+check "compare DLRM vs DLRM rank 5 slower" "$PT_BIN" compare "$DLRM" "$TMP/dlrm_r5" -q -o "$TMP/cd"
+check "rank 5's GPU compute is the first finding, kernels 1.30x per call" py "$TMP/cd" \
+	"f[0]['ranks'] == [5] and f[0]['class'] == 'compute' and f[0]['change'] == 'slower' and 1.28 <= f[0]['per_call_ratio'] <= 1.32 and len(f[0]['functions']) == 5"
+check "no other rank or class named" py "$TMP/cd" \
+	"all(x.get('ranks') == [5] and x['class'] == 'compute' for x in f) and c['pairing'] == 'rank' and c['pairs'] == 8"
+check "the summary sentence names rank 5" py "$TMP/cd" "'rank 5: GPU compute got slower' in c['summary']"
+check "DLRM vs itself: no finding" "$PT_BIN" compare "$DLRM" "$DLRM" -q -o "$TMP/dd"
+check "DLRM vs itself: empty findings" py "$TMP/dd" "f == []"
+
+# --- every kind of side ----------------------------------------------------------
+"$PT_BIN" analyze "$DLRM" -q -o "$TMP/rep" --keep-summaries "$TMP/rep/summaries" >/dev/null 2>&1
+"$PT_BIN" analyze "$TMP/dlrm_r5" -q -o "$TMP/rep5" >/dev/null 2>&1
+check "report folder (kept summaries) vs report folder (traces it names)" \
+	"$PT_BIN" compare "$TMP/rep" "$TMP/rep5" -q -o "$TMP/cr"
+check "report folders: inputs and the same finding" py "$TMP/cr" \
+	"c['baseline']['input'] == 'report' and c['new']['input'] == 'report' and f[0]['ranks'] == [5] and f[0]['class'] == 'compute'"
+check "summaries folder vs traces" "$PT_BIN" compare "$TMP/rep/summaries" "$DLRM" -q -o "$TMP/cs"
+check "summaries vs their traces: no finding" py "$TMP/cs" \
+	"c['baseline']['input'] == 'summaries' and c['new']['input'] == 'traces' and f == []"
+check "report.json as a side" "$PT_BIN" compare "$TMP/rep5/PerfDisplay/report.json" "$DLRM" -q -o "$TMP/cj"
+check "report.json side: rank 5 got faster" py "$TMP/cj" "f[0]['ranks'] == [5] and f[0]['change'] == 'faster'"
+
+# --- populations: 4 ranks against 8 ----------------------------------------------
+mkdir -p "$TMP/half"
+cp "$DLRM"/worker[0-3]_* "$TMP/half/"
+check "4 workers vs 8" "$PT_BIN" compare "$TMP/half" "$DLRM" -q -o "$TMP/ch"
+check "4 vs 8: compared as populations" py "$TMP/ch" "c['pairing'] == 'population' and c['pairs'] == 0 and c['new']['workers'] == 8"
+
+# --- a Python function 1.5x slower in a Python-heavy trace (TraceLens BERT) --------
+BERT=$PT_DATA/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz
+$PLANT "$BERT" "$TMP/bert_slow.json.gz" --slow "modeling_bert.py(573): forward" --slow-cat python_function \
+	--factor 1.5 >"$TMP/plant.out" 2>&1 || not_ok "plant BERT" "$(cat "$TMP/plant.out")"
+check "BERT vs BERT with BertLayer.forward 1.5x slower" "$PT_BIN" compare "$BERT" "$TMP/bert_slow.json.gz" -q -o "$TMP/cbert"
+# The four layers' stacks differ only in module instance numbers: one
+# finding, 4 calls per step.  The tqdm monitor thread blocked in
+# threading.py: wait shares the inserted time but is idle, not a finding.
+check "BERT: the layer forward is the only finding, 4 calls, 1.50x per call" py "$TMP/cbert" \
+	"len(f) == 1 and f[0]['name'] == 'transformers/models/bert/modeling_bert.py: forward' and 'BertLayer|' in f[0]['function'] and f[0]['new_calls'] == 4 and round(f[0]['new_per_call_ms'] / f[0]['baseline_per_call_ms'], 2) == 1.5 and f[0]['change'] == 'slower'"
+
+# --- a real data-pipeline change: ResNet50 with a 4-process DataLoader ------------
+R0=$PT_DATA/kineto/tb_plugin/samples/resnet50_num_workers_0
+R4=$PT_DATA/kineto/tb_plugin/samples/resnet50_num_workers_4
+check "ResNet50: DataLoader 0 vs 4 workers" "$PT_BIN" compare "$R0" "$R4" -q -o "$TMP/rn"
+check "ResNet50: 1.39x faster per step, the single-process DataLoader named first" py "$TMP/rn" \
+	"c['summary'].startswith('NEW is 1.39x faster per step: 49.7 ms less') and f[0]['change'] == 'disappeared' and f[0]['name'] == 'enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__' and 38 < -f[0]['delta_ms'] < 39 and c['pairing'] == 'population'"
+
+# --- nothing in common -------------------------------------------------------------
+check "BERT vs DLRM" "$PT_BIN" compare "$BERT" "$DLRM" -o "$TMP/cu"
+check "BERT vs DLRM: says they have nothing in common, lists no function" py "$TMP/cu" \
+	"c['unrelated'] is True and f == [] and 'little in common' in c['summary']"
+
+# --- page ---------------------------------------------------------------------------
+check "the page is written" test -s "$TMP/cp/PerfDisplay/index.html"
+
+# --- bad input ----------------------------------------------------------------------
+printf '{"traceEvents": [' >"$TMP/cut.json"
+check_fails "unreadable BASELINE: one line naming the file" "BASELINE '$TMP/cut.json': " \
+	"$PT_BIN" compare "$TMP/cut.json" "$DLRM"
+[ "$(wc -l <"$TMP/.err")" -eq 1 ] && ok "unreadable side: exactly one line" || not_ok "unreadable side: exactly one line" "$(cat "$TMP/.err")"
+mkdir -p "$TMP/bad"
+cp "$TMP/cut.json" "$TMP/bad/a.json"
+printf 'not json' >"$TMP/bad/b.json"
+check_fails "NEW folder with no readable worker" "NEW '$TMP/bad': no readable worker among 2 files (first: '$TMP/bad/a.json'" \
+	"$PT_BIN" compare "$DLRM" "$TMP/bad"
+check_fails "missing side" "NEW '$TMP/nope': No such file" "$PT_BIN" compare "$DLRM" "$TMP/nope"
+check_fails "one run only" "give two runs" "$PT_BIN" compare "$DLRM"
+mkdir -p "$TMP/empty"
+check_fails "empty folder" "no summaries, traces" "$PT_BIN" compare "$TMP/empty" "$DLRM"
+mkdir -p "$TMP/onebad"
+cp "$DLRM"/*.json "$TMP/onebad/"
+cp "$TMP/cut.json" "$TMP/onebad/worker9_broken.json"
+if "$PT_BIN" compare "$DLRM" "$TMP/onebad" -q -o "$TMP/cb" 2>"$TMP/cb.err" &&
+	grep -q "warning: '$TMP/onebad/worker9_broken.json'" "$TMP/cb.err" &&
+	py "$TMP/cb" "c['new']['failed'] == 1 and c['new']['workers'] == 8 and f == []" >/dev/null; then
+	ok "one bad worker: a warning, the others compared"
+else
+	not_ok "one bad worker: a warning, the others compared" "$(cat "$TMP/cb.err")"
+fi
+check "--help" "$PT_BIN" compare --help
