@@ -258,8 +258,9 @@ static void node_publish(pt_agent *a, double now)
 	pt_sb key = { 0 }, pkey = { 0 };
 	int changed, moved;
 
-	/* Twice a second is enough: the node file goes out once a second. */
-	if (now - a->local_read < 0.5)
+	/* Twice per node_min_s is enough: the node file goes out at most
+	 * once per node_min_s. */
+	if (now - a->local_read < a->node_min_s / 2)
 		return;
 	a->local_read = now;
 	if (a->ndir[0] && pt_nodechan_workers_read(a->ndir, &w, &n, NULL) == PT_OK) {
@@ -1315,7 +1316,8 @@ int pt_agent_poll(pt_agent *a, pt_error *err)
 	char **todo = NULL;
 	size_t ntodo = 0, cap = 0;
 	int rc = PT_OK, handled = 0;
-	double now = pt_control_now();
+	/* Inside pt_agent_tick: its clock (bench/nodesim.c, the tests). */
+	double now = a->in_run && a->tick_now > 0 ? a->tick_now : pt_control_now();
 
 	rc = refresh_trigger(a, now, err);
 	if (rc)
@@ -1432,6 +1434,7 @@ int pt_agent_tick(pt_agent *a, double now)
 	pt_error e;
 
 	a->in_run = 1;
+	a->tick_now = now;
 	if (now - a->lock_last >= a->lock_check_s) {
 		a->lock_last = now;
 		if (!pt_agent_owns_lock(a)) {
@@ -1447,10 +1450,14 @@ int pt_agent_tick(pt_agent *a, double now)
 
 		alog(a, "%s", pt_error_format(&e, buf, sizeof(buf)));
 	}
-	if (a->ndir[0])
-		node_publish(a, pt_control_now());
-	else if (now - a->last_hb >= a->hb_s)
+	if (a->ndir[0]) {
+		/* (The poll may have summarised traces for a while.) */
+		double later = pt_control_now();
+
+		node_publish(a, later > now ? later : now);
+	} else if (now - a->last_hb >= a->hb_s) {
 		write_heartbeat(a, now);
+	}
 	if (a->idle_exit_s > 0 && (a->ndir[0] || now - a->last_workers >= 5)) {
 		a->last_workers = now;
 		if (host_has_workers(a, now))

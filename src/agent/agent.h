@@ -79,6 +79,7 @@ typedef struct pt_agent {
 	char ndir[PT_CONTROL_PATH_MAX];    /* node channel directory ("" none) */
 	int nfd;                           /* its agent.lock, held (flock); -1 */
 	int in_run;                        /* inside pt_agent_run: poll on timers */
+	double tick_now;                   /* the time pt_agent_tick was given */
 	struct pt_node_worker *local;      /* this node's workers, last read */
 	size_t nlocal;
 	pt_trigger trig;                   /* trigger.json as last read */
