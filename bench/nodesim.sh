@@ -1,9 +1,9 @@
 #!/bin/sh
 # nodesim.sh - the control plane at scale (docs/bench.md, "Control plane at
 # scale"): build/bench/nodesim for 10, 100 and 1,250 simulated nodes of 8
-# workers with agents, and the protocol without them (direct, the baseline
-# of the same run, and fallback) at 10 and 100 nodes; one markdown row per
-# run.  Larger runs are time-dilated (--dilate) so that this machine keeps
+# workers with agents, 100 nodes of 1 and of 32 workers, and the protocol
+# without agents (direct, the baseline of the same run, and fallback) at 10
+# and 100 nodes; one markdown row per run (about 15 minutes).  Larger runs are time-dilated (--dilate) so that this machine keeps
 # up; the "pass" column says it did (longest pass over the nodes, in the
 # job's time, well under the 250 ms poll).
 #
@@ -29,6 +29,9 @@ echo "|---|---|---|---|---|---|---|---|---|"
 row --mode agent --nodes 10 --procs 1
 row --mode agent --nodes 100 --procs 2 --dilate 2
 row --mode agent --nodes 1250 --procs 2 --dilate ${NODESIM_DILATE:-8}
+# Workers per node: the shared directory sees nodes, not workers.
+row --mode agent --nodes 100 --workers 1 --procs 2 --dilate 2
+row --mode agent --nodes 100 --workers 32 --procs 2 --dilate 4
 row --mode direct --nodes 10 --procs 1
 row --mode direct --nodes 100 --procs 2 --dilate 4
 row --mode fallback --nodes 10 --procs 1

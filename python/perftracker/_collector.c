@@ -627,7 +627,7 @@ static void write_status(const window *w, const char *state)
 	G.rec.has_status = 1;
 	snprintf(G.rec.tid, sizeof(G.rec.tid), "%s", w->tid);
 	G.rec.st = s;
-	G.rec_dirty = 1;
+	G.rec_dirty = G.ndir[0] != 0;
 	G.direct_status = __atomic_load_n(&G.mode, __ATOMIC_RELAXED) != M_AGENT;
 	if (!G.direct_status) {
 		dlog("status %s %s (node channel)", w->tid, state);
@@ -1077,7 +1077,7 @@ static void *bg_main(void *arg)
 		}
 		if (mode == M_DIRECT || mode == M_FALLBACK) {
 			/* Registration, re-done if the record disappeared. */
-			if ((!registered && now - last_reg_check > (mode == M_DIRECT ? 10 : 0)) ||
+			if ((!registered && now - last_reg_check > 10) ||
 			    (registered && now - last_reg_check > (mode == M_DIRECT ? 30 : 60))) {
 				char rp[PT_CONTROL_PATH_MAX];
 				struct stat rst;

@@ -146,7 +146,12 @@ static void refresh_status(const char *dir, const char *tid, wstate *w)
 		if (!w->nw.has_status || strcmp(w->nw.tid, tid))
 			return;
 		s = w->nw.st;
-		if (w->nw.summarized) {
+		/* (An agent restarted after writing the summary never flags it:
+		 * for workers traced 5 s ago and not flagged, look at the file.) */
+		if (w->nw.summarized ||
+		    (!strcmp(s.state, PT_STATE_TRACED) && pt_control_now() - s.time > 5 &&
+		     pt_control_record_path(path, sizeof(path), dir, "summaries", tid,
+					    w->e.info.id) == 0 && stat(path, &st) == 0)) {
 			w->state = WS_SUMMARIZED;
 			return;
 		}
@@ -515,11 +520,13 @@ int cmd_trigger(int argc, char **argv)
 
 	/* One absolute start step for everyone: the furthest worker's
 	 * estimated step, plus the steps that pass while the workers notice
-	 * the trigger (poll 0.25 s, heartbeat lag: about 1 s), plus --wait. */
+	 * the trigger (their agent's 1 s stat of trigger.json, their 0.25 s
+	 * poll of its copy, file-system propagation: about 2 s; docs/bench.md
+	 * measures p99 1.18 s without propagation), plus --wait. */
 	memset(&t, 0, sizeof(t));
 	pt_control_trigger_id(t.id, sizeof(t.id), now);
 	snprintf(t.state, sizeof(t.state), "%s", PT_TRIGGER_ACTIVE);
-	t.start_step = cur + (int64_t)ceil(max_rate * 1.0) + wait;
+	t.start_step = cur + (int64_t)ceil(max_rate * 2.0) + wait;
 	t.steps = steps;
 	t.wait = wait;
 	t.save_raw = save_raw;
