@@ -249,13 +249,14 @@ static int pid_gone(int64_t pid)
 
 /* Read this node's workers from the node channel and publish them when
  * something changed: at most every node_min_s; when only step counts
- * moved, every node_progress_s; and every node_max_s regardless (the
- * agent's and the workers' liveness). */
+ * moved, every node_progress_s (node_min_s while a trigger is active); and
+ * every node_max_s regardless (the agent's and the workers' liveness). */
 static void node_publish(pt_agent *a, double now)
 {
 	pt_node_worker *w = NULL;
 	size_t n = 0;
 	pt_sb key = { 0 }, pkey = { 0 };
+	double prog;
 	int changed, moved;
 
 	/* Twice per node_min_s is enough: the node file goes out at most
@@ -295,8 +296,12 @@ static void node_publish(pt_agent *a, double now)
 	}
 	changed = !a->node_key || strcmp(a->node_key, key.buf);
 	moved = !a->node_pkey || strcmp(a->node_pkey, pkey.buf);
+	/* While a trigger runs, its progress lines and hang check want the
+	 * step counts as fresh as the states: once a second. */
+	prog = a->trig.id[0] && !strcmp(a->trig.state, PT_TRIGGER_ACTIVE) ? a->node_min_s
+									   : a->node_progress_s;
 	if ((changed && now - a->node_last >= a->node_min_s) ||
-	    (moved && now - a->node_last >= a->node_progress_s) ||
+	    (moved && now - a->node_last >= prog) ||
 	    now - a->node_last >= a->node_max_s) {
 		write_heartbeat(a, now);
 		x_free(a->node_key);
