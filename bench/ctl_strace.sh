@@ -79,6 +79,11 @@ run() {
 		n=$(grep -F "$D/control" "$D/strace.$k" 2>/dev/null | grep -vc 'resumed>' || true)
 		rate=$(awk -v n="$n" -v s="$SECS" 'BEGIN { printf "%.2f", n / s }')
 		echo "$label $what pid $p: $n operations in $SECS s = $rate/s"
+		# What the agent did, by call and file.
+		[ "$what" = agent ] && grep -F "$D/control" "$D/strace.$k" | grep -v 'resumed>' |
+			sed -E 's/^[0-9]+ +([a-z0-9_]+)\(([A-Z_]+, *)?"([^"]*)".*/\1 \3/' |
+			sed -E "s|$D/control/||; s|\.[^ ]*\.tmp\$|.<tmp>|" | sort | uniq -c |
+			sed 's/^/    /'
 		k=$((k + 1))
 	done
 	touch "$D/stop"
