@@ -507,6 +507,49 @@ void pt_nodechan_node_json(pt_sb *sb, const pt_node_agent *a, const pt_node_work
 	pt_sb_adds(sb, "]}\n");
 }
 
+int pt_nodechan_node_parse(const char *buf, size_t len, pt_node_worker **out, size_t *n,
+			   pt_error *err)
+{
+	pt_json *j = pt_json_parse(buf, len, err);
+	const pt_json *ws;
+	pt_node_worker *arr = NULL;
+	size_t cnt = 0, cap = 0;
+	double t;
+	int rc = PT_OK;
+
+	*out = NULL;
+	*n = 0;
+	if (!j)
+		return err ? err->code : PT_EPARSE;
+	if (j->type != PT_JSON_OBJ || strcmp(pt_json_strv(j, "format", ""), "perftracker-agent")) {
+		pt_json_free(j);
+		return pt_error_set(err, PT_EFORMAT, -1, "not a perftracker node file");
+	}
+	ws = pt_json_get(j, "workers");
+	t = pt_json_num(j, "time", 0);
+	for (size_t i = 0; ws && ws->type == PT_JSON_ARR && i < ws->len; i++) {
+		const pt_json *e = pt_json_at(ws, i);
+		pt_node_worker w;
+
+		if (!e || e->type != PT_JSON_OBJ || parse_worker_json(e, &w))
+			continue;
+		w.via_node = 1;
+		w.node_time = t;
+		if (X_GROW(arr, cap, cnt + 1)) {
+			rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+			x_free(arr);
+			arr = NULL;
+			cnt = 0;
+			break;
+		}
+		arr[cnt++] = w;
+	}
+	pt_json_free(j);
+	*out = arr;
+	*n = cnt;
+	return rc;
+}
+
 int pt_nodechan_all(const char *dir, pt_node_worker **out, size_t *n, pt_error *err)
 {
 	char **names = NULL;
@@ -522,28 +565,22 @@ int pt_nodechan_all(const char *dir, pt_node_worker **out, size_t *n, pt_error *
 		nn = 0;  /* no agents/ yet: only direct workers */
 	for (size_t k = 0; k < nn; k++) {
 		char p[PT_CONTROL_PATH_MAX];
-		const pt_json *ws;
-		pt_json *j;
-		double t;
+		char *buf = NULL;
+		size_t len = 0, nw = 0;
+		pt_node_worker *w = NULL;
 
-		if (pt_control_agent_hb_path(p, sizeof(p), dir, names[k]) || !(j = read_obj(p)))
+		if (pt_control_agent_hb_path(p, sizeof(p), dir, names[k]) ||
+		    pt_control_read_file(p, PT_CONTROL_RECORD_MAX, &buf, &len, NULL))
 			continue;
-		ws = pt_json_get(j, "workers");
-		t = pt_json_num(j, "time", 0);
-		for (size_t i = 0; ws && ws->type == PT_JSON_ARR && i < ws->len; i++) {
-			pt_node_worker w;
-
-			if (parse_worker_json(pt_json_at(ws, i), &w))
-				continue;
-			w.via_node = 1;
-			w.node_time = t;
-			if (add_merge(&arr, &cnt, &cap, &w)) {
-				pt_json_free(j);
+		/* Unreadable (mid-rename on NFS, damaged): skipped. */
+		rc = pt_nodechan_node_parse(buf, len, &w, &nw, NULL);
+		x_free(buf);
+		for (size_t i = 0; rc == PT_OK && i < nw; i++)
+			if (add_merge(&arr, &cnt, &cap, &w[i]))
 				rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-				goto out;
-			}
-		}
-		pt_json_free(j);
+		x_free(w);
+		if (rc == PT_ENOMEM)
+			goto out;
 	}
 	rc = pt_control_workers(dir, &direct, &nd, err);
 	if (rc && !cnt)

@@ -93,6 +93,13 @@ void pt_nodechan_node_json(pt_sb *sb, const pt_node_agent *a, const pt_node_work
  * step, rate): two equal strings mean only progress changed.  Appends. */
 void pt_nodechan_worker_key(pt_sb *sb, const pt_node_worker *w);
 
+/* Parse a node file's text: its workers (via_node 1, node_time its
+ * "time") as a new array (*out, x_free; NULL and 0 when none).  Entries
+ * without a worker id are skipped.  PT_EPARSE / PT_EFORMAT (not a
+ * "perftracker-agent" object) with err filled; never reads past len. */
+int pt_nodechan_node_parse(const char *buf, size_t len, pt_node_worker **out, size_t *n,
+			   pt_error *err);
+
 /* Every worker the control directory knows: those of every node file
  * (agents/<host>.json) and those registered directly (workers/ and
  * heartbeats/, pt_control_workers).  One id listed twice keeps the fresher
