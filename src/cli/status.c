@@ -10,7 +10,6 @@
 #include "cli.h"
 #include "hangcheck.h"
 #include "control/control.h"
-#include "control/nodechan.h"
 #include "diagnose/robust.h"
 #include "util/json.h"
 #include "util/strbuf.h"
