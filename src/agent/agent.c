@@ -313,9 +313,12 @@ static void node_publish(pt_agent *a, double now)
 	pt_sb_free(&pkey);
 }
 
-/* Copy a shared file into the node channel when its stat changed (or
- * every reread_s, for NFS attribute caches); a missing source removes the
- * copy.  Returns 1 when the copy changed. */
+/* Copy a shared file into the node channel when it changed (or every
+ * reread_s); a missing source removes the copy.  One open per call: on NFS
+ * an open revalidates the file's attributes (close-to-open), where a stat
+ * may answer from the attribute cache for up to a minute; the data is read
+ * only when the fstat after the open differs.  Returns 1 when the copy
+ * changed. */
 static int mirror(pt_agent *a, const char *from, const char *name, void *stp, double now,
 		  double *last_read, double reread_s)
 {
@@ -323,11 +326,13 @@ static int mirror(pt_agent *a, const char *from, const char *name, void *stp, do
 	char to[PT_CONTROL_PATH_MAX];
 	struct stat st;
 	char *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, cap;
+	int fd, rc = 0;
 
 	if (!a->ndir[0] || pt_nodechan_file(to, sizeof(to), a->ndir, name))
 		return 0;
-	if (stat(from, &st) != 0) {
+	fd = open(from, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		if (errno == ENOENT && last->ino) {
 			memset(last, 0, sizeof(*last));
 			unlink(to);
@@ -335,24 +340,53 @@ static int mirror(pt_agent *a, const char *from, const char *name, void *stp, do
 		}
 		return 0;
 	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size > PT_CONTROL_RECORD_MAX)
+		goto out;
 	cur.sec = (long long)st.st_mtim.tv_sec;
 	cur.nsec = (long long)st.st_mtim.tv_nsec;
 	cur.size = (long long)st.st_size;
 	cur.ino = (long long)st.st_ino;
 	if (!memcmp(&cur, last, sizeof(cur)) && now - *last_read < reread_s)
-		return 0;
+		goto out;
 	*last_read = now;
-	if (pt_control_read_file(from, PT_CONTROL_RECORD_MAX, &buf, &len, NULL))
-		return 0;
+	cap = (size_t)st.st_size + 1;
+	buf = x_malloc(cap);
+	if (!buf)
+		goto out;
+	for (;;) {
+		ssize_t r = read(fd, buf + len, cap - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto out;
+		if (r == 0)
+			break;
+		len += (size_t)r;
+		if (len == cap) {
+			/* Grew since the fstat (a rename replaces, so rarely). */
+			char *nb;
+
+			if (cap > PT_CONTROL_RECORD_MAX || !(nb = x_reallocarray(buf, cap, 2)))
+				goto out;
+			buf = nb;
+			cap *= 2;
+		}
+	}
 	*last = cur;
 	pt_control_write_atomic(to, buf, len, NULL);
+	rc = 1;
+out:
 	x_free(buf);
-	return 1;
+	close(fd);
+	return rc;
 }
 
 /* The trigger as the agent sees it: read from the shared directory at
- * most every trigger_poll_s inside pt_agent_run (a stat; the file when it
- * changed, and every 10 s), on every call otherwise (--once, tests). */
+ * most every trigger_poll_s inside pt_agent_run (an open and fstat; the
+ * data when it changed, and every 10 s), on every call otherwise (--once,
+ * tests). */
 static int refresh_trigger(pt_agent *a, double now, pt_error *err)
 {
 	char from[PT_CONTROL_PATH_MAX];
