@@ -40,6 +40,7 @@
 
 #include "control/control.h"
 #include "util/file.h"
+#include "control/nodechan.h"
 #include "util/strbuf.h"
 
 extern char **environ;
@@ -569,11 +570,33 @@ static struct collector {
 	window w;
 	char handled[PT_CONTROL_TID_MAX];
 	int io_failing;
+
+	/* Node channel (docs/collector.md, "Node channel"). */
+	char ndir[PT_CONTROL_PATH_MAX];  /* "" when unusable: direct mode only */
+	int agent_expected;              /* PERFTRACKER_AUTO_AGENT != 0 */
+	int mode;                        /* M_*; atomic: the watchdog reads it */
+	pt_node_worker rec;              /* our record (background thread only) */
+	int rec_dirty;                   /* status changed: write the record now */
+	int direct_status;               /* the status must (also) go to the shared dir */
 } G = { .next_action = NO_ACTION, .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- background thread ---------------------------------------------------- */
 
 static uint64_t wd_random(void);
+/* How the worker talks to the control directory:
+ * M_AGENT    through its node's agent (the node channel); no operation on
+ *            the shared directory while idle;
+ * M_DIRECT   no agent is expected (PERFTRACKER_AUTO_AGENT=0 and none seen):
+ *            the shared directory directly at the configured rates;
+ * M_FALLBACK an agent is expected or was seen but is down: the shared
+ *            directory directly at FB_FACTOR times the configured
+ *            intervals (a trigger still arrives, later);
+ * M_WAIT     the first AGENT_GRACE_S seconds, while local rank 0 starts
+ *            the agent: local only. */
+enum { M_DIRECT, M_AGENT, M_FALLBACK, M_WAIT };
+#define FB_POLL_FACTOR 20   /* fallback trigger/stack polls: 20 x 250 ms = 5 s */
+#define FB_HB_FACTOR 5      /* fallback heartbeats: 5 x 1 s = 5 s */
+#define AGENT_GRACE_S 5.0
 
 static void io_error(const char *what, const pt_error *e)
 {
@@ -602,6 +625,17 @@ static void write_status(const window *w, const char *state)
 		snprintf(s.trace, sizeof(s.trace), "%s", w->final_path);
 	if (!strcmp(state, PT_STATE_FAILED))
 		snprintf(s.error, sizeof(s.error), "%s", w->error);
+	/* The node channel always gets it (the agent publishes it in the node
+	 * file); the shared directory only when no agent carries it. */
+	G.rec.has_status = 1;
+	snprintf(G.rec.tid, sizeof(G.rec.tid), "%s", w->tid);
+	G.rec.st = s;
+	G.rec_dirty = G.ndir[0] != 0;
+	G.direct_status = __atomic_load_n(&G.mode, __ATOMIC_RELAXED) != M_AGENT;
+	if (!G.direct_status) {
+		dlog("status %s %s (node channel)", w->tid, state);
+		return;
+	}
 	pt_error_clear(&e);
 	if (pt_control_status_write(G.dir, w->tid, G.info.id, &s, &e))
 		io_error("cannot write status", &e);
@@ -892,35 +926,109 @@ static void ensure_agent(double now)
 		close(logfd);
 }
 
+/* Trigger poll state of one source (the node channel's mirror or the
+ * shared trigger.json). */
+typedef struct tpoll {
+	char dir[PT_CONTROL_PATH_MAX];   /* the directory holding trigger.json */
+	char path[PT_CONTROL_PATH_MAX];
+	struct timespec mtime;
+	off_t size;
+	ino_t ino;
+	double last_read;
+} tpoll;
+
+static void tpoll_init(tpoll *p, const char *dir)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->dir, sizeof(p->dir), "%s", dir);
+	pt_control_path(p->path, sizeof(p->path), dir, "trigger.json");
+	p->size = -1;
+}
+
+/* Stat trigger.json, read it on change (and every reread_s, since NFS
+ * attribute caches can hide a change), disarm or arm. */
+static void trigger_poll(tpoll *p, double now, double reread_s)
+{
+	struct stat tst;
+	int changed = 0;
+	pt_trigger t;
+
+	if (stat(p->path, &tst) == 0) {
+		changed = tst.st_mtim.tv_sec != p->mtime.tv_sec ||
+			  tst.st_mtim.tv_nsec != p->mtime.tv_nsec || tst.st_size != p->size ||
+			  tst.st_ino != p->ino || now - p->last_read > reread_s;
+		p->mtime = tst.st_mtim;
+		p->size = tst.st_size;
+		p->ino = tst.st_ino;
+	}
+	if (!changed)
+		return;
+	p->last_read = now;
+	if (pt_control_trigger_read(p->dir, &t, NULL) == PT_OK && t.id[0]) {
+		pthread_mutex_lock(&G.mu);
+		/* Cancelled, finished or replaced before our window came: disarm.
+		 * (A window already running ends normally; the agent drops its
+		 * trace.) */
+		if (G.w.phase == W_ARMED && (strcmp(t.id, G.w.tid) || strcmp(t.state, PT_TRIGGER_ACTIVE))) {
+			__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
+			G.w.phase = W_IDLE;
+			tracer_free();
+			dlog("disarmed %s (trigger %s)", G.w.tid, t.state);
+		}
+		maybe_arm(&t, now);
+		pthread_mutex_unlock(&G.mu);
+	}
+	pt_control_trigger_clear(&t);
+}
+
+/* Has the agent published our record?  (Then the records we wrote to the
+ * shared directory before it came can go.)  Reads the node channel's copy
+ * of the last node file. */
+static int published(void)
+{
+	char p[PT_CONTROL_PATH_MAX], want[PT_CONTROL_ID_MAX + 16];
+	char *buf = NULL;
+	int yes;
+
+	if (pt_nodechan_file(p, sizeof(p), G.ndir, PT_NODECHAN_NODE) ||
+	    pt_control_read_file(p, PT_CONTROL_RECORD_MAX, &buf, NULL, NULL))
+		return 0;
+	snprintf(want, sizeof(want), "\"id\":\"%s\"", G.info.id);
+	yes = strstr(buf, want) != NULL;
+	free(buf);
+	return yes;
+}
+
 #define RATE_SAMPLES 16
+
+static int64_t wd_dumps(void);
 
 static void *bg_main(void *arg)
 {
 	struct timespec next;
-	double last_hb = 0, last_reg_check = 0, last_agent = 0, last_seen_t = 0, last_read = 0;
-	int64_t last_seen = -1, hb_step = -1;
-	int registered = 0;
-	struct stat tst;
-	struct timespec tmtime = { 0, 0 };
-	off_t tsize = -1;
-	ino_t tino = 0;
+	double last_hb = 0, last_reg_check = 0, last_spawn = -1e9, last_seen_t = 0, last_fb = -1e9;
+	double last_probe = -1e9, last_local = 0, t0 = pt_control_now(), last_pub = 0;
+	int64_t last_seen = -1, hb_step = -1, local_step = -1;
+	int registered = 0, alive = 0, seen_agent = 0, mode = M_DIRECT, prev_mode = -1;
+	tpoll shared, local;
 	double rs_t[RATE_SAMPLES];
 	int64_t rs_c[RATE_SAMPLES];
 	int rs_n = 0, rs_i = 0;
-	char tpath[PT_CONTROL_PATH_MAX];
 	sigset_t all;
 
 	/* Signals belong to the training thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_setname_np(pthread_self(), "pt-collector");
-	pt_control_path(tpath, sizeof(tpath), G.dir, "trigger.json");
+	tpoll_init(&shared, G.dir);
+	tpoll_init(&local, G.ndir[0] ? G.ndir : G.dir);
+	G.rec.e.info = G.info;
 	pthread_mutex_lock(&G.mu);
 	while (!G.stop) {
 		double now = pt_control_now();
 		int64_t cur = __atomic_load_n(&G.count, __ATOMIC_RELAXED);
 		pt_error e;
-		int hb_due;
+		int hb_ms, hb_due;
 
 		pthread_mutex_unlock(&G.mu);
 		pt_error_clear(&e);
@@ -928,30 +1036,48 @@ static void *bg_main(void *arg)
 			last_seen = cur;
 			last_seen_t = now;
 		}
-		/* Registration, re-done if the record disappeared. */
-		if ((!registered && now - last_reg_check > 10) ||
-		    (registered && now - last_reg_check > 30)) {
-			char rp[PT_CONTROL_PATH_MAX];
-			struct stat rst;
-
-			last_reg_check = now;
-			pt_control_record_path(rp, sizeof(rp), G.dir, "workers", NULL, G.info.id);
-			if (!registered || stat(rp, &rst) != 0) {
-				if (pt_control_register(G.dir, &G.info, &e) == PT_OK) {
-					registered = 1;
-					G.io_failing = 0;
-					dlog("registered %s in %s", G.info.id, G.dir);
-				} else {
-					registered = 0;
-					io_error("cannot register", &e);
+		/* Is the node's agent up?  A local flock probe, twice a second. */
+		if (G.ndir[0] && now - last_probe >= 0.5) {
+			last_probe = now;
+			alive = pt_nodechan_agent_alive(G.ndir);
+			seen_agent |= alive;
+		}
+		mode = alive ? M_AGENT
+		       : !G.ndir[0] || (!G.agent_expected && !seen_agent) ? M_DIRECT
+		       : !seen_agent && now - t0 < AGENT_GRACE_S ? M_WAIT : M_FALLBACK;
+		__atomic_store_n(&G.mode, mode, __ATOMIC_RELAXED);
+		if (mode != prev_mode) {
+			dlog("mode %s", mode == M_AGENT ? "agent" : mode == M_DIRECT ? "direct" :
+			     mode == M_WAIT ? "waiting for the agent" : "fallback (no agent)");
+			/* A status the agent carried must now reach the shared
+			 * directory itself; the first fallback poll comes at once. */
+			if (mode == M_FALLBACK || mode == M_DIRECT) {
+				last_fb = -1e9;
+				if (G.rec.has_status && !G.direct_status) {
+					pt_error_clear(&e);
+					if (pt_control_status_write(G.dir, G.rec.tid, G.info.id, &G.rec.st,
+								    &e) == PT_OK)
+						G.direct_status = 1;
 				}
 			}
+			if (mode == M_AGENT)
+				local_step = -2;  /* write our record now */
+			prev_mode = mode;
 		}
-		/* Heartbeat: when the step moved and hb_ms passed, else every 10 s. */
-		hb_due = registered && ((cur != hb_step && (now - last_hb) * 1000 >= G.heartbeat_ms) ||
-					now - last_hb >= 10);
-		if (hb_due) {
-			pt_heartbeat h;
+		/* Local rank 0 (re)starts the agent when none holds the node's
+		 * lock, at most every 10 s. */
+		if (G.agent_argv && !alive && now - last_spawn >= 10) {
+			last_spawn = now;
+			ensure_agent(now);
+			last_probe = -1e9;
+		}
+
+		/* Heartbeat data: the step rate over the last samples. */
+		hb_ms = mode == M_FALLBACK ? G.heartbeat_ms * FB_HB_FACTOR : G.heartbeat_ms;
+		hb_due = (cur != hb_step && (now - last_hb) * 1000 >= hb_ms) || now - last_hb >= 10;
+		if (hb_due || (cur != local_step && (now - last_local) * 1000 >= G.heartbeat_ms) ||
+		    now - last_local >= 10 || G.rec_dirty || local_step == -2) {
+			pt_heartbeat *h = &G.rec.e.hb;
 			double rate = 0;
 
 			rs_t[rs_i] = now;
@@ -965,66 +1091,85 @@ static void *bg_main(void *arg)
 				if (now - rs_t[old] > 0)
 					rate = (double)(cur - rs_c[old]) / (now - rs_t[old]);
 			}
-			memset(&h, 0, sizeof(h));
-			h.step = cur;
-			h.step_time = cur > 0 ? last_seen_t : 0;
-			h.time = now;
-			h.rate = rate;
+			memset(h, 0, sizeof(*h));
+			h->step = cur;
+			h->step_time = cur > 0 ? last_seen_t : 0;
+			h->time = now;
+			h->rate = rate;
 			pthread_mutex_lock(&G.mu);
-			snprintf(h.state, sizeof(h.state), "%s",
+			snprintf(h->state, sizeof(h->state), "%s",
 				 G.quiet ? PT_STATE_QUIET :
 				 G.w.phase == W_ARMED ? PT_STATE_ARMED :
 				 G.w.phase == W_PROFILING ? PT_STATE_PROFILING :
 				 G.w.phase == W_EXPORT ? PT_STATE_EXPORTING : PT_STATE_IDLE);
 			if (G.w.phase != W_IDLE)
-				snprintf(h.trigger, sizeof(h.trigger), "%s", G.w.tid);
+				snprintf(h->trigger, sizeof(h->trigger), "%s", G.w.tid);
 			pthread_mutex_unlock(&G.mu);
-			if (pt_control_heartbeat_write(G.dir, G.info.id, &h, &e) == PT_OK) {
-				hb_step = cur;
-				G.io_failing = 0;
-			} else {
-				io_error("cannot write heartbeat", &e);
+			G.rec.e.has_hb = 1;
+			/* The node channel: a tmpfs write, whatever the mode. */
+			if (G.ndir[0]) {
+				if (pt_nodechan_worker_write(G.ndir, &G.rec, &e) &&
+				    pt_nodechan_prepare(G.ndir, NULL) == PT_OK)
+					pt_nodechan_worker_write(G.ndir, &G.rec, NULL);
+				G.rec_dirty = 0;
+				local_step = cur;
+				last_local = now;
 			}
-			last_hb = now;
 		}
-		if (registered && now - last_agent > 30) {
-			last_agent = now;
-			ensure_agent(now);
-		}
-		/* Trigger poll: stat every poll_ms, read on change (and every 5 s,
-		 * since NFS attribute caches can hide a change). */
-		if (registered && !G.quiet) {
-			int changed = 0;
+		if (mode == M_DIRECT || mode == M_FALLBACK) {
+			/* Registration, re-done if the record disappeared. */
+			if ((!registered && now - last_reg_check > 10) ||
+			    (registered && now - last_reg_check > (mode == M_DIRECT ? 30 : 60))) {
+				char rp[PT_CONTROL_PATH_MAX];
+				struct stat rst;
 
-			if (stat(tpath, &tst) == 0) {
-				changed = tst.st_mtim.tv_sec != tmtime.tv_sec ||
-					  tst.st_mtim.tv_nsec != tmtime.tv_nsec ||
-					  tst.st_size != tsize || tst.st_ino != tino ||
-					  now - last_read > 5;
-				tmtime = tst.st_mtim;
-				tsize = tst.st_size;
-				tino = tst.st_ino;
-			}
-			if (changed) {
-				pt_trigger t;
-
-				last_read = now;
-				if (pt_control_trigger_read(G.dir, &t, NULL) == PT_OK && t.id[0]) {
-					pthread_mutex_lock(&G.mu);
-					/* Cancelled, finished or replaced before our window
-					 * came: disarm.  (A window already running ends
-					 * normally; the agent drops its trace.) */
-					if (G.w.phase == W_ARMED &&
-					    (strcmp(t.id, G.w.tid) || strcmp(t.state, PT_TRIGGER_ACTIVE))) {
-						__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
-						G.w.phase = W_IDLE;
-						tracer_free();
-						dlog("disarmed %s (trigger %s)", G.w.tid, t.state);
+				last_reg_check = now;
+				pt_control_record_path(rp, sizeof(rp), G.dir, "workers", NULL, G.info.id);
+				if (!registered || stat(rp, &rst) != 0) {
+					if (pt_control_register(G.dir, &G.info, &e) == PT_OK) {
+						registered = 1;
+						G.io_failing = 0;
+						dlog("registered %s in %s", G.info.id, G.dir);
+					} else {
+						registered = 0;
+						io_error("cannot register", &e);
 					}
-					maybe_arm(&t, now);
-					pthread_mutex_unlock(&G.mu);
 				}
-				pt_control_trigger_clear(&t);
+			}
+			if (registered && hb_due) {
+				if (pt_control_heartbeat_write(G.dir, G.info.id, &G.rec.e.hb, &e) == PT_OK) {
+					hb_step = cur;
+					G.io_failing = 0;
+				} else {
+					io_error("cannot write heartbeat", &e);
+				}
+				last_hb = now;
+			}
+			/* Trigger poll: every poll_ms directly, every FB_POLL_FACTOR
+			 * x poll_ms in fallback. */
+			if (registered && !G.quiet &&
+			    (mode == M_DIRECT || (now - last_fb) * 1000 >= G.poll_ms * FB_POLL_FACTOR)) {
+				last_fb = now;
+				trigger_poll(&shared, now, mode == M_DIRECT ? 5 : 0);
+			}
+		} else {
+			if (hb_due) {
+				hb_step = cur;
+				last_hb = now;
+			}
+			/* The agent mirrors trigger.json into the node channel:
+			 * local stats only (no attribute cache to distrust). */
+			if (!G.quiet)
+				trigger_poll(&local, now, 60);
+			/* Records written to the shared directory before the agent
+			 * came go once the agent has published ours. */
+			if (mode == M_AGENT && registered && now - last_pub >= 1) {
+				last_pub = now;
+				if (published()) {
+					pt_control_unregister(G.dir, G.info.id, NULL);
+					registered = 0;
+					dlog("the agent publishes %s: direct records removed", G.info.id);
+				}
 			}
 		}
 		pthread_mutex_lock(&G.mu);
@@ -1078,14 +1223,16 @@ static void *bg_main(void *arg)
 			G.w.phase = W_IDLE;
 			continue;
 		}
+		if (G.rec_dirty)
+			continue;  /* a status to hand to the agent now */
 		if (G.stop)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &next);
 		{
 			int ms = G.poll_ms < G.heartbeat_ms ? G.poll_ms : G.heartbeat_ms;
 
-			next.tv_sec += ms / 1000;
 			next.tv_nsec += (long)(ms % 1000) * 1000000L;
+			next.tv_sec += ms / 1000;
 			if (next.tv_nsec >= 1000000000L) {
 				next.tv_sec++;
 				next.tv_nsec -= 1000000000L;
@@ -1100,10 +1247,18 @@ static void *bg_main(void *arg)
 		snprintf(wc.error, sizeof(wc.error), "process exited during the profiling window");
 		pthread_mutex_unlock(&G.mu);
 		write_status(&wc, PT_STATE_FAILED);
+		/* Our record leaves the node channel now: the failure goes to
+		 * the shared directory itself (rare: a process exiting inside
+		 * its window). */
+		if (!G.direct_status)
+			pt_control_status_write(G.dir, G.rec.tid, G.info.id, &G.rec.st, NULL);
 		pthread_mutex_lock(&G.mu);
 	}
 	pthread_mutex_unlock(&G.mu);
-	if (registered)
+	if (G.ndir[0])
+		pt_nodechan_worker_remove(G.ndir, G.info.id);
+	/* The shared records: ours, and the last stack dump, when written. */
+	if (registered || wd_dumps() > 0)
 		pt_control_unregister(G.dir, G.info.id, NULL);
 	pthread_mutex_lock(&G.mu);
 	G.stopped = 1;
@@ -1147,6 +1302,8 @@ static struct watchdog {
 	uid_t uid;                       /* owner stacks/ must have (ours; nobody's
 	                                    for root on a root-squashed NFS) */
 	char out_name[PT_CONTROL_ID_MAX + 8]; /* "<wid>.txt" in stacks/ */
+	char lreq[PT_CONTROL_PATH_MAX];  /* the node channel's mirror of req */
+	int fb_polls;                    /* polls since the last fallback stat */
 	char head[PT_CONTROL_ID_MAX + PT_CONTROL_HOST_MAX + 128];
 	char reqbuf[PT_STACKS_REQUEST_MAX + 1];
 	char last_req[PT_CONTROL_TID_MAX + 16];
@@ -1171,6 +1328,11 @@ static uint64_t wd_random(void)
 	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
 	return v ^ (v >> 31);
+}
+
+static int64_t wd_dumps(void)
+{
+	return __atomic_load_n(&WD.dumps, __ATOMIC_RELAXED);
 }
 
 static int wd_write_all(int fd, const char *p, size_t n)
@@ -1286,12 +1448,26 @@ static int wd_request(double now, char *id, size_t cap, struct stat *last)
 	ssize_t r;
 	int fd;
 
-	if (stat(WD.req, &st) != 0)
+	const char *path;
+	int mode = __atomic_load_n(&G.mode, __ATOMIC_RELAXED);
+
+	/* Through the agent's mirror (a local stat); the shared request
+	 * directly when no agent carries it, every FB_POLL_FACTOR polls in
+	 * fallback. */
+	if ((mode == M_AGENT || mode == M_WAIT) && WD.lreq[0]) {
+		path = WD.lreq;
+	} else {
+		if (mode == M_FALLBACK && ++WD.fb_polls < FB_POLL_FACTOR)
+			return 0;
+		WD.fb_polls = 0;
+		path = WD.req;
+	}
+	if (stat(path, &st) != 0)
 		return 0;
 	if (st.st_ino == last->st_ino && st.st_size == last->st_size &&
 	    st.st_mtim.tv_sec == last->st_mtim.tv_sec && st.st_mtim.tv_nsec == last->st_mtim.tv_nsec)
 		return 0;
-	fd = open(WD.req, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	r = read(fd, WD.reqbuf, PT_STACKS_REQUEST_MAX);
@@ -1377,6 +1553,9 @@ static void wd_start(double hang_s)
 		plog("control directory path too long: no watchdog");
 		return;
 	}
+	if (!G.ndir[0] || pt_nodechan_file(WD.lreq, sizeof(WD.lreq), G.ndir,
+					   PT_NODECHAN_STACKS_REQUEST))
+		WD.lreq[0] = 0;
 	WD.interp = PyInterpreterState_Get();
 	WD.train_thread = PyThread_get_thread_ident();
 	WD.hang_s = hang_s > 0 ? hang_s : 0;
@@ -1730,6 +1909,21 @@ static int Collector_init(PyObject *self, PyObject *args, PyObject *kw)
 	G.poll_ms = poll_ms > 10 ? poll_ms : 10;
 	G.trace_events = events > 0 ? (size_t)events : 0;
 	G.agent_argv = argv_from_list(agent);
+	{
+		const char *aa = getenv("PERFTRACKER_AUTO_AGENT");
+		pt_error ne;
+
+		G.agent_expected = !(aa && !strcmp(aa, "0"));
+		pt_error_clear(&ne);
+		if (pt_nodechan_path(G.ndir, sizeof(G.ndir), G.dir, G.host) ||
+		    pt_nodechan_prepare(G.ndir, &ne)) {
+			char buf[1024];
+
+			dlog("no node channel (%s): talking to the control directory directly",
+			     pt_error_format(&ne, buf, sizeof(buf)));
+			G.ndir[0] = 0;
+		}
+	}
 	if (hook != Py_None) {
 		Py_INCREF(hook);
 		G.hook = hook;
@@ -1821,13 +2015,17 @@ static PyObject *mod_info(PyObject *m, PyObject *unused)
 	PyObject *d;
 
 	pthread_mutex_lock(&G.mu);
-	d = Py_BuildValue("{s:L,s:s,s:s,s:s,s:s,s:i,s:i,s:s,s:L,s:i,s:L,s:d}", "step",
+	int mode = __atomic_load_n(&G.mode, __ATOMIC_RELAXED);
+
+	d = Py_BuildValue("{s:L,s:s,s:s,s:s,s:s,s:i,s:i,s:s,s:L,s:i,s:L,s:d,s:s,s:s}", "step",
 			  (long long)G.count, "id", G.info.id, "host", G.host, "control_dir", G.dir,
 			  "spool_dir", G.spool, "started", G.started, "quiet", G.quiet, "state",
 			  G.quiet ? PT_STATE_QUIET : phase_name(G.w.phase), "next_action",
 			  (long long)G.next_action, "watchdog", WD.started && !WD.stop,
 			  "stack_dumps", (long long)__atomic_load_n(&WD.dumps, __ATOMIC_RELAXED),
-			  "hang_threshold", WD.started ? wd_threshold() : 0.0);
+			  "hang_threshold", WD.started ? wd_threshold() : 0.0, "mode",
+			  mode == M_AGENT ? "agent" : mode == M_WAIT ? "wait" :
+			  mode == M_FALLBACK ? "fallback" : "direct", "node_dir", G.ndir);
 	pthread_mutex_unlock(&G.mu);
 	return d;
 }

@@ -3,8 +3,12 @@
  * policy, its lock and heartbeat, the hardware samples of a window (the
  * sampler, and an nsys capture of GPU metrics when asked for).  It polls
  * the local spool rather than the shared status records, so a thousand
- * agents add no listing load to the shared file system: per poll each
- * reads trigger.json only.
+ * agents add no listing load to the shared file system.  It is its node's
+ * only voice there (docs/collector.md, "Node channel"): its workers talk
+ * to it through the node channel (src/control/nodechan.h); it stats
+ * trigger.json and the stack request for the whole node, mirrors them into
+ * the channel, and publishes the node's workers as agents/<host>.json at
+ * most once a second, only when something changed.
  */
 #include "agent.h"
 
@@ -21,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../control/nodechan.h"
 #include "../trace/nsys.h"
 #include "../util/file.h"
 #include "../util/json.h"
@@ -56,6 +61,15 @@ void pt_agent_init(pt_agent *a, const char *dir, const char *spool, const char *
 	pt_control_nodename(a->node, sizeof(a->node));
 	a->poll_s = 0.2;
 	a->hb_s = 5;
+	a->trigger_poll_s = 1;
+	a->stacks_poll_s = 2;
+	a->node_min_s = 1;
+	a->node_progress_s = 2;
+	a->node_max_s = 10;
+	a->lock_check_s = 30;
+	a->nfd = -1;
+	if (pt_nodechan_path(a->ndir, sizeof(a->ndir), a->dir, a->host))
+		a->ndir[0] = 0;
 	a->jobs = cpus > 4 ? 4 : cpus > 0 ? cpus : 1;
 	pt_summary_options_default(&a->sopt);
 	pt_sampler_options_default(&a->hw_opt);
@@ -84,6 +98,13 @@ void pt_agent_free(pt_agent *a)
 	hw_drop(a);
 	pt_agent_unlock(a);
 	clear_done(a);
+	x_free(a->local);
+	a->local = NULL;
+	a->nlocal = 0;
+	pt_control_trigger_clear(&a->trig);
+	x_free(a->node_key);
+	x_free(a->node_pkey);
+	a->node_key = a->node_pkey = NULL;
 }
 
 /* ---- lock ------------------------------------------------------------------- */
@@ -126,6 +147,27 @@ int pt_agent_lock(pt_agent *a, pt_error *err)
 		a->locked = 1;
 		a->started = pt_control_now();
 		a->last_alive = a->started;
+		/* The node channel's lock tells this node's workers that an
+		 * agent carries their records (an flock: gone when we die). */
+		if (a->ndir[0]) {
+			pt_error ne;
+			char buf[1024];
+
+			pt_error_clear(&ne);
+			if (pt_nodechan_prepare(a->ndir, &ne) == PT_OK)
+				a->nfd = pt_nodechan_agent_hold(a->ndir, &ne);
+			if (a->nfd == -1) {
+				/* Another agent of this node and directory holds it. */
+				pt_agent_unlock(a);
+				return 1;
+			}
+			if (a->nfd < 0) {
+				alog(a, "no node channel, workers talk to '%s' directly: %s", a->dir,
+				     pt_error_format(&ne, buf, sizeof(buf)));
+				a->nfd = -1;
+				a->ndir[0] = 0;
+			}
+		}
 	}
 	return rc;
 }
@@ -143,6 +185,10 @@ void pt_agent_unlock(pt_agent *a)
 		unlink(path);
 	if (pt_control_agent_hb_path(path, sizeof(path), a->dir, a->host) == 0)
 		unlink(path);
+	if (a->nfd >= 0) {
+		close(a->nfd);
+		a->nfd = -1;
+	}
 }
 
 int pt_agent_owns_lock(const pt_agent *a)
@@ -164,32 +210,222 @@ int pt_agent_owns_lock(const pt_agent *a)
 	return own;
 }
 
+static int is_done(const pt_agent *a, const char *wid);
+
+/* Write the node file agents/<host>.json: the agent's own record (its
+ * heartbeat) with this node's workers, and its copy in the node channel
+ * (workers learn there that they are published). */
 static void write_heartbeat(pt_agent *a, double now)
 {
 	char path[PT_CONTROL_PATH_MAX];
 	pt_sb sb = { 0 };
+	pt_node_agent na;
 	pt_error e;
 
 	if (pt_control_agent_hb_path(path, sizeof(path), a->dir, a->host))
 		return;
-	pt_sb_adds(&sb, "{\"format\":\"perftracker-agent\",\"host\":");
-	pt_sb_add_json_str(&sb, a->host, strlen(a->host));
-	pt_sb_adds(&sb, ",\"node\":");
-	pt_sb_add_json_str(&sb, a->node, strlen(a->node));
-	pt_sb_addf(&sb, ",\"pid\":%ld,\"started\":", (long)getpid());
-	pt_sb_add_double(&sb, a->started);
-	pt_sb_adds(&sb, ",\"time\":");
-	pt_sb_add_double(&sb, now);
-	pt_sb_addf(&sb, ",\"processed\":%llu,\"failed\":%llu}\n", (unsigned long long)a->processed,
-		   (unsigned long long)a->failed);
+	memset(&na, 0, sizeof(na));
+	snprintf(na.host, sizeof(na.host), "%s", a->host);
+	snprintf(na.node, sizeof(na.node), "%s", a->node);
+	na.pid = (int64_t)getpid();
+	na.started = a->started;
+	na.time = now;
+	na.processed = a->processed;
+	na.failed = a->failed;
+	pt_nodechan_node_json(&sb, &na, a->local, a->nlocal);
 	pt_error_clear(&e);
 	if (!sb.oom && pt_control_write_atomic(path, sb.buf, sb.len, &e)) {
 		char buf[1024];
 
 		alog(a, "cannot write heartbeat: %s", pt_error_format(&e, buf, sizeof(buf)));
+	} else if (!sb.oom && a->ndir[0] &&
+		   pt_nodechan_file(path, sizeof(path), a->ndir, PT_NODECHAN_NODE) == 0) {
+		pt_control_write_atomic(path, sb.buf, sb.len, NULL);
 	}
 	pt_sb_free(&sb);
 	a->last_hb = now;
+	a->node_last = now;
+}
+
+static int pid_gone(int64_t pid)
+{
+	return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Read this node's workers from the node channel and publish them when
+ * something changed: at most every node_min_s; when only step counts
+ * moved, every node_progress_s (node_min_s while a trigger is active); and
+ * every node_max_s regardless (the agent's and the workers' liveness). */
+static void node_publish(pt_agent *a, double now)
+{
+	pt_node_worker *w = NULL;
+	size_t n = 0;
+	pt_sb key = { 0 }, pkey = { 0 };
+	double prog;
+	int changed, moved;
+
+	/* Twice per node_min_s is enough: the node file goes out at most
+	 * once per node_min_s. */
+	if (now - a->local_read < a->node_min_s / 2)
+		return;
+	a->local_read = now;
+	if (a->ndir[0] && pt_nodechan_workers_read(a->ndir, &w, &n, NULL) == PT_OK) {
+		for (size_t i = 0; i < n; i++) {
+			/* Records of processes long gone (killed: no goodbye). */
+			if (!strcmp(w[i].e.info.node, a->node) && pid_gone(w[i].e.info.pid) &&
+			    now - w[i].e.hb.time > 300) {
+				pt_nodechan_worker_remove(a->ndir, w[i].e.info.id);
+				memmove(&w[i], &w[i + 1], (n - i - 1) * sizeof(*w));
+				n--;
+				i--;
+				continue;
+			}
+			w[i].summarized = w[i].has_status && !strcmp(w[i].tid, a->tid) &&
+					  is_done(a, w[i].e.info.id);
+		}
+		x_free(a->local);
+		a->local = w;
+		a->nlocal = n;
+	}
+	for (size_t i = 0; i < a->nlocal; i++) {
+		pt_nodechan_worker_key(&key, &a->local[i]);
+		pt_sb_addf(&pkey, "%lld,", (long long)a->local[i].e.hb.step);
+	}
+	pt_sb_addf(&key, "%llu/%llu", (unsigned long long)a->processed,
+		   (unsigned long long)a->failed);
+	pt_sb_addc(&pkey, '.');
+	if (key.oom || pkey.oom) {
+		pt_sb_free(&key);
+		pt_sb_free(&pkey);
+		return;
+	}
+	changed = !a->node_key || strcmp(a->node_key, key.buf);
+	moved = !a->node_pkey || strcmp(a->node_pkey, pkey.buf);
+	/* While a trigger runs, its progress lines and hang check want the
+	 * step counts as fresh as the states: once a second. */
+	prog = a->trig.id[0] && !strcmp(a->trig.state, PT_TRIGGER_ACTIVE) ? a->node_min_s
+									   : a->node_progress_s;
+	if ((changed && now - a->node_last >= a->node_min_s) ||
+	    (moved && now - a->node_last >= prog) ||
+	    now - a->node_last >= a->node_max_s) {
+		write_heartbeat(a, now);
+		x_free(a->node_key);
+		x_free(a->node_pkey);
+		a->node_key = pt_sb_detach(&key, NULL);
+		a->node_pkey = pt_sb_detach(&pkey, NULL);
+	}
+	pt_sb_free(&key);
+	pt_sb_free(&pkey);
+}
+
+/* Copy a shared file into the node channel when it changed (or every
+ * reread_s); a missing source removes the copy.  One open per call: on NFS
+ * an open revalidates the file's attributes (close-to-open), where a stat
+ * may answer from the attribute cache for up to a minute; the data is read
+ * only when the fstat after the open differs.  Returns 1 when the copy
+ * changed. */
+static int mirror(pt_agent *a, const char *from, const char *name, void *stp, double now,
+		  double *last_read, double reread_s)
+{
+	struct { long long sec, nsec, size, ino; } *last = stp, cur;
+	char to[PT_CONTROL_PATH_MAX];
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0, cap;
+	int fd, rc = 0;
+
+	if (!a->ndir[0] || pt_nodechan_file(to, sizeof(to), a->ndir, name))
+		return 0;
+	fd = open(from, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT && last->ino) {
+			memset(last, 0, sizeof(*last));
+			unlink(to);
+			return 1;
+		}
+		return 0;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size > PT_CONTROL_RECORD_MAX)
+		goto out;
+	cur.sec = (long long)st.st_mtim.tv_sec;
+	cur.nsec = (long long)st.st_mtim.tv_nsec;
+	cur.size = (long long)st.st_size;
+	cur.ino = (long long)st.st_ino;
+	if (!memcmp(&cur, last, sizeof(cur)) && now - *last_read < reread_s)
+		goto out;
+	*last_read = now;
+	cap = (size_t)st.st_size + 1;
+	buf = x_malloc(cap);
+	if (!buf)
+		goto out;
+	for (;;) {
+		ssize_t r = read(fd, buf + len, cap - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto out;
+		if (r == 0)
+			break;
+		len += (size_t)r;
+		if (len == cap) {
+			/* Grew since the fstat (a rename replaces, so rarely). */
+			char *nb;
+
+			if (cap > PT_CONTROL_RECORD_MAX || !(nb = x_reallocarray(buf, cap, 2)))
+				goto out;
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	*last = cur;
+	pt_control_write_atomic(to, buf, len, NULL);
+	rc = 1;
+out:
+	x_free(buf);
+	close(fd);
+	return rc;
+}
+
+/* The trigger as the agent sees it: read from the shared directory at
+ * most every trigger_poll_s inside pt_agent_run (an open and fstat; the
+ * data when it changed, and every 10 s), on every call otherwise (--once,
+ * tests). */
+static int refresh_trigger(pt_agent *a, double now, pt_error *err)
+{
+	char from[PT_CONTROL_PATH_MAX];
+
+	if (!a->in_run || !a->ndir[0]) {
+		pt_control_trigger_clear(&a->trig);
+		return pt_control_trigger_read(a->dir, &a->trig, err);
+	}
+	if (now - a->trig_stat < a->trigger_poll_s)
+		return PT_OK;
+	a->trig_stat = now;
+	if (pt_control_path(from, sizeof(from), a->dir, "trigger.json"))
+		return PT_OK;
+	if (!mirror(a, from, PT_NODECHAN_TRIGGER, &a->trig_st, now, &a->trig_read, 10))
+		return PT_OK;
+	pt_control_trigger_clear(&a->trig);
+	return pt_control_trigger_read(a->ndir, &a->trig, err);
+}
+
+/* The stack request (hang diagnosis): mirrored for the watchdogs. */
+static void refresh_stacks(pt_agent *a, double now)
+{
+	char from[PT_CONTROL_PATH_MAX];
+	double every = a->trig.id[0] && !strcmp(a->trig.state, PT_TRIGGER_ACTIVE)
+			       ? (a->trigger_poll_s < a->stacks_poll_s ? a->trigger_poll_s
+									: a->stacks_poll_s)
+			       : a->stacks_poll_s;
+	double unused = now;
+
+	if (!a->ndir[0] || now - a->req_stat < every)
+		return;
+	a->req_stat = now;
+	if (pt_control_stacks_request_path(from, sizeof(from), a->dir) == 0)
+		mirror(a, from, PT_NODECHAN_STACKS_REQUEST, &a->req_st, now, &unused, 1e18);
 }
 
 /* ---- hardware sampler (docs/hardware.md) --------------------------------------------- */
@@ -399,8 +635,15 @@ static void nsys_plan(pt_agent *a, const pt_trigger *t, int hz, double now, doub
 
 	if (max > NSYS_MAX_SAMPLES / hz)
 		max = NSYS_MAX_SAMPLES / hz;
-	if (pt_control_workers(a->dir, &w, &n, NULL) != PT_OK)
+	if (a->ndir[0] && a->nlocal) {
+		/* This node's workers, from the node channel. */
+		w = x_reallocarray(NULL, a->nlocal, sizeof(*w));
+		n = w ? a->nlocal : 0;
+		for (size_t i = 0; i < n; i++)
+			w[i] = a->local[i].e;
+	} else if (pt_control_workers(a->dir, &w, &n, NULL) != PT_OK) {
 		n = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const pt_worker_entry *e = &w[i];
 		double dt, est;
@@ -798,6 +1041,12 @@ static int hw_worker_gpu(pt_agent *a, const char *wid)
 	pt_json *j;
 	int gpu = -1;
 
+	for (size_t i = 0; i < a->nlocal; i++)
+		if (!strcmp(a->local[i].e.info.id, wid)) {
+			int64_t lr = a->local[i].e.info.local_rank;
+
+			return lr >= 0 && lr < 4096 ? (int)lr : -1;
+		}
 	if (pt_control_record_path(path, sizeof(path), a->dir, "workers", NULL, wid) ||
 	    pt_control_read_file(path, 1 << 16, &buf, NULL, NULL))
 		return -1;
@@ -1125,11 +1374,14 @@ int pt_agent_poll(pt_agent *a, pt_error *err)
 	char **todo = NULL;
 	size_t ntodo = 0, cap = 0;
 	int rc = PT_OK, handled = 0;
-	double now = pt_control_now();
+	/* Inside pt_agent_tick: its clock (bench/nodesim.c, the tests). */
+	double now = a->in_run && a->tick_now > 0 ? a->tick_now : pt_control_now();
 
-	rc = pt_control_trigger_read(a->dir, &t, err);
+	rc = refresh_trigger(a, now, err);
 	if (rc)
 		return rc;
+	/* A shallow copy: a->trig keeps owning the worker list. */
+	t = a->trig;
 	if (!t.id[0] || strcmp(t.state, PT_TRIGGER_ACTIVE)) {
 		hw_end(a);
 		if (now - a->last_clean > 5) {
@@ -1209,18 +1461,23 @@ out:
 	for (size_t k = 0; k < ntodo; k++)
 		x_free(todo[k]);
 	x_free(todo);
-	pt_control_trigger_clear(&t);
 	return rc ? rc : handled;
 }
 
-/* Any live worker of this host?  (Listing the workers is the costly part
- * on a shared file system: done every 5 s at most.) */
+/* Any live worker of this host?  From the node channel (no shared
+ * listing); without one, from the control directory every 5 s. */
 static int host_has_workers(pt_agent *a, double now)
 {
 	pt_worker_entry *w = NULL;
 	size_t n = 0;
 	int any = 0;
 
+	if (a->ndir[0]) {
+		for (size_t i = 0; i < a->nlocal && !any; i++)
+			any = !strcmp(a->local[i].e.info.host, a->host) &&
+			      pt_control_worker_alive(&a->local[i].e, now, 60, a->node);
+		return any;
+	}
 	if (pt_control_workers(a->dir, &w, &n, NULL))
 		return 1;
 	for (size_t i = 0; i < n && !any; i++)
@@ -1230,43 +1487,60 @@ static int host_has_workers(pt_agent *a, double now)
 	return any;
 }
 
+int pt_agent_tick(pt_agent *a, double now)
+{
+	pt_error e;
+
+	a->in_run = 1;
+	a->tick_now = now;
+	if (now - a->lock_last >= a->lock_check_s) {
+		a->lock_last = now;
+		if (!pt_agent_owns_lock(a)) {
+			alog(a, "lock taken over by another agent: exiting");
+			a->locked = 0;
+			return 1;
+		}
+	}
+	refresh_stacks(a, now);
+	pt_error_clear(&e);
+	if (pt_agent_poll(a, &e) < 0) {
+		char buf[1024];
+
+		alog(a, "%s", pt_error_format(&e, buf, sizeof(buf)));
+	}
+	if (a->ndir[0]) {
+		/* (The poll may have summarised traces for a while.) */
+		double later = pt_control_now();
+
+		node_publish(a, later > now ? later : now);
+	} else if (now - a->last_hb >= a->hb_s) {
+		write_heartbeat(a, now);
+	}
+	if (a->idle_exit_s > 0 && (a->ndir[0] || now - a->last_workers >= 5)) {
+		a->last_workers = now;
+		if (host_has_workers(a, now))
+			a->last_alive = now;
+		else if (now - a->last_alive > a->idle_exit_s) {
+			alog(a, "no live worker on %s for %.0f s: exiting", a->host,
+			     now - a->last_alive);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int pt_agent_run(pt_agent *a, volatile int *stop, pt_error *err)
 {
-	int rc = PT_OK;
-
 	while (!*stop) {
-		double now = pt_control_now();
-		pt_error e;
 		struct timespec ts;
 
-		if (now - a->last_hb >= a->hb_s) {
-			if (!pt_agent_owns_lock(a)) {
-				alog(a, "lock taken over by another agent: exiting");
-				a->locked = 0;
-				break;
-			}
-			write_heartbeat(a, now);
-		}
-		pt_error_clear(&e);
-		if (pt_agent_poll(a, &e) < 0) {
-			char buf[1024];
-
-			alog(a, "%s", pt_error_format(&e, buf, sizeof(buf)));
-		}
-		if (a->idle_exit_s > 0 && now - a->last_workers >= 5) {
-			a->last_workers = now;
-			if (host_has_workers(a, now))
-				a->last_alive = now;
-			else if (now - a->last_alive > a->idle_exit_s) {
-				alog(a, "no live worker on %s for %.0f s: exiting", a->host,
-				     now - a->last_alive);
-				break;
-			}
-		}
+		if (pt_agent_tick(a, pt_control_now()))
+			break;
 		ts.tv_sec = (time_t)a->poll_s;
 		ts.tv_nsec = (long)((a->poll_s - (double)ts.tv_sec) * 1e9);
 		nanosleep(&ts, NULL);
 	}
+	a->in_run = 0;
 	(void)err;
-	return rc;
+	return PT_OK;
 }

@@ -61,8 +61,31 @@ typedef struct pt_agent {
 	                                      samples a series: 30 s at 20 kHz) */
 	struct pt_agent_hw *hw;            /* sampling state (agent.c) */
 
+	/* The node channel (src/control/nodechan.h): the agent reads its
+	 * workers' records there, mirrors trigger.json and the stack request
+	 * into it, and publishes the node as agents/<host>.json.  Intervals
+	 * of its shared-directory operations (docs/collector.md, "Node
+	 * channel"): */
+	double trigger_poll_s;             /* stat trigger.json (1) */
+	double stacks_poll_s;              /* stat stacks/request.json (2; 1 while a
+	                                      trigger is active) */
+	double node_min_s;                 /* node file: at most this often (1) */
+	double node_progress_s;            /* ... when only step counts moved (2) */
+	double node_max_s;                 /* ... and at least this often (10) */
+	double lock_check_s;               /* does the lock still name us? (30) */
+
 	/* State. */
 	int locked;
+	char ndir[PT_CONTROL_PATH_MAX];    /* node channel directory ("" none) */
+	int nfd;                           /* its agent.lock, held (flock); -1 */
+	int in_run;                        /* inside pt_agent_run: poll on timers */
+	double tick_now;                   /* the time pt_agent_tick was given */
+	struct pt_node_worker *local;      /* this node's workers, last read */
+	size_t nlocal;
+	pt_trigger trig;                   /* trigger.json as last read */
+	double trig_stat, trig_read, req_stat, node_last, lock_last, local_read;
+	struct { long long sec, nsec, size, ino; } trig_st, req_st;
+	char *node_key, *node_pkey;        /* what the last node file said */
 	double started, last_hb, last_alive, last_workers, last_clean;
 	uint64_t processed, failed;
 	char tid[PT_CONTROL_TID_MAX];      /* trigger whose traces are being handled */
@@ -93,6 +116,12 @@ int pt_agent_poll(pt_agent *a, pt_error *err);
  * trace's base name without ".json". */
 int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const char *trace,
 		     pt_error *err);
+
+/* One turn of pt_agent_run at time now: the lock check (every
+ * lock_check_s), the stack-request mirror, pt_agent_poll, the node file,
+ * the idle check.  Returns 1 when the agent must stop (lock lost, idle),
+ * else 0.  (bench/nodesim.c drives many agents with it.) */
+int pt_agent_tick(pt_agent *a, double now);
 
 /* Poll until *stop becomes non-zero, the lock is lost, or idle_exit_s
  * passes without a live worker of this host.  Writes the heartbeat. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../control/control.h"
+#include "../control/nodechan.h"
 #include "../util/xalloc.h"
 
 /* Observations kept per worker: heartbeats come at most once a second
@@ -195,19 +196,37 @@ int pt_autoprof_check(pt_autoprof *ap, const char *dir, const char *host, double
 		      char *reason, size_t cap)
 {
 	pt_worker_entry *w = NULL;
+	pt_node_worker *nw = NULL;
 	size_t n = 0;
 	pt_trigger t;
-	char node[PT_CONTROL_HOST_MAX];
-	int active = 0;
+	char node[PT_CONTROL_HOST_MAX], ndir[PT_CONTROL_PATH_MAX];
+	int active = 0, local;
 
 	pt_control_nodename(node, sizeof(node));
-	if (pt_control_trigger_read(dir, &t, NULL) == PT_OK && t.id[0]) {
+	/* This node's records and the trigger from the node channel, where
+	 * the agent keeps them (no shared-directory operation); else the
+	 * control directory. */
+	local = pt_nodechan_path(ndir, sizeof(ndir), dir, host) == 0 &&
+		pt_nodechan_agent_alive(ndir);
+	if (pt_control_trigger_read(local ? ndir : dir, &t, NULL) == PT_OK && t.id[0]) {
 		pt_autoprof_trigger_seen(ap, t.created);
 		active = !strcmp(t.state, PT_TRIGGER_ACTIVE) && now < t.deadline;
 	}
 	pt_control_trigger_clear(&t);
-	if (pt_control_workers(dir, &w, &n, NULL))
+	if (local) {
+		if (pt_nodechan_workers_read(ndir, &nw, &n, NULL))
+			return 0;
+		w = n ? x_reallocarray(NULL, n, sizeof(*w)) : NULL;
+		if (n && !w) {
+			x_free(nw);
+			return 0;
+		}
+		for (size_t i = 0; i < n; i++)
+			w[i] = nw[i].e;
+		x_free(nw);
+	} else if (pt_nodechan_workers(dir, &w, &n, NULL)) {
 		return 0;
+	}
 	for (size_t i = 0; i < ap->n; i++)
 		ap->w[i].seen = 0;
 	for (size_t i = 0; i < n; i++) {

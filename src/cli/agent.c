@@ -39,7 +39,8 @@ static const char usage_text[] =
 	"  --exit-when-idle SEC    exit after SEC seconds without a live worker here (0: never)\n"
 	"  --once                  handle what is there now and exit\n"
 	"  -j, --jobs N            traces summarised in parallel (min(4, CPUs))\n"
-	"  --poll SEC              poll interval (0.2)\n"
+	"  --poll SEC              stat trigger.json every SEC (1; the spool and the\n"
+	"                          node channel every min(SEC, 0.2))\n"
 	"  --hw-interval-ms MS     hardware sampling interval: NVLink, NIC, InfiniBand (1)\n"
 	"  --hw-slow-interval-ms MS  GPU utilisation, clocks, power, PCIe, CPU, memory (100)\n"
 	"  --no-hw                 no hardware sampling (nor nsys capture) during the window\n"
@@ -238,7 +239,7 @@ int cmd_agent(int argc, char **argv)
 {
 	const char *dir = NULL, *spool = NULL, *host = NULL;
 	int detach = 0, once = 0, rc = 0, no_hw = 0;
-	double idle = 0, poll = 0.2, check = 0;
+	double idle = 0, poll = 0, check = 0;
 	int64_t hw_ms = 0, hw_slow_ms = 0;
 	double hw_budget = -1;
 	long jobs = 0;
@@ -322,8 +323,13 @@ int cmd_agent(int argc, char **argv)
 		pt_agent_free(&a);
 		return rc;
 	}
-	if (poll > 0)
-		a.poll_s = poll;
+	/* --poll is how often the agent looks at trigger.json on the shared
+	 * directory (what each poll did before the node channel); the local
+	 * work (spool, node channel) runs at least every 0.2 s. */
+	if (poll > 0) {
+		a.trigger_poll_s = poll;
+		a.poll_s = poll < a.poll_s ? poll : a.poll_s;
+	}
 	a.idle_exit_s = idle;
 	if (jobs > 0)
 		a.jobs = jobs;

@@ -7,6 +7,7 @@
  */
 #include "cli.h"
 #include "control/control.h"
+#include "control/nodechan.h"
 #include "trace/nsys.h"
 #include "model/commkind.h"
 
@@ -58,7 +59,7 @@ int cli_control_workers(const char **dir, struct pt_worker_entry **w, size_t *n)
 	pt_error_clear(&e);
 	if (access(*dir, F_OK) != 0)
 		error("'%s': no control directory (no collector has run here)", *dir);
-	else if (pt_control_workers(*dir, w, n, &e))
+	else if (pt_nodechan_workers(*dir, w, n, &e))
 		error_pt(&e);
 	else
 		rc = 0;

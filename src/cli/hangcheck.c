@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "hangcheck.h"
+#include "control/nodechan.h"
 #include "diagnose/robust.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -154,7 +155,7 @@ int cli_hang_check(const cli_hang *h, const pt_worker_entry *e, const int *exite
 		cli_sleep(0.05);
 	}
 	/* Fresh heartbeats: the steps and liveness as of now. */
-	if (pt_control_workers(h->dir, &fresh, &nfresh, NULL) == PT_OK)
+	if (pt_nodechan_workers(h->dir, &fresh, &nfresh, NULL) == PT_OK)
 		for (size_t i = 0; i < n; i++)
 			for (size_t k = 0; k < nfresh; k++)
 				if (!strcmp(fresh[k].info.id, run->e[i].info.id)) {

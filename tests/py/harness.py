@@ -65,6 +65,42 @@ def read_text(path):
         return ""
 
 
+def control_workers(control):
+    """{worker id: registration record plus "hb": heartbeat record} of every
+    worker the control directory knows: those the node agents publish in
+    their node files (agents/<host>.json, "workers") and those registered
+    directly (workers/ and heartbeats/, no agent on their node); the fresher
+    heartbeat wins (docs/collector.md, "Control directory")."""
+    out = {}
+
+    def add(w, hb):
+        old = out.get(w["id"])
+        if old is None or (hb or {}).get("time", 0) > old["hb"].get("time", 0):
+            out[w["id"]] = dict(w, **{"hb": hb or {}})
+    for p in glob.glob(os.path.join(control, "agents", "*.json")):
+        for e in (read_json(p) or {}).get("workers", []):
+            add(e["worker"], e.get("hb"))
+    for p in glob.glob(os.path.join(control, "workers", "*.json")):
+        w = read_json(p)
+        if w:
+            add(w, read_json(os.path.join(control, "heartbeats", os.path.basename(p))))
+    return out
+
+
+def worker_status(control, tid, wid):
+    """A worker's status record for trigger tid: its node file's "status"
+    (its agent carries it) or status/<tid>/<wid>.json (written directly),
+    the newer of the two; None when there is none yet."""
+    best = read_json(os.path.join(control, "status", tid, wid + ".json"))
+    for p in glob.glob(os.path.join(control, "agents", "*.json")):
+        for e in (read_json(p) or {}).get("workers", []):
+            s = e.get("status")
+            if e["worker"]["id"] == wid and s and s.get("trigger") == tid and \
+                    (best is None or s.get("time", 0) >= best.get("time", 0)):
+                best = s
+    return best
+
+
 def run_dir_of(res):
     """The run directory named by the "perftracker: report: DIR/PerfDisplay/
     index.html" line of a finished trigger or hang-check."""

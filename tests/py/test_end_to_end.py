@@ -55,14 +55,7 @@ class Job(harness.Job):
 
     def workers(self):
         """{rank: heartbeat record} of the registered workers."""
-        out = {}
-        for p in glob.glob(os.path.join(self.control, "workers", "*.json")):
-            w = read_json(p)
-            if not w:
-                continue
-            hb = read_json(os.path.join(self.control, "heartbeats", os.path.basename(p))) or {}
-            out[w["rank"]] = dict(w, **{"hb": hb})
-        return out
+        return {w["rank"]: w for w in harness.control_workers(self.control).values()}
 
     def wait_running(self, min_step=3, timeout=90):
         def ready():
@@ -272,7 +265,7 @@ class KilledWorker(unittest.TestCase):
                 t = read_json(os.path.join(job.control, "trigger.json"))
                 if not t or t.get("state") != "active":
                     return False
-                s = read_json(os.path.join(job.control, "status", t["id"], victim + ".json"))
+                s = harness.worker_status(job.control, t["id"], victim)
                 return s and s["state"] == "profiling"
             wait_for(profiling, 60, "rank 3 profiling", 0.01)
             job.procs[3].kill()
@@ -330,6 +323,102 @@ class TwoNodes(unittest.TestCase):
             self.assertIn("slow_augment", res.stdout)
             self.assertEqual(job.finish(), [0, 0, 0, 0], job.log_text())
         finally:
+            job.kill_all()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class AgentKilled(unittest.TestCase):
+    """The node agent dies while the job is idle (docs/collector.md, "Node
+    channel"): a trigger still completes."""
+
+    def node_file(self, job, host="node0"):
+        return read_json(os.path.join(job.control, "agents", host + ".json")) or {}
+
+    def direct_records(self, job):
+        return sorted(os.path.basename(p)
+                      for p in glob.glob(os.path.join(job.control, "workers", "*.json")))
+
+    def test_collector_restarts_the_killed_agent(self):
+        tmp = tempfile.mkdtemp(prefix="pt_e2e_ak_")
+        job = Job(tmp, n=2, ddp=False)
+        try:
+            job.wait_running()
+            # Idle: the workers are in their node file, not in workers/.
+            wait_for(lambda: len(self.node_file(job).get("workers", [])) == 2 and
+                     not self.direct_records(job), 30, "both workers published by the agent")
+            lock = os.path.join(job.control, "agents", "node0.lock")
+            old = read_json(lock)["pid"]
+            os.kill(old, signal.SIGKILL)
+            res = job.trigger("--save-raw-trace", "all", "--timeout", "90")
+            self.assertEqual(res.returncode, 0, res.stderr + job.log_text())
+            rep = report_of(run_dir_of(res))
+            ws = job.workers()
+            self.assertEqual(worker_ids(rep),
+                             sorted("node0_%d_%d.json" % (r, ws[r]["pid"]) for r in range(2)))
+            # Local rank 0 started a new agent, which summarised the traces.
+            new = read_json(lock)["pid"]
+            self.assertNotEqual(new, old)
+            with open(os.path.join(job.control, "agents", "node0.log")) as f:
+                log = f.read()
+            for r in range(2):
+                self.assertIn("node0_%d_%d in " % (r, ws[r]["pid"]), log)
+            self.assertEqual(job.finish(), [0, 0], job.log_text())
+        finally:
+            job.kill_all()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_workers_fall_back_while_no_agent_runs(self):
+        # No local rank 0: nobody restarts the agent, so the workers reach
+        # the trigger through the shared directory themselves (fallback),
+        # and the traces wait for an agent started by hand.
+        tmp = tempfile.mkdtemp(prefix="pt_e2e_fb_")
+        job = harness.Job(tmp, 2)
+        stop = os.path.join(tmp, "stop")
+        spool = os.path.join(tmp, "spool-node0")
+
+        def agent():
+            return subprocess.Popen([binary(), "agent", "--control-dir", job.control,
+                                     "--spool-dir", spool, "--host", "node0", "--no-hw"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        first = agent()
+        second = None
+        try:
+            for r in range(2):
+                job.spawn(r, [PYTHON, TRAIN, "--seconds", "120", "--stop-file", stop, "--no-ddp",
+                              "--hidden", "64", "--load-ms", "10", "--slow-rank", "-1"],
+                          host="node0", local_rank=r + 1, spool="spool-node0")
+            wait_for(lambda: len(self.node_file(job).get("workers", [])) == 2 and
+                     all(w["hb"].get("step", 0) >= 3 for w in self.node_file(job)["workers"]),
+                     90, "both workers published by the agent")
+            self.assertEqual(self.direct_records(job), [])
+            first.kill()
+            first.wait()
+            # Fallback: the workers register in the shared directory again.
+            wait_for(lambda: len(self.direct_records(job)) == 2, 30, "direct registrations")
+            trig = subprocess.Popen(
+                [binary(), "--trigger-on", "--auto-analyze", "--control-dir", job.control,
+                 "--output-dir", job.output, "--wait", "2", "--steps", "2", "--timeout", "120"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            ids = sorted(w["id"] for w in harness.control_workers(job.control).values())
+
+            def armed():
+                t = read_json(os.path.join(job.control, "trigger.json"))
+                return t and t.get("state") == "active" and all(
+                    (harness.worker_status(job.control, t["id"], i) or {}).get("state")
+                    in ("armed", "profiling", "traced") for i in ids)
+            # Each worker polls trigger.json every 5 s without its agent.
+            wait_for(armed, 60, "both workers armed without an agent", 0.1)
+            second = agent()
+            out, err = trig.communicate(timeout=180)
+            self.assertEqual(trig.returncode, 0, err + job.log_text())
+            rep = report_of(run_dir_of(subprocess.CompletedProcess([], 0, out, err)))
+            self.assertEqual(worker_ids(rep), [i + ".json" for i in ids])
+        finally:
+            for p in (first, second):
+                if p is not None and p.poll() is None:
+                    p.kill()
+                    p.wait()
+            open(stop, "w").close()
             job.kill_all()
             shutil.rmtree(tmp, ignore_errors=True)
 
