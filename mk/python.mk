@@ -13,8 +13,8 @@ PY_EXT_CFLAGS ?=
 # The extension links the control-directory protocol and the JSON and
 # string helpers it needs from source (compiled -fPIC here), not the whole
 # library: the training process loads nothing else.
-PY_EXT_SRC    := python/perftracker/_collector.c src/control/control.c src/control/nodechan.c src/util/json.c \
-		 src/util/strbuf.c src/util/error.c src/util/utf8.c src/util/file.c
+# (python/ext_sources.txt: the one list, read by the pip build backend too)
+PY_EXT_SRC    := python/perftracker/_collector.c $(shell cat python/ext_sources.txt)
 PY_EXT_HDR    := src/control/control.h src/control/nodechan.h src/util/json.h src/util/strbuf.h src/util/error.h \
 		 src/util/xalloc.h src/util/utf8.h src/util/file.h
 

@@ -31,9 +31,13 @@ PKGS = {
     "c4d_perftracker_collector": ["__init__.py", "PerfTracker.py"],
 }
 # The control-directory protocol and the helpers the extension links from
-# source (the same list as mk/python.mk).
-EXT_C = ["src/control/control.c", "src/util/json.c", "src/util/strbuf.c", "src/util/error.c",
-         "src/util/utf8.c", "src/util/file.c"]
+# source: python/ext_sources.txt, the one list mk/python.mk reads too.
+EXT_LIST = "ext_sources.txt"
+
+
+def _ext_c(pyroot):
+    with open(os.path.join(pyroot, EXT_LIST)) as f:
+        return [l.strip() for l in f if l.strip() and not l.startswith("#")]
 
 
 def _roots():
@@ -73,7 +77,7 @@ def _compile(pkg_root, repo, out):
     cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     inc = sysconfig.get_paths()["include"]
     srcs = [os.path.join(pkg_root, "perftracker", "_collector.c")] + \
-        [os.path.join(repo, s) for s in EXT_C]
+        [os.path.join(repo, s) for s in _ext_c(pkg_root)]
     for s in srcs:
         if not os.path.isfile(s):
             raise RuntimeError("ptbuild: missing source %s (install from a full PerfTracker "
@@ -167,7 +171,8 @@ def build_sdist(sdist_directory, config_settings=None):
         t.add(os.path.join(pkg_root, "pyproject.toml"), base + "/python/pyproject.toml")
         if os.path.isfile(os.path.join(repo, "pyproject.toml")):
             t.add(os.path.join(repo, "pyproject.toml"), base + "/pyproject.toml")
-        for s in EXT_C:
+        t.add(os.path.join(pkg_root, EXT_LIST), base + "/python/" + EXT_LIST)
+        for s in _ext_c(pkg_root):
             t.add(os.path.join(repo, s), base + "/" + s)
             h = s[:-2] + ".h"
             if os.path.isfile(os.path.join(repo, h)):

@@ -130,7 +130,12 @@ for V in root nobody; do
 		as $A ln -s "$d/victim" "$d/control/heartbeats/.$wid.json.$node.$pid.$n.tmp"
 	done
 	touch "$d/go"
-	for _ in $(seq 100); do [ -f "$d/control/heartbeats/$wid.json" ] && break; sleep 0.05; done
+	# the worker is visible: its own heartbeat, or its agent's node file
+	for _ in $(seq 200); do
+		{ [ -f "$d/control/heartbeats/$wid.json" ] ||
+			grep -qs "$wid" "$d"/control/agents/*.json; } && break
+		sleep 0.05
+	done
 	as $V env PERFTRACKER_CONTROL_DIR="$d/control" "$PT_BIN" hang-check --stack-wait 3 \
 		>"$d/hang.out" 2>&1
 	wait "$JOBPID"
@@ -160,8 +165,10 @@ for V in root nobody; do
 	JOBPID=
 	stop_agent "$d"
 	# (the worker unregisters when it exits; its folders stay)
-	if [ -d "$d/control/workers" ] && [ -d "$d/control/stacks" ] &&
-		! grep -q refusing "$d/job.log"; then
+	# (the workers' records, or their agent's folder: its node file is
+	# removed when it exits)
+	if { [ -d "$d/control/workers" ] || [ -d "$d/control/agents" ]; } &&
+		[ -d "$d/control/stacks" ] && ! grep -q refusing "$d/job.log"; then
 		ok "$V: a group-writable control directory of the job's user is used"
 	else
 		not_ok "$V: a group-writable control directory of the job's user is used"

@@ -98,10 +98,8 @@ class Venv(unittest.TestCase):
                 for p in job.procs:
                     if p.poll() is not None:
                         raise AssertionError("worker exited early:\n" + job.log_text())
-                hbs = [read_json(os.path.join(job.control, "heartbeats", n)) or {}
-                       for n in (os.listdir(os.path.join(job.control, "heartbeats"))
-                                 if os.path.isdir(os.path.join(job.control, "heartbeats")) else [])]
-                return len(hbs) == 2 and all(h.get("step", 0) >= 3 for h in hbs)
+                ws = harness.control_workers(job.control)
+                return len(ws) == 2 and all(w["hb"].get("step", 0) >= 3 for w in ws.values())
             wait_for(ready, 120, "2 venv workers at step 3", 0.2)
             pt = os.path.join(self.venv, "bin", "perftracker")
             st = subprocess.run([pt, "status", "--control-dir", job.control, "--json"],
