@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../util/json.h"
+#include "../util/utf8.h"
 #include "../util/xalloc.h"
 
 /* ---- where ------------------------------------------------------------------ */
@@ -235,6 +236,21 @@ static void copy_str(char *dst, size_t cap, const pt_json *o, const char *key)
 	snprintf(dst, cap, "%s", pt_json_strv(o, key, ""));
 }
 
+/* A worker id the node file can carry exactly: not empty, fits the
+ * record's buffer uncut, valid UTF-8 (the writer replaces invalid bytes,
+ * so such an id would come back as another one). */
+static int id_ok(const char *s, size_t cap)
+{
+	size_t n = strlen(s), i, k;
+
+	if (!n || n >= cap)
+		return 0;
+	for (i = 0; i < n; i += k)
+		if (!(k = pt_utf8_len((const unsigned char *)s + i, n - i)))
+			return 0;
+	return 1;
+}
+
 static int64_t get_i64(const pt_json *o, const char *key, int64_t def)
 {
 	const pt_json *v = pt_json_get(o, key);
@@ -306,7 +322,7 @@ static int parse_worker_json(const pt_json *j, pt_node_worker *w)
 	pt_worker_info *i = &w->e.info;
 
 	memset(w, 0, sizeof(*w));
-	if (!wi || wi->type != PT_JSON_OBJ)
+	if (!wi || wi->type != PT_JSON_OBJ || !id_ok(pt_json_strv(wi, "id", ""), sizeof(i->id)))
 		return -1;
 	copy_str(i->id, sizeof(i->id), wi, "id");
 	copy_str(i->host, sizeof(i->host), wi, "host");
