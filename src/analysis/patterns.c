@@ -20,6 +20,7 @@
  * from 62 to 32 MiB, with byte-identical summaries.
  */
 #include "analysis.h"
+#include "collectives.h"
 #include "patterns.h"
 #include "stats.h"
 #include "../trace/kineto.h"
@@ -113,6 +114,8 @@ typedef struct builder {
 	uint32_t *stack_node;     /* store string id of a "Call stack" -> node */
 	char *nbuf;
 	size_t nbufcap;
+
+	pt_coll_build *coll;      /* collective spans fed from the sweep's items, or NULL */
 } builder;
 
 /* ---- patterns and counted events --------------------------------------- */
@@ -565,13 +568,17 @@ static size_t nf_next(builder *b, const pt_item **chunk)
 static size_t run_next(void *ctx, size_t r, const pt_item **chunk)
 {
 	builder *b = ctx;
+	size_t n;
 
-	if (b->nnf) {
-		if (r == 0)
-			return nf_next(b, chunk);
-		r--;
-	}
-	return seg_next(b, r, chunk);
+	if (b->nnf && r == 0)
+		n = nf_next(b, chunk);
+	else
+		n = seg_next(b, b->nnf ? r - 1 : r, chunk);
+	/* The spans before collective arrivals see the same items the sweep
+	 * does (lockstep cause functions; no spans, no cost). */
+	if (b->coll && n && n != (size_t)-1)
+		pt_coll_tap(b->coll, *chunk, n);
+	return n;
 }
 
 #define MERGE_MAX_RUNS 64
@@ -929,8 +936,21 @@ static void builder_free(builder *b)
 	x_free(b->pats);
 }
 
+static int order_cmp(const void *pa, const void *pb, void *arg)
+{
+	const pt_pattern *p = arg;
+
+	return pattern_cmp(&p[*(const uint32_t *)pa], &p[*(const uint32_t *)pb]);
+}
+
 int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_options *opt,
 		      pt_summary *out, pt_error *err)
+{
+	return pt_patterns_build_coll(st, w, opt, NULL, out, err);
+}
+
+int pt_patterns_build_coll(const pt_store *st, const pt_window *w, const pt_summary_options *opt,
+			   pt_coll_build *coll, pt_summary *out, pt_error *err)
 {
 	builder b;
 	size_t nfr = 0, i, j, nkeep = 0, npy = 0;
@@ -945,6 +965,7 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 	memset(&b, 0, sizeof(b));
 	b.st = st;
 	b.w = *w;
+	b.coll = coll && coll->ngap ? coll : NULL;
 	b.nnames = pt_strtab_count(st->strs);
 	if (st->n >= NONE32) {
 		rc = pt_error_set(err, PT_ENOMEM, -1, "too many events (%zu) for one summary", st->n);
@@ -1089,7 +1110,36 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 		pp->exec_ratio = wns > 0 ? (double)bp->clipped_ns / wns : 0;
 		pattern_stats(&b, evs + off[p], off[p + 1] - off[p], pp, &sc);
 	}
-	qsort(out->patterns, out->npatterns, sizeof(*out->patterns), pattern_cmp);
+	if (!coll || !coll->n) {
+		qsort(out->patterns, out->npatterns, sizeof(*out->patterns), pattern_cmp);
+	} else {
+		/* Sort an index instead, to know where each kept pattern went:
+		 * the spans' functions name patterns by their place. */
+		uint32_t *ord = x_malloc((nkeep ? nkeep : 1) * sizeof(*ord));
+		uint32_t *patmap = x_malloc((b.npats ? b.npats : 1) * sizeof(*patmap));
+		pt_pattern *sorted = x_malloc((nkeep ? nkeep : 1) * sizeof(*sorted));
+		if (!ord || !patmap || !sorted) {
+			x_free(ord);
+			x_free(patmap);
+			x_free(sorted);
+			goto fail;
+		}
+		for (j = 0; j < out->npatterns; j++)
+			ord[j] = (uint32_t)j;
+		qsort_r(ord, out->npatterns, sizeof(*ord), order_cmp, out->patterns);
+		memset(patmap, 0xff, b.npats * sizeof(*patmap));
+		for (j = 0; j < out->npatterns; j++) {
+			sorted[j] = out->patterns[ord[j]];
+			patmap[keep[ord[j]]] = (uint32_t)j;
+		}
+		x_free(out->patterns);
+		out->patterns = sorted;
+		j = pt_coll_finish(coll, st, w, patmap, b.npats, out);
+		x_free(patmap);
+		x_free(ord);
+		if (j)
+			goto fail;
+	}
 	rc = PT_OK;
 	goto out;
 fail:
