@@ -596,6 +596,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_comm(&c);
 	diag_runtime(&c);
 	diag_python(&c);
+	diag_lockstep(&c);
 	write_workers(&c, s, ids, n);
 	diag_findings(&c);
 	diag_display(&c);
