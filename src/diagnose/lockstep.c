@@ -522,6 +522,11 @@ static int causes_of(lk *L, size_t q, sresult *r)
 				v[n2++] = cause_ms(c, c->w[X->w].s, X->cs[L->main_ch] + (uint32_t)pos, key);
 			}
 			others = median_of(v, n2);
+			/* A frame that fills the span on the others (a thread
+			 * waiting in "## backward ##" for the one doing the work)
+			 * grows with the span: a symptom, not a cause. */
+			if (others >= 0.7 * span_med / 1e3)
+				continue;
 			for (a = 0; a < nacc && acc[a].key != key; a++)
 				;
 			if (a == nacc) {
