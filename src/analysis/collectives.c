@@ -77,18 +77,28 @@ int pt_coll_find(const pt_store *st, const pt_window *w, pt_coll_build *b)
 	uint32_t *lchan = NULL;
 	size_t nc = 0, ccap = 0, i, nlo = 0, main_n = 0, k;
 	uint32_t main_chan = 0;
-	int gpu = 0, pass, rc = PT_ENOMEM;
+	int gpu = 0, gloo = 0, pass, rc = PT_ENOMEM;
 
 	memset(b, 0, sizeof(*b));
 	/* NCCL kernels when there are any: the CPU ops around them
 	 * (record_param_comms, nccl:*) only enqueue and do not block. */
-	for (pass = 1; pass >= 0 && !nc; pass--) {
-		int kind = pass ? PT_K_COMM_KERNEL : PT_K_CPU_COMM;
-		gpu = pass;
+	/* Else gloo's ops, which run on ProcessGroupGloo's worker threads
+	 * (taking turns: one channel for all of them), from the start of the
+	 * collective to its end; else the other CPU collectives per thread. */
+	for (pass = 2; pass >= 0 && !nc; pass--) {
+		int kind = pass == 2 ? PT_K_COMM_KERNEL : PT_K_CPU_COMM;
+		gpu = pass == 2;
+		gloo = pass == 1;
 		for (i = 0; i < st->n; i++) {
 			const pt_event *e = &st->ev[i];
 			if (e->kind != kind || e->ts < w->start || e->ts > w->end)
 				continue;
+			if (gloo) {
+				size_t len;
+				const char *nm = pt_strtab_get(st->strs, e->name, &len);
+				if (!nm || len < 5 || memcmp(nm, "gloo:", 5))
+					continue;
+			}
 			if (X_GROW(c, ccap, nc + 1))
 				goto out;
 			c[nc].ts = e->ts;
@@ -96,6 +106,8 @@ int pt_coll_find(const pt_store *st, const pt_window *w, pt_coll_build *b)
 			c[nc].lane = e->lane;
 			c[nc].name = e->name;
 			c[nc].chan = e->lane;
+			if (gloo)
+				c[nc].lane = 0; /* one channel: the process group */
 			nc++;
 		}
 	}
@@ -130,14 +142,15 @@ int pt_coll_find(const pt_store *st, const pt_window *w, pt_coll_build *b)
 		goto out;
 	b->nchan = nlo;
 	for (i = 0; i < nlo; i++)
-		snprintf(b->chans[i], sizeof(b->chans[i]), "%s:%zu", gpu ? "nccl" : "cpu", i);
+		snprintf(b->chans[i], sizeof(b->chans[i]), "%s:%zu",
+			 gpu ? "nccl" : gloo ? "gloo" : "cpu", i);
 	for (i = 0; i < nc; i++)
 		c[i].chan = lchan[c[i].lane];
 	qsort(c, nc, sizeof(*c), cand_cmp);
 
 	/* CPU collectives: the outermost per thread (c10d::allreduce_ holds
 	 * gloo:all_reduce, record_param_comms the op it records). */
-	if (!gpu) {
+	if (!gpu && !gloo) {
 		size_t j = 0;
 		int64_t open_end = INT64_MIN;
 		uint32_t cur = UINT32_MAX;
@@ -363,7 +376,8 @@ int pt_coll_finish(pt_coll_build *b, const pt_store *st, const pt_window *w,
 				continue;
 			g = (uint32_t)(b->hk[i] >> 32);
 			p = (uint32_t)b->hk[i];
-			if (p >= npat || patmap[p] == UINT32_MAX)
+			if (p >= npat || patmap[p] == UINT32_MAX ||
+			    s->patterns[patmap[p]].cls == PT_C_COMM)
 				continue;
 			cc[n].inst = g; /* span index for now */
 			cc[n].pat = patmap[p];

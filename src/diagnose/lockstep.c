@@ -34,6 +34,7 @@ typedef struct lkw {
 	const char *mismatch;  /* why it is left out (report arena), NULL: takes part */
 	uint32_t *cs, *cn;     /* per job channel: first instance, count (NONE: absent) */
 	uint64_t *sig;         /* per job channel: signature of its op sequence */
+	int *sh;               /* per job channel: reference index - own index */
 	double shift_us;       /* window_start_us - the reference's */
 	double offset_us, resid_us;
 	double waited_us, blamed_us, saved_us;
@@ -50,11 +51,14 @@ typedef struct lk {
 	char **chans;          /* job channel names (borrowed from summaries) */
 	size_t nchan;
 	size_t ninst;          /* instances per matched worker, all channels */
-	uint32_t *ich, *ipos;  /* instance -> channel, position */
+	uint32_t *ich, *ipos;  /* instance -> channel, reference index */
+	uint32_t *lo, *hi;     /* per channel: reference indices every matched worker has */
+	uint32_t *ref;         /* per channel: the reference participant */
 	double *arr, *end;     /* [inst * nm + k]: aligned µs (reference clock) */
 	uint32_t *ilast;       /* instance -> last arriver (index into m) */
 	double *tmp;
 	size_t main_ch;
+	size_t nbad;           /* instances whose ends disagree: left out */
 } lk;
 
 /* ---- collective names ------------------------------------------------------ */
@@ -126,7 +130,11 @@ static void lk_free(lk *L)
 		x_free(L->w[i].cs);
 		x_free(L->w[i].cn);
 		x_free(L->w[i].sig);
+		x_free(L->w[i].sh);
 	}
+	x_free(L->lo);
+	x_free(L->hi);
+	x_free(L->ref);
 	x_free(L->tmp);
 	x_free(L->ilast);
 	x_free(L->end);
@@ -175,7 +183,8 @@ static int index_channels(lk *L)
 		W->cs = x_malloc(L->nchan * sizeof(*W->cs));
 		W->cn = x_malloc(L->nchan * sizeof(*W->cn));
 		W->sig = x_calloc(L->nchan, sizeof(*W->sig));
-		if (!map || !tok || !W->cs || !W->cn || !W->sig) {
+		W->sh = x_calloc(L->nchan, sizeof(*W->sh));
+		if (!map || !tok || !W->cs || !W->cn || !W->sig || !W->sh) {
 			x_free(map);
 			x_free(tok);
 			return -1;
@@ -239,17 +248,90 @@ static const char *describe(lk *L, const lkw *W, const lkw *R, size_t ch)
 	return arena_printf(c, "its collectives on %s differ from the others'", L->chans[ch]);
 }
 
-/* The most common signature per channel wins; others are mismatches. */
+/* Shifts tried when a worker's sequence starts or ends one or two
+ * collectives off the reference's: its window boundaries fell on the
+ * other side of a collective (a straggler starts its steps late). */
+#define MAX_SHIFT 2
+
+static int tok_at(const pt_summary *s, uint32_t idx)
+{
+	return op_token(s->coll_names[s->coll[idx].name]);
+}
+
+/* W's shift against R on channel ch: the one (|d| <= MAX_SHIFT) under which
+ * the ops agree where both have instances, over all but at most
+ * MAX_SHIFT of the shorter sequence, with the steadiest end-time
+ * difference (the clock offset is one number).  0 and *ok = 0 when none. */
+static int find_shift(lk *L, const lkw *W, const lkw *R, size_t ch, int *ok, double *madp,
+		      double *maxp)
+{
+	dctx *c = L->c;
+	const pt_summary *ws = c->w[W->w].s, *rs = c->w[R->w].s;
+	int64_t nw = W->cn[ch], nr = R->cn[ch], d, k;
+	double best = INFINITY, bestmx = INFINITY, shift = ws->window_start_us - rs->window_start_us;
+	int bestd = 0;
+
+	*ok = 0;
+	for (d = -MAX_SHIFT; d <= MAX_SHIFT; d++) {
+		int64_t k0 = d < 0 ? -d : 0, k1 = nw < nr - d ? nw : nr - d, n = k1 - k0;
+		int64_t need = (nw < nr ? nw : nr) - MAX_SHIFT;
+		double med, mad, mx = 0;
+		if (n < 1 || n < need)
+			continue;
+		for (k = k0; k < k1; k++)
+			if (tok_at(ws, W->cs[ch] + (uint32_t)k) != tok_at(rs, R->cs[ch] + (uint32_t)(k + d)))
+				break;
+		if (k < k1)
+			continue;
+		for (k = k0; k < k1; k++)
+			L->tmp[k - k0] = shift + ws->coll[W->cs[ch] + k].end_us -
+					 rs->coll[R->cs[ch] + k + d].end_us;
+		med = median_of(L->tmp, (size_t)n);
+		for (k = 0; k < n; k++) {
+			L->tmp[k] = fabs(L->tmp[k] - med);
+			mx = L->tmp[k] > mx ? L->tmp[k] : mx;
+		}
+		mad = median_of(L->tmp, (size_t)n);
+		/* The smallest shift wins unless another makes the ends
+		 * clearly steadier (half the spread and 50 us less): ends agree
+		 * to a few us when matched, are ms apart when not. */
+		if (!*ok || (mad < 0.5 * best - 50 && llabs(d) != llabs(bestd)) ||
+		    (llabs(d) < llabs(bestd) && !(best < 0.5 * mad - 50))) {
+			best = mad;
+			bestmx = mx;
+			bestd = (int)d;
+			*ok = 1;
+		}
+	}
+	*madp = best;
+	*maxp = bestmx;
+	return bestd;
+}
+
+/* The most common signature per channel gives the reference; each worker
+ * is matched to it with a shift of at most MAX_SHIFT at the ends, or is a
+ * mismatch. */
 static int match(lk *L)
 {
 	uint64_t *h = x_malloc(L->nw * sizeof(*h));
-	size_t i, j, ch;
+	size_t i, j, ch, maxn = 1;
 
-	if (!h)
+	L->lo = x_calloc(L->nchan ? L->nchan : 1, sizeof(*L->lo));
+	L->hi = x_calloc(L->nchan ? L->nchan : 1, sizeof(*L->hi));
+	L->ref = x_calloc(L->nchan ? L->nchan : 1, sizeof(*L->ref));
+	for (i = 0; i < L->nw; i++)
+		for (ch = 0; ch < L->nchan; ch++)
+			if (L->w[i].cn[ch] > maxn)
+				maxn = L->w[i].cn[ch];
+	L->tmp = x_malloc((maxn > L->nw ? maxn : L->nw) * sizeof(*L->tmp) + 8);
+	if (!h || !L->lo || !L->hi || !L->ref || !L->tmp) {
+		x_free(h);
 		return -1;
+	}
 	for (ch = 0; ch < L->nchan; ch++) {
 		uint64_t best = 0;
 		size_t bestn = 0, run = 0, ref = 0;
+		double base;
 
 		for (i = 0; i < L->nw; i++)
 			h[i] = L->w[i].sig[ch];
@@ -266,11 +348,53 @@ static int match(lk *L)
 				ref = i;
 				break;
 			}
+		L->ref[ch] = (uint32_t)ref;
+		/* How steady the end differences of the matching workers are:
+		 * a shifted match must be about as steady to count. */
+		{
+			size_t nb = 0;
+			double *bm = x_malloc(L->nw * sizeof(*bm));
+			if (!bm) {
+				x_free(h);
+				return -1;
+			}
+			for (i = 0; i < L->nw; i++) {
+				int ok;
+				double mad, mx;
+				if (i == ref || L->w[i].mismatch || L->w[i].sig[ch] != best)
+					continue;
+				find_shift(L, &L->w[i], &L->w[ref], ch, &ok, &mad, &mx);
+				if (ok)
+					bm[nb++] = mad;
+			}
+			base = nb ? median_of(bm, nb) : 0;
+			x_free(bm);
+		}
 		for (i = 0; i < L->nw; i++) {
 			lkw *W = &L->w[i];
-			if (W->mismatch || W->sig[ch] == best)
+			int ok;
+			double mad, mx;
+			if (W->mismatch)
 				continue;
-			W->mismatch = describe(L, W, &L->w[ref], ch);
+			if (W->cs[ch] == NONE || L->w[ref].cs[ch] == NONE) {
+				W->mismatch = arena_printf(L->c, W->cs[ch] == NONE ?
+							   "it has no collectives on %s" :
+							   "it has collectives on %s, the others none",
+							   L->chans[ch]);
+				continue;
+			}
+			/* The same ops in the same number: the same instances (a
+			 * shift by whole steps would fit the times as well). */
+			if (W->sig[ch] == best)
+				continue;
+			W->sh[ch] = find_shift(L, W, &L->w[ref], ch, &ok, &mad, &mx);
+			/* the ops fit, the times do not (every instance must end
+			 * with the reference's, about as well as the matching
+			 * workers' do): a collective missing or extra inside */
+			if (ok && mx > 10 * base + 200)
+				ok = 0;
+			if (!ok)
+				W->mismatch = describe(L, W, &L->w[ref], ch);
 		}
 	}
 	x_free(h);
@@ -281,7 +405,27 @@ static int match(lk *L)
 		if (!L->w[i].mismatch)
 			L->m[j++] = (uint32_t)i;
 	L->nm = j;
+	/* The reference indices every matched worker has. */
+	for (ch = 0; ch < L->nchan; ch++) {
+		int64_t lo = 0, hi = L->w[L->ref[ch]].cn[ch];
+		for (j = 0; j < L->nm; j++) {
+			const lkw *W = &L->w[L->m[j]];
+			int64_t a = W->sh[ch], b = (int64_t)W->sh[ch] + W->cn[ch];
+			if (a > lo)
+				lo = a;
+			if (b < hi)
+				hi = b;
+		}
+		L->lo[ch] = (uint32_t)lo;
+		L->hi[ch] = (uint32_t)(hi > lo ? hi : lo);
+	}
 	return 0;
+}
+
+/* Worker W's own index of reference index j on channel ch. */
+static inline uint32_t own(const lkw *W, size_t ch, uint32_t j)
+{
+	return W->cs[ch] + (uint32_t)((int64_t)j - W->sh[ch]);
 }
 
 /* ---- clocks and waits ------------------------------------------------------------ */
@@ -296,17 +440,18 @@ static int align(lk *L)
 
 	L->ninst = 0;
 	for (ch = 0; ch < L->nchan; ch++)
-		L->ninst += R->cn[ch] == NONE ? 0 : R->cn[ch];
+		L->ninst += L->hi[ch] - L->lo[ch];
 	L->ich = x_malloc((L->ninst ? L->ninst : 1) * sizeof(*L->ich));
 	L->ipos = x_malloc((L->ninst ? L->ninst : 1) * sizeof(*L->ipos));
 	L->arr = x_malloc((L->ninst * nm != 0 ? L->ninst * nm : 1) * sizeof(*L->arr));
 	L->end = x_malloc((L->ninst * nm != 0 ? L->ninst * nm : 1) * sizeof(*L->end));
-	L->ilast = x_malloc((L->ninst ? L->ninst : 1) * sizeof(*L->ilast));
+	L->ilast = x_calloc(L->ninst ? L->ninst : 1, sizeof(*L->ilast));
+	x_free(L->tmp);
 	L->tmp = x_malloc((L->ninst > nm ? L->ninst : nm) * sizeof(*L->tmp) + 8);
 	if (!L->ich || !L->ipos || !L->arr || !L->end || !L->ilast || !L->tmp)
 		return -1;
 	for (ch = 0, i = 0; ch < L->nchan; ch++)
-		for (k = 0; k < R->cn[ch]; k++, i++) {
+		for (k = L->lo[ch]; k < L->hi[ch]; k++, i++) {
 			L->ich[i] = (uint32_t)ch;
 			L->ipos[i] = (uint32_t)k;
 		}
@@ -317,7 +462,7 @@ static int align(lk *L)
 		const pt_summary *s = c->w[W->w].s;
 		W->shift_us = s->window_start_us - rs->window_start_us;
 		for (i = 0; i < L->ninst; i++) {
-			const pt_coll *x = &s->coll[W->cs[L->ich[i]] + L->ipos[i]];
+			const pt_coll *x = &s->coll[own(W, L->ich[i], L->ipos[i])];
 			L->arr[i * nm + q] = W->shift_us + x->arrive_us;
 			L->end[i * nm + q] = W->shift_us + x->end_us;
 		}
@@ -362,12 +507,36 @@ static int align(lk *L)
 			L->arr[i * nm + q] -= L->w[L->m[q]].offset_us;
 			L->end[i * nm + q] -= L->w[L->m[q]].offset_us;
 		}
+	/* An instance whose members do not end together (beyond 20 times the
+	 * clock residual, and 1 ms) is not one instance: a window edge cut a
+	 * different collective on some worker.  It takes no part. */
+	for (q = 0; q < nm; q++)
+		L->tmp[q] = L->w[L->m[q]].resid_us;
+	{
+		double thr = 20 * median_of(L->tmp, nm);
+		if (thr < 1000)
+			thr = 1000;
+		for (i = 0; i < L->ninst; i++) {
+			double lo = INFINITY, hi = -INFINITY;
+			for (q = 0; q < nm; q++) {
+				double e = L->end[i * nm + q];
+				lo = e < lo ? e : lo;
+				hi = e > hi ? e : hi;
+			}
+			if (hi - lo > 2 * thr) {
+				L->ilast[i] = NONE;
+				L->nbad++;
+			}
+		}
+	}
 	/* Waits and blame per instance. */
 	for (i = 0; i < L->ninst; i++) {
 		const double *a = &L->arr[i * nm];
 		size_t last = 0;
 		double sum = 0, second = -INFINITY, med;
 
+		if (L->ilast[i] == NONE)
+			continue;
 		for (q = 1; q < nm; q++)
 			if (a[q] > a[last])
 				last = q;
@@ -390,23 +559,35 @@ static int align(lk *L)
 	for (ch = 1; ch < L->nchan; ch++)
 		if (R->cn[ch] > R->cn[L->main_ch])
 			L->main_ch = ch;
+	(void)rs;
 	return 0;
 }
 
 /* ---- cause functions ------------------------------------------------------------- */
 
+static int blocking_leaf(const char *key);
+
 typedef struct cacc {
 	uint32_t key;
 	const pt_pattern *p;   /* the straggler's */
-	double extra, own, others;
+	double extra, own, others, span;
+	double score;
 } cacc;
+
+/* Share of the others' span a function fills (0..1). */
+static double fill_share(const cacc *a)
+{
+	double f = a->span > 0 ? a->others / a->span : 0;
+
+	return f < 0 ? 0 : f > 1 ? 1 : f;
+}
 
 static int cacc_cmp(const void *a, const void *b)
 {
 	const cacc *x = a, *y = b;
 
-	if (x->extra != y->extra)
-		return x->extra > y->extra ? -1 : 1;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
@@ -479,17 +660,17 @@ static int causes_of(lk *L, size_t q, sresult *r)
 	if (nl > MAX_CAUSE_INST)
 		nl = MAX_CAUSE_INST;
 	for (j = 0; j < nl; j++) {
-		size_t i2 = li[j].i, pos = L->ipos[i2], e;
-		uint32_t base = W->cs[L->main_ch];
+		size_t i2 = li[j].i, e;
+		uint32_t pos = L->ipos[i2];
 		double span_own = 0, span_med;
 
 		/* Span on each worker's own clock: previous end (window start) to arrival. */
 		for (k = e = 0; k < nm; k++) {
 			const lkw *X = &L->w[L->m[k]];
 			const pt_summary *xs = c->w[X->w].s;
-			uint32_t b = X->cs[L->main_ch];
-			double sp = xs->coll[b + pos].arrive_us -
-				    (pos ? xs->coll[b + pos - 1].end_us : 0.0);
+			uint32_t o = own(X, L->main_ch, pos);
+			double sp = xs->coll[o].arrive_us -
+				    (o > X->cs[L->main_ch] ? xs->coll[o - 1].end_us : 0.0);
 			if (k == q)
 				span_own = sp;
 			else
@@ -509,9 +690,15 @@ static int causes_of(lk *L, size_t q, sresult *r)
 			size_t a, n2;
 			double others;
 
-			if (cc->inst != base + pos)
+			if (cc->inst != own(W, L->main_ch, pos))
 				continue;
 			p = &s->patterns[cc->pat];
+			/* waiting in the span (a sync, a wait on a collective, a
+			 * runtime call that blocks) is not what made it late */
+			if (p->cls == PT_C_COMM ||
+			    (p->cls == PT_C_PYTHON && blocking_leaf(p->key)) ||
+			    (p->cls == PT_C_RUNTIME && strstr(p->key, "Synchronize")))
+				continue;
 			key = diag_key_find(c, p->cls, p->key);
 			if (key == NONE)
 				continue;
@@ -519,14 +706,9 @@ static int causes_of(lk *L, size_t q, sresult *r)
 				const lkw *X = &L->w[L->m[k]];
 				if (k == q)
 					continue;
-				v[n2++] = cause_ms(c, c->w[X->w].s, X->cs[L->main_ch] + (uint32_t)pos, key);
+				v[n2++] = cause_ms(c, c->w[X->w].s, own(X, L->main_ch, pos), key);
 			}
 			others = median_of(v, n2);
-			/* A frame that fills the span on the others (a thread
-			 * waiting in "## backward ##" for the one doing the work)
-			 * grows with the span: a symptom, not a cause. */
-			if (others >= 0.7 * span_med / 1e3)
-				continue;
 			for (a = 0; a < nacc && acc[a].key != key; a++)
 				;
 			if (a == nacc) {
@@ -540,17 +722,31 @@ static int causes_of(lk *L, size_t q, sresult *r)
 			acc[a].extra += cc->ms - others;
 			acc[a].own += cc->ms;
 			acc[a].others += others;
+			acc[a].span += span_med / 1e3;
 		}
 	}
 	r->nlate = nl;
+	/* Order: the extra time, discounted by how much of the span the
+	 * function fills on the others: a frame that waits for the span's work
+	 * on another thread ("## backward ##" while autograd runs) grows with
+	 * the span as much as the work does; the work fills little of it. */
+	for (j = 0; j < nacc; j++)
+		acc[j].score = acc[j].extra * (1 - 0.9 * fill_share(&acc[j]));
 	if (nacc > 1)
 		qsort(acc, nacc, sizeof(*acc), cacc_cmp);
-	/* Name the functions that account for the extra time in the spans. */
-	for (j = 0; j < nacc; j++) {
+	/* Name the functions that account for the extra time in the spans;
+	 * drop a span-filling one whose extra the ones before it explain. */
+	{
 		double min = r->span_extra_ms * 0.1 > 0.05 ? r->span_extra_ms * 0.1 : 0.05;
-		if (acc[j].extra < min || r->ncauses == MAX_CAUSES)
-			break;
-		acc[r->ncauses++] = acc[j];
+		double named = 0;
+		for (j = 0; j < nacc && r->ncauses < MAX_CAUSES; j++) {
+			if (acc[j].extra < min)
+				continue;
+			if (fill_share(&acc[j]) >= 0.7 && acc[j].extra <= 1.25 * named)
+				continue;
+			named += acc[j].extra;
+			acc[r->ncauses++] = acc[j];
+		}
 	}
 	r->causes = acc;
 	acc = NULL;
@@ -582,15 +778,24 @@ static int has_ci(const char *s, const char *const *pat, size_t n)
  * lasts until the last member arrives), an idle GPU, and the host calls
  * that block on the GPU or on a collective: synchronisations, synchronous
  * copies, .item(), waits.  A compute kernel's own cost is never waiting. */
+static const char *const blocking[] = {
+	"synchronize", "item", "_local_scalar_dense", "wait", "c10d::", "gloo:", "nccl:",
+	"record_param_comms", "barrier", "all_reduce", "allreduce", "all_gather",
+	"broadcast", "aten::copy_", "_to_copy",
+};
+
+/* Is the innermost frame of this Python/CPU key a call that blocks on the
+ * GPU or on a collective? */
+static int blocking_leaf(const char *key)
+{
+	const char *leaf = strrchr(key, '|');
+
+	return has_ci(leaf ? leaf + 1 : key, blocking, sizeof(blocking) / sizeof(blocking[0]));
+}
+
 static int wait_symptom(const dfinding *f)
 {
 	static const char *const rt[] = { "synchronize", "memcpy", "query", "waitevent" };
-	static const char *const py[] = {
-		"synchronize", "item", "_local_scalar_dense", "wait", "c10d::", "gloo:", "nccl:",
-		"record_param_comms", "barrier", "all_reduce", "allreduce", "all_gather",
-		"broadcast", "aten::copy_", "_to_copy",
-	};
-	const char *leaf;
 
 	if (!strcmp(f->category, "Communication"))
 		return 1;
@@ -598,11 +803,70 @@ static int wait_symptom(const dfinding *f)
 		return !strcmp(f->metric, "gpu utilization");
 	if (!strcmp(f->category, "CUDA Runtime"))
 		return has_ci(f->function, rt, sizeof(rt) / sizeof(rt[0]));
-	if (!strcmp(f->category, "Python functions")) {
-		leaf = strrchr(f->function, '|');
-		return has_ci(leaf ? leaf + 1 : f->function, py, sizeof(py) / sizeof(py[0]));
+	if (!strcmp(f->category, "Python functions"))
+		return blocking_leaf(f->function);
+	return 0;
+}
+
+static int is_straggler(const lk *L, const char *id)
+{
+	size_t q;
+
+	for (q = 0; q < L->nm; q++) {
+		const lkw *W = &L->w[L->m[q]];
+		if (W->straggler && !strcmp(L->c->w[W->w].id, id))
+			return 1;
 	}
 	return 0;
+}
+
+/* Take the victims out of the Communication section's "abnormal_workers"
+ * lists: a worker that waited for its peers (5% of the window or more)
+ * and is no straggler has long collectives because it waited.  Returns
+ * how many entries went. */
+static size_t prune_comm(lk *L, double job_ms)
+{
+	dctx *c = L->c;
+	pt_rv *sec = (pt_rv *)pt_rv_get(pt_report_root(c->rep), "Communication"), *g, *k;
+	size_t n = 0, q;
+
+	if (!sec || sec->type != PT_RV_OBJ)
+		return 0;
+	for (g = sec->child; g; g = g->next) {
+		if (g->type != PT_RV_OBJ)
+			continue;
+		for (k = g->child; k; k = k->next) {
+			pt_rv *arr = (pt_rv *)pt_rv_get(k, "abnormal_workers"), *e, *prev = NULL, *nx;
+			if (!arr || arr->type != PT_RV_ARR)
+				continue;
+			for (e = arr->child; e; e = nx) {
+				const pt_rv *wv = pt_rv_get(e, "worker");
+				int drop = 0;
+				nx = e->next;
+				if (wv && wv->type == PT_RV_STR && !is_straggler(L, wv->str))
+					for (q = 0; q < L->nm; q++) {
+						const lkw *W = &L->w[L->m[q]];
+						if (!strcmp(c->w[W->w].id, wv->str) &&
+						    W->waited_us / 1e3 >= 0.05 * job_ms)
+							drop = 1;
+					}
+				if (!drop) {
+					prev = e;
+					continue;
+				}
+				/* unlink e (its memory is the report arena's) */
+				if (prev)
+					prev->next = nx;
+				else
+					arr->child = nx;
+				if (arr->last == e)
+					arr->last = prev;
+				arr->n--;
+				n++;
+			}
+		}
+	}
+	return n;
 }
 
 /* Drop the findings on workers that waited for peers that waiting can
@@ -636,8 +900,13 @@ static size_t fold_symptoms(lk *L, pt_rv *explained, double job_ms)
 				wt = waited[w];
 		}
 		/* 5% slack: the wait is measured on kernel starts, the
-		 * symptom on durations that also hold a little of the work. */
-		if (wt > 0 && f->impact_ms <= wt * 1.05 + 0.005 * job_ms) {
+		 * symptom on durations that also hold a little of the work.  A
+		 * collective on a worker that waited is its waiting whatever
+		 * the estimate of its time lost (a median duration times the
+		 * count overstates it when a few instances hold the wait). */
+		if ((wt > 0 && f->impact_ms <= wt * 1.05 + 0.005 * job_ms) ||
+		    (!strcmp(f->category, "Communication") && wt >= 0.05 * job_ms &&
+		     !is_straggler(L, f->worker))) {
 			pt_rv *o = pt_rv_obj(c->rep, explained, NULL);
 			pt_rv_str(c->rep, o, "worker", f->worker);
 			pt_rv_str(c->rep, o, "category", f->category);
@@ -672,6 +941,7 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 	dfinding *f;
 	double saved_ms = W->saved_us / 1e3 / nsteps;
 	size_t j;
+	int predates;
 
 	f = df_add(c, "Lockstep", c->w[W->w].id, r->ncauses ? r->causes[0].p->key : "",
 		   "others_waited_ms", round3(lost_ms), round3(others_lost), lost_ms);
@@ -679,24 +949,34 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 		return;
 	pt_sb_addf(&sb, "%s is the worker the others waited for: it arrived last at %u of %zu "
 		   "collectives, and the other %zu workers waited %.2f ms for it in all (%.2f ms "
-		   "each on average; the median other worker made them wait %.2f ms).",
-		   wname(c, W->w, nb, sizeof(nb)), W->last, L->ninst, L->nm - 1,
+		   "each on average, against a median of %.2f ms for the other workers).",
+		   wname(c, W->w, nb, sizeof(nb)), W->last, L->ninst - L->nbad, L->nm - 1,
 		   W->blamed_us / 1e3, lost_ms, others_lost);
+	predates = r->late_ms > 0 && r->predates_ms >= 0.5 * r->late_ms;
+	if (predates)
+		pt_sb_addf(&sb, " Most of its lateness (%.2f of %.2f ms behind the median worker) "
+			   "predates the profiled window: it started the window late, so the cause "
+			   "lies in the previous step; profile more steps (--steps 2 or more) to see "
+			   "it.", r->predates_ms, r->late_ms);
 	if (r->ncauses) {
-		pt_sb_adds(&sb, " In the span before its late arrivals it spent more time than "
-			   "the others in ");
-		for (j = 0; j < r->ncauses; j++)
-			pt_sb_addf(&sb, "%s%s (+%.2f ms: %.2f ms against the others' median %.2f ms)",
-				   j ? (j + 1 == r->ncauses ? " and " : ", ") : "",
-				   df_short(r->causes[j].p->key, r->causes[j].p->cls, fb, sizeof(fb)),
+		pt_sb_addf(&sb, " %s the span from the previous collective to its late arrivals it "
+			   "spent more time than the others in ", predates ? "Inside the window, in" : "In");
+		for (j = 0; j < r->ncauses; j++) {
+			const pt_pattern *p = r->causes[j].p;
+			pt_sb_addf(&sb, "%s%s", j ? (j + 1 == r->ncauses ? " and " : ", ") : "",
+				   df_short(p->key, p->cls, fb, sizeof(fb)));
+			if (p->cls == PT_C_PYTHON && strchr(p->key, '|')) {
+				/* the caller too: "sleep" alone says little */
+				const char *e = strrchr(p->key, '|'), *b = e;
+				while (b > p->key && b[-1] != '|')
+					b--;
+				pt_sb_addf(&sb, " (called from %.*s)", (int)(e - b > 120 ? 120 : e - b), b);
+			}
+			pt_sb_addf(&sb, " (+%.2f ms: %.2f ms against the others' median %.2f ms)",
 				   r->causes[j].extra, r->causes[j].own, r->causes[j].others);
+		}
 		pt_sb_addc(&sb, '.');
 	}
-	if (r->predates_ms >= 0.5 * r->late_ms && r->late_ms > 0)
-		pt_sb_addf(&sb, " Its lateness (%.2f ms behind the median worker) predates the "
-			   "profiled window: it started the window late, so the cause lies in the "
-			   "previous step; profile more steps (--steps 2 or more) to see it.",
-			   r->late_ms);
 	pt_sb_addf(&sb, " If it arrived like the median worker, a step would take %.2f ms "
 		   "instead of %.2f ms (-%.2f ms, -%.1f%%).", job_step_ms - saved_ms, job_step_ms,
 		   saved_ms, job_step_ms > 0 ? 100 * saved_ms / job_step_ms : 0);
@@ -725,7 +1005,7 @@ void diag_lockstep(dctx *c)
 	pt_rv *sec, *ws, *mm, *ex, *th;
 	dpair *lost = NULL;
 	sresult *res = NULL;
-	double job_ms, nsteps, job_step_ms, total_blame = 0, min_lost, others_med = 0;
+	double job_ms, nsteps, job_step_ms, total_blame = 0, min_lost, *medl = NULL;
 	size_t i, q, nstr = 0, nfold = 0, nvers1 = 0;
 	char nb[600];
 
@@ -788,8 +1068,9 @@ void diag_lockstep(dctx *c)
 
 	/* Stragglers: the time each peer waited for a worker, on average. */
 	lost = x_malloc(L.nm * sizeof(*lost));
+	medl = x_malloc(L.nm * sizeof(*medl));
 	res = x_calloc(L.nm, sizeof(*res));
-	if (!lost || !res)
+	if (!lost || !res || !medl)
 		goto oom;
 	for (q = 0; q < L.nm; q++) {
 		lost[q].name = c->w[L.w[L.m[q]].w].id;
@@ -806,8 +1087,7 @@ void diag_lockstep(dctx *c)
 			if (k != q)
 				L.tmp[n++] = lost[k].v;
 		med = median_of(L.tmp, n);
-		if (q == 0)
-			others_med = med;
+		medl[q] = med;
 		if (v >= min_lost && v >= 2 * med &&
 		    v * (double)(L.nm - 1) >= 0.25 * total_blame) {
 			L.w[L.m[lost[q].idx]].straggler = 1;
@@ -819,7 +1099,9 @@ void diag_lockstep(dctx *c)
 	pt_rv_num(c->rep, th, "min others waited per peer (ms)", round3(min_lost));
 	pt_rv_num(c->rep, th, "min ratio to the median worker", 2);
 	pt_rv_num(c->rep, th, "min share of all waiting", 0.25);
-	pt_rv_int(c->rep, sec, "instances", (int64_t)L.ninst);
+	pt_rv_int(c->rep, sec, "instances", (int64_t)(L.ninst - L.nbad));
+	if (L.nbad)
+		pt_rv_int(c->rep, sec, "instances left out (ends disagree)", (int64_t)L.nbad);
 	{
 		pt_rv *a = pt_rv_arr(c->rep, sec, "channels");
 		for (i = 0; i < L.nchan; i++)
@@ -837,6 +1119,12 @@ void diag_lockstep(dctx *c)
 	/* Symptoms explained by waiting, before the straggler findings. */
 	ex = pt_rv_arr(c->rep, sec, "explained");
 	nfold = fold_symptoms(&L, ex, job_ms);
+	{
+		size_t np = prune_comm(&L, job_ms);
+		if (np)
+			pt_rv_int(c->rep, sec, "Communication entries of waiting workers removed",
+				  (int64_t)np);
+	}
 
 	{
 		pt_rv *sa = pt_rv_arr(c->rep, sec, "stragglers");
@@ -878,7 +1166,7 @@ void diag_lockstep(dctx *c)
 			pt_rv_num(c->rep, wi, "saved (ms)", round3(saved_ms));
 			pt_rv_num(c->rep, wi, "saved (%)",
 				  job_step_ms > 0 ? round3(100 * saved_ms / job_step_ms) : 0);
-			straggler_finding(&L, qq, r, lost[i].v, i == 0 ? others_med : lost[0].v,
+			straggler_finding(&L, qq, r, lost[i].v, medl[i],
 					  job_step_ms, nsteps, i == 0 ? nfold : 0);
 		}
 	}
@@ -909,6 +1197,7 @@ out:
 		for (q = 0; q < L.nm; q++)
 			x_free(res[q].causes);
 	x_free(res);
+	x_free(medl);
 	x_free(lost);
 	lk_free(&L);
 }

@@ -55,10 +55,13 @@ check "rank 6 stall costs about 5 ms" q 'any(f["workers"] == [W[6]] and 4.5 < f[
 check "rank 6 stack listed in Python functions" q 'any(k.split("|")[-1] == STALL and W[6] in v for k, v in r["Python functions"].items())'
 
 # Every finding is about a planted rank, one per rank, largest impact first;
-# besides them, rank 7 is the worker the others wait for, as in the
-# unplanted set (a "Lockstep" finding, tests/cli/test_lockstep.sh).
-check "exactly four findings, one per planted rank, and rank 7's lockstep one" q 'sorted(f["workers"][0] for f in F if f["category"] != "Lockstep") == sorted([W[1], W[3], W[5], W[6]]) and [f["workers"] for f in F if f["category"] == "Lockstep"] == [[W[7]]]'
-check "findings ranked by impact" q '[f["impact (ms)"] for f in F] == sorted((f["impact (ms)"] for f in F), reverse=True) and [f["rank"] for f in F] == [1, 2, 3, 4, 5]'
+# besides them, "Lockstep" findings (tests/cli/test_lockstep.sh): rank 7 is
+# the worker the others wait for, as in the unplanted set, and rank 5, whose
+# slowed launches make it arrive late, may be one too (rank 6's stall is not
+# propagated to its peers here, so the first collective's ends disagree and
+# it is left out).
+check "exactly four findings, one per planted rank, and rank 7's lockstep one" q 'sorted(f["workers"][0] for f in F if f["category"] != "Lockstep") == sorted([W[1], W[3], W[5], W[6]]) and [W[7]] in [f["workers"] for f in F if f["category"] == "Lockstep"] and all(f["workers"][0] in (W[5], W[7]) for f in F if f["category"] == "Lockstep")'
+check "findings ranked by impact" q '[f["impact (ms)"] for f in F] == sorted((f["impact (ms)"] for f in F), reverse=True) and [f["rank"] for f in F] == list(range(1, len(F) + 1))'
 check "findings: every field present" q 'all(list(f) == ["rank", "category", "workers", "function", "metric", "value", "others", "impact (ms)", "explanation"] for f in F)'
 
 # No untouched rank anywhere.
@@ -67,5 +70,5 @@ check "no communication false alarm" q 'all(not k["abnormal_workers"] for g in r
 
 # The text report tells the same story.
 "$PT_BIN" analyze "$PL" -o "$TMP/out2" >"$TMP/text" 2>/dev/null
-check "text report: four numbered findings and rank 7's" bash -c "[ \$(grep -c '^[1-5]\. worker ' '$TMP/text') -eq 4 ] && grep -q '^[1-5]\. rank 7 (' '$TMP/text' && ! grep -q '^6\. ' '$TMP/text'"
-check "text report: stall sentence names the op" grep -q "^[1-5]\. worker $W6 spends .* in $STALL_OP" "$TMP/text"
+check "text report: four numbered findings and rank 7's" bash -c "[ \$(grep -c '^[1-6]\. worker ' '$TMP/text') -eq 4 ] && grep -q '^[1-6]\. rank 7 (' '$TMP/text' && ! grep -q '^7\. ' '$TMP/text'"
+check "text report: stall sentence names the op" grep -q "^[1-6]\. worker $W6 spends .* in $STALL_OP" "$TMP/text"
