@@ -990,6 +990,15 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 	pt_sb_free(&sb);
 }
 
+static _Thread_local const dctx *lk_ctx;
+
+static int lkw_id_cmp(const void *a, const void *b)
+{
+	const lkw *x = a, *y = b;
+
+	return strcmp(lk_ctx->w[x->w].id, lk_ctx->w[y->w].id);
+}
+
 static int lost_cmp(const void *a, const void *b)
 {
 	const dpair *x = a, *y = b;
@@ -1023,6 +1032,10 @@ void diag_lockstep(dctx *c)
 	}
 	if (L.nw < 2)
 		goto out;
+	/* Worker id order: the same bytes whatever the order of the inputs
+	 * (the reference worker, the order of sums). */
+	lk_ctx = c;
+	qsort(L.w, L.nw, sizeof(*L.w), lkw_id_cmp);
 	if (index_channels(&L) || match(&L))
 		goto oom;
 
