@@ -35,9 +35,13 @@ typedef struct pt_coll_build {
 	size_t ngap;
 	int64_t *gs, *ge;
 	uint32_t *ginst;
-	/* (span << 32 | internal pattern) -> ns, open addressing. */
-	uint64_t *hk, *hv;
-	size_t hcap, hn;
+	/* Per span: internal pattern -> ns, a small open-addressing table
+	 * each (the sweep's runs move through the spans together, so the
+	 * tables in use stay in cache); cur: per run, the span last hit. */
+	struct pt_coll_gtab *gt;
+	size_t hn;
+	size_t *cur;
+	size_t ncur;
 	int oom;
 } pt_coll_build;
 
@@ -46,10 +50,11 @@ typedef struct pt_coll_build {
  * (gloo:*, c10d::*, nccl:*, record_param_comms) per thread.  b is
  * initialised here; free it with pt_coll_build_free.  PT_OK or PT_ENOMEM. */
 int pt_coll_find(const pt_store *st, const pt_window *w, pt_coll_build *b);
-/* Add items (as the attribution sweep gets them) to the spans they
- * overlap: the exclusive time of each function before each arrival.  A
- * no-op when b has no spans.  On allocation failure b->oom is set. */
-void pt_coll_tap(pt_coll_build *b, const pt_item *it, size_t n);
+/* Add items (as the attribution sweep gets them from its run `run`, in
+ * start order within a thread) to the spans they overlap: the exclusive
+ * time of each function before each arrival.  A no-op when b has no spans.
+ * On allocation failure b->oom is set. */
+void pt_coll_tap(pt_coll_build *b, size_t run, const pt_item *it, size_t n);
 /* Fill s->coll* from b.  patmap[internal pattern] is its index in
  * s->patterns, or UINT32_MAX when not kept (npat entries).  PT_OK or
  * PT_ENOMEM. */

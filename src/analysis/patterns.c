@@ -577,7 +577,7 @@ static size_t run_next(void *ctx, size_t r, const pt_item **chunk)
 	/* The spans before collective arrivals see the same items the sweep
 	 * does (lockstep cause functions; no spans, no cost). */
 	if (b->coll && n && n != (size_t)-1)
-		pt_coll_tap(b->coll, *chunk, n);
+		pt_coll_tap(b->coll, r, *chunk, n);
 	return n;
 }
 
