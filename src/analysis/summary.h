@@ -88,7 +88,7 @@ typedef struct pt_coll {
 typedef struct pt_coll_cause {
 	uint32_t inst;       /* index into coll */
 	uint32_t pat;        /* index into patterns */
-	double ms;
+	double ms;           /* whole µs in the file */
 } pt_coll_cause;
 
 struct pt_samples;

@@ -182,7 +182,7 @@ static void test_reader_errors(void **state)
 	expect_bad(HEAD "\"collectives\":{\"channels\":[\"a\"],\"names\":[\"b\"],\"instances\":[0,0,1,2],"
 		   "\"causes\":[0,3,1.0]}}", "cause 0 names pattern 3 of 0");
 	expect_bad(HEAD "\"collectives\":{\"channels\":[\"a\"],\"names\":[\"b\"],\"instances\":[0,0,1,2],"
-		   "\"causes\":[5,0,1.0]}}", "cause 0 is not [instance, pattern, ms]");
+		   "\"causes\":[5,0,1.0]}}", "cause 0 is not [instance, pattern, us]");
 }
 
 int main(void)
