@@ -430,6 +430,49 @@ static inline uint32_t own(const lkw *W, size_t ch, uint32_t j)
 
 /* ---- clocks and waits ------------------------------------------------------------ */
 
+/* Workers on one host read one clock: when the host is known and the
+ * times are wall-clock times (epoch µs; a legacy trace counts from its own
+ * profiler start, per process), they share one offset, the median of
+ * theirs.  Otherwise a worker whose collectives take longer (its ends
+ * later, a slow link) would pass for a worker with a skewed clock. */
+static int host_cmp(const void *a, const void *b, void *arg)
+{
+	const lk *L = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int r = strcmp(L->c->w[L->w[L->m[x]].w].s->host, L->c->w[L->w[L->m[y]].w].s->host);
+
+	return r ? r : (x < y ? -1 : x > y);
+}
+
+static int share_host_clocks(lk *L, double *tmp)
+{
+	dctx *c = L->c;
+	size_t nm = L->nm, q, n = 0, i, j;
+	uint32_t *ix = x_malloc((nm ? nm : 1) * sizeof(*ix));
+
+	if (!ix)
+		return -1;
+	for (q = 0; q < nm; q++) {
+		const pt_summary *s = c->w[L->w[L->m[q]].w].s;
+		if (s->host && s->host[0] && s->window_start_us > 1e12)
+			ix[n++] = (uint32_t)q;
+	}
+	qsort_r(ix, n, sizeof(*ix), host_cmp, L);
+	for (i = 0; i < n; i = j) {
+		const char *h = c->w[L->w[L->m[ix[i]]].w].s->host;
+		double off;
+		for (j = i; j < n && !strcmp(c->w[L->w[L->m[ix[j]]].w].s->host, h); j++)
+			tmp[j - i] = L->w[L->m[ix[j]]].offset_us;
+		if (j - i < 2)
+			continue;
+		off = median_of(tmp, j - i);
+		for (q = i; q < j; q++)
+			L->w[L->m[ix[q]]].offset_us = off;
+	}
+	x_free(ix);
+	return 0;
+}
+
 static int align(lk *L)
 {
 	dctx *c = L->c;
@@ -495,6 +538,14 @@ static int align(lk *L)
 			for (i = 0; i < L->ninst; i++)
 				d[i] = L->end[i * nm + q] - W->offset_us - med[i];
 			W->offset_us += median_of(d, L->ninst);
+		}
+		if (share_host_clocks(L, col)) {
+			x_free(col);
+			x_free(med);
+			return -1;
+		}
+		for (q = 0; q < nm; q++) {
+			lkw *W = &L->w[L->m[q]];
 			for (i = 0; i < L->ninst; i++)
 				d[i] = fabs(L->end[i * nm + q] - W->offset_us - med[i]);
 			W->resid_us = median_of(d, L->ninst);
@@ -990,13 +1041,12 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 	pt_sb_free(&sb);
 }
 
-static _Thread_local const dctx *lk_ctx;
-
-static int lkw_id_cmp(const void *a, const void *b)
+static int lkw_id_cmp(const void *a, const void *b, void *arg)
 {
 	const lkw *x = a, *y = b;
+	const dctx *c = arg;
 
-	return strcmp(lk_ctx->w[x->w].id, lk_ctx->w[y->w].id);
+	return strcmp(c->w[x->w].id, c->w[y->w].id);
 }
 
 static int lost_cmp(const void *a, const void *b)
@@ -1034,8 +1084,7 @@ void diag_lockstep(dctx *c)
 		goto out;
 	/* Worker id order: the same bytes whatever the order of the inputs
 	 * (the reference worker, the order of sums). */
-	lk_ctx = c;
-	qsort(L.w, L.nw, sizeof(*L.w), lkw_id_cmp);
+	qsort_r(L.w, L.nw, sizeof(*L.w), lkw_id_cmp, c);
 	if (index_channels(&L) || match(&L))
 		goto oom;
 
