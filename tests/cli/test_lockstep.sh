@@ -121,3 +121,10 @@ json.dump(d, open(sys.argv[1], "w"))' "$TMP/v1/$b.summary.json"
 done
 "$PT_BIN" diagnose "$TMP/v1" -o "$TMP/v1.out" -q 2>"$TMP/v1.err"
 check "version-1 summaries: diagnose runs, no Lockstep section, no finding" rq "$TMP/v1.out/PerfDisplay/report.json" '"Lockstep" not in r and F == []'
+
+# --- Nsight Systems exports: NCCL kernels from the SQLite schema --------------------
+# (tests/tools/make_nsys_fixture.py: 8 workers on one host, 4 AllReduces on
+# stream 20 that all start together; nobody waits for anybody)
+"$PYTHON" "$PT_ROOT/tests/tools/make_nsys_fixture.py" --nsys "$TMP/nsys" >/dev/null
+"$PT_BIN" analyze "$TMP/nsys" -o "$TMP/nsys.out" -q 2>/dev/null
+check "nsys: 4 NCCL instances on nccl:0 matched on 8 workers, no straggler" rq "$TMP/nsys.out/PerfDisplay/report.json" 'L["workers matched"] == 8 and L["instances"] == 4 and L["channels"] == ["nccl:0"] and S == {} and L["waiting in all (ms)"] == 0 and not any(f["category"] == "Lockstep" for f in F)'
