@@ -31,6 +31,10 @@ def parse_args():
     p.add_argument("--slow-rank", type=int, default=2, help="rank that runs slow_augment (-1: none)")
     p.add_argument("--slow-ms", type=float, default=30.0, help="extra time slow_augment costs")
     p.add_argument("--load-ms", type=float, default=10.0, help="simulated data loading per step")
+    p.add_argument("--slow-load-rank", type=int, default=-1,
+                   help="rank whose load_batch (which every rank runs) takes --slow-load-factor "
+                        "times longer (-1: none)")
+    p.add_argument("--slow-load-factor", type=float, default=2.0)
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--stop-file", default="",
@@ -71,7 +75,8 @@ def main():
     stop_at = time.time() + args.seconds
     step = 0
     while True:
-        x, y = load_batch(args.batch, 64, args.load_ms)
+        x, y = load_batch(args.batch, 64, args.load_ms * (
+            args.slow_load_factor if rank == args.slow_load_rank else 1.0))
         if rank == args.slow_rank:
             x = slow_augment(x, args.slow_ms)
         opt.zero_grad()

@@ -21,6 +21,7 @@
  */
 #include "analysis.h"
 #include "breakdown.h"
+#include "collectives.h"
 #include "patterns.h"
 #include "stats.h"
 #include "../model/commkind.h"
@@ -123,6 +124,7 @@ typedef struct builder {
 	uint32_t cur_lane, main_lane;
 	uint8_t *dlmemo;          /* loc name id -> 1 + is data loader, 0 unknown */
 	size_t dlcap;
+	pt_coll_build *coll;      /* collective spans fed from the sweep's items, or NULL */
 } builder;
 
 /* ---- patterns and counted events --------------------------------------- */
@@ -595,13 +597,17 @@ static size_t nf_next(builder *b, const pt_item **chunk)
 static size_t run_next(void *ctx, size_t r, const pt_item **chunk)
 {
 	builder *b = ctx;
+	size_t n;
 
-	if (b->nnf) {
-		if (r == 0)
-			return nf_next(b, chunk);
-		r--;
-	}
-	return seg_next(b, r, chunk);
+	if (b->nnf && r == 0)
+		n = nf_next(b, chunk);
+	else
+		n = seg_next(b, b->nnf ? r - 1 : r, chunk);
+	/* The spans before collective arrivals see the same items the sweep
+	 * does (lockstep cause functions; no spans, no cost). */
+	if (b->coll && n && n != (size_t)-1)
+		pt_coll_tap(b->coll, r, *chunk, n);
+	return n;
 }
 
 #define MERGE_MAX_RUNS 64
@@ -1098,8 +1104,21 @@ static void builder_free(builder *b)
 	x_free(b->pats);
 }
 
+static int order_cmp(const void *pa, const void *pb, void *arg)
+{
+	const pt_pattern *p = arg;
+
+	return pattern_cmp(&p[*(const uint32_t *)pa], &p[*(const uint32_t *)pb]);
+}
+
 int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_options *opt,
 		      pt_summary *out, pt_error *err)
+{
+	return pt_patterns_build_coll(st, w, opt, NULL, out, err);
+}
+
+int pt_patterns_build_coll(const pt_store *st, const pt_window *w, const pt_summary_options *opt,
+			   pt_coll_build *coll, pt_summary *out, pt_error *err)
 {
 	builder b;
 	size_t nfr = 0, i, j, nkeep = 0, npy = 0;
@@ -1118,6 +1137,7 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 	memset(&b, 0, sizeof(b));
 	b.st = st;
 	b.w = *w;
+	b.coll = coll && coll->ngap ? coll : NULL;
 	b.nnames = pt_strtab_count(st->strs);
 	if (st->n >= NONE32) {
 		rc = pt_error_set(err, PT_ENOMEM, -1, "too many events (%zu) for one summary", st->n);
@@ -1325,7 +1345,36 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 		}
 		pattern_stats(&b, evs + off[p], off[p + 1] - off[p], pp, &sc);
 	}
-	qsort(out->patterns, out->npatterns, sizeof(*out->patterns), pattern_cmp);
+	if (!coll || !coll->n) {
+		qsort(out->patterns, out->npatterns, sizeof(*out->patterns), pattern_cmp);
+	} else {
+		/* Sort an index instead, to know where each kept pattern went:
+		 * the spans' functions name patterns by their place. */
+		uint32_t *ord = x_malloc((nkeep ? nkeep : 1) * sizeof(*ord));
+		uint32_t *patmap = x_malloc((b.npats ? b.npats : 1) * sizeof(*patmap));
+		pt_pattern *sorted = x_malloc((nkeep ? nkeep : 1) * sizeof(*sorted));
+		if (!ord || !patmap || !sorted) {
+			x_free(ord);
+			x_free(patmap);
+			x_free(sorted);
+			goto fail;
+		}
+		for (j = 0; j < out->npatterns; j++)
+			ord[j] = (uint32_t)j;
+		qsort_r(ord, out->npatterns, sizeof(*ord), order_cmp, out->patterns);
+		memset(patmap, 0xff, b.npats * sizeof(*patmap));
+		for (j = 0; j < out->npatterns; j++) {
+			sorted[j] = out->patterns[ord[j]];
+			patmap[keep[ord[j]]] = (uint32_t)j;
+		}
+		x_free(out->patterns);
+		out->patterns = sorted;
+		j = pt_coll_finish(coll, st, w, patmap, b.npats, out);
+		x_free(patmap);
+		x_free(ord);
+		if (j)
+			goto fail;
+	}
 	rc = PT_OK;
 	goto out;
 fail:

@@ -8,6 +8,7 @@
  */
 #include "summary.h"
 #include "analysis.h"
+#include "collectives.h"
 #include "patterns.h"
 #include "hwjoin.h"
 #include "breakdown.h"
@@ -164,11 +165,13 @@ pt_summary *pt_summary_build(const pt_store *st, const char *path,
 			     const pt_summary_options *opt, pt_error *err)
 {
 	pt_summary_options defopt;
+	pt_coll_build coll;
 	pt_summary *s = NULL;
 	pt_step *steps = NULL;
 	pt_window w;
 	size_t i;
 
+	memset(&coll, 0, sizeof(coll));
 	if (!opt) {
 		pt_summary_options_default(&defopt);
 		opt = &defopt;
@@ -212,8 +215,11 @@ pt_summary *pt_summary_build(const pt_store *st, const char *path,
 		}
 		s->nsteps = st->nsteps;
 	}
-	if (pt_patterns_build(st, &w, opt, s, err))
+	if (pt_coll_find(st, &w, &coll))
+		goto oom;
+	if (pt_patterns_build_coll(st, &w, opt, &coll, s, err))
 		goto fail;
+	pt_coll_build_free(&coll);
 	if (opt->nhw && pt_hwjoin_apply(st, &w, s, opt->hw, opt->nhw, err))
 		goto fail;
 	x_free(steps);
@@ -222,6 +228,7 @@ oom:
 	pt_error_set(err, PT_ENOMEM, -1, "out of memory while summarising");
 fail:
 	pt_error_subject(err, path);
+	pt_coll_build_free(&coll);
 	x_free(steps);
 	pt_summary_free(s);
 	return NULL;
@@ -277,6 +284,7 @@ void pt_summary_free(pt_summary *s)
 
 	if (!s)
 		return;
+	pt_coll_free(s);
 	for (i = 0; i < s->npatterns; i++) {
 		x_free(s->patterns[i].key);
 		x_free(s->patterns[i].hw);

@@ -19,7 +19,10 @@
 #include "../util/strbuf.h"
 
 #define PT_SUMMARY_FORMAT "perftracker-summary"
-#define PT_SUMMARY_VERSION 1
+/* Version 2 added "collectives" (docs/summary.md); version 1 still reads
+ * (without it: no lockstep analysis for that worker). */
+#define PT_SUMMARY_VERSION 2
+#define PT_SUMMARY_VERSION_MIN 1
 
 /* Link throughput inside the kernels of one communication pattern, from
  * hardware samples (docs/hardware.md "The join").  Percentages are of the
@@ -83,6 +86,25 @@ typedef struct pt_pattern {
 	uint32_t nhw;
 } pt_pattern;
 
+/* One collective instance as this worker saw it (docs/summary.md
+ * "collectives", DESIGN.md "Lockstep"): what the master needs to match it
+ * with the other members, find its clock offset and who waited. */
+typedef struct pt_coll {
+	uint32_t chan;       /* index into coll_chans (its communicator stream) */
+	uint32_t name;       /* index into coll_names (kernel or op name) */
+	double arrive_us;    /* entry (kernel or op start), µs after window_start_us */
+	double end_us;       /* end, µs after window_start_us */
+} pt_coll;
+
+/* Time one function (pattern) took in the span before one instance: from
+ * the end of the previous instance of the main channel (the window start
+ * for the first) to this one's arrival. */
+typedef struct pt_coll_cause {
+	uint32_t inst;       /* index into coll */
+	uint32_t pat;        /* index into patterns */
+	double ms;           /* whole µs in the file */
+} pt_coll_cause;
+
 struct pt_samples;
 
 typedef struct pt_summary {
@@ -130,6 +152,17 @@ typedef struct pt_summary {
 	/* Compact timelines of the samples over the window for PerfDisplay
 	 * (docs/hardware.md "Timelines"; the agent fills it): owned, NULL none. */
 	struct pt_samples *hw_series;
+
+	/* Collective instances in the window, per channel in order (version
+	 * >= 2; all NULL/0 for version 1 or a worker without collectives). */
+	char **coll_chans;     /* owned, e.g. "nccl:0" (GPU stream), "cpu:0" (thread) */
+	size_t ncoll_chans;
+	char **coll_names;     /* owned */
+	size_t ncoll_names;
+	pt_coll *coll;
+	size_t ncoll;
+	pt_coll_cause *coll_cause;  /* by inst, then ms desc */
+	size_t ncoll_cause;
 } pt_summary;
 
 /* pt_summary has hw_series (src/agent and src/diagnose/display_hw.c test this). */

@@ -10,6 +10,7 @@
  * the same directory, then renamed, so a reader never sees half a file.
  */
 #include "summary.h"
+#include "collectives.h"
 #include "summary_parse.h"
 #include "breakdown.h"
 #include "../model/commkind.h"
@@ -258,6 +259,7 @@ void pt_summary_write(const pt_summary *s, pt_sb *out)
 		pt_samples_to_json(s->hw_series, out);
 		pt_sb_addc(out, ',');
 	}
+	pt_coll_write(s, out);
 	add_key(out, "patterns");
 	pt_sb_addc(out, '[');
 	for (i = 0; i < s->npatterns; i++) {

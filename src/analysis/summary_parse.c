@@ -21,6 +21,7 @@
 #include "summary_parse.h"
 #include "breakdown.h"
 #include "../model/commkind.h"
+#include "collectives.h"
 #include "../model/samples.h"
 #include "../util/json.h"
 #include "../util/utf8.h"
@@ -1617,14 +1618,15 @@ static int el_pattern(sp *p, size_t i)
 enum {
 	T_FORMAT, T_VERSION, T_WORKER, T_FILE, T_HOST, T_RANK, T_PID, T_WORLD, T_BACKEND,
 	T_DEVICE, T_WARNING, T_NWARN, T_TRUNC, T_WINDOW, T_STEPS, T_GPU, T_CLASS_MS, T_NEVENTS,
-	T_PATTERNS, T_ERROR, T_HW_SOURCE, T_HW_GPU, T_HW_SERIES, T_GPU_COMPUTE, T_BREAKDOWN, T_N
+	T_PATTERNS, T_ERROR, T_HW_SOURCE, T_HW_GPU, T_HW_SERIES, T_GPU_COMPUTE, T_BREAKDOWN,
+	T_COLLECTIVES, T_N
 };
 static const member top_members[T_N] = {
 	M("format"), M("version"), M("worker"), M("file"), M("host"), M("rank"), M("pid"),
 	M("world_size"), M("backend"), M("device"), M("warning"), M("nwarnings"),
 	M("truncated"), M("window"), M("steps"), M("gpu_util"), M("class_ms"), M("nevents"),
 	M("patterns"), M("error"), M("hw_source"), M("hw_gpu"), M("hw_series"),
-	M("gpu_compute_util"), M("gpu_breakdown"),
+	M("gpu_compute_util"), M("gpu_breakdown"), M("collectives"),
 };
 
 /* "gpu_breakdown": parsed by breakdown.c (a few hundred bytes). */
@@ -1651,6 +1653,29 @@ static int rd_breakdown(sp *p)
 		return semerr(p, e.offset >= 0 ? off + (size_t)e.offset : off, "%s", e.msg);
 	}
 	p->sm->breakdown = b;
+	return 0;
+}
+
+/* "collectives" (version 2): the member's bytes go to collectives.c's
+ * reader (a few numbers per instance, read once per summary). */
+static int rd_collectives(sp *p)
+{
+	size_t off = p->pos;
+	pt_error e;
+
+	if (skip_value(p, 1))
+		return -1;
+	if (p->s[off] != '{')
+		return semerr(p, off, "'collectives' is not an object");
+	if (p->sm->coll_chans || p->sm->coll) /* a duplicate key: the first counts */
+		return 0;
+	pt_error_clear(&e);
+	if (pt_coll_parse((const char *)p->s + off, p->pos - off, p->sm, &e)) {
+		pt_coll_free(p->sm);
+		if (e.code == PT_ENOMEM)
+			return oom(p);
+		return semerr(p, e.offset >= 0 ? off + (size_t)e.offset : off, "%s", e.msg);
+	}
 	return 0;
 }
 
@@ -1692,8 +1717,8 @@ static int check_confirmed(sp *p)
 		return fail(p, PT_EFORMAT, p->ver_off, "invalid summary: 'version' is not a number");
 	if (p->ver == VER_UNSUP)
 		return fail(p, PT_EFORMAT, p->ver_off,
-			    "unsupported summary version %g (this build reads version %d)",
-			    p->version, PT_SUMMARY_VERSION);
+			    "unsupported summary version %g (this build reads versions %d to %d)",
+			    p->version, PT_SUMMARY_VERSION_MIN, PT_SUMMARY_VERSION);
 	p->confirmed = 1;
 	return p->has_pending ? fail_pending(p) : 0;
 }
@@ -1722,7 +1747,11 @@ static int rd_member(sp *p, int id)
 		if (p->s[off] == '-' || is_digit(p->s[off])) {
 			if (parse_number(p, &p->version))
 				return -1;
-			p->ver = p->version == PT_SUMMARY_VERSION ? VER_OK : VER_UNSUP;
+			p->ver = p->version >= PT_SUMMARY_VERSION_MIN &&
+					 p->version <= PT_SUMMARY_VERSION &&
+					 p->version == (double)(int)p->version ? VER_OK : VER_UNSUP;
+			if (p->ver == VER_OK)
+				p->sm->version = (int)p->version;
 		} else {
 			if (skip_value(p, 1))
 				return -1;
@@ -1763,6 +1792,7 @@ static int rd_member(sp *p, int id)
 	case T_HW_SERIES: return rd_hw_series(p);
 	case T_GPU_COMPUTE: return rd_num(p, 1, "gpu_compute_util", &s->gpu_compute_util);
 	case T_BREAKDOWN: return rd_breakdown(p);
+	case T_COLLECTIVES: return rd_collectives(p);
 	default: return skip_value(p, 1);
 	}
 }
@@ -1809,6 +1839,7 @@ static void keep_identity(sp *p)
 		s->breakdown = NULL;
 	}
 	s->gpu_compute_util = -1;
+	pt_coll_free(s);
 	x_free(s->hw_source);
 	s->hw_source = NULL;
 	pt_hw_gpu_init(&s->hw_gpu);
@@ -1894,8 +1925,13 @@ static int parse_root(sp *p)
 		if (!(it.seen & (1u << required[k].id)))
 			return fail(p, PT_EFORMAT, it.open, "invalid summary: '%s' %s",
 				    top_members[required[k].id].name, required[k].what);
-	if (s->error)
+	if (s->error) {
 		keep_identity(p);
+	} else if (pt_coll_check(s, NULL)) {
+		pt_coll_check(s, p->err);
+		p->failed = 1;
+		return -1;
+	}
 	return 0;
 }
 

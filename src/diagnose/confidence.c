@@ -146,7 +146,12 @@ static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
 	}
 	if (same)
 		cue_apart = POOR;
-	if (within) {
+	if (!strcmp(f->category, "Lockstep")) {
+		/* the others' wait for it, against what they wait for anyone */
+		cue_steady = FAIR;
+		cue_apart = !(f->others > 0) || f->value >= 3 * f->others ? GOOD :
+			    f->value >= 1.5 * f->others ? FAIR : POOR;
+	} else if (within) {
 		/* measured against the worker itself (its other steps, its own
 		 * window): no other worker to be apart from or steady against */
 		cue_steady = FAIR;
@@ -166,6 +171,13 @@ static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
 		int n = snprintf(ev, sizeof(ev), "loses %s of its time",
 				 df_pct(lost, p1, sizeof(p1)));
 
+		if (!strcmp(f->category, "Lockstep")) {
+			if (!strcmp(f->metric, "others_waited_ms"))
+				snprintf(ev + n, sizeof(ev) - (size_t)n, "; the others waited %.3g ms each "
+					 "for it, %.3g ms for a median worker", f->value,
+					 f->others > 0 ? f->others : 0.0);
+			goto graded;
+		}
 		if (within) {
 			if (!strcmp(f->category, "Steps") && isfinite(apart))
 				snprintf(ev + n, sizeof(ev) - (size_t)n, "; %.2gx its median step",

@@ -601,6 +601,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_python(&c);
 	diag_breakdown(&c, 0);
 	diag_steps(&c, 0);
+	diag_lockstep(&c);
 	write_workers(&c, s, ids, n);
 	diag_findings(&c);
 	diag_display(&c);

@@ -161,6 +161,13 @@ typedef void (*dexplain_fn)(dctx *c, dfinding *f, const char *key, int kind,
 			    double value, double others);
 void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, int with_exec,
 			dexplain_fn explain);
+/* Lockstep (lockstep.c): match the workers' collective instances, who
+ * waited for whom, the stragglers and their cause functions; adds the
+ * "Lockstep" section and findings and drops the other sections' findings
+ * on workers whose time lost is their waiting for peers.  After the five
+ * sections, before diag_findings; nothing without 2 workers with
+ * collectives. */
+void diag_lockstep(dctx *c);
 /* Rank the findings (summary first, then impact desc, worker, function) and
  * write "findings". */
 void diag_findings(dctx *c);

@@ -308,6 +308,32 @@ static char *relabel(const tctx *t, const char *text)
 			p++;
 			continue;
 		}
+		if (*p == '(' && p[1] && p[1] != ' ') {
+			/* "rank 7 (<id>)": the label is already there, drop the id */
+			const char *q = p + 1, *qe = q;
+			char id[1024];
+			size_t ll;
+
+			while (*qe && *qe != ')' && *qe != ' ')
+				qe++;
+			if (*qe == ')' && (size_t)(qe - q) < sizeof(id)) {
+				memcpy(id, q, (size_t)(qe - q));
+				id[qe - q] = 0;
+				lab = label_of(t, id);
+				ll = lab ? strlen(lab) : 0;
+				if (lab && sb.len > ll && sb.buf[sb.len - 1] == ' ' &&
+				    !strncmp(sb.buf + sb.len - 1 - ll, lab, ll)) {
+					sb.len--;
+					sb.buf[sb.len] = 0;
+					p = qe + 1;
+					continue;
+				}
+				lab = NULL;
+			}
+			pt_sb_addc(&sb, '(');
+			p++;
+			continue;
+		}
 		while (*e && *e != ' ')
 			e++;
 		n = (size_t)(e - p);

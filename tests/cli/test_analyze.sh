@@ -29,7 +29,7 @@ R=$TMP/out/PerfDisplay/report.json
 check "report.json, index.html and app.py written" test -s "$R" -a -s "$TMP/out/PerfDisplay/index.html" -a -x "$TMP/out/PerfDisplay/app.py"
 check "no stray temporary files" bash -c "[ \"\$(ls '$TMP/out/PerfDisplay' | tr '\n' ' ')\" = 'app.py index.html report.json ' ]"
 check "nothing on stderr" test ! -s "$TMP/stderr"
-check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "workers", "findings", "display", "Time breakdown"]'
+check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "Lockstep", "workers", "findings", "display", "Time breakdown"]'
 check "GPU Compute keys" pyjson "$R" 'list(r["GPU Compute"]) == ["min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization", "major_kernel_executions", "workers with potential GPU issues", "detailed report", "min/median/max GPU compute utilization (in [0,1])"]'
 check "utilization min <= median <= max in [0,1]" pyjson "$R" '(lambda u: len(u) == 3 and 0 <= u[0] <= u[1] <= u[2] <= 1)(r["GPU Compute"]["min/median/max GPU utilization (in [0,1])"])'
 check "5 major kernels with cost and ratio" pyjson "$R" 'len(r["GPU Compute"]["major_kernel_executions"]) == 5 and all(list(v) == ["median cost per execution (ms)", "bottleneck ratio (in [0,1])"] for v in r["GPU Compute"]["major_kernel_executions"].values())'
@@ -40,7 +40,10 @@ check "worker ids are the trace file names" pyjson "$R" 'sorted(r["workers"]) ==
 check "step 10 profiled everywhere" pyjson "$R" 'all(w["steps"] == [10] for w in r["workers"].values())'
 check "no false alarm: no GPU issues" pyjson "$R" 'r["GPU Compute"]["workers with potential GPU issues"] == [] and r["GPU Compute"]["detailed report"] == {}'
 check "no false alarm: no abnormal utilization" pyjson "$R" 'r["GPU Compute"]["workers with abnormal GPU utilization"] == {}'
-check "no false alarm: no findings" pyjson "$R" 'r["findings"] == []'
+# The one finding: rank 7 is the worker the others wait for (lockstep; the
+# cause lies before the profiled step); rank 1, the main victim, is named nowhere.
+check "one finding: rank 7 is the straggler" pyjson "$R" 'len(r["findings"]) == 1 and r["findings"][0]["category"] == "Lockstep" and r["findings"][0]["workers"] == ["worker7_step_12.1694128201553.pt.trace.json"]'
+check "no false alarm: rank 1 blamed nowhere" pyjson "$R" 'all("worker1_" not in w for f in r["findings"] for w in f["workers"]) and not r["GPU Compute"]["detailed report"]'
 check "no abnormal workers in any section" pyjson "$R" 'all(not v["abnormal_workers"] for s in ("GPU memory operations", "CUDA Runtime") for v in r[s].values()) and all(not k["abnormal_workers"] for g in r["Communication"].values() for k in g.values())'
 check "communication groups from kernel names" pyjson "$R" '"sendrecv" in r["Communication"] and "ring allreduce" in r["Communication"]'
 check "normal example has the reference keys" pyjson "$R" 'all(list(k["example_of_normal_worker"]) == ["worker", "different from other workers", "features"] for g in r["Communication"].values() for k in g.values())'
@@ -91,8 +94,8 @@ check "text: step time by rank" grep -qx '  Step time        min 12.5 ms (rank 7
 check "text: where the time goes" grep -q '^  Time goes to     Python/CPU 45.4%, communication 38.9%, ' "$TMP/stdout"
 check "text: GPU utilization as %" grep -qx '  GPU utilization  min 21.1% (rank 7), median 41.7%, max 61.8% (rank 1)' "$TMP/stdout"
 check "text: says where the page is" grep -qx "  Page             $TMP/out/PerfDisplay/index.html (perftracker display $TMP/out)" "$TMP/stdout"
-check "text: no findings sentence" grep -qx 'Findings: none. No worker differs from the others beyond the thresholds.' "$TMP/stdout"
-check "text: sections in order after the findings" bash -c "grep -n '^[A-Z]' '$TMP/stdout' | cut -d: -f2 | sed 's/ (.*//; s/:.*//' | tr '\n' '/' | grep -qx 'PerfTracker report/Findings/GPU Compute/GPU memory operations/Communication/CUDA Runtime/Python functions/Time breakdown/'"
+check "text: the one finding names rank 7, the worker the others waited for" bash -c "grep -qx 'Findings (1, most time lost first)' '$TMP/stdout' && grep -q '^  1\. rank 7 is the worker the others waited for' '$TMP/stdout'"
+check "text: sections in order after the findings" bash -c "grep -n '^[A-Z]' '$TMP/stdout' | cut -d: -f2 | sed 's/ (.*//; s/:.*//' | tr '\n' '/' | grep -qx 'PerfTracker report/Findings/GPU Compute/GPU memory operations/Communication/CUDA Runtime/Python functions/Lockstep/Time breakdown/'"
 check "text: every line under 120 columns" "$PYTHON" -c 'import sys
 sys.exit(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")) >= 120)' "$TMP/stdout"
 check "text: summary and findings fit a screen" bash -c "[ \$(sed -n '1,/^GPU Compute\$/p' '$TMP/stdout' | wc -l) -le 24 ]"
@@ -116,6 +119,7 @@ check "--format json: ends with the findings" bash -c "tail -n 2 '$TMP/jstdout' 
 check "--json: report.json on stdout" bash -c "'$PT_BIN' analyze '$DLRM' --json 2>/dev/null | cmp - '$R'"
 check "diagnose --json too" bash -c "'$PT_BIN' analyze '$DLRM' -q --keep-summaries '$TMP/jsums' && '$PT_BIN' diagnose '$TMP/jsums' --json | cmp - '$R'"
 check_fails "--format other" "option '--format': 'xml' is not 'text' or 'json'" "$PT_BIN" analyze "$DLRM" --format xml
+check "--format json: names rank 7" grep -q '^1\. rank 7 (worker7_step_12.1694128201553.pt.trace.json) is the worker the others waited for' "$TMP/jstdout"
 
 # Reproducible: any thread count gives the same bytes.
 "$PT_BIN" analyze "$DLRM" -o "$TMP/out1" -j1 -q
@@ -132,7 +136,7 @@ check "garbage among traces: exit 0" test "$rc" -eq 0
 check "garbage: one warning line naming the file" bash -c "[ \$(wc -l <'$TMP/mstderr') -eq 1 ] && grep -q \"^perftracker: warning: '.*bad_rank.json': .*(at byte [0-9]*)\" '$TMP/mstderr'"
 check "garbage: 9 workers, the bad one with an error" pyjson "$M" 'len(r["workers"]) == 9 and "error" in r["workers"]["bad_rank.json"] and sum("error" in w for w in r["workers"].values()) == 1'
 check "garbage: the 8 good workers analysed" pyjson "$M" 'sorted(w["rank"] for w in r["workers"].values() if "error" not in w) == list(range(8))'
-check "garbage: a summary finding names it, first" pyjson "$M" 'r["findings"][0]["category"] == "summary" and r["findings"][0]["workers"] == ["bad_rank.json"] and len(r["findings"]) == 1'
+check "garbage: a summary finding names it, first" pyjson "$M" 'r["findings"][0]["category"] == "summary" and r["findings"][0]["workers"] == ["bad_rank.json"] and [f["category"] for f in r["findings"]] == ["summary", "Lockstep"]'
 check "garbage: sections as without it" "$PYTHON" -c 'import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
 sys.exit(any(a[k] != b[k] for k in ("GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions")))' "$R" "$M"

@@ -31,5 +31,6 @@ PL=$TMP/planted
 "$PYTHON" "$PT_ROOT/tests/tools/plant_anomalies.py" "$PT_DATA/dlrm" "$PL" >/dev/null
 "$PT_BIN" analyze "$PL" -o "$TMP/dl" -q
 R=$TMP/dl/PerfDisplay/report.json
-check "DLRM planted: stall, launches, copies strong" q '[f["confidence"]["level"] for f in r["findings"][:3]] == ["strong"] * 3'
-check "DLRM planted: slower GPU (2.8% lost) moderate, every call slower" q 'r["findings"][3]["category"] == "GPU Compute" and r["findings"][3]["confidence"]["level"] == "moderate" and r["findings"][3]["confidence"]["calls"] == "every call is slower"'
+# (the planted rank's findings, without the Lockstep ones of test_lockstep.sh)
+check "DLRM planted: stall, launches, copies strong" q '[f["confidence"]["level"] for f in r["findings"] if f["category"] != "Lockstep"][:3] == ["strong"] * 3'
+check "DLRM planted: slower GPU (2.8% lost) moderate, every call slower" q '(lambda F: F[3]["category"] == "GPU Compute" and F[3]["confidence"]["level"] == "moderate" and F[3]["confidence"]["calls"] == "every call is slower")([f for f in r["findings"] if f["category"] != "Lockstep"])'

@@ -54,18 +54,23 @@ check "rank 6 in a Python finding naming the stalled op" q 'any(f["category"] ==
 check "rank 6 stall costs about 5 ms" q 'any(f["workers"] == [W[6]] and 4.5 < f["impact (ms)"] <= 5.01 for f in F if f["category"] == "Python functions")'
 check "rank 6 stack listed in Python functions" q 'any(k.split("|")[-1] == STALL and W[6] in v for k, v in r["Python functions"].items())'
 
-# Every finding is about a planted rank, one per rank, largest impact first.
-check "exactly four findings, one per planted rank" q 'sorted(f["workers"][0] for f in F) == sorted([W[1], W[3], W[5], W[6]])'
-check "findings ranked by impact" q '[f["impact (ms)"] for f in F] == sorted((f["impact (ms)"] for f in F), reverse=True) and [f["rank"] for f in F] == [1, 2, 3, 4]'
+# Every finding is about a planted rank, one per rank, largest impact first;
+# besides them, "Lockstep" findings (tests/cli/test_lockstep.sh): rank 7 is
+# the worker the others wait for, as in the unplanted set, and rank 5, whose
+# slowed launches make it arrive late, may be one too (rank 6's stall is not
+# propagated to its peers here, so the first collective's ends disagree and
+# it is left out).
+check "exactly four findings, one per planted rank, and rank 7's lockstep one" q 'sorted(f["workers"][0] for f in F if f["category"] != "Lockstep") == sorted([W[1], W[3], W[5], W[6]]) and [W[7]] in [f["workers"] for f in F if f["category"] == "Lockstep"] and all(f["workers"][0] in (W[5], W[7]) for f in F if f["category"] == "Lockstep")'
+check "findings ranked by impact" q '[f["impact (ms)"] for f in F] == sorted((f["impact (ms)"] for f in F), reverse=True) and [f["rank"] for f in F] == list(range(1, len(F) + 1))'
 check "findings: every field present" q 'all(list(f) == ["rank", "category", "workers", "function", "metric", "value", "others", "impact (ms)", "explanation", "confidence"] for f in F)'
 
 # No untouched rank anywhere.
-check "no untouched rank flagged anywhere" q 'not any(W[k] in json.dumps({s: r[s] for s in ("GPU Compute", "GPU memory operations", "CUDA Runtime")}) for k in (0, 2, 4, 7)) and not any(W[k] in json.dumps([g[n]["abnormal_workers"] for g in r["Communication"].values() for n in g]) for k in (0, 2, 4, 7)) and not any(W[k] in f["workers"] for f in F for k in (0, 2, 4, 7))'
+check "no untouched rank flagged anywhere" q 'not any(W[k] in json.dumps({s: r[s] for s in ("GPU Compute", "GPU memory operations", "CUDA Runtime")}) for k in (0, 2, 4, 7)) and not any(W[k] in json.dumps([g[n]["abnormal_workers"] for g in r["Communication"].values() for n in g]) for k in (0, 2, 4, 7)) and not any(W[k] in f["workers"] for f in F for k in (0, 2, 4)) and not any(W[7] in f["workers"] for f in F if f["category"] != "Lockstep")'
 check "no communication false alarm" q 'all(not k["abnormal_workers"] for g in r["Communication"].values() for k in g.values())'
 
 # The text report tells the same story.
 "$PT_BIN" analyze "$PL" -o "$TMP/out2" >"$TMP/text" 2>/dev/null
-check "text report: four numbered findings by rank" bash -c "[ \$(grep -c '^  [1-4]\. rank [1356] ' '$TMP/text') -eq 4 ] && ! grep -q '^  5\. ' '$TMP/text'"
+check "text report: four numbered findings by rank, and rank 7's lockstep one" bash -c "[ \$(grep -c '^  [1-6]\. rank [1356] \(spends\|runs\)' '$TMP/text') -eq 4 ] && grep -q '^  [1-6]\. rank 7 is the worker the others waited for' '$TMP/text' && ! grep -q '^  7\. ' '$TMP/text'"
 check "text report: stall sentence names rank 6 and the op" grep -q "^  [1-4]\. rank 6 spends .* in $STALL_OP" "$TMP/text"
 check "text report: per step, not per window" bash -c "grep -q 'ms per step' '$TMP/text' && ! grep -q 'per window' '$TMP/text'"
 check "text report: findings before the sections, on one screen" bash -c "[ \$(sed -n '1,/^GPU Compute\$/p' '$TMP/text' | wc -l) -le 40 ] && sed -n '1,/^GPU Compute\$/p' '$TMP/text' | grep -q '^  4\. '"

@@ -25,8 +25,14 @@ check "help" "$PT_BIN" summarize --help
 "$PT_BIN" summarize -h | grep -q -- '--min-python-ratio' && ok "help lists the options" || not_ok "help lists the options"
 
 check "summarize dlrm rank 0" "$PT_BIN" summarize "$T0" -o "$TMP/s0.json"
-check "summary is a v1 perftracker summary" json_check "$TMP/s0.json" \
-	'd["format"] == "perftracker-summary" and d["version"] == 1 and d["rank"] == 0 and d["world_size"] == 8'
+check "summary is a v2 perftracker summary" json_check "$TMP/s0.json" \
+	'd["format"] == "perftracker-summary" and d["version"] == 2 and d["rank"] == 0 and d["world_size"] == 8'
+# DLRM rank 0's eight NCCL kernels on stream 84: the first SendRecv starts
+# 3121 us into ProfilerStep#10 and runs 2146 us (the trace's own values).
+check "collective instances of the NCCL stream" json_check "$TMP/s0.json" \
+	'(c := d["collectives"])["channels"] == ["nccl:0"] and len(c["instances"]) == 32 and c["instances"][:4] == [0, 0, 3121.0, 5267.0] and [d_ for d_ in c["names"] if "AllReduce" in d_] and len(c["names"]) == 2'
+check "span causes name kept patterns" json_check "$TMP/s0.json" \
+	'len(c := d["collectives"]["causes"]) % 3 == 0 and all(0 <= c[i + 1] < len(d["patterns"]) and c[i + 2] > 0 for i in range(0, len(c), 3))'
 check "window from the ProfilerStep span" json_check "$TMP/s0.json" \
 	'd["window"]["from_steps"] and d["window"]["ms"] == 14.455 and d["steps"] == [{"number": 10, "ms": 14.455}]'
 check "gpu_util is the reference's" json_check "$TMP/s0.json" 'abs(d["gpu_util"] - 6571000 / 14455000) < 1e-12'

@@ -90,6 +90,26 @@ static void same_summary(const pt_summary *a, const pt_summary *b)
 	for (c = 0; c < PT_C_COUNT; c++)
 		same_double(a->class_ms[c], b->class_ms[c], pt_class_name(c));
 	assert_int_equal(a->nevents, b->nevents);
+	/* collective instances (version 2) */
+	assert_int_equal(a->ncoll_chans, b->ncoll_chans);
+	for (i = 0; i < a->ncoll_chans; i++)
+		same_str(a->coll_chans[i], b->coll_chans[i], "coll_chans");
+	assert_int_equal(a->ncoll_names, b->ncoll_names);
+	for (i = 0; i < a->ncoll_names; i++)
+		same_str(a->coll_names[i], b->coll_names[i], "coll_names");
+	assert_int_equal(a->ncoll, b->ncoll);
+	for (i = 0; i < a->ncoll; i++) {
+		assert_int_equal(a->coll[i].chan, b->coll[i].chan);
+		assert_int_equal(a->coll[i].name, b->coll[i].name);
+		same_double(a->coll[i].arrive_us, b->coll[i].arrive_us, "arrive_us");
+		same_double(a->coll[i].end_us, b->coll[i].end_us, "end_us");
+	}
+	assert_int_equal(a->ncoll_cause, b->ncoll_cause);
+	for (i = 0; i < a->ncoll_cause; i++) {
+		assert_int_equal(a->coll_cause[i].inst, b->coll_cause[i].inst);
+		assert_int_equal(a->coll_cause[i].pat, b->coll_cause[i].pat);
+		same_double(a->coll_cause[i].ms, b->coll_cause[i].ms, "cause ms");
+	}
 	assert_int_equal(a->npatterns, b->npatterns);
 	for (i = 0; i < a->npatterns; i++) {
 		const pt_pattern *p = &a->patterns[i], *q = &b->patterns[i];
@@ -121,7 +141,7 @@ static pt_summary *roundtrip(const pt_summary *s)
 	assert_false(sb.oom);
 	/* compact: one line, no indentation */
 	assert_null(memchr(sb.buf, '\n', sb.len));
-	assert_true(!strncmp(sb.buf, "{\"format\":\"perftracker-summary\",\"version\":1,", 44));
+	assert_true(!strncmp(sb.buf, "{\"format\":\"perftracker-summary\",\"version\":2,", 44));
 	pt_error_clear(&err);
 	r = pt_summary_read_mem(sb.buf, sb.len, &err);
 	if (!r)
@@ -279,8 +299,10 @@ static void test_reader_errors(void **state)
 	expect_bad("{\"format\":", PT_EPARSE, "");
 	expect_bad("[1]", PT_EFORMAT, "not a perftracker summary");
 	expect_bad("{\"format\":\"other\",\"version\":1}", PT_EFORMAT, "not a perftracker summary");
-	expect_bad("{\"format\":\"perftracker-summary\",\"version\":2}", PT_EFORMAT,
-		   "unsupported summary version 2 (this build reads version 1)");
+	expect_bad("{\"format\":\"perftracker-summary\",\"version\":3}", PT_EFORMAT,
+		   "unsupported summary version 3 (this build reads versions 1 to 2)");
+	expect_bad("{\"format\":\"perftracker-summary\",\"version\":1.5}", PT_EFORMAT,
+		   "unsupported summary version 1.5");
 	expect_bad("{\"format\":\"perftracker-summary\"}", PT_EFORMAT, "'version' is missing");
 	expect_bad("{\"format\":\"perftracker-summary\",\"version\":1,\"file\":\"f\"}", PT_EFORMAT,
 		   "'worker' is missing");
@@ -1062,8 +1084,8 @@ static void test_reader_forward_compat(void **state)
 	 * reported once the file is known to be a summary */
 	expect_at("{\"rank\":\"x\",\"format\":\"other\"}", 30, PT_EFORMAT, 21,
 		  "not a perftracker summary");
-	expect_at("{\"rank\":\"x\",\"version\":2,\"format\":\"perftracker-summary\"}", 55, PT_EFORMAT,
-		  22, "unsupported summary version 2");
+	expect_at("{\"rank\":\"x\",\"version\":3,\"format\":\"perftracker-summary\"}", 55, PT_EFORMAT,
+		  22, "unsupported summary version 3");
 	expect_at("{\"rank\":\"x\",\"version\":1,\"format\":\"perftracker-summary\"}", 55, PT_EFORMAT,
 		  8, "'rank' is not an integer >= -1");
 	expect_at("{\"traceEvents\":[{\"ph\":\"X\"}]}", 28, PT_EFORMAT, 0,
