@@ -2,7 +2,7 @@
  * _collector.c - the collector inside every training process (C extension
  * of the `perftracker` Python package).
  *
- * First stage of the online flow (DESIGN.md): step() counts iterations; a
+ * First stage of the online flow (docs/design.md): step() counts iterations; a
  * background thread registers the worker in the control directory, writes
  * heartbeats, polls for a trigger and arms the profiling window; when the
  * step count reaches the armed step, step() calls the thin Python layer

@@ -32,7 +32,7 @@ typedef struct pt_window {
 	int from_steps;      /* 1: [min step start, max step end] */
 } pt_window;
 
-/* The analysis window of st (DESIGN.md "Window"): ProfilerStep spans when
+/* The analysis window of st (docs/design.md "Window"): ProfilerStep spans when
  * st->steps is non-empty, else [min ts, max end] over all events.  An empty
  * store gives start == end == 0. */
 void pt_window_find(const pt_store *st, pt_window *w);

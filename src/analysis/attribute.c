@@ -1,5 +1,5 @@
 /*
- * attribute.c - the priority sweep (DESIGN.md "Classes and priority"):
+ * attribute.c - the priority sweep (docs/design.md "Classes and priority"):
  * every instant of the window goes to the highest active class, shared
  * equally by that class's active items.
  *

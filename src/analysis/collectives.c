@@ -1,5 +1,5 @@
 /*
- * collectives.c - a worker's collective instances (DESIGN.md "Lockstep"):
+ * collectives.c - a worker's collective instances (docs/design.md "Lockstep"):
  * found in the event store, the time each function took in the span
  * before each arrival (fed by the attribution sweep), and their compact
  * form in the summary ("collectives", docs/summary.md).

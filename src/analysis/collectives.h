@@ -1,6 +1,6 @@
 /*
  * collectives.h - one worker's collective instances for the lockstep
- * analysis (DESIGN.md "Lockstep: culprits and victims"): which collectives
+ * analysis (docs/design.md "Lockstep: culprits and victims"): which collectives
  * it entered, in what order per communicator, when it arrived and when
  * each ended, and what ran on it in the span before each arrival.
  *

@@ -1,6 +1,6 @@
 /*
  * patterns.c - from one worker's events to its behaviour patterns
- * (DESIGN.md "Behaviour pattern", "Function key"): groups events by
+ * (docs/design.md "Behaviour pattern", "Function key"): groups events by
  * (class, key), nests each CPU thread's frames to key Python/CPU functions
  * by call stack and to cut them into exclusive segments owned by the
  * deepest frame, runs the attribution sweep (attribute.c), and computes

@@ -1,6 +1,6 @@
 /*
  * summary.h - one worker's behaviour patterns: the output of `summarize`
- * and the only thing the master reads (DESIGN.md "Behaviour pattern").
+ * and the only thing the master reads (docs/design.md "Behaviour pattern").
  *
  * Flow: pt_store (src/model) --pt_summary_build--> pt_summary
  *       --pt_summary_write--> summary JSON (a few KB to a few MB)
@@ -53,7 +53,7 @@ void pt_hw_gpu_init(pt_hw_gpu *g);
 
 /* The behaviour pattern of one function on one worker.  Times in ms. */
 typedef struct pt_pattern {
-	char *key;          /* function key (DESIGN.md): kernel name+grid|block,
+	char *key;          /* function key (docs/design.md): kernel name+grid|block,
 	                       op/runtime name, or Python stack "a|b|c" */
 	uint8_t cls;        /* pt_class */
 	uint8_t kind;       /* pt_kind of the events (most common one) */
@@ -87,7 +87,7 @@ typedef struct pt_pattern {
 } pt_pattern;
 
 /* One collective instance as this worker saw it (docs/summary.md
- * "collectives", DESIGN.md "Lockstep"): what the master needs to match it
+ * "collectives", docs/design.md "Lockstep"): what the master needs to match it
  * with the other members, find its clock offset and who waited. */
 typedef struct pt_coll {
 	uint32_t chan;       /* index into coll_chans (its communicator stream) */
@@ -122,7 +122,7 @@ typedef struct pt_summary {
 	uint64_t nwarnings; /* reader warnings in all (events skipped or repaired) */
 	int truncated;
 
-	/* Window (DESIGN.md "Window"). */
+	/* Window (docs/design.md "Window"). */
 	double window_start_us;  /* absolute µs (may be large) */
 	double window_ms;
 	int window_from_steps;   /* 1: ProfilerStep spans, 0: span of timed events */

@@ -1,5 +1,5 @@
 /*
- * window.c - the analysis window of one worker (DESIGN.md "Window"):
+ * window.c - the analysis window of one worker (docs/design.md "Window"):
  * the ProfilerStep#N spans when the trace has them, else the span of all
  * timed events.  First step of pt_summary_build; every ratio divides by it.
  */

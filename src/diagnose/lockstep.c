@@ -1,5 +1,5 @@
 /*
- * lockstep.c - who waited for whom (DESIGN.md "Lockstep: culprits and
+ * lockstep.c - who waited for whom (docs/design.md "Lockstep: culprits and
  * victims"): matches the workers' collective instances, estimates each
  * worker's clock offset from the instances' ends, finds each instance's
  * last arriver and every member's wait, names the stragglers (the workers

@@ -125,9 +125,3 @@ void pt_store_warn(pt_store *s, const char *fmt, ...)
 		va_end(ap);
 	}
 }
-
-size_t pt_store_bytes(const pt_store *s)
-{
-	return s->cap * sizeof(pt_event) + s->lanecap * sizeof(pt_lane) +
-	       s->stepcap * sizeof(pt_step) + pt_strtab_bytes(s->strs);
-}

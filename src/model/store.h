@@ -17,7 +17,7 @@
 #include "strtab.h"
 
 /* What an event is.  The class used for attribution follows from the kind
- * (pt_kind_class) and is what DESIGN.md's priority rule orders. */
+ * (pt_kind_class) and is what docs/design.md's priority rule orders. */
 typedef enum {
 	PT_K_KERNEL = 0,      /* GPU compute kernel */
 	PT_K_COMM_KERNEL,     /* NCCL/RCCL kernel */
@@ -34,7 +34,7 @@ typedef enum {
 	PT_K_COUNT
 } pt_kind;
 
-/* Attribution classes, in increasing priority (DESIGN.md "Classes and priority"). */
+/* Attribution classes, in increasing priority (docs/design.md "Classes and priority"). */
 typedef enum {
 	PT_C_IDLE = 0,
 	PT_C_PYTHON,   /* Python/CPU function: deepest active frame on its thread */
@@ -131,8 +131,5 @@ int pt_store_add_step(pt_store *s, int64_t number, int64_t ts, int64_t dur);
 int pt_store_add_kinfo(pt_store *s, const pt_kinfo *k);
 /* Record a warning: counted, and the first message is kept. */
 void pt_store_warn(pt_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Bytes held (events, lanes, strings) for memory accounting. */
-size_t pt_store_bytes(const pt_store *s);
 
 #endif

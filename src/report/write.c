@@ -3,7 +3,7 @@
  * the PerfDisplay page made from that same text (index.html, src/display)
  * and its app.py; each file is written to an unguessable temporary file in
  * the same folder and renamed, so a reader (the page, a script polling the
- * folder) never sees half a file (DESIGN.md "Transport is a directory"),
+ * folder) never sees half a file (docs/design.md "Transport is a directory"),
  * and report.json and index.html are both written before either is renamed.
  */
 #include "report.h"

@@ -1179,7 +1179,7 @@ static int commit(reader *r, const evf *f, const char *at)
 	switch (kind) {
 	case PT_K_KERNEL:
 		if (f->has_grid && f->has_block) {
-			/* Function key: name + grid + "|" + block (DESIGN.md). */
+			/* Function key: name + grid + "|" + block (docs/design.md). */
 			size_t o;
 			if (grow_tmp(&r->tmp, &r->tmpcap, n + 128))
 				return fail(r, PT_ENOMEM, NULL, "out of memory");

@@ -4,7 +4,7 @@
  * Library code never aborts on allocation failure: these return NULL and the
  * caller turns that into PT_ENOMEM.  x_free(NULL) is a no-op, like free().
  * Overflow-checked array helpers exist because parsers size buffers from
- * untrusted input (see DESIGN.md, "check sizes before allocating").
+ * untrusted input (docs/design.md, "Conventions that shape the code").
  */
 #ifndef PT_XALLOC_H
 #define PT_XALLOC_H
