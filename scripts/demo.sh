@@ -54,13 +54,22 @@ i=0
 until "$PYTHON" - "$WORK/control" "$NP" <<'EOF'
 import glob, json, os, sys
 d, n = sys.argv[1], int(sys.argv[2])
-ok = 0
+# Workers are seen through their node agent's file (agents/<host>.json),
+# or by their own heartbeat when no agent runs (docs/collector.md).
+steps = {}
+for p in glob.glob(os.path.join(d, "agents", "*.json")):
+    try:
+        for e in json.load(open(p)).get("workers", []):
+            steps[e["worker"]["id"]] = (e.get("hb") or {}).get("step", 0)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
 for p in glob.glob(os.path.join(d, "heartbeats", "*.json")):
     try:
-        ok += json.load(open(p)).get("step", 0) >= 5
-    except (OSError, ValueError):
+        w = os.path.basename(p)[:-5]
+        steps[w] = max(steps.get(w, 0), json.load(open(p)).get("step", 0))
+    except (OSError, ValueError, AttributeError):
         pass
-sys.exit(0 if ok >= n else 1)
+sys.exit(0 if sum(s >= 5 for s in steps.values()) >= n else 1)
 EOF
 do
 	i=$((i + 1))
