@@ -116,7 +116,12 @@ static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
 			omed = nmed % 2 ? med[nmed / 2] : (med[nmed / 2 - 1] + med[nmed / 2]) / 2;
 		}
 	}
-	if (mine && strstr(f->metric, "bottleneck"))
+	if (!strcmp(f->category, "Steps"))
+		/* its slow steps against its median step: "slow steps" counts
+		 * them (impact: their extra ms), "slowest step" is one in ms */
+		apart = !(f->others > 0) ? NAN : !strcmp(f->metric, "slow steps") && f->value > 0 ?
+			(f->others + f->impact_ms / f->value) / f->others : f->value / f->others;
+	else if (mine && strstr(f->metric, "bottleneck"))
 		/* a share of time: against the nearest other worker */
 		apart = next > 0 ? mine->bottleneck / next : INFINITY;
 	else if (f->value > 0 && f->others > 0)

@@ -434,7 +434,12 @@ static inline uint32_t own(const lkw *W, size_t ch, uint32_t j)
  * times are wall-clock times (epoch µs; a legacy trace counts from its own
  * profiler start, per process), they share one offset, the median of
  * theirs.  Otherwise a worker whose collectives take longer (its ends
- * later, a slow link) would pass for a worker with a skewed clock. */
+ * later, a slow link) would pass for a worker with a skewed clock.  A
+ * worker whose own offset lies further than HOST_CLOCK_TOL_US from its
+ * host's keeps its own: its trace's base time was not read from that clock
+ * (seen: a torch 1.13 legacy trace 157 ms off on a loaded node), and a
+ * slow link does not move ends by that much. */
+#define HOST_CLOCK_TOL_US 5000.0
 static int host_cmp(const void *a, const void *b, void *arg)
 {
 	const lk *L = arg;
@@ -467,7 +472,8 @@ static int share_host_clocks(lk *L, double *tmp)
 			continue;
 		off = median_of(tmp, j - i);
 		for (q = i; q < j; q++)
-			L->w[L->m[ix[q]]].offset_us = off;
+			if (fabs(L->w[L->m[ix[q]]].offset_us - off) <= HOST_CLOCK_TOL_US)
+				L->w[L->m[ix[q]]].offset_us = off;
 	}
 	x_free(ix);
 	return 0;
@@ -856,6 +862,9 @@ static int wait_symptom(const dfinding *f)
 		return has_ci(f->function, rt, sizeof(rt) / sizeof(rt[0]));
 	if (!strcmp(f->category, "Python functions"))
 		return blocking_leaf(f->function);
+	/* a slow step whose extra time is in a collective or a sync */
+	if (!strcmp(f->category, "Steps"))
+		return f->function[0] && blocking_leaf(f->function);
 	return 0;
 }
 
