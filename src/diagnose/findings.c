@@ -6,6 +6,7 @@
  * and written.  Also the helpers that make the sentences readable.
  */
 #include "internal.h"
+#include "../model/keys.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -98,38 +99,6 @@ const char *df_pct(double ratio, char *buf, size_t cap)
 	return buf;
 }
 
-/* Strip a trailing launch shape "G_G_G|B_B_B" written after a kernel name. */
-static size_t strip_shape(const char *s, size_t n)
-{
-	size_t i = n, part;
-
-	for (part = 0; part < 2; part++) {
-		int k;
-
-		for (k = 0; k < 3; k++) {
-			size_t digits = 0;
-
-			while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') {
-				i--;
-				digits++;
-			}
-			if (!digits)
-				return n;
-			if (k < 2) {
-				if (i == 0 || s[i - 1] != '_')
-					return n;
-				i--;
-			}
-		}
-		if (part == 0) {
-			if (i == 0 || s[i - 1] != '|')
-				return n;
-			i--;
-		}
-	}
-	return i;
-}
-
 const char *df_short(const char *key, int cls, char *buf, size_t cap)
 {
 	const char *s = key, *e;
@@ -142,7 +111,7 @@ const char *df_short(const char *key, int cls, char *buf, size_t cap)
 	} else {
 		if (!strncmp(s, "void ", 5))
 			s += 5;
-		n = strip_shape(s, strlen(s));
+		n = pt_key_strip_shape(s, strlen(s));
 		/* Drop template arguments and the parameter list of C++ names;
 		 * "(anonymous namespace)" is part of a name, not a parameter list. */
 		for (e = s; (size_t)(e - s) < n; e++) {

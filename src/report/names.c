@@ -5,6 +5,7 @@
  * C++ names, CUDA calls, Python/CPU stacks joined with '|'.
  */
 #include "names.h"
+#include "../model/keys.h"
 #include "../util/term.h"
 #include "../util/xalloc.h"
 
@@ -57,37 +58,6 @@ char *pt_name_escape(const char *s, char *out, size_t cap)
 	put(out, cap, &o, s, strlen(s));
 	out[o] = 0;
 	return out;
-}
-
-/* Length of s[0..n) without a trailing launch shape "G_G_G|B_B_B". */
-static size_t strip_shape(const char *s, size_t n)
-{
-	size_t i = n;
-	int part, k;
-
-	for (part = 0; part < 2; part++) {
-		for (k = 0; k < 3; k++) {
-			size_t digits = 0;
-
-			while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') {
-				i--;
-				digits++;
-			}
-			if (!digits)
-				return n;
-			if (k < 2) {
-				if (i == 0 || s[i - 1] != '_')
-					return n;
-				i--;
-			}
-		}
-		if (part == 0) {
-			if (i == 0 || s[i - 1] != '|')
-				return n;
-			i--;
-		}
-	}
-	return i;
 }
 
 static int ident(char c)
@@ -181,7 +151,7 @@ char *pt_name_short(const char *key, char *out, size_t cap)
 
 	if (!cap)
 		return out;
-	m = strip_shape(s, n);
+	m = pt_key_strip_shape(s, n);
 	if (m == n && memchr(s, '|', n)) {
 		/* a stack, root first: leaf first */
 		const char *end = s + n, *p;
@@ -327,16 +297,16 @@ static int split_run(ent *v, size_t a, size_t b, int round)
 
 	for (i = a; i < b; i++) {
 		const char *ki = v[i].key;
-		size_t mi = strip_shape(ki, strlen(ki));
+		size_t mi = pt_key_strip_shape(ki, strlen(ki));
 
 		for (j = a; j < i; j++)
-			if (strip_shape(v[j].key, strlen(v[j].key)) == mi && !strncmp(v[j].key, ki, mi))
+			if (pt_key_strip_shape(v[j].key, strlen(v[j].key)) == mi && !strncmp(v[j].key, ki, mi))
 				break;
 		distinct += j == i;
 	}
 	for (i = a; i < b && !rc; i++) {
 		const char *ki = v[i].key;
-		size_t n = strlen(ki), mi = strip_shape(ki, n), d = 0, x;
+		size_t n = strlen(ki), mi = pt_key_strip_shape(ki, n), d = 0, x;
 		char word[128];
 
 		if (round == 2) {
@@ -346,7 +316,7 @@ static int split_run(ent *v, size_t a, size_t b, int round)
 		}
 		for (j = a; j < b; j++) {
 			const char *kj = v[j].key;
-			size_t mj = strip_shape(kj, strlen(kj));
+			size_t mj = pt_key_strip_shape(kj, strlen(kj));
 
 			if (j == i || (mj == mi && !strncmp(kj, ki, mi)))
 				continue;

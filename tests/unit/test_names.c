@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/keys.h"
 #include "report/names.h"
 #include "report/report.h"
 
@@ -243,9 +244,22 @@ static void test_text_duplicate_ranks(void **state)
 	pt_report_free(r);
 }
 
+/* The launch shape comes off a kernel key, and only a whole one. */
+static void test_key_strip_shape(void **state)
+{
+	const char *k = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t7_16_1|128_1_1";
+
+	(void)state;
+	assert_int_equal(pt_key_strip_shape(k, strlen(k)), strlen("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"));
+	assert_int_equal(pt_key_strip_shape("f7_16|128_1_1", 13), 13);
+	assert_int_equal(pt_key_strip_shape("cudaLaunchKernel", 16), 16);
+	assert_int_equal(pt_key_strip_shape("", 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_key_strip_shape),
 		cmocka_unit_test(test_short_single),
 		cmocka_unit_test(test_short_set_distinct),
 		cmocka_unit_test(test_short_set_rounds),
