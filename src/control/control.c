@@ -401,30 +401,10 @@ static int64_t get_i64(const pt_json *o, const char *key, int64_t def)
 	return (int64_t)v->num;
 }
 
-static void add_key(pt_sb *sb, const char *key, int first)
-{
-	if (!first)
-		pt_sb_addc(sb, ',');
-	pt_sb_add_json_str(sb, key, strlen(key));
-	pt_sb_addc(sb, ':');
-}
-
 static void add_kstr(pt_sb *sb, const char *key, const char *val)
 {
-	add_key(sb, key, 0);
+	pt_sb_add_json_key(sb, key, 0);
 	pt_sb_add_json_str(sb, val, strlen(val));
-}
-
-static void add_ki64(pt_sb *sb, const char *key, int64_t v)
-{
-	add_key(sb, key, 0);
-	pt_sb_addf(sb, "%lld", (long long)v);
-}
-
-static void add_kdbl(pt_sb *sb, const char *key, double v)
-{
-	add_key(sb, key, 0);
-	pt_sb_add_double(sb, v);
 }
 
 /* ---- workers ---------------------------------------------------------------- */
@@ -442,16 +422,16 @@ int pt_control_register(const char *dir, const pt_worker_info *w, pt_error *err)
 	if (pt_control_record_path(path, sizeof(path), dir, "workers", NULL, w->id))
 		return path_err(err);
 	pt_sb_adds(&sb, "{\"format\":\"perftracker-worker\"");
-	add_ki64(&sb, "version", PT_CONTROL_VERSION);
+	pt_sb_add_json_i64(&sb, "version", PT_CONTROL_VERSION);
 	add_kstr(&sb, "id", w->id);
 	add_kstr(&sb, "host", w->host);
 	add_kstr(&sb, "node", w->node);
-	add_ki64(&sb, "rank", w->rank);
-	add_ki64(&sb, "local_rank", w->local_rank);
-	add_ki64(&sb, "world_size", w->world_size);
-	add_ki64(&sb, "local_world_size", w->local_world_size);
-	add_ki64(&sb, "pid", w->pid);
-	add_kdbl(&sb, "started", w->started);
+	pt_sb_add_json_i64(&sb, "rank", w->rank);
+	pt_sb_add_json_i64(&sb, "local_rank", w->local_rank);
+	pt_sb_add_json_i64(&sb, "world_size", w->world_size);
+	pt_sb_add_json_i64(&sb, "local_world_size", w->local_world_size);
+	pt_sb_add_json_i64(&sb, "pid", w->pid);
+	pt_sb_add_json_dbl(&sb, "started", w->started);
 	pt_sb_adds(&sb, "}\n");
 	return write_sb(path, &sb, err);
 }
@@ -505,10 +485,10 @@ int pt_control_heartbeat_write(const char *dir, const char *id, const pt_heartbe
 	if (pt_control_record_path(path, sizeof(path), dir, "heartbeats", NULL, id))
 		return path_err(err);
 	pt_sb_adds(&sb, "{\"format\":\"perftracker-heartbeat\"");
-	add_ki64(&sb, "step", h->step);
-	add_kdbl(&sb, "step_time", h->step_time);
-	add_kdbl(&sb, "time", h->time);
-	add_kdbl(&sb, "rate", h->rate);
+	pt_sb_add_json_i64(&sb, "step", h->step);
+	pt_sb_add_json_dbl(&sb, "step_time", h->step_time);
+	pt_sb_add_json_dbl(&sb, "time", h->time);
+	pt_sb_add_json_dbl(&sb, "rate", h->rate);
 	add_kstr(&sb, "state", h->state);
 	add_kstr(&sb, "trigger", h->trigger);
 	pt_sb_adds(&sb, "}\n");
@@ -651,24 +631,24 @@ int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err
 	if (pt_control_path(path, sizeof(path), dir, "trigger.json"))
 		return path_err(err);
 	pt_sb_adds(&sb, "{\"format\":\"perftracker-trigger\"");
-	add_ki64(&sb, "version", PT_CONTROL_VERSION);
+	pt_sb_add_json_i64(&sb, "version", PT_CONTROL_VERSION);
 	add_kstr(&sb, "id", t->id);
 	add_kstr(&sb, "state", t->state);
-	add_ki64(&sb, "start_step", t->start_step);
-	add_ki64(&sb, "steps", t->steps);
-	add_ki64(&sb, "wait", t->wait);
+	pt_sb_add_json_i64(&sb, "start_step", t->start_step);
+	pt_sb_add_json_i64(&sb, "steps", t->steps);
+	pt_sb_add_json_i64(&sb, "wait", t->wait);
 	add_kstr(&sb, "save_raw_trace", pt_control_raw_name(t->save_raw));
 	add_kstr(&sb, "run_dir", t->run_dir);
 	add_kstr(&sb, "raw_dir", t->raw_dir);
-	add_kdbl(&sb, "created", t->created);
-	add_kdbl(&sb, "deadline", t->deadline);
+	pt_sb_add_json_dbl(&sb, "created", t->created);
+	pt_sb_add_json_dbl(&sb, "deadline", t->deadline);
 	add_kstr(&sb, "host", t->host);
 	pt_control_nodename(node, sizeof(node));
 	add_kstr(&sb, "node", node);
-	add_ki64(&sb, "pid", t->pid);
+	pt_sb_add_json_i64(&sb, "pid", t->pid);
 	add_kstr(&sb, "reason", t->reason);
-	add_ki64(&sb, "nsys_gpu_metrics", t->nsys_gpu_metrics);
-	add_key(&sb, "workers", 0);
+	pt_sb_add_json_i64(&sb, "nsys_gpu_metrics", t->nsys_gpu_metrics);
+	pt_sb_add_json_key(&sb, "workers", 0);
 	pt_sb_addc(&sb, '[');
 	for (size_t i = 0; i < t->nworkers; i++) {
 		if (i)
@@ -892,10 +872,10 @@ int pt_control_status_write(const char *dir, const char *tid, const char *wid,
 	pt_sb_adds(&sb, "{\"format\":\"perftracker-status\"");
 	add_kstr(&sb, "state", s->state);
 	add_kstr(&sb, "host", s->host);
-	add_ki64(&sb, "rank", s->rank);
-	add_ki64(&sb, "start_step", s->start_step);
-	add_ki64(&sb, "end_step", s->end_step);
-	add_kdbl(&sb, "time", s->time);
+	pt_sb_add_json_i64(&sb, "rank", s->rank);
+	pt_sb_add_json_i64(&sb, "start_step", s->start_step);
+	pt_sb_add_json_i64(&sb, "end_step", s->end_step);
+	pt_sb_add_json_dbl(&sb, "time", s->time);
 	add_kstr(&sb, "trace", s->trace);
 	add_kstr(&sb, "error", s->error);
 	pt_sb_adds(&sb, "}\n");
@@ -1117,9 +1097,9 @@ int pt_control_stacks_request(const char *dir, char *id, size_t cap, pt_error *e
 	pt_control_hostname(host, sizeof(host));
 	pt_sb_adds(&sb, "{\"format\":\"perftracker-stack-request\"");
 	add_kstr(&sb, "id", id);
-	add_kdbl(&sb, "time", now);
+	pt_sb_add_json_dbl(&sb, "time", now);
 	add_kstr(&sb, "host", host);
-	add_ki64(&sb, "pid", (int64_t)getpid());
+	pt_sb_add_json_i64(&sb, "pid", (int64_t)getpid());
 	pt_sb_adds(&sb, "}\n");
 	return write_sb(path, &sb, err);
 }

@@ -205,30 +205,10 @@ int pt_nodechan_agent_alive(const char *ndir)
 
 /* ---- records ---------------------------------------------------------------------- */
 
-static void add_key(pt_sb *sb, const char *key, int first)
-{
-	if (!first)
-		pt_sb_addc(sb, ',');
-	pt_sb_add_json_str(sb, key, strlen(key));
-	pt_sb_addc(sb, ':');
-}
-
 static void add_kstr(pt_sb *sb, const char *key, const char *val, int first)
 {
-	add_key(sb, key, first);
+	pt_sb_add_json_key(sb, key, first);
 	pt_sb_add_json_str(sb, val, strlen(val));
-}
-
-static void add_ki64(pt_sb *sb, const char *key, int64_t v)
-{
-	add_key(sb, key, 0);
-	pt_sb_addf(sb, "%lld", (long long)v);
-}
-
-static void add_kdbl(pt_sb *sb, const char *key, double v)
-{
-	add_key(sb, key, 0);
-	pt_sb_add_double(sb, v);
 }
 
 static void copy_str(char *dst, size_t cap, const pt_json *o, const char *key)
@@ -268,25 +248,25 @@ static void worker_json(pt_sb *sb, const pt_node_worker *w, int progress)
 
 	pt_sb_adds(sb, "{\"worker\":{");
 	add_kstr(sb, "format", "perftracker-worker", 1);
-	add_ki64(sb, "version", PT_CONTROL_VERSION);
+	pt_sb_add_json_i64(sb, "version", PT_CONTROL_VERSION);
 	add_kstr(sb, "id", i->id, 0);
 	add_kstr(sb, "host", i->host, 0);
 	add_kstr(sb, "node", i->node, 0);
-	add_ki64(sb, "rank", i->rank);
-	add_ki64(sb, "local_rank", i->local_rank);
-	add_ki64(sb, "world_size", i->world_size);
-	add_ki64(sb, "local_world_size", i->local_world_size);
-	add_ki64(sb, "pid", i->pid);
-	add_kdbl(sb, "started", i->started);
+	pt_sb_add_json_i64(sb, "rank", i->rank);
+	pt_sb_add_json_i64(sb, "local_rank", i->local_rank);
+	pt_sb_add_json_i64(sb, "world_size", i->world_size);
+	pt_sb_add_json_i64(sb, "local_world_size", i->local_world_size);
+	pt_sb_add_json_i64(sb, "pid", i->pid);
+	pt_sb_add_json_dbl(sb, "started", i->started);
 	pt_sb_addc(sb, '}');
 	if (w->e.has_hb) {
 		pt_sb_adds(sb, ",\"hb\":{");
 		add_kstr(sb, "format", "perftracker-heartbeat", 1);
 		if (progress) {
-			add_ki64(sb, "step", w->e.hb.step);
-			add_kdbl(sb, "step_time", w->e.hb.step_time);
-			add_kdbl(sb, "time", w->e.hb.time);
-			add_kdbl(sb, "rate", w->e.hb.rate);
+			pt_sb_add_json_i64(sb, "step", w->e.hb.step);
+			pt_sb_add_json_dbl(sb, "step_time", w->e.hb.step_time);
+			pt_sb_add_json_dbl(sb, "time", w->e.hb.time);
+			pt_sb_add_json_dbl(sb, "rate", w->e.hb.rate);
 		}
 		add_kstr(sb, "state", w->e.hb.state, 0);
 		add_kstr(sb, "trigger", w->e.hb.trigger, 0);
@@ -298,10 +278,10 @@ static void worker_json(pt_sb *sb, const pt_node_worker *w, int progress)
 		add_kstr(sb, "trigger", w->tid, 0);
 		add_kstr(sb, "state", w->st.state, 0);
 		add_kstr(sb, "host", w->st.host, 0);
-		add_ki64(sb, "rank", w->st.rank);
-		add_ki64(sb, "start_step", w->st.start_step);
-		add_ki64(sb, "end_step", w->st.end_step);
-		add_kdbl(sb, "time", w->st.time);
+		pt_sb_add_json_i64(sb, "rank", w->st.rank);
+		pt_sb_add_json_i64(sb, "start_step", w->st.start_step);
+		pt_sb_add_json_i64(sb, "end_step", w->st.end_step);
+		pt_sb_add_json_dbl(sb, "time", w->st.time);
 		add_kstr(sb, "trace", w->st.trace, 0);
 		add_kstr(sb, "error", w->st.error, 0);
 		pt_sb_adds(sb, w->summarized ? ",\"summarized\":true" : ",\"summarized\":false");
@@ -506,14 +486,14 @@ void pt_nodechan_node_json(pt_sb *sb, const pt_node_agent *a, const pt_node_work
 {
 	pt_sb_adds(sb, "{");
 	add_kstr(sb, "format", "perftracker-agent", 1);
-	add_ki64(sb, "version", PT_CONTROL_VERSION);
+	pt_sb_add_json_i64(sb, "version", PT_CONTROL_VERSION);
 	add_kstr(sb, "host", a->host, 0);
 	add_kstr(sb, "node", a->node, 0);
-	add_ki64(sb, "pid", a->pid);
-	add_kdbl(sb, "started", a->started);
-	add_kdbl(sb, "time", a->time);
-	add_ki64(sb, "processed", (int64_t)a->processed);
-	add_ki64(sb, "failed", (int64_t)a->failed);
+	pt_sb_add_json_i64(sb, "pid", a->pid);
+	pt_sb_add_json_dbl(sb, "started", a->started);
+	pt_sb_add_json_dbl(sb, "time", a->time);
+	pt_sb_add_json_i64(sb, "processed", (int64_t)a->processed);
+	pt_sb_add_json_i64(sb, "failed", (int64_t)a->failed);
 	pt_sb_adds(sb, ",\"workers\":[");
 	for (size_t i = 0; i < n; i++) {
 		if (i)

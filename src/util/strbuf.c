@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int reserve(pt_sb *sb, size_t extra)
 {
@@ -148,4 +149,24 @@ void pt_sb_free(pt_sb *sb)
 	sb->buf = NULL;
 	sb->len = sb->cap = 0;
 	sb->oom = 0;
+}
+
+void pt_sb_add_json_key(pt_sb *sb, const char *key, int first)
+{
+	if (!first)
+		pt_sb_addc(sb, ',');
+	pt_sb_add_json_str(sb, key, strlen(key));
+	pt_sb_addc(sb, ':');
+}
+
+void pt_sb_add_json_i64(pt_sb *sb, const char *key, int64_t v)
+{
+	pt_sb_add_json_key(sb, key, 0);
+	pt_sb_addf(sb, "%lld", (long long)v);
+}
+
+void pt_sb_add_json_dbl(pt_sb *sb, const char *key, double v)
+{
+	pt_sb_add_json_key(sb, key, 0);
+	pt_sb_add_double(sb, v);
 }

@@ -25,6 +25,11 @@ void pt_sb_addf(pt_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2
 /* Append s[0..n) as a JSON string literal, quotes included.  Control bytes
  * are escaped; invalid UTF-8 bytes are written as U+FFFD so output is valid JSON. */
 void pt_sb_add_json_str(pt_sb *sb, const char *s, size_t n);
+/* Append an object member's name: `,"key":` (no comma when first), and
+ * members whose values are an integer or a double (pt_sb_add_double). */
+void pt_sb_add_json_key(pt_sb *sb, const char *key, int first);
+void pt_sb_add_json_i64(pt_sb *sb, const char *key, int64_t v);
+void pt_sb_add_json_dbl(pt_sb *sb, const char *key, double v);
 /* Append a double the way Python's json module would (repr, shortest
  * round-trip; NaN/inf written as null since JSON has no such values). */
 void pt_sb_add_double(pt_sb *sb, double v);
