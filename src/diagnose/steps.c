@@ -403,12 +403,16 @@ static void job_finding(dctx *c, const wres *r, const int64_t *job, size_t nj, s
 {
 	pt_sb sb = { 0 };
 	double *ms = NULL, *meds = NULL, *tmp = NULL;
-	size_t i, j, n = 0, nm = 0, worst = (size_t)-1, nslowest = 0;
+	size_t i, j, n = 0, nm = 0, worst = (size_t)-1, nslowest = 0, cap = c->nw;
 	dfinding *f;
 
-	ms = x_malloc(c->nw * sizeof(*ms));
+	/* A worker adds one value per job-slow step it has (several when nj
+	 * > 1), so ms holds up to every worker's steps; tmp sorts ms or meds. */
+	for (i = 0; i < c->nw; i++)
+		cap += c->w[i].s->nsteps;
+	ms = x_malloc(cap * sizeof(*ms));
 	meds = x_malloc(c->nw * sizeof(*meds));
-	tmp = x_malloc(c->nw * sizeof(*tmp));
+	tmp = x_malloc(cap * sizeof(*tmp));
 	if (!ms || !meds || !tmp) {
 		c->oom = 1;
 		goto out;

@@ -258,7 +258,7 @@ class KilledWorker(unittest.TestCase):
             victim = "node0_3_%d" % pids[3]
             trig = subprocess.Popen(
                 [binary(), "--trigger-on", "--auto-analyze", "--control-dir", job.control,
-                 "--output-dir", job.output, "--wait", "2", "--steps", "40"],
+                 "--output-dir", job.output, "--wait", "2", "--steps", "300"],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
             def profiling():
@@ -267,6 +267,9 @@ class KilledWorker(unittest.TestCase):
                     return False
                 s = harness.worker_status(job.control, t["id"], victim)
                 return s and s["state"] == "profiling"
+            # The agent publishes a node's statuses at most once a second, so
+            # the window must last seconds to be seen (40 steps of ~12 ms did
+            # not, on a loaded CI machine): 300 steps.
             wait_for(profiling, 60, "rank 3 profiling", 0.01)
             job.procs[3].kill()
             out, err = trig.communicate(timeout=120)

@@ -885,6 +885,42 @@ static void two_steps(pt_summary *s, double a, double b, int none)
 	s->step_ms[1] = b;
 }
 
+/* Two steps slow on every worker: one job finding naming both, its median
+ * over all workers' slow steps (8 values: each worker gives two). */
+static void test_job_slow_steps(void **state)
+{
+	static const char *const names[] = { "a.json", "b.json", "c.json", "d.json" };
+	pt_summary *s[4];
+	pt_report *r;
+	const pt_rv *c, *f = NULL;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		s[i] = mk(names[i], (int64_t)i, 600.0, 0.5);
+		s[i]->nsteps = 10;
+		s[i]->step_numbers = realloc(s[i]->step_numbers, 10 * sizeof(int64_t));
+		s[i]->step_ms = realloc(s[i]->step_ms, 10 * sizeof(double));
+		for (j = 0; j < 10; j++) {
+			s[i]->step_numbers[j] = 100 + (int64_t)j;
+			s[i]->step_ms[j] = j == 3 || j == 7 ? 100.0 + (double)i : 50.0;
+		}
+		pat(s[i], "k", PT_C_COMPUTE, PT_K_KERNEL, 10, 1.0, 0.01);
+	}
+	r = diag(s, 4, NULL);
+	for (c = get(r, "findings", NULL)->child; c; c = c->next)
+		if (!strcmp(pt_rv_get(c, "metric")->str, "slow steps (job)"))
+			f = c;
+	assert_non_null(f);
+	assert_string_equal(pt_rv_get(f, "category")->str, "Steps");
+	assert_non_null(strstr(pt_rv_get(f, "explanation")->str,
+			       "steps 103 and 107 are slow on 4 of the 4 workers with several "
+			       "steps: 101.5 ms (median over workers and steps) against a median "
+			       "step of 50.0 ms"));
+	pt_report_free(r);
+	free_all(s, 4);
+}
+
 /* The "display" key: per-worker steps and classes in the order of
  * "workers"; heatmap columns = the findings' functions plus the largest
  * median ms per step (at most 50, most expensive first); cells = total /
@@ -1049,6 +1085,7 @@ int main(void)
 		cmocka_unit_test(test_report_keys),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_display_key),
+		cmocka_unit_test(test_job_slow_steps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
