@@ -41,6 +41,7 @@
 #include "control/control.h"
 #include "util/file.h"
 #include "control/nodechan.h"
+#include "diagnose/stacks.h"
 #include "util/strbuf.h"
 
 extern char **environ;

@@ -25,7 +25,7 @@
 #include "patterns.h"
 #include "stats.h"
 #include "../model/commkind.h"
-#include "../trace/kineto.h"
+#include "../model/keys.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 
@@ -260,7 +260,7 @@ static uint32_t norm_str(builder *b, const char *s, size_t n)
 
 	if (X_GROW(b->nbuf, b->nbufcap, n + 64))
 		return NONE32;
-	m = pt_kineto_normalize_name(s, n, b->nbuf, b->nbufcap);
+	m = pt_key_normalize_name(s, n, b->nbuf, b->nbufcap);
 	return pt_strtab_intern(b->loc, b->nbuf, m);
 }
 
@@ -1011,7 +1011,8 @@ static int step_cmp(const void *pa, const void *pb)
 	return a->number < b->number ? -1 : a->number > b->number;
 }
 
-/* Key string of a stack node: names from the outermost frame, '|'-joined. */
+/* Key string of a stack node: names from the outermost frame, joined by
+ * PT_KEY_SEP (keys.h). */
 static char *node_key(const builder *b, uint32_t node)
 {
 	pt_sb sb = { 0 };
@@ -1037,7 +1038,7 @@ static char *node_key(const builder *b, uint32_t node)
 		size_t len;
 		const char *s = pt_strtab_get(b->loc, b->node_name[c[i]], &len);
 		if (i + 1 < n)
-			pt_sb_addc(&sb, '|');
+			pt_sb_addc(&sb, PT_KEY_SEP);
 		pt_sb_add(&sb, s, len);
 	}
 	x_free(heap);

@@ -10,6 +10,7 @@
  * Definitions: docs/diagnose.md "Time breakdown".
  */
 #include "internal.h"
+#include "sections.h"
 #include "../analysis/breakdown.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"

@@ -12,6 +12,7 @@
  * speed: low mean, high std, normal peak).
  */
 #include "internal.h"
+#include "sections.h"
 #include "../analysis/hwjoin.h"
 #include "../model/commkind.h"
 #include "../util/xalloc.h"

@@ -25,10 +25,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const cmp_change_name[4] = { "slower", "faster", "appeared", "disappeared" };
-const int cmp_class_order[NCLS] = { PT_C_COMPUTE, PT_C_COMM, PT_C_MEMORY, PT_C_RUNTIME,
-				    PT_C_PYTHON, PT_C_IDLE };
-
 void pt_compare_options_default(pt_compare_options *o)
 {
 	o->min_share = 0.005;
@@ -744,17 +740,6 @@ static void class_detail(cctx *c, cfind *x, int cls)
 oom:
 	x_free(ratios);
 	c->oom = 1;
-}
-
-/* Median over one side's workers of the owned ms per step of class cls. */
-double cmp_class_median(cctx *c, int side, int cls)
-{
-	size_t wi, n = 0;
-
-	for (wi = 0; wi < c->nw; wi++)
-		if (c->w[wi].side == side)
-			c->tmp[n++] = c->w[wi].own[cls];
-	return pt_robust_median(c->tmp, n, 0);
 }
 
 /* The change of a class's execution time over the whole job (p = -1) or

@@ -1,7 +1,8 @@
 /*
  * compare_internal.h - what the files of `perftracker compare` share
- * (compare.c: matching and findings; compare_keys.c: what one function is
- * across runs; compare_report.c: the "Compare" section and its sentences).
+ * (compare.c: matching and findings; compare_keys.c: what one function or
+ * class is across runs; compare_report.c: the "Compare" section and its
+ * sentences; compare.c calls compare_report.c, both call compare_keys.c).
  * Not part of the public API (compare.h).
  */
 #ifndef PT_COMPARE_INTERNAL_H
@@ -13,9 +14,10 @@
 #include "compare.h"
 
 enum { CH_SLOWER, CH_FASTER, CH_APPEARED, CH_DISAPPEARED };
-extern const char *const cmp_change_name[4];
+extern const char *const cmp_change_name[4];  /* compare_keys.c */
 
-/* Classes compared, in report order (idle is the rest of the step). */
+/* Classes compared, in report order (idle is the rest of the step;
+ * compare_keys.c). */
 #define NCLS 6
 extern const int cmp_class_order[NCLS];
 
@@ -103,8 +105,8 @@ const char *cmp_func_key(const pt_pattern *p, char *buf, size_t cap);
 /* Is a Python stack's innermost frame a thread blocked in a wait? */
 int cmp_is_wait_stack(const char *key);
 
-/* compare.c: median over one side's workers of the owned ms per step of
- * class cls (uses c->tmp). */
+/* compare_keys.c: median over one side's workers of the owned ms per step
+ * of class cls (uses c->tmp). */
 double cmp_class_median(cctx *c, int side, int cls);
 
 /* compare_report.c: the "Compare" section of c->r from c's findings (sorted);

@@ -1,33 +1,32 @@
 /*
- * compare_keys.c - what one function is across two runs, for
- * `perftracker compare` (compare.c): kernels by name (launch shapes summed),
- * Python stacks without module instance numbers, collectives by group; and
- * which Python stacks are threads blocked in a wait (idle).
+ * compare_keys.c - what one function and one class are across two runs,
+ * for `perftracker compare` (compare.c, compare_report.c): kernels by name
+ * (launch shapes summed), Python stacks without module instance numbers,
+ * collectives by group; which Python stacks are threads blocked in a wait
+ * (idle); the classes in report order, their medians and the names of the
+ * changes.  Both the matching (compare.c) and the report (compare_report.c)
+ * depend on this file, never on each other's.
  */
 #include "compare_internal.h"
 #include "diagnose.h"
+#include "robust.h"
+#include "../model/keys.h"
 
 #include <string.h>
 
-/* Length of a kernel key without its launch shape: the key is name + grid
- * + "|" + block ("...kernel7_16_1|128_1_1"); returns strlen(key) when it
- * does not end that way. */
-static size_t kernel_name_len(const char *key)
-{
-	const char *bar = strrchr(key, '|'), *p;
-	int us = 0;
+const char *const cmp_change_name[4] = { "slower", "faster", "appeared", "disappeared" };
+const int cmp_class_order[NCLS] = { PT_C_COMPUTE, PT_C_COMM, PT_C_MEMORY, PT_C_RUNTIME,
+				    PT_C_PYTHON, PT_C_IDLE };
 
-	if (!bar || bar == key)
-		return strlen(key);
-	for (p = bar + 1; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || *p == '_'))
-			return strlen(key);
-	/* back over "gx_gy_gz": digits and exactly two '_' */
-	for (p = bar - 1; p > key && ((*p >= '0' && *p <= '9') || (*p == '_' && us < 2)); p--)
-		us += *p == '_';
-	if (us != 2 || !(p[1] >= '0' && p[1] <= '9'))
-		return strlen(key);
-	return (size_t)(p + 1 - key);
+/* Median over one side's workers of the owned ms per step of class cls. */
+double cmp_class_median(cctx *c, int side, int cls)
+{
+	size_t wi, n = 0;
+
+	for (wi = 0; wi < c->nw; wi++)
+		if (c->w[wi].side == side)
+			c->tmp[n++] = c->w[wi].own[cls];
+	return pt_robust_median(c->tmp, n, 0);
 }
 
 /* A Python stack with module instance numbers dropped ("nn.Module:
@@ -105,8 +104,9 @@ const char *cmp_func_key(const pt_pattern *p, char *buf, size_t cap)
 		return python_key(p->key, buf, cap);
 	if (p->cls != PT_C_COMPUTE)
 		return p->key;
-	n = kernel_name_len(p->key);
-	if (n == strlen(p->key) || n >= cap)
+	/* the launch shape as keys.c reads it; a key that is all shape keeps it */
+	n = pt_key_strip_shape(p->key, strlen(p->key));
+	if (n == strlen(p->key) || n == 0 || n >= cap)
 		return p->key;
 	memcpy(buf, p->key, n);
 	buf[n] = 0;

@@ -9,6 +9,7 @@
  * the other workers', NVML throttle reasons, a hotter GPU.
  */
 #include "internal.h"
+#include "sections.h"
 #include "../util/xalloc.h"
 
 #include <math.h>

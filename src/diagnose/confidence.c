@@ -1,7 +1,8 @@
 /*
  * confidence.c - how strong each finding is: the "confidence" member that
- * diag_findings adds to every finding about a worker (docs/diagnose.md
- * "Confidence").  Three cues, each good / fair / poor:
+ * pt_diagnose adds to every finding about a worker once diag_findings has
+ * ranked them (docs/diagnose.md "Confidence").  Three cues, each good /
+ * fair / poor:
  *   lost   - the time lost as a share of the worker's window;
  *   apart  - for a share of time, the worker's share of the function
  *            against the highest share any other worker has; for another
@@ -16,6 +17,7 @@
  * only, so findings of any section get it.
  */
 #include "internal.h"
+#include "sections.h"
 #include "../util/xalloc.h"
 
 #include <math.h>

@@ -8,6 +8,7 @@
  * workers.
  */
 #include "internal.h"
+#include "sections.h"
 #include "display_hw.h"
 #include "../util/xalloc.h"
 

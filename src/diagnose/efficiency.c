@@ -10,6 +10,7 @@
  * "GPU Compute" + for a single worker a finding.  docs/diagnose.md.
  */
 #include "internal.h"
+#include "sections.h"
 #include "../util/xalloc.h"
 
 #include <math.h>

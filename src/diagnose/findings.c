@@ -6,6 +6,7 @@
  * and written.  Also the helpers that make the sentences readable.
  */
 #include "internal.h"
+#include "sections.h"
 #include "../model/keys.h"
 #include "../util/xalloc.h"
 
@@ -150,7 +151,7 @@ static int cmp_finding(const void *a, const void *b)
 	return r ? r : strcmp(x->metric, y->metric);
 }
 
-void diag_findings(dctx *c)
+pt_rv *diag_findings(dctx *c)
 {
 	pt_rv *arr = pt_rv_arr(c->rep, pt_report_root(c->rep), "findings");
 	size_t i, j;
@@ -180,5 +181,5 @@ void diag_findings(dctx *c)
 		pt_rv_num(c->rep, o, "impact (ms)", f->impact_ms);
 		pt_rv_str(c->rep, o, "explanation", f->explanation ? f->explanation : "");
 	}
-	diag_confidence(c, arr);
+	return arr;
 }

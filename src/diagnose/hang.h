@@ -4,10 +4,10 @@
  * Flow: each collector's watchdog writes its process's Python stacks to
  * <control>/stacks/<worker>.txt (header + CPython faulthandler text); the
  * master (trigger on a hang, `perftracker hang-check`) reads them with the
- * workers' liveness; this module parses them, groups the workers by the
- * normalised stack of their training thread, names the odd ones out and
- * builds the report's "Hang" section (docs/hang.md).  Never prints; one
- * object per thread.
+ * workers' liveness; stacks.c parses them (the format is in stacks.h);
+ * this module groups the workers by the normalised stack of their
+ * training thread, names the odd ones out and builds the report's "Hang"
+ * section (docs/hang.md).  Never prints; one object per thread.
  */
 #ifndef PT_HANG_H
 #define PT_HANG_H
@@ -15,53 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stacks.h"
 #include "../report/report.h"
 #include "../util/error.h"
 #include "../util/strbuf.h"
-
-/* ---- one dump ------------------------------------------------------------- */
-
-typedef struct pt_hang_frame {
-	char *file;    /* as written ("???" when unknown) */
-	char *func;
-	int64_t line;  /* -1 when unknown */
-} pt_hang_frame;
-
-typedef struct pt_hang_thread {
-	uint64_t id;            /* thread ident (pthread_t), 0 when not given */
-	int current;            /* faulthandler's "Current thread" */
-	int truncated;          /* more frames than faulthandler writes (100) */
-	pt_hang_frame *frames;  /* outermost first */
-	size_t nframes;
-} pt_hang_thread;
-
-typedef struct pt_hang_dump {
-	char worker[320];       /* "<host>_<rank>_<pid>" */
-	char host[256];
-	int64_t rank, pid;
-	char reason[32];        /* "request" or "stalled" */
-	char request[96];       /* request id answered, "" for automatic dumps */
-	double time;            /* epoch seconds when written */
-	int64_t step;           /* step count at that time */
-	double step_time;       /* epoch seconds of the last step seen, 0 none */
-	uint64_t training_thread;
-	char error[256];        /* faulthandler's error line, "" none */
-	pt_hang_thread *threads;  /* in the order written (newest thread first) */
-	size_t nthreads;
-} pt_hang_dump;
-
-/* Parse a dump (text[0..len), need not be NUL-terminated) into *d, which is
- * zeroed first.  PT_OK; PT_EFORMAT when the first line is not the stacks
- * magic; PT_EPARSE (offset set) for a malformed header or thread line;
- * PT_ENOMEM.  On failure *d holds nothing to free.  Unknown lines in the
- * body are skipped (later Python versions may add some). */
-int pt_hang_parse_dump(const char *text, size_t len, pt_hang_dump *d, pt_error *err);
-void pt_hang_dump_free(pt_hang_dump *d);  /* NULL is a no-op */
-
-/* The thread that trains: the one that created the collector (the header
- * says which), else the oldest thread (faulthandler lists it last).  NULL
- * when the dump has no thread. */
-const pt_hang_thread *pt_hang_training_thread(const pt_hang_dump *d);
 
 /* ---- normalisation ------------------------------------------------------------ */
 

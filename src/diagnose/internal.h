@@ -2,7 +2,9 @@
  * internal.h - what the files of src/diagnose share: the diagnosis context
  * (the workers that ran, the function-key index built once over all
  * summaries, scratch arrays), per-key metric vectors with their robust
- * statistics, and the findings list.  Not part of the public API.
+ * statistics, and the findings list: the helpers the sections depend on
+ * (keyindex.c, metric.c, findings.c).  The sections themselves are in
+ * sections.h, which only diagnose.c calls.  Not part of the public API.
  *
  * Layout, shaped for 10,000 workers: every (class, key) string is hashed
  * once into a key index; each key owns a contiguous run of entries
@@ -85,11 +87,18 @@ typedef struct dctx {
 	int oom;
 } dctx;
 
+/* The key index (keyindex.c).  diag_index_build fills c->keys, c->kslot,
+ * c->kcap and c->ent from c->w (pt_diagnose frees them); 0, or -1 when
+ * out of memory. */
+int diag_index_build(dctx *c);
+/* The index's hash of a NUL-terminated string (cls mixed in); pt_diagnose
+ * uses it for the workers' ids too. */
+uint64_t diag_hash_key(const char *s, int cls);
 /* Index of the key (cls, key) in c->keys, UINT32_MAX when no worker has it. */
 uint32_t diag_key_find(const dctx *c, int cls, const char *key);
 
-/* Metric vectors (m is one of ctx->m, sized for ctx->nw, or a local one
- * of that size).  dm_alloc zeroes m first; on -1 (out of memory) m still
+/* Metric vectors (metric.c; m is one of ctx->m, sized for ctx->nw, or a
+ * local one of that size).  dm_alloc zeroes m first; on -1 (out of memory) m still
  * goes to dm_free. */
 int dm_alloc(dmetric *m, size_t n);
 void dm_free(dmetric *m);
@@ -121,7 +130,7 @@ static inline double dw_steps(const dworker *w)
 	return w->s && w->s->nsteps > 1 ? (double)w->s->nsteps : 1.0;
 }
 
-/* Findings. */
+/* Findings (findings.c). */
 dfinding *df_add(dctx *c, const char *category, const char *worker, const char *function,
 		 const char *metric, double value, double others, double impact_ms);
 void df_explain(dctx *c, dfinding *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -136,51 +145,7 @@ const char *df_ms(double ms, char *buf, size_t cap);
 /* "12.3%" (two decimals below 0.1%). */
 const char *df_pct(double ratio, char *buf, size_t cap);
 
-/* Sections (each adds its object to the report root and its findings). */
-void diag_compute(dctx *c);
-void diag_memory(dctx *c);
-void diag_comm(dctx *c);
-void diag_runtime(dctx *c);
-void diag_python(dctx *c);
-/* One "summary" finding per worker whose profiled step numbers differ from
- * those most workers profiled (stepcheck.c). */
-void diag_step_mismatch(dctx *c);
-/* Single-worker views (need no other worker): "Time breakdown" and its
- * "GPU idle" findings (breakdown.c), "Steps" and the step-to-step findings
- * (steps.c). */
-/* write 0: add the findings (before diag_findings); 1: write the section
- * (after diag_display, so the seed's keys keep their places). */
-void diag_breakdown(dctx *c, int write);
-/* GPU compute utilization and low-occupancy heavy kernels, added to the
- * "GPU Compute" object sec (efficiency.c). */
-void diag_efficiency(dctx *c, pt_rv *sec);
-void diag_steps(dctx *c, int write);
-extern const char *const pt_idle_cause_names[];
-/* Fixed-threshold + differential section shared by memory and runtime. */
-typedef void (*dexplain_fn)(dctx *c, dfinding *f, const char *key, int kind,
-			    double value, double others);
-void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, int with_exec,
-			dexplain_fn explain);
-/* Lockstep (lockstep.c): match the workers' collective instances, who
- * waited for whom, the stragglers and their cause functions; adds the
- * "Lockstep" section and findings and drops the other sections' findings
- * on workers whose time lost is their waiting for peers.  After the five
- * sections, before diag_findings; nothing without 2 workers with
- * collectives. */
-void diag_lockstep(dctx *c);
-/* Rank the findings (summary first, then impact desc, worker, function) and
- * write "findings". */
-void diag_findings(dctx *c);
-/* Add "confidence" (level strong/moderate/weak and its cues, confidence.c)
- * to every finding object of arr (written by diag_findings from c->f, in
- * that order), except the summary finding's. */
-void diag_confidence(dctx *c, pt_rv *arr);
-/* The "display" key (docs/display.md): per-worker step times and class
- * breakdown, and the workers x functions heatmap.  After diag_findings,
- * whose ranked findings name the heatmap's first columns. */
-void diag_display(dctx *c);
-
-/* Sorting helper: by value desc, ties by name asc. */
+/* Sorting helper (metric.c): by value desc, ties by name asc. */
 typedef struct dpair {
 	const char *name;
 	double v;

@@ -13,6 +13,7 @@
  * docs/diagnose.md "Lockstep".
  */
 #include "internal.h"
+#include "sections.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 

@@ -7,6 +7,7 @@
  * from the other workers (docs/diagnose.md), or all of them with fixed_only.
  */
 #include "internal.h"
+#include "sections.h"
 #include "../util/xalloc.h"
 
 #include <math.h>

@@ -5,6 +5,7 @@
  * from the other workers (a CPU-side stall, extra CPU work) become findings.
  */
 #include "internal.h"
+#include "sections.h"
 #include "../util/xalloc.h"
 
 #include <stdio.h>

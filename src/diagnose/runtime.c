@@ -5,6 +5,7 @@
  * (overlap included) the seed report also shows.
  */
 #include "internal.h"
+#include "sections.h"
 
 #include <string.h>
 

@@ -7,6 +7,7 @@
  * read with care.  Runs on the summaries only (steps[].number).
  */
 #include "internal.h"
+#include "sections.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 

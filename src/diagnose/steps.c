@@ -14,6 +14,7 @@
  * "Steps".
  */
 #include "internal.h"
+#include "sections.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 

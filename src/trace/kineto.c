@@ -17,6 +17,7 @@
 #include "kineto.h"
 #include "input.h"
 #include "../model/commkind.h"
+#include "../model/keys.h"
 #include "../util/json.h"
 #include "../util/utf8.h"
 #include "../util/xalloc.h"
@@ -31,7 +32,6 @@
 #define CHUNK_DEFAULT ((size_t)1 << 20)
 /* One JSON value (an event, or a header value we parse) must fit here. */
 #define VALUE_MAX ((size_t)64 << 20)
-#define NAME_MAX_LEN ((size_t)64 << 10)
 #define DEPTH_MAX 256
 /* Readable zero bytes after the data in the chunk buffer (find_quote). */
 #define BUF_PAD 16
@@ -1014,7 +1014,7 @@ static int normalized(reader *r, uint32_t raw, const char *s, size_t n, uint32_t
 	if (grow_tmp(&r->tmp, &r->tmpcap, n + 1))
 		return fail(r, PT_ENOMEM, NULL, "out of memory");
 	/* s may live in tmp2 (decoded) but never in tmp. */
-	l = pt_kineto_normalize_name(s, n, r->tmp, n + 1);
+	l = pt_key_normalize_name(s, n, r->tmp, n + 1);
 	if (intern(r, r->tmp, l, out))
 		return ERR;
 	r->norm[raw] = *out + 1;
@@ -1031,8 +1031,8 @@ static int add_thread_name(reader *r, const evf *f)
 		return OK;
 	if (unescape(r, &f->aname, &s, &n))
 		return ERR;
-	if (n > NAME_MAX_LEN)
-		n = NAME_MAX_LEN;
+	if (n > PT_KEY_NAME_MAX)
+		n = PT_KEY_NAME_MAX;
 	if (X_GROW(r->tnames, r->tnamecap, r->ntnames + 1))
 		return fail(r, PT_ENOMEM, NULL, "out of memory");
 	t = &r->tnames[r->ntnames];
@@ -1042,22 +1042,6 @@ static int add_thread_name(reader *r, const evf *f)
 		return ERR;
 	r->ntnames++;
 	return OK;
-}
-
-/* N of "ProfilerStep#N" (up to 18 digits), -1 if the rest is not a number. */
-static int64_t step_number(const char *name, size_t n)
-{
-	int64_t v = 0;
-	size_t k;
-
-	if (n <= 13 || n - 13 > 18)
-		return -1;
-	for (k = 13; k < n; k++) {
-		if (!is_digit(name[k]))
-			return -1;
-		v = v * 10 + (name[k] - '0');
-	}
-	return v;
 }
 
 static int classify(const evf *f, const char *name, size_t n)
@@ -1074,7 +1058,7 @@ static int classify(const evf *f, const char *name, size_t n)
 	case CAT_NONE:
 	case CAT_CPU_OP:
 	case CAT_USER_ANNOT:
-		if (starts(name, n, "ProfilerStep#") && step_number(name, n) >= 0)
+		if (pt_key_step_number(name, n) >= 0)
 			return PT_K_STEP;
 		if (is_cpu_comm(name, n))
 			return PT_K_CPU_COMM;
@@ -1082,37 +1066,6 @@ static int classify(const evf *f, const char *name, size_t n)
 	default:
 		return -1;
 	}
-}
-
-/* Append "_"-joined dims to tmp at *o. */
-static size_t put_i64(char *o, int64_t v)
-{
-	char t[24];
-	size_t n = 0, i;
-	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-
-	do {
-		t[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	i = 0;
-	if (v < 0)
-		o[i++] = '-';
-	while (n)
-		o[i++] = t[--n];
-	return i;
-}
-
-/* "x_y_z" (sprintf here was 3% of the reader's time). */
-static size_t put_dims(char *o, const int64_t d[3])
-{
-	size_t n = put_i64(o, d[0]);
-
-	o[n++] = '_';
-	n += put_i64(o + n, d[1]);
-	o[n++] = '_';
-	n += put_i64(o + n, d[2]);
-	return n;
 }
 
 /* Names in warnings: at most 80 bytes (they are not NUL-terminated). */
@@ -1163,10 +1116,10 @@ static int commit(reader *r, const evf *f, const char *at)
 			      f->dur < 0 && !f->dur_bad ? "negative" : "absurd (over a day)");
 		return OK;
 	}
-	if (n > NAME_MAX_LEN) {
+	if (n > PT_KEY_NAME_MAX) {
 		pt_store_warn(st, "name of %zu bytes at byte %llu truncated to %zu", n,
-			      (unsigned long long)off_of(r, at), NAME_MAX_LEN);
-		n = NAME_MAX_LEN;
+			      (unsigned long long)off_of(r, at), PT_KEY_NAME_MAX);
+		n = PT_KEY_NAME_MAX;
 	}
 	memset(&e, 0, sizeof(e));
 	e.ts = f->ts;
@@ -1177,36 +1130,28 @@ static int commit(reader *r, const evf *f, const char *at)
 	e.flags = gpu ? PT_EV_GPU : 0;
 
 	switch (kind) {
-	case PT_K_KERNEL:
-		if (f->has_grid && f->has_block) {
-			/* Function key: name + grid + "|" + block (docs/design.md). */
-			size_t o;
-			if (grow_tmp(&r->tmp, &r->tmpcap, n + 128))
-				return fail(r, PT_ENOMEM, NULL, "out of memory");
-			memcpy(r->tmp, name, n);
-			o = n + put_dims(r->tmp + n, f->grid);
-			r->tmp[o++] = '|';
-			o += put_dims(r->tmp + o, f->block);
-			if (intern(r, r->tmp, o, &e.name))
-				return ERR;
-		} else if (intern(r, name, n, &e.name)) {
-			return ERR;
-		}
-		/* Communication or compute: one table for every reader
-		 * (commkind.c), asked once per distinct key. */
-		switch (pt_commkind_memo(&r->ck, e.name, name, n)) {
-		case -1:
+	case PT_K_KERNEL: {
+		/* The compute key first (keys.c): the memo of what is
+		 * communication goes by its string id, one lookup per launch. */
+		const int64_t *grid = f->has_grid && f->has_block ? f->grid : NULL;
+		int role;
+		if (grow_tmp(&r->tmp, &r->tmpcap, n + PT_KEY_SHAPE_MAX))
 			return fail(r, PT_ENOMEM, NULL, "out of memory");
-		case PT_ROLE_NONE:
-			break;
-		default:
-			/* communication kernels are keyed by name alone */
+		if (intern(r, r->tmp, pt_key_kernel(r->tmp, name, n, PT_ROLE_NONE, grid, f->block),
+			   &e.name))
+			return ERR;
+		role = pt_key_kernel_role(&r->ck, e.name, name, n);
+		if (role < 0)
+			return fail(r, PT_ENOMEM, NULL, "out of memory");
+		if (role > 0) {
 			kind = PT_K_COMM_KERNEL;
 			e.kind = (uint8_t)kind;
-			if (intern(r, name, n, &e.name))
+			if (intern(r, r->tmp, pt_key_kernel(r->tmp, name, n, role, grid, f->block),
+				   &e.name))
 				return ERR;
 		}
 		break;
+	}
 	case PT_K_CPU_OP:
 	case PT_K_PYTHON:
 	case PT_K_ANNOTATION: {
@@ -1267,13 +1212,13 @@ static int commit(reader *r, const evf *f, const char *at)
 		size_t sn;
 		if (unescape(r, &f->stack, &s, &sn))
 			return ERR;
-		if (sn > NAME_MAX_LEN)
-			sn = NAME_MAX_LEN;
+		if (sn > PT_KEY_NAME_MAX)
+			sn = PT_KEY_NAME_MAX;
 		if (intern(r, s, sn, &e.stack))
 			return ERR;
 	}
 	if (kind == PT_K_STEP) {
-		int64_t stepno = step_number(name, n);
+		int64_t stepno = pt_key_step_number(name, n);
 		size_t k;
 
 		for (k = 0; k < st->nsteps; k++)
@@ -1347,7 +1292,7 @@ static int header_value(reader *r, const char *k, size_t kn, const char *v, size
 			const char *name = pt_json_strv(pt_json_at(j, 0), "name", NULL);
 			st->ndevices = j->len > 1000000 ? 1000000 : (int)j->len;
 			if (name) {
-				uint32_t id = pt_strtab_intern(st->strs, name, strnlen(name, NAME_MAX_LEN));
+				uint32_t id = pt_strtab_intern(st->strs, name, strnlen(name, PT_KEY_NAME_MAX));
 				if (id != UINT32_MAX)
 					st->device_name = id;
 			}
@@ -1857,43 +1802,4 @@ int pt_kineto_read_mem_chunked(const void *buf, size_t len, size_t chunk, pt_sto
 int pt_kineto_read_mem(const void *buf, size_t len, pt_store *st, pt_error *err)
 {
 	return pt_kineto_read_mem_chunked(buf, len, CHUNK_DEFAULT, st, err);
-}
-
-size_t pt_kineto_normalize_name(const char *s, size_t n, char *out, size_t cap)
-{
-	size_t i = 0, o = 0;
-
-	if (!cap)
-		return 0;
-	while (i < n && o + 1 < cap) {
-		char c = s[i];
-
-		/* "file.py(123): func" -> "file.py: func" */
-		if (c == '(') {
-			size_t j = i + 1;
-			while (j < n && is_digit(s[j]))
-				j++;
-			if (j > i + 1 && j + 1 < n && s[j] == ')' && s[j + 1] == ':') {
-				i = j + 1;
-				continue;
-			}
-		}
-		/* "... object at 0x7f12ab>" -> "... object at 0x>" */
-		if (c == '0' && i + 1 < n && s[i + 1] == 'x' && i >= 4 && !memcmp(s + i - 4, " at ", 4)) {
-			size_t j = i + 2;
-			while (j < n && ((s[j] >= '0' && s[j] <= '9') || (s[j] >= 'a' && s[j] <= 'f') ||
-					 (s[j] >= 'A' && s[j] <= 'F')))
-				j++;
-			if (o + 3 > cap)
-				break;
-			out[o++] = '0';
-			out[o++] = 'x';
-			i = j;
-			continue;
-		}
-		out[o++] = c;
-		i++;
-	}
-	out[o] = 0;
-	return o;
 }

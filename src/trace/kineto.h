@@ -35,9 +35,4 @@ int pt_kineto_read_mem(const void *buf, size_t len, pt_store *st, pt_error *err)
 int pt_kineto_read_mem_chunked(const void *buf, size_t len, size_t chunk, pt_store *st,
 			       pt_error *err);
 
-/* Normalise a Python frame or op name for use in a function key:
- * "file.py(123): func" -> "file.py: func", "... at 0x7f12ab>" -> "... at 0x>".
- * Writes at most cap-1 bytes to out and NUL-terminates; returns the length. */
-size_t pt_kineto_normalize_name(const char *s, size_t n, char *out, size_t cap);
-
 #endif

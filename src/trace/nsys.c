@@ -7,8 +7,8 @@
  * added greenContextId, enum tables, META_DATA_*; 2.x has EXPORT_META_DATA).
  */
 #include "nsys.h"
-#include "kineto.h"
 #include "../model/commkind.h"
+#include "../model/keys.h"
 #include "../util/xalloc.h"
 
 #include <ctype.h>
@@ -28,7 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NAME_MAX_LEN ((size_t)64 << 10)
 #define DUR_MAX_NS ((int64_t)86400 * 1000000000)
 #define TIME_MAX_NS ((int64_t)4000000000000000000LL)
 /* open_table: the export has no such table (not an error: nothing to read). */
@@ -202,8 +201,8 @@ static const char *get_text(sqlite3_stmt *s, int i, size_t *n)
 	}
 	t = (const char *)sqlite3_column_text(s, i);
 	*n = t ? (size_t)sqlite3_column_bytes(s, i) : 0;
-	if (*n > NAME_MAX_LEN)
-		*n = NAME_MAX_LEN;
+	if (*n > PT_KEY_NAME_MAX)
+		*n = PT_KEY_NAME_MAX;
 	return t ? t : "";
 }
 
@@ -280,20 +279,6 @@ static int starts(const char *s, size_t n, const char *pre)
 	return n >= l && !memcmp(s, pre, l);
 }
 
-/* Communication or compute: the table every reader uses (commkind.c),
- * memoised by the export's string id of the name. */
-static int is_comm_kernel(rd *r, int64_t sid, const char *s, size_t n)
-{
-	if (sid >= 0 && sid < (int64_t)UINT32_MAX)
-		return pt_commkind_memo(&r->ck, (uint32_t)sid, s, n) > 0;
-	return pt_commkind_classify(s, n) > 0;
-}
-
-static size_t put_dims(char *o, int64_t x, int64_t y, int64_t z)
-{
-	return (size_t)sprintf(o, "%" PRId64 "_%" PRId64 "_%" PRId64, x, y, z);
-}
-
 static int read_kernels(rd *r)
 {
 	static const char *const need[] = { "start", "end", "deviceId", "streamId", "gridX",
@@ -319,9 +304,9 @@ static int read_kernels(rd *r)
 	for (;;) {
 		int64_t v[10];
 		const char *name;
-		size_t n, o;
+		size_t n;
 		pt_event e;
-		int i;
+		int i, role;
 
 		if ((rc = step_row(r, s, T, &row)) || !row)
 			break;
@@ -337,26 +322,20 @@ static int read_kernels(rd *r)
 				      (long long)sqlite3_column_int64(s, 0));
 			continue;
 		}
-		if (is_comm_kernel(r, sqlite3_column_type(s, 12) == SQLITE_NULL ? -1
-				   : sqlite3_column_int64(s, 12), name, n)) {
-			e.kind = PT_K_COMM_KERNEL;
-			r->ncomm++;
-			if ((rc = intern(r, name, n, &e.name)))
-				goto out;
-		} else {
-			/* Function key as the Kineto reader writes it: name + grid + "|" + block. */
-			e.kind = PT_K_KERNEL;
-			if (grow_tmp(r, n + 128)) {
-				rc = pt_error_set(r->err, PT_ENOMEM, -1, "out of memory");
-				goto out;
-			}
-			memcpy(r->tmp, name, n);
-			o = n + put_dims(r->tmp + n, v[4], v[5], v[6]);
-			r->tmp[o++] = '|';
-			o += put_dims(r->tmp + o, v[7], v[8], v[9]);
-			if ((rc = intern(r, r->tmp, o, &e.name)))
-				goto out;
+		/* Communication or compute, and the function key, as the Kineto
+		 * reader decides them (keys.c); the memo goes by the export's
+		 * string id of the name. */
+		role = pt_key_kernel_role(&r->ck, sqlite3_column_type(s, 12) == SQLITE_NULL ? -1
+					  : sqlite3_column_int64(s, 12), name, n);
+		if (role < 0 || grow_tmp(r, n + PT_KEY_SHAPE_MAX)) {
+			rc = pt_error_set(r->err, PT_ENOMEM, -1, "out of memory");
+			goto out;
 		}
+		e.kind = role > 0 ? PT_K_COMM_KERNEL : PT_K_KERNEL;
+		r->ncomm += role > 0;
+		if ((rc = intern(r, r->tmp, pt_key_kernel(r->tmp, name, n, role, v + 4, v + 7),
+				 &e.name)))
+			goto out;
 		if ((rc = add_event(r, &e, v[2], v[3], 1)))
 			goto out;
 	}
@@ -553,22 +532,6 @@ out:
 	return rc;
 }
 
-/* N of "ProfilerStep#N", -1 if not a step name. */
-static int64_t step_number(const char *name, size_t n)
-{
-	int64_t v = 0;
-	size_t k;
-
-	if (!starts(name, n, "ProfilerStep#") || n <= 13 || n - 13 > 18)
-		return -1;
-	for (k = 13; k < n; k++) {
-		if (!isdigit((unsigned char)name[k]))
-			return -1;
-		v = v * 10 + (name[k] - '0');
-	}
-	return v;
-}
-
 static int read_nvtx(rd *r)
 {
 	static const char *const need[] = { "start", "end", "eventType", "globalTid", NULL };
@@ -611,7 +574,7 @@ static int read_nvtx(rd *r)
 			name = get_text(s, 5, &n);
 		if (!n)
 			continue; /* unnamed range: nothing to key it by */
-		stepno = step_number(name, n);
+		stepno = pt_key_step_number(name, n);
 		if (stepno >= 0) {
 			size_t k;
 
@@ -636,7 +599,7 @@ static int read_nvtx(rd *r)
 				rc = pt_error_set(r->err, PT_ENOMEM, -1, "out of memory");
 				goto out;
 			}
-			n = pt_kineto_normalize_name(name, n, r->tmp, n + 1);
+			n = pt_key_normalize_name(name, n, r->tmp, n + 1);
 			rc = intern(r, r->tmp, n, &e.name);
 		}
 		if (rc || (rc = add_event(r, &e, gpid(v[2]), gtid(v[2]), 0)))

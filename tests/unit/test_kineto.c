@@ -1154,40 +1154,6 @@ static void test_read_file_errors(void **state)
 	}
 }
 
-static void test_normalize(void **state)
-{
-	static const struct { const char *in, *out; } cases[] = {
-		{ "threading.py(1032): _bootstrap", "threading.py: _bootstrap" },
-		{ "torch/nn/modules/module.py(1501): _call_impl", "torch/nn/modules/module.py: _call_impl" },
-		{ "<built-in method add of Tensor object at 0x7f12ab>", "<built-in method add of Tensor object at 0x>" },
-		{ "<built-in method __exit__ of torch._C.DisableTorchFunction object at 0x7FAB12CD0>",
-		  "<built-in method __exit__ of torch._C.DisableTorchFunction object at 0x>" },
-		{ "aten::add", "aten::add" },
-		{ "foo(12)", "foo(12)" },         /* no ':' after: kept */
-		{ "f(12x): g", "f(12x): g" },     /* not all digits: kept */
-		{ "f(): g", "f(): g" },
-		{ "at 0x12", "at 0x12" },         /* no " at " before */
-		{ "a.py(1): b.py(2): c", "a.py: b.py: c" },
-		{ "", "" },
-	};
-	char out[128];
-	size_t i, n;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		n = pt_kineto_normalize_name(cases[i].in, strlen(cases[i].in), out, sizeof(out));
-		assert_string_equal(out, cases[i].out);
-		assert_int_equal(n, strlen(cases[i].out));
-	}
-	/* cap bounds the output and it stays NUL-terminated. */
-	n = pt_kineto_normalize_name("abcdef", 6, out, 4);
-	assert_int_equal(n, 3);
-	assert_string_equal(out, "abc");
-	assert_int_equal(pt_kineto_normalize_name("abc", 3, out, 0), 0);
-	n = pt_kineto_normalize_name("x at 0x1234", 11, out, 8);
-	assert_true(n < 8);
-	assert_int_equal(strlen(out), n);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1209,7 +1175,6 @@ int main(void)
 		cmocka_unit_test(test_garbage_after_events),
 		cmocka_unit_test(test_fuzz_regressions),
 		cmocka_unit_test(test_read_file_errors),
-		cmocka_unit_test(test_normalize),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,60 @@
+/*
+ * sections.h - the steps of a diagnosis, in the order pt_diagnose
+ * (diagnose.c) runs them: the sections (compute.c, memory.c, comm.c,
+ * runtime.c, python.c, stepcheck.c, breakdown.c, steps.c, lockstep.c),
+ * the ranked findings (findings.c), their confidence (confidence.c) and
+ * "display" (display.c).  Each adds its part to the report.  Only
+ * diagnose.c calls them (a section may call a part of another, as
+ * compute.c does efficiency.c); the sections depend on internal.h's
+ * helpers, never on diagnose.c.  Not part of the public API.
+ */
+#ifndef PT_DIAG_SECTIONS_H
+#define PT_DIAG_SECTIONS_H
+
+#include "internal.h"
+
+/* Sections (each adds its object to the report root and its findings). */
+void diag_compute(dctx *c);
+void diag_memory(dctx *c);
+void diag_comm(dctx *c);
+void diag_runtime(dctx *c);
+void diag_python(dctx *c);
+/* One "summary" finding per worker whose profiled step numbers differ from
+ * those most workers profiled (stepcheck.c). */
+void diag_step_mismatch(dctx *c);
+/* Single-worker views (need no other worker): "Time breakdown" and its
+ * "GPU idle" findings (breakdown.c), "Steps" and the step-to-step findings
+ * (steps.c). */
+/* write 0: add the findings (before diag_findings); 1: write the section
+ * (after diag_display, so the seed's keys keep their places). */
+void diag_breakdown(dctx *c, int write);
+/* GPU compute utilization and low-occupancy heavy kernels, added to the
+ * "GPU Compute" object sec (efficiency.c). */
+void diag_efficiency(dctx *c, pt_rv *sec);
+void diag_steps(dctx *c, int write);
+extern const char *const pt_idle_cause_names[];
+/* Fixed-threshold + differential section shared by memory and runtime. */
+typedef void (*dexplain_fn)(dctx *c, dfinding *f, const char *key, int kind,
+			    double value, double others);
+void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, int with_exec,
+			dexplain_fn explain);
+/* Lockstep (lockstep.c): match the workers' collective instances, who
+ * waited for whom, the stragglers and their cause functions; adds the
+ * "Lockstep" section and findings and drops the other sections' findings
+ * on workers whose time lost is their waiting for peers.  After the five
+ * sections, before diag_findings; nothing without 2 workers with
+ * collectives. */
+void diag_lockstep(dctx *c);
+/* Rank the findings (summary first, then impact desc, worker, function) and
+ * write "findings" (findings.c); returns that array, for diag_confidence. */
+pt_rv *diag_findings(dctx *c);
+/* Add "confidence" (level strong/moderate/weak and its cues, confidence.c)
+ * to every finding object of arr (written by diag_findings from c->f, in
+ * that order), except the summary finding's. */
+void diag_confidence(dctx *c, pt_rv *arr);
+/* The "display" key (docs/display.md): per-worker step times and class
+ * breakdown, and the workers x functions heatmap.  After diag_findings,
+ * whose ranked findings name the heatmap's first columns. */
+void diag_display(dctx *c);
+
+#endif
