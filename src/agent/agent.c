@@ -331,7 +331,7 @@ static int mirror(pt_agent *a, const char *from, const char *name, void *stp, do
 	char to[PT_CONTROL_PATH_MAX];
 	struct stat st;
 	char *buf = NULL;
-	size_t len = 0, cap;
+	size_t len = 0;
 	int fd, rc = 0;
 
 	if (!a->ndir[0] || pt_nodechan_file(to, sizeof(to), a->ndir, name))
@@ -355,30 +355,9 @@ static int mirror(pt_agent *a, const char *from, const char *name, void *stp, do
 	if (!memcmp(&cur, last, sizeof(cur)) && now - *last_read < reread_s)
 		goto out;
 	*last_read = now;
-	cap = (size_t)st.st_size + 1;
-	buf = x_malloc(cap);
-	if (!buf)
+	/* It may grow after the fstat (a rename replaces, so rarely). */
+	if (pt_file_read_fd(fd, PT_CONTROL_RECORD_MAX, &buf, &len, NULL))
 		goto out;
-	for (;;) {
-		ssize_t r = read(fd, buf + len, cap - len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto out;
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len == cap) {
-			/* Grew since the fstat (a rename replaces, so rarely). */
-			char *nb;
-
-			if (cap > PT_CONTROL_RECORD_MAX || !(nb = x_reallocarray(buf, cap, 2)))
-				goto out;
-			buf = nb;
-			cap *= 2;
-		}
-	}
 	*last = cur;
 	pt_control_write_atomic(to, buf, len, NULL);
 	rc = 1;
@@ -1109,6 +1088,8 @@ static void hw_check(pt_agent *a, const pt_trigger *t, double now)
 
 /* ---- one trace ---------------------------------------------------------------- */
 
+/* A durable copy (the fsync rule in util/file.h): the source is deleted
+ * once this returns. */
 static int copy_file(const char *from, const char *to)
 {
 	char buf[1 << 16], tmp[PT_CONTROL_PATH_MAX + 64];
@@ -1123,30 +1104,14 @@ static int copy_file(const char *from, const char *to)
 		close(in);
 		return -1;
 	}
-	while ((r = read(in, buf, sizeof(buf))) > 0) {
-		char *p = buf;
-
-		while (r > 0) {
-			ssize_t w = write(out, p, (size_t)r);
-
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				goto out;
-			}
-			p += w;
-			r -= w;
-		}
-	}
-	if (r == 0)
-		rc = 0;
-out:
+	while ((r = read(in, buf, sizeof(buf))) > 0 || (r < 0 && errno == EINTR))
+		if (r > 0 && pt_file_write_all(out, buf, (size_t)r) != 0)
+			break;
 	close(in);
-	if (close(out) != 0)
-		rc = -1;
-	if (rc == 0 && rename(tmp, to) != 0)
-		rc = -1;
-	if (rc)
+	if (pt_file_close_tmp(out, tmp, to, PT_FILE_DURABLE, NULL) == PT_OK && r == 0 &&
+	    pt_file_commit_tmp(tmp, to, NULL) == PT_OK)
+		rc = 0;
+	if (tmp[0])
 		unlink(tmp);
 	return rc;
 }
