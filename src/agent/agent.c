@@ -29,6 +29,7 @@
 #include "../trace/nsys.h"
 #include "../util/file.h"
 #include "../util/json.h"
+#include "../util/pool.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 #include "sampler.h"
@@ -49,7 +50,7 @@ static void alog(pt_agent *a, const char *fmt, ...)
 
 void pt_agent_init(pt_agent *a, const char *dir, const char *spool, const char *host)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long cpus = pt_pool_cpus();
 
 	memset(a, 0, sizeof(*a));
 	snprintf(a->dir, sizeof(a->dir), "%s", dir ? dir : pt_control_default_dir());
@@ -70,7 +71,7 @@ void pt_agent_init(pt_agent *a, const char *dir, const char *spool, const char *
 	a->nfd = -1;
 	if (pt_nodechan_path(a->ndir, sizeof(a->ndir), a->dir, a->host))
 		a->ndir[0] = 0;
-	a->jobs = cpus > 4 ? 4 : cpus > 0 ? cpus : 1;
+	a->jobs = cpus > 4 ? 4 : cpus;
 	pt_summary_options_default(&a->sopt);
 	pt_sampler_options_default(&a->hw_opt);
 	a->hw_opt.root = NULL;
@@ -1223,36 +1224,24 @@ typedef struct job {
 	pt_agent *a;
 	const pt_trigger *t;
 	char **wids;
-	size_t n;
-	size_t next;
-	pthread_mutex_t mu;
 } job;
 
-static void *job_run(void *arg)
+/* One worker's trace (pt_pool_for: each index only logs). */
+static void job_one(void *arg, size_t i)
 {
 	job *j = arg;
+	char trace[PT_CONTROL_PATH_MAX];
+	pt_error e;
 
-	for (;;) {
-		size_t i;
-		char trace[PT_CONTROL_PATH_MAX];
-		pt_error e;
+	if ((size_t)snprintf(trace, sizeof(trace), "%s/%s/%s.json", j->a->spool, j->t->id,
+			     j->wids[i]) >= sizeof(trace))
+		return;
+	pt_error_clear(&e);
+	if (pt_agent_process(j->a, j->t, j->wids[i], trace, &e)) {
+		char buf[1024];
 
-		pthread_mutex_lock(&j->mu);
-		i = j->next++;
-		pthread_mutex_unlock(&j->mu);
-		if (i >= j->n)
-			break;
-		if ((size_t)snprintf(trace, sizeof(trace), "%s/%s/%s.json", j->a->spool, j->t->id,
-				     j->wids[i]) >= sizeof(trace))
-			continue;
-		pt_error_clear(&e);
-		if (pt_agent_process(j->a, j->t, j->wids[i], trace, &e)) {
-			char buf[1024];
-
-			alog(j->a, "%s", pt_error_format(&e, buf, sizeof(buf)));
-		}
+		alog(j->a, "%s", pt_error_format(&e, buf, sizeof(buf)));
 	}
-	return NULL;
 }
 
 static int is_done(const pt_agent *a, const char *wid)
@@ -1394,21 +1383,11 @@ int pt_agent_poll(pt_agent *a, pt_error *err)
 		goto out;
 	}
 	if (ntodo) {
-		job j = { .a = a, .t = &t, .wids = todo, .n = ntodo, .next = 0 };
-		pthread_t th[16];
-		size_t nth = (size_t)(a->jobs > 16 ? 16 : a->jobs < 1 ? 1 : a->jobs), started = 0;
+		job j = { .a = a, .t = &t, .wids = todo };
 
 		hw_snapshot(a, todo, ntodo);
-		if (nth > ntodo)
-			nth = ntodo;
-		pthread_mutex_init(&j.mu, NULL);
-		for (size_t k = 1; k < nth; k++)
-			if (!pthread_create(&th[started], NULL, job_run, &j))
-				started++;
-		job_run(&j);
-		for (size_t k = 0; k < started; k++)
-			pthread_join(th[k], NULL);
-		pthread_mutex_destroy(&j.mu);
+		/* At most 16 threads, whatever --jobs says. */
+		pt_pool_for(ntodo, a->jobs > 16 ? 16 : a->jobs < 1 ? 1 : a->jobs, job_one, &j);
 		for (size_t k = 0; k < ntodo; k++) {
 			char **nd = x_reallocarray(a->done, a->ndone + 1, sizeof(char *));
 

@@ -14,6 +14,7 @@
 #include "report/report.h"
 #include "trace/any.h"
 #include "util/file.h"
+#include "util/pool.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -285,7 +286,7 @@ int cmd_analyze(int argc, char **argv)
 		}
 	}
 	t0 = cli_now();
-	cli_parallel(l.n, d.jobs, summarize_one, &j);
+	pt_pool_for(l.n, d.jobs, summarize_one, &j);
 	if (d.time)
 		fprintf(stderr, "perftracker: time: summarize %.3f s (%zu traces)\n", cli_now() - t0,
 			l.n);
