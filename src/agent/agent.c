@@ -32,6 +32,7 @@
 #include "../util/pool.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
+#include "nsys_capture.h"
 #include "sampler.h"
 
 static void alog(pt_agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
