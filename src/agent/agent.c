@@ -1203,7 +1203,8 @@ int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const ch
 	} else if (sb.oom) {
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 	} else {
-		rc = pt_control_write_atomic(spath, sb.buf, sb.len, err);
+		/* A result, maybe the only trace of it left: durable. */
+		rc = pt_control_write_durable(spath, sb.buf, sb.len, err);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == PT_OK)

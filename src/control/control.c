@@ -187,7 +187,8 @@ int pt_control_mkdirs(const char *path, pt_error *err)
 	return pt_file_mkdirs(path, 0775, judge_component, &below_ours, err);
 }
 
-int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_error *err)
+static int write_record(const char *path, const void *buf, size_t len, unsigned flags,
+			pt_error *err)
 {
 	char dirbuf[PT_CONTROL_PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -197,7 +198,7 @@ int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_er
 	/* Records are world-readable (other users' status commands may read
 	 * them); only the temporary's name must be unguessable. */
 	pt_error_clear(&e2);
-	rc = pt_file_write_atomic(path, buf, len, 0644, 0, &e2);
+	rc = pt_file_write_atomic(path, buf, len, 0644, flags, &e2);
 	if (rc && errno == ENOENT && slash && slash != path) {
 		size_t dl = (size_t)(slash - path);
 
@@ -209,11 +210,21 @@ int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_er
 		if (rc)
 			return rc;
 		pt_error_clear(&e2);
-		rc = pt_file_write_atomic(path, buf, len, 0644, 0, &e2);
+		rc = pt_file_write_atomic(path, buf, len, 0644, flags, &e2);
 	}
 	if (rc && err)
 		*err = e2;
 	return rc;
+}
+
+int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_error *err)
+{
+	return write_record(path, buf, len, 0, err);
+}
+
+int pt_control_write_durable(const char *path, const void *buf, size_t len, pt_error *err)
+{
+	return write_record(path, buf, len, PT_FILE_DURABLE, err);
 }
 
 int pt_control_read_file(const char *path, size_t max, char **out, size_t *len, pt_error *err)

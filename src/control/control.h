@@ -76,6 +76,9 @@ int pt_control_mkdirs(const char *path, pt_error *err);
  * Creates the parent directory when missing.  On failure (ENOSPC, EACCES,
  * ...) the temporary file is removed and path is unchanged. */
 int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_error *err);
+/* The same, fsync'ed before the rename: for results (a summary the agent
+ * publishes while it deletes the raw trace). */
+int pt_control_write_durable(const char *path, const void *buf, size_t len, pt_error *err);
 
 /* Read a whole regular file of at most max bytes into a new NUL-terminated
  * buffer (*out, free with x_free; NULL on failure) with pt_file_read_fd.
