@@ -18,12 +18,9 @@
 #include "../util/file.h"
 #include "../util/xalloc.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- writer -------------------------------------------------------------- */
 

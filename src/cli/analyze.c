@@ -19,11 +19,9 @@
 #include "util/xalloc.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage_text[] =
 	"usage: perftracker analyze PATH... [-o DIR] [options]\n"

@@ -15,13 +15,11 @@
 #include "../util/xalloc.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Largest delta we accept between samples: exact in a double. */
 #define DT_MAX 9007199254740992.0 /* 2^53 */

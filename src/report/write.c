@@ -12,11 +12,8 @@
 #include "../util/file.h"
 #include "../util/xalloc.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 int pt_report_write_file(const char *path, const char *buf, size_t len, pt_error *err)
