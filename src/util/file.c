@@ -46,8 +46,7 @@ int pt_file_read_fd(int fd, size_t max, char **buf, size_t *len, pt_error *err)
 		return pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes", max);
 	/* +1: room for the read that sees the end, so a file of the size
 	 * fstat gave never grows the buffer (and for the NUL) */
-	cap = (S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size < max)
-		? (size_t)st.st_size + 1 : 4096;
+	cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
 	if (!(b = x_malloc(cap))) {
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 		goto out;
@@ -55,16 +54,9 @@ int pt_file_read_fd(int fd, size_t max, char **buf, size_t *len, pt_error *err)
 	for (;;) {
 		ssize_t r;
 
-		if (n == cap) {
-			if (cap >= max) {
-				rc = pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes",
-						  max);
-				goto out;
-			}
-			if (X_GROW(b, cap, n + 1)) {
-				rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-				goto out;
-			}
+		if (n == cap && X_GROW(b, cap, n + 1)) {
+			rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+			goto out;
 		}
 		r = read(fd, b + n, cap - n);
 		if (r < 0) {
@@ -76,6 +68,11 @@ int pt_file_read_fd(int fd, size_t max, char **buf, size_t *len, pt_error *err)
 		if (r == 0)
 			break;
 		n += (size_t)r;
+		/* Exactly max bytes is fine; one more is not. */
+		if (n > max) {
+			rc = pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes", max);
+			goto out;
+		}
 	}
 	/* The loop only reads while n < cap, so the NUL fits. */
 	b[n] = 0;

@@ -334,6 +334,44 @@ static void test_read(void **state)
 		assert_int_equal(strncmp(e.msg, "file larger than ", 17), 0);
 		free(data);
 	}
+	/* Exactly at the limit is fine, through the fstat size and through
+	 * the growth path (4096 is the first buffer without a size). */
+	{
+		static const size_t sizes[] = { 4096, 8192, 100 };
+		char *data = calloc(1, 8193);
+
+		assert_non_null(data);
+		at(p, sizeof(p), "exact");
+		for (size_t k = 0; k < 3; k++) {
+			assert_int_equal(pt_file_write_atomic(p, data, sizes[k], 0644, 0, &e), PT_OK);
+			pt_error_clear(&e);
+			assert_int_equal(pt_file_read(p, sizes[k], &buf, &len, &e), PT_OK);
+			assert_int_equal(len, sizes[k]);
+			x_free(buf);
+		}
+		for (size_t k = 0; k < 2; k++) {
+			int pfd[2];
+
+			assert_int_equal(pipe(pfd), 0);
+			assert_int_equal(write(pfd[1], data, sizes[k] + 1), (ssize_t)sizes[k] + 1);
+			close(pfd[1]);
+			/* One byte more than the limit, from a pipe: refused... */
+			pt_error_clear(&e);
+			buf = NULL;
+			assert_int_equal(pt_file_read_fd(pfd[0], sizes[k], &buf, &len, &e), PT_ENOMEM);
+			assert_null(buf);
+			close(pfd[0]);
+			/* ...and exactly the limit accepted. */
+			assert_int_equal(pipe(pfd), 0);
+			assert_int_equal(write(pfd[1], data, sizes[k]), (ssize_t)sizes[k]);
+			close(pfd[1]);
+			assert_int_equal(pt_file_read_fd(pfd[0], sizes[k], &buf, &len, &e), PT_OK);
+			assert_int_equal(len, sizes[k]);
+			x_free(buf);
+			close(pfd[0]);
+		}
+		free(data);
+	}
 	/* From a pipe (no size known): read to EOF through the growth path. */
 	{
 		int pfd[2];
