@@ -243,8 +243,8 @@ int pt_control_read_file(const char *path, size_t max, char **out, size_t *len, 
 		return pt_error_set(err, PT_EIO, -1, "%s",
 				    e == ENOENT ? "no such file" : strerror(e));
 	}
-	/* Only regular files: a FIFO planted in a shared folder would block
-	 * the reader. */
+	/* Only regular files: not a directory or a device put where a record
+	 * belongs. */
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		pt_error_subject(err, path);
 		rc = pt_error_set(err, PT_EIO, -1, "not a regular file");
