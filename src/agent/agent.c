@@ -29,8 +29,10 @@
 #include "../trace/nsys.h"
 #include "../util/file.h"
 #include "../util/json.h"
+#include "../util/pool.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
+#include "nsys_capture.h"
 #include "sampler.h"
 
 static void alog(pt_agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -49,7 +51,7 @@ static void alog(pt_agent *a, const char *fmt, ...)
 
 void pt_agent_init(pt_agent *a, const char *dir, const char *spool, const char *host)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long cpus = pt_pool_cpus();
 
 	memset(a, 0, sizeof(*a));
 	snprintf(a->dir, sizeof(a->dir), "%s", dir ? dir : pt_control_default_dir());
@@ -70,7 +72,7 @@ void pt_agent_init(pt_agent *a, const char *dir, const char *spool, const char *
 	a->nfd = -1;
 	if (pt_nodechan_path(a->ndir, sizeof(a->ndir), a->dir, a->host))
 		a->ndir[0] = 0;
-	a->jobs = cpus > 4 ? 4 : cpus > 0 ? cpus : 1;
+	a->jobs = cpus > 4 ? 4 : cpus;
 	pt_summary_options_default(&a->sopt);
 	pt_sampler_options_default(&a->hw_opt);
 	a->hw_opt.root = NULL;
@@ -331,7 +333,7 @@ static int mirror(pt_agent *a, const char *from, const char *name, void *stp, do
 	char to[PT_CONTROL_PATH_MAX];
 	struct stat st;
 	char *buf = NULL;
-	size_t len = 0, cap;
+	size_t len = 0;
 	int fd, rc = 0;
 
 	if (!a->ndir[0] || pt_nodechan_file(to, sizeof(to), a->ndir, name))
@@ -355,30 +357,9 @@ static int mirror(pt_agent *a, const char *from, const char *name, void *stp, do
 	if (!memcmp(&cur, last, sizeof(cur)) && now - *last_read < reread_s)
 		goto out;
 	*last_read = now;
-	cap = (size_t)st.st_size + 1;
-	buf = x_malloc(cap);
-	if (!buf)
+	/* It may grow after the fstat (a rename replaces, so rarely). */
+	if (pt_file_read_fd(fd, PT_CONTROL_RECORD_MAX, &buf, &len, NULL))
 		goto out;
-	for (;;) {
-		ssize_t r = read(fd, buf + len, cap - len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto out;
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len == cap) {
-			/* Grew since the fstat (a rename replaces, so rarely). */
-			char *nb;
-
-			if (cap > PT_CONTROL_RECORD_MAX || !(nb = x_reallocarray(buf, cap, 2)))
-				goto out;
-			buf = nb;
-			cap *= 2;
-		}
-	}
 	*last = cur;
 	pt_control_write_atomic(to, buf, len, NULL);
 	rc = 1;
@@ -1109,6 +1090,8 @@ static void hw_check(pt_agent *a, const pt_trigger *t, double now)
 
 /* ---- one trace ---------------------------------------------------------------- */
 
+/* A durable copy (the fsync rule in util/file.h): the source is deleted
+ * once this returns. */
 static int copy_file(const char *from, const char *to)
 {
 	char buf[1 << 16], tmp[PT_CONTROL_PATH_MAX + 64];
@@ -1123,30 +1106,14 @@ static int copy_file(const char *from, const char *to)
 		close(in);
 		return -1;
 	}
-	while ((r = read(in, buf, sizeof(buf))) > 0) {
-		char *p = buf;
-
-		while (r > 0) {
-			ssize_t w = write(out, p, (size_t)r);
-
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				goto out;
-			}
-			p += w;
-			r -= w;
-		}
-	}
-	if (r == 0)
-		rc = 0;
-out:
+	while ((r = read(in, buf, sizeof(buf))) > 0 || (r < 0 && errno == EINTR))
+		if (r > 0 && pt_file_write_all(out, buf, (size_t)r) != 0)
+			break;
 	close(in);
-	if (close(out) != 0)
-		rc = -1;
-	if (rc == 0 && rename(tmp, to) != 0)
-		rc = -1;
-	if (rc)
+	if (pt_file_close_tmp(out, tmp, to, PT_FILE_DURABLE, NULL) == PT_OK && r == 0 &&
+	    pt_file_commit_tmp(tmp, to, NULL) == PT_OK)
+		rc = 0;
+	if (tmp[0])
 		unlink(tmp);
 	return rc;
 }
@@ -1236,7 +1203,8 @@ int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const ch
 	} else if (sb.oom) {
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 	} else {
-		rc = pt_control_write_atomic(spath, sb.buf, sb.len, err);
+		/* A result, maybe the only trace of it left: durable. */
+		rc = pt_control_write_durable(spath, sb.buf, sb.len, err);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == PT_OK)
@@ -1258,36 +1226,24 @@ typedef struct job {
 	pt_agent *a;
 	const pt_trigger *t;
 	char **wids;
-	size_t n;
-	size_t next;
-	pthread_mutex_t mu;
 } job;
 
-static void *job_run(void *arg)
+/* One worker's trace (pt_pool_for: each index only logs). */
+static void job_one(void *arg, size_t i)
 {
 	job *j = arg;
+	char trace[PT_CONTROL_PATH_MAX];
+	pt_error e;
 
-	for (;;) {
-		size_t i;
-		char trace[PT_CONTROL_PATH_MAX];
-		pt_error e;
+	if ((size_t)snprintf(trace, sizeof(trace), "%s/%s/%s.json", j->a->spool, j->t->id,
+			     j->wids[i]) >= sizeof(trace))
+		return;
+	pt_error_clear(&e);
+	if (pt_agent_process(j->a, j->t, j->wids[i], trace, &e)) {
+		char buf[1024];
 
-		pthread_mutex_lock(&j->mu);
-		i = j->next++;
-		pthread_mutex_unlock(&j->mu);
-		if (i >= j->n)
-			break;
-		if ((size_t)snprintf(trace, sizeof(trace), "%s/%s/%s.json", j->a->spool, j->t->id,
-				     j->wids[i]) >= sizeof(trace))
-			continue;
-		pt_error_clear(&e);
-		if (pt_agent_process(j->a, j->t, j->wids[i], trace, &e)) {
-			char buf[1024];
-
-			alog(j->a, "%s", pt_error_format(&e, buf, sizeof(buf)));
-		}
+		alog(j->a, "%s", pt_error_format(&e, buf, sizeof(buf)));
 	}
-	return NULL;
 }
 
 static int is_done(const pt_agent *a, const char *wid)
@@ -1429,21 +1385,11 @@ int pt_agent_poll(pt_agent *a, pt_error *err)
 		goto out;
 	}
 	if (ntodo) {
-		job j = { .a = a, .t = &t, .wids = todo, .n = ntodo, .next = 0 };
-		pthread_t th[16];
-		size_t nth = (size_t)(a->jobs > 16 ? 16 : a->jobs < 1 ? 1 : a->jobs), started = 0;
+		job j = { .a = a, .t = &t, .wids = todo };
 
 		hw_snapshot(a, todo, ntodo);
-		if (nth > ntodo)
-			nth = ntodo;
-		pthread_mutex_init(&j.mu, NULL);
-		for (size_t k = 1; k < nth; k++)
-			if (!pthread_create(&th[started], NULL, job_run, &j))
-				started++;
-		job_run(&j);
-		for (size_t k = 0; k < started; k++)
-			pthread_join(th[k], NULL);
-		pthread_mutex_destroy(&j.mu);
+		/* At most 16 threads, whatever --jobs says. */
+		pt_pool_for(ntodo, a->jobs > 16 ? 16 : a->jobs < 1 ? 1 : a->jobs, job_one, &j);
 		for (size_t k = 0; k < ntodo; k++) {
 			char **nd = x_reallocarray(a->done, a->ndone + 1, sizeof(char *));
 

@@ -205,10 +205,11 @@ void pt_summary_free(pt_summary *s);  /* NULL is a no-op */
 /* Serialise as the versioned summary JSON (docs/summary.md), compact, one
  * line, no trailing newline; out->oom tells of allocation failure. */
 void pt_summary_write(const pt_summary *s, pt_sb *out);
-/* Write the JSON plus '\n' to a new unguessable temporary beside path
- * (pt_file_create_tmp), fsync, rename to path, so
+/* Write the JSON plus '\n' to a new unguessable temporary beside path,
+ * fsync, rename to path (pt_file_write_atomic with PT_FILE_DURABLE), so
  * readers on a shared file system never see half a file.  err is cleared
- * first and gets path as subject.  PT_OK, PT_EIO or PT_ENOMEM. */
+ * first and gets path as subject.  PT_OK, PT_EIO, PT_ENOMEM or PT_EINVAL
+ * (path too long). */
 int pt_summary_write_file(const pt_summary *s, const char *path, pt_error *err);
 /* Parse a summary JSON file: checks "format", "version" (1) and every
  * member's type; unknown members are ignored.  NULL with err filled (subject

@@ -18,12 +18,9 @@
 #include "../util/file.h"
 #include "../util/xalloc.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- writer -------------------------------------------------------------- */
 
@@ -273,64 +270,21 @@ void pt_summary_write(const pt_summary *s, pt_sb *out)
 int pt_summary_write_file(const pt_summary *s, const char *path, pt_error *err)
 {
 	pt_sb sb = { 0 };
-	char *tmp = NULL;
-	size_t off = 0, tl;
-	int fd = -1, rc = PT_EIO;
+	int rc;
 
 	pt_error_clear(err); /* the subject must be this file, not the trace */
 	pt_summary_write(s, &sb);
 	pt_sb_addc(&sb, '\n');
 	if (sb.oom) {
+		pt_error_subject(err, path);
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory while writing the summary");
 		goto out;
 	}
-	/* Same directory, so rename() is atomic on the shared file system. */
-	tl = strlen(path) + 64;
-	tmp = x_malloc(tl);
-	if (!tmp) {
-		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-		goto out;
-	}
-	/* An unguessable O_EXCL name: never written through a planted link. */
-	fd = pt_file_create_tmp(path, 0644, tmp, tl, err);
-	if (fd < 0)
-		goto out;
-	while (off < sb.len) {
-		ssize_t w = write(fd, sb.buf + off, sb.len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			pt_error_set(err, PT_EIO, -1, "cannot write: %s",
-				     w < 0 ? strerror(errno) : "short write");
-			goto out;
-		}
-		off += (size_t)w;
-	}
-	if (fsync(fd) && errno != EINVAL && errno != EROFS) {
-		pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(errno));
-		goto out;
-	}
-	if (close(fd)) {
-		fd = -1;
-		pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, path)) {
-		pt_error_set(err, PT_EIO, -1, "cannot rename '%s' into place: %s", tmp,
-			     strerror(errno));
-		goto out;
-	}
-	rc = PT_OK;
+	/* Beside path, so rename() is atomic on the shared file system, and
+	 * durable: a summary is a result the analyzer reads later, maybe
+	 * after this node crashed (the fsync rule in util/file.h). */
+	rc = pt_file_write_atomic(path, sb.buf, sb.len, 0644, PT_FILE_DURABLE, err);
 out:
-	if (fd >= 0)
-		close(fd);
-	if (rc != PT_OK) {
-		if (tmp && tmp[0])
-			unlink(tmp);
-		pt_error_subject(err, path);
-	}
-	x_free(tmp);
 	pt_sb_free(&sb);
 	return rc;
 }

@@ -9,13 +9,11 @@
 #include "cli.h"
 #include "agent/agent.h"
 #include "agent/autoprof.h"
-#include "trace/nsys.h"
+#include "util/spawn.h"
 
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -74,8 +72,6 @@ typedef struct autoctx {
 	int running;
 } autoctx;
 
-extern char **environ;
-
 /* Start `perftracker --trigger-on --auto-analyze --reason R` (its text
  * report to /dev/null, its messages to our log). */
 static pid_t start_trigger(autoctx *c, const char *reason)
@@ -83,14 +79,12 @@ static pid_t start_trigger(autoctx *c, const char *reason)
 	char *argv[] = { c->exe, "--trigger-on", "--auto-analyze", "--control-dir", (char *)c->dir,
 			 "--output-dir", (char *)c->outdir, "--reason", (char *)reason,
 			 "--no-progress", NULL };
-	posix_spawn_file_actions_t fa;
+	pt_spawn_opts o = PT_SPAWN_OPTS_INIT;
 	pid_t pid = -1;
 
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	if (posix_spawn(&pid, c->exe, &fa, NULL, argv, environ) != 0)
+	o.out_path = "/dev/null";
+	if (pt_spawn_start(argv, &o, &pid, NULL))
 		pid = -1;
-	posix_spawn_file_actions_destroy(&fa);
 	return pid;
 }
 
@@ -109,12 +103,12 @@ static void *auto_main(void *arg)
 		struct timespec ts = { 0, 100000000L };
 
 		if (child > 0) {
-			int st;
+			pt_spawn_status st;
 
-			if (waitpid(child, &st, WNOHANG) == child) {
+			if (pt_spawn_poll(child, &st) == 1) {
 				snprintf(msg, sizeof(msg), "auto-profile: trigger (pid %ld) %s %d",
-					 (long)child, WIFEXITED(st) ? "exited with" : "killed by signal",
-					 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+					 (long)child, st.exited ? "exited with" : "killed by signal",
+					 st.exited ? st.code : st.signal);
 				log_line((void *)c->host, msg);
 				child = -1;
 			}

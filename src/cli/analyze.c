@@ -13,15 +13,15 @@
 #include "diagnose.h"
 #include "report/report.h"
 #include "trace/any.h"
+#include "util/file.h"
+#include "util/pool.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage_text[] =
 	"usage: perftracker analyze PATH... [-o DIR] [options]\n"
@@ -81,25 +81,6 @@ static void summarize_one(void *ctx, size_t i)
 		j->oom = 1;
 }
 
-static int mkdir_p(const char *dir)
-{
-	char buf[4096];
-	size_t n = strlen(dir), i;
-
-	if (n >= sizeof(buf))
-		return error("'%s': path too long", dir);
-	memcpy(buf, dir, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i])
-			continue;
-		buf[i] = 0;
-		if (mkdir(buf, 0777) && errno != EEXIST)
-			return error("'%s': cannot create directory: %s", buf, strerror(errno));
-		buf[i] = i < n ? '/' : 0;
-	}
-	return 0;
-}
-
 typedef struct wname {
 	const char *name;
 	size_t idx;
@@ -124,8 +105,11 @@ static int keep_summaries(const char *dir, pt_summary *const *s, size_t n)
 
 	if (!w)
 		return error("out of memory");
-	if (mkdir_p(dir))
+	pt_error_clear(&err);
+	if (pt_file_mkdirs(dir, 0777, NULL, NULL, &err)) {
+		error("'%s': %s", err.subject[0] ? err.subject : dir, err.msg);
 		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		w[i].name = s[i]->worker ? s[i]->worker : "worker";
 		w[i].idx = i;
@@ -300,7 +284,7 @@ int cmd_analyze(int argc, char **argv)
 		}
 	}
 	t0 = cli_now();
-	cli_parallel(l.n, d.jobs, summarize_one, &j);
+	pt_pool_for(l.n, d.jobs, summarize_one, &j);
 	if (d.time)
 		fprintf(stderr, "perftracker: time: summarize %.3f s (%zu traces)\n", cli_now() - t0,
 			l.n);

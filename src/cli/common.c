@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "control/control.h"
 #include "control/nodechan.h"
-#include "trace/nsys.h"
+#include "agent/nsys_capture.h"
 #include "model/commkind.h"
 
 #include <stdlib.h>

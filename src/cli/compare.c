@@ -3,7 +3,7 @@
  * slower (or faster) than BASELINE's.  Each side is a report folder (the
  * summaries kept beside it, else the traces its report.json names), a
  * folder or list of summaries, or traces, summarised on the fly; all files
- * of both sides are read in parallel threads (cli_parallel), compared by
+ * of both sides are read in parallel threads (pt_pool_for), compared by
  * src/diagnose/compare.c, written to DIR/PerfDisplay/ like any report, and
  * the text report (summary sentence first) goes to stdout.
  * A side with no readable worker is a one-line error naming the file.
@@ -16,6 +16,7 @@
 #include "analysis/summary_parse.h"
 #include "trace/any.h"
 #include "util/json.h"
+#include "util/pool.h"
 #include "util/xalloc.h"
 
 #include <dirent.h>
@@ -354,7 +355,7 @@ int cmd_compare(int argc, char **argv)
 			j.paths[at] = sd[s].files.v[i];
 			j.summary[at] = is_summary_file(sd[s].files.v[i]);
 		}
-	cli_parallel(nfiles, jobs, load_one, &j);
+	pt_pool_for(nfiles, jobs, load_one, &j);
 	t1 = cli_now();
 	if (j.oom) {
 		error("out of memory reading the runs");

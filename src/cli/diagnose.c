@@ -13,12 +13,11 @@
 #include "diagnose.h"
 #include "analysis/summary_parse.h"
 #include "report/report.h"
+#include "util/pool.h"
 #include "util/xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -253,52 +252,6 @@ void cli_files_free(cli_files *f)
 	f->n = f->cap = 0;
 }
 
-typedef struct pool {
-	size_t n;
-	atomic_size_t next;
-	void (*fn)(void *ctx, size_t i);
-	void *ctx;
-} pool;
-
-static void *pool_run(void *arg)
-{
-	pool *p = arg;
-	size_t i;
-
-	while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
-		p->fn(p->ctx, i);
-	return NULL;
-}
-
-void cli_parallel(size_t n, long jobs, void (*fn)(void *ctx, size_t i), void *ctx)
-{
-	pool p;
-	pthread_t *th = NULL;
-	size_t nth, started = 0, k;
-
-	if (jobs <= 0) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
-
-		jobs = c > 0 ? c : 1;
-	}
-	nth = (size_t)jobs < n ? (size_t)jobs : n;
-	p.n = n;
-	atomic_init(&p.next, 0);
-	p.fn = fn;
-	p.ctx = ctx;
-	if (nth > 1)
-		th = x_malloc((nth - 1) * sizeof(*th));
-	/* The calling thread is one of the workers; a thread that cannot be
-	 * started just leaves more items to the others. */
-	for (k = 0; th && k + 1 < nth; k++)
-		if (!pthread_create(&th[started], NULL, pool_run, &p))
-			started++;
-	pool_run(&p);
-	for (k = 0; k < started; k++)
-		pthread_join(th[k], NULL);
-	x_free(th);
-}
-
 /* CPU time of the calling thread: the diagnosis is single-threaded, and on a
  * shared machine its wall time says little. */
 static double cpu_now(void)
@@ -446,7 +399,7 @@ int cmd_diagnose(int argc, char **argv)
 		goto out;
 	}
 	t0 = cli_now();
-	cli_parallel(n, d.jobs, read_one, &j);
+	pt_pool_for(n, d.jobs, read_one, &j);
 	if (d.time)
 		fprintf(stderr, "perftracker: time: read %.3f s (%zu summaries)\n", cli_now() - t0, n);
 	if (j.oom) {

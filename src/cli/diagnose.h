@@ -34,10 +34,6 @@ int cli_diag_option(cli_diag *d, int argc, char **argv, int *i);
 /* The option lines of both commands' --help. */
 extern const char cli_diag_help[];
 
-/* Run fn(ctx, i) for i in [0, n) on up to jobs threads (jobs <= 0: online
- * CPUs).  fn must be thread-safe across different i. */
-void cli_parallel(size_t n, long jobs, void (*fn)(void *ctx, size_t i), void *ctx);
-
 /* Input files: a path as given, or a folder searched recursively (hidden
  * entries, folders named PerfDisplay and the folder `skip` left out) for
  * traces (*.json, *.json.gz, not *.summary.json) or summaries (*.json),

@@ -171,50 +171,24 @@ io:
 	return pt_error_set(err, PT_EIO, -1, "%s", strerror(errno));
 }
 
+/* pt_file_mkdirs's judge: below_ours carries from one component to the
+ * next. */
+static int judge_component(const char *dir, int last, void *below_ours, pt_error *err)
+{
+	return check_component(dir, last, below_ours, err);
+}
+
 int pt_control_mkdirs(const char *path, pt_error *err)
 {
-	char buf[PT_CONTROL_PATH_MAX];
-	size_t n = strlen(path);
-	int below_ours = 0, rc;
+	int below_ours = 0;
 
-	if (n == 0 || n >= sizeof(buf))
-		return pt_error_set(err, PT_EINVAL, -1, "path too long or empty");
-	memcpy(buf, path, n + 1);
-	while (n > 1 && buf[n - 1] == '/')
-		buf[--n] = 0;
-	if (buf[0] == '/' && buf[1] && (rc = check_component("/", 0, &below_ours, err)))
-		return rc;
-	for (char *p = buf + 1; ; p++) {
-		if (*p == '/' || *p == 0) {
-			char c = *p;
-
-			*p = 0;
-			/* No world-writable bit: only this user's jobs (and its
-			 * group's, umask permitting) may use what we create. */
-			if (mkdir(buf, 0775) != 0 && errno != EEXIST) {
-				int e = errno;
-
-				pt_error_subject(err, buf);
-				return pt_error_set(err, PT_EIO, -1, "cannot create directory: %s",
-						    strerror(e));
-			}
-			rc = check_component(buf, !c, &below_ours, err);
-			if (rc)
-				return rc;
-			*p = c;
-			if (!c)
-				break;
-		}
-	}
-	return PT_OK;
+	/* No world-writable bit: only this user's jobs (and its group's,
+	 * umask permitting) may use what we create. */
+	return pt_file_mkdirs(path, 0775, judge_component, &below_ours, err);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	return pt_file_write_all(fd, p, n);
-}
-
-int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_error *err)
+static int write_record(const char *path, const void *buf, size_t len, unsigned flags,
+			pt_error *err)
 {
 	char dirbuf[PT_CONTROL_PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -224,7 +198,7 @@ int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_er
 	/* Records are world-readable (other users' status commands may read
 	 * them); only the temporary's name must be unguessable. */
 	pt_error_clear(&e2);
-	rc = pt_file_write_atomic(path, buf, len, 0644, &e2);
+	rc = pt_file_write_atomic(path, buf, len, 0644, flags, &e2);
 	if (rc && errno == ENOENT && slash && slash != path) {
 		size_t dl = (size_t)(slash - path);
 
@@ -236,19 +210,28 @@ int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_er
 		if (rc)
 			return rc;
 		pt_error_clear(&e2);
-		rc = pt_file_write_atomic(path, buf, len, 0644, &e2);
+		rc = pt_file_write_atomic(path, buf, len, 0644, flags, &e2);
 	}
 	if (rc && err)
 		*err = e2;
 	return rc;
 }
 
+int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_error *err)
+{
+	return write_record(path, buf, len, 0, err);
+}
+
+int pt_control_write_durable(const char *path, const void *buf, size_t len, pt_error *err)
+{
+	return write_record(path, buf, len, PT_FILE_DURABLE, err);
+}
+
 int pt_control_read_file(const char *path, size_t max, char **out, size_t *len, pt_error *err)
 {
-	int fd, rc = PT_OK, e;
+	int fd, rc, e;
 	struct stat st;
-	char *buf = NULL;
-	size_t cap, n = 0;
+	size_t n = 0;
 
 	*out = NULL;
 	if (len)
@@ -260,61 +243,23 @@ int pt_control_read_file(const char *path, size_t max, char **out, size_t *len, 
 		return pt_error_set(err, PT_EIO, -1, "%s",
 				    e == ENOENT ? "no such file" : strerror(e));
 	}
+	/* Only regular files: not a directory or a device put where a record
+	 * belongs. */
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		pt_error_subject(err, path);
 		rc = pt_error_set(err, PT_EIO, -1, "not a regular file");
 		goto out;
 	}
-	if ((uint64_t)st.st_size > max) {
-		pt_error_subject(err, path);
-		rc = pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes", max);
-		goto out;
-	}
 	/* The size may change under us on a shared file system: read to EOF. */
-	cap = (size_t)st.st_size + 1;
-	buf = x_malloc(cap + 1);
-	if (!buf) {
-		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	rc = pt_file_read_fd(fd, max, out, &n, err);
+	if (rc) {
+		*out = NULL;
+		pt_error_subject(err, path);
 		goto out;
 	}
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			if (cap >= max) {
-				pt_error_subject(err, path);
-				rc = pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes", max);
-				goto out;
-			}
-			char *nb = realloc(buf, cap * 2 + 1);
-
-			if (!nb) {
-				rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			e = errno;
-			pt_error_subject(err, path);
-			rc = pt_error_set(err, PT_EIO, -1, "cannot read: %s", strerror(e));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	buf[n] = 0;
-	*out = buf;
-	buf = NULL;
 	if (len)
 		*len = n;
 out:
-	x_free(buf);
 	close(fd);
 	return rc;
 }
@@ -814,7 +759,7 @@ int pt_control_lock(const char *path, const char *content, char *holder, size_t 
 		pt_error_subject(err, path);
 		return pt_error_set(err, PT_EIO, -1, "cannot create lock: %s", strerror(e));
 	}
-	if (write_all(fd, content, n) != 0 || close(fd) != 0) {
+	if (pt_file_write_all(fd, content, n) != 0 || close(fd) != 0) {
 		e = errno;
 		unlink(path);
 		pt_error_subject(err, path);

@@ -65,18 +65,25 @@ double pt_control_now(void);
  * link counts as its owner's.  Group-writable directories of ours are fine
  * (a job's group on a shared file system).  Every user of the control and
  * spool directories calls this on them before writing there
- * (docs/collector.md, "Directories and other users"). */
+ * (docs/collector.md, "Directories and other users").  The walk is
+ * pt_file_mkdirs (src/util/file.h) with these rules as its judge. */
 int pt_control_mkdirs(const char *path, pt_error *err);
 
-/* Write buf[0..len) to path atomically: a new temporary file in the same
- * directory with an unguessable name (pt_file_create_tmp: O_EXCL,
- * O_NOFOLLOW), then rename over path.
+/* Write buf[0..len) to path atomically (pt_file_write_atomic: a new
+ * temporary file in the same directory with an unguessable name, O_EXCL,
+ * O_NOFOLLOW, then rename over path), without fsync: records are rewritten
+ * on a period (the fsync rule in src/util/file.h).
  * Creates the parent directory when missing.  On failure (ENOSPC, EACCES,
  * ...) the temporary file is removed and path is unchanged. */
 int pt_control_write_atomic(const char *path, const void *buf, size_t len, pt_error *err);
+/* The same, fsync'ed before the rename: for results (a summary the agent
+ * publishes while it deletes the raw trace). */
+int pt_control_write_durable(const char *path, const void *buf, size_t len, pt_error *err);
 
-/* Read a whole file of at most max bytes into a new NUL-terminated buffer
- * (*out, free with x_free).  ENOENT is PT_EIO with err->msg "no such file". */
+/* Read a whole regular file of at most max bytes into a new NUL-terminated
+ * buffer (*out, free with x_free; NULL on failure) with pt_file_read_fd.
+ * ENOENT is PT_EIO with err->msg "no such file", anything but a regular
+ * file PT_EIO "not a regular file"; err names path. */
 int pt_control_read_file(const char *path, size_t max, char **out, size_t *len, pt_error *err);
 
 /* Is this entry a record name (not hidden, not a temporary file)? */

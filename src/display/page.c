@@ -93,49 +93,6 @@ out:
 	return rc;
 }
 
-/* Write buf to path through a temporary file in the same folder and a
- * rename, so a browser or server never reads half a page. */
-static int write_atomic(const char *path, const char *buf, size_t len, int mode, pt_error *err)
-{
-	char tmp[4096 + 64];
-	int fd = -1, rc = PT_OK;
-	size_t off = 0;
-
-	/* An unguessable O_EXCL name: never written through a planted link. */
-	fd = pt_file_create_tmp(path, mode, tmp, sizeof(tmp), err);
-	if (fd < 0) {
-		rc = err ? err->code : PT_EIO;
-		goto out;
-	}
-	while (off < len) {
-		ssize_t n = write(fd, buf + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = pt_error_set(err, PT_EIO, -1, "write failed: %s", strerror(errno));
-			goto out;
-		}
-		off += (size_t)n;
-	}
-	if (close(fd)) {
-		fd = -1;
-		rc = pt_error_set(err, PT_EIO, -1, "write failed: %s", strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, path))
-		rc = pt_error_set(err, PT_EIO, -1, "cannot rename into place: %s", strerror(errno));
-out:
-	if (fd >= 0)
-		close(fd);
-	if (rc != PT_OK) {
-		if (tmp[0])
-			unlink(tmp);
-		pt_error_subject(err, path);
-	}
-	return rc;
-}
-
 int pt_display_write_page(const char *report_json, size_t len, const char *out_path, pt_error *err)
 {
 	pt_sb sb = { 0 };
@@ -143,7 +100,7 @@ int pt_display_write_page(const char *report_json, size_t len, const char *out_p
 
 	rc = pt_display_render_page(report_json, len, &sb, err);
 	if (rc == PT_OK)
-		rc = write_atomic(out_path, sb.buf, sb.len, 0644, err);
+		rc = pt_file_write_atomic(out_path, sb.buf, sb.len, 0644, PT_FILE_DURABLE, err);
 	pt_sb_free(&sb);
 	return rc;
 }
@@ -163,7 +120,8 @@ int pt_display_write_app(const char *dir, pt_error *err)
 	int rc = join(path, sizeof(path), dir, "app.py", err);
 
 	if (rc == PT_OK)
-		rc = write_atomic(path, pt_page_app_py, sizeof(pt_page_app_py) - 1, 0755, err);
+		rc = pt_file_write_atomic(path, pt_page_app_py, sizeof(pt_page_app_py) - 1, 0755,
+					  PT_FILE_DURABLE, err);
 	return rc;
 }
 
@@ -172,48 +130,24 @@ static char *slurp(const char *path, size_t *len, pt_error *err)
 {
 	struct stat st;
 	char *buf = NULL;
-	size_t off = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
 		pt_error_set(err, PT_EIO, -1, "cannot open: %s", strerror(errno));
-		goto fail;
+		goto out;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		pt_error_set(err, PT_EIO, -1, "not a regular file");
-		goto fail;
+		goto out;
 	}
-	if ((uint64_t)st.st_size > PAGE_MAX_REPORT) {
-		pt_error_set(err, PT_ENOMEM, -1, "report larger than %zu bytes", PAGE_MAX_REPORT);
-		goto fail;
-	}
-	buf = x_malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-		goto fail;
-	}
-	while (off < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + off, (size_t)st.st_size - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			pt_error_set(err, PT_EIO, -1, "read failed: %s", strerror(errno));
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		off += (size_t)n;
-	}
-	buf[off] = 0;
-	*len = off;
-	close(fd);
-	return buf;
-fail:
+	if (pt_file_read_fd(fd, PAGE_MAX_REPORT, &buf, len, err))
+		buf = NULL;
+out:
 	if (fd >= 0)
 		close(fd);
-	x_free(buf);
-	pt_error_subject(err, path);
-	return NULL;
+	if (!buf)
+		pt_error_subject(err, path);
+	return buf;
 }
 
 int pt_display_build_dir(const char *dir, pt_error *err)

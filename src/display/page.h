@@ -25,11 +25,13 @@
  * (pt_display_write_page sets out_path only for write errors). */
 int pt_display_render_page(const char *report_json, size_t len, pt_sb *out, pt_error *err);
 
-/* Render the page and write it to out_path (temporary file in the same
- * folder, then rename); on a write error err's subject is out_path. */
+/* Render the page and write it to out_path (pt_file_write_atomic, durable:
+ * temporary file in the same folder, fsync, rename); on a write error
+ * err's subject is out_path. */
 int pt_display_write_page(const char *report_json, size_t len, const char *out_path, pt_error *err);
 
-/* Write dir/app.py, the standard-library server for the folder. */
+/* Write dir/app.py, the standard-library server for the folder (mode 0755,
+ * atomically and durably as the page). */
 int pt_display_write_app(const char *dir, pt_error *err);
 
 /* Read dir/report.json and write dir/index.html and dir/app.py. */

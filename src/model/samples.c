@@ -15,13 +15,11 @@
 #include "../util/xalloc.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Largest delta we accept between samples: exact in a double. */
 #define DT_MAX 9007199254740992.0 /* 2^53 */
@@ -252,17 +250,11 @@ int pt_samples_to_json(const pt_samples *h, pt_sb *sb)
 
 int pt_samples_write_file(const pt_samples *h, const char *path, pt_error *err)
 {
-	char tmp[4096 + 64];
 	pt_sb sb = {0};
-	int fd = -1, rc = PT_OK, e = 0;
-	size_t off = 0;
+	int rc;
 
 	if (!h || !path)
 		return pt_error_set(err, PT_EINVAL, -1, "no samples or path");
-	if (strlen(path) >= 4096) {
-		pt_error_subject(err, path);
-		return pt_error_set(err, PT_EINVAL, -1, "path too long");
-	}
 	pt_samples_to_json(h, &sb);
 	pt_sb_addc(&sb, '\n');
 	if (sb.oom) {
@@ -270,44 +262,10 @@ int pt_samples_write_file(const pt_samples *h, const char *path, pt_error *err)
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory writing samples");
 		goto out;
 	}
-	/* An unguessable O_EXCL name: never written through a planted link. */
-	fd = pt_file_create_tmp(path, 0644, tmp, sizeof(tmp), NULL);
-	if (fd < 0) {
-		e = errno;
-		goto fail;
-	}
-	while (off < sb.len) {
-		ssize_t w = write(fd, sb.buf + off, sb.len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			e = w < 0 ? errno : EIO;
-			goto fail;
-		}
-		off += (size_t)w;
-	}
-	/* No fsync: the rename only has to keep readers from seeing half a file;
-	 * the sampler rewrites the file every flush, so a crash loses at most
-	 * the samples since the previous one. */
-	if (close(fd)) {
-		fd = -1;
-		e = errno;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path)) {
-		e = errno;
-		goto fail;
-	}
-	goto out;
-fail:
-	if (fd >= 0)
-		close(fd);
-	if (tmp[0])
-		unlink(tmp);
-	pt_error_subject(err, path);
-	rc = pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
+	/* Not durable (the fsync rule in util/file.h): the sampler rewrites
+	 * the file every flush, so a crash loses at most the samples since
+	 * the previous one. */
+	rc = pt_file_write_atomic(path, sb.buf, sb.len, 0644, 0, err);
 out:
 	pt_sb_free(&sb);
 	return rc;

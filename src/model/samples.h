@@ -71,7 +71,8 @@ const pt_series *pt_samples_find(const pt_samples *h, const char *name, int devi
 size_t pt_samples_window_stats(const pt_series *s, int64_t t0, int64_t t1, int as_percent,
 			       double *mean, double *std);
 
-/* Write / read the "perftracker-hw" JSON (write-to-temp then rename). */
+/* Write / read the "perftracker-hw" JSON (writing: pt_file_write_atomic,
+ * not fsync'ed, the sampler rewrites it every flush: src/util/file.h). */
 int pt_samples_write_file(const pt_samples *h, const char *path, pt_error *err);
 int pt_samples_read_file(const char *path, pt_samples *h, pt_error *err);
 

@@ -104,7 +104,8 @@ void pt_report_text_json(const pt_report *r, size_t max_findings, pt_sb *out);
  * err filled (subject: the path). */
 int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err);
 
-/* Write buf[0..len) to path atomically (pt_file_write_atomic, mode 0644). */
+/* Write buf[0..len) to path atomically and durably (pt_file_write_atomic,
+ * mode 0644, PT_FILE_DURABLE: a result, src/util/file.h). */
 int pt_report_write_file(const char *path, const char *buf, size_t len, pt_error *err);
 
 #endif

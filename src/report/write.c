@@ -2,76 +2,23 @@
  * write.c - putting the report on disk: DIR/PerfDisplay/report.json, then
  * the PerfDisplay page made from that same text (index.html, src/display)
  * and its app.py; each file is written to an unguessable temporary file in
- * the same folder and renamed, so a reader (the page, a script polling the
- * folder) never sees half a file (docs/design.md "Transport is a directory"),
- * and report.json and index.html are both written before either is renamed.
+ * the same folder, fsync'ed (results: the rule in src/util/file.h) and
+ * renamed, so a reader (the page, a script polling the folder) never sees
+ * half a file (docs/design.md "Transport is a directory"), and report.json
+ * and index.html are both written before either is renamed.
  */
 #include "report.h"
 #include "../display/page.h"
 #include "../util/file.h"
 #include "../util/xalloc.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-/* mkdir -p path. */
-static int mkdirs(const char *path, pt_error *err)
-{
-	char buf[4096];
-	size_t n = strlen(path), i;
-
-	if (n >= sizeof(buf))
-		return pt_error_set(err, PT_EINVAL, -1, "path too long");
-	memcpy(buf, path, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i] != 0)
-			continue;
-		buf[i] = 0;
-		if (mkdir(buf, 0777) && errno != EEXIST) {
-			int e = errno;
-
-			pt_error_subject(err, buf);
-			return pt_error_set(err, PT_EIO, -1, "cannot create directory: %s", strerror(e));
-		}
-		buf[i] = i < n ? '/' : 0;
-	}
-	return PT_OK;
-}
 
 int pt_report_write_file(const char *path, const char *buf, size_t len, pt_error *err)
 {
-	return pt_file_write_atomic(path, buf, len, 0644, err);
-}
-
-/* One file of the pair: its temporary written and closed, not yet renamed. */
-static int write_tmp(const char *path, const char *buf, size_t len, char *tmp, size_t cap,
-		     pt_error *err)
-{
-	int fd = pt_file_create_tmp(path, 0644, tmp, cap, err), e;
-
-	if (fd < 0) {
-		pt_error_subject(err, path);
-		return err ? err->code : PT_EIO;
-	}
-	if (pt_file_write_all(fd, buf, len) != 0) {
-		e = errno;
-		close(fd);
-		goto fail;
-	}
-	if (close(fd) != 0) {
-		e = errno;
-		goto fail;
-	}
-	return PT_OK;
-fail:
-	unlink(tmp);
-	tmp[0] = 0;
-	pt_error_subject(err, path);
-	return pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
+	return pt_file_write_atomic(path, buf, len, 0644, PT_FILE_DURABLE, err);
 }
 
 int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err)
@@ -89,7 +36,7 @@ int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err)
 		rc = pt_error_set(err, PT_EINVAL, -1, "path too long");
 		goto out;
 	}
-	rc = mkdirs(json_path, err);
+	rc = pt_file_mkdirs(json_path, 0777, NULL, NULL, err);
 	if (rc)
 		goto out;
 	snprintf(json_path, sizeof(json_path), "%s/PerfDisplay/report.json", dir);
@@ -107,18 +54,20 @@ int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err)
 	rc = pt_display_render_page(sb.buf, sb.len, &page, err);
 	if (rc)
 		goto out;
-	rc = write_tmp(json_path, sb.buf, sb.len, json_tmp, sizeof(json_tmp), err);
+	rc = pt_file_write_tmp(json_path, sb.buf, sb.len, 0644, PT_FILE_DURABLE, json_tmp,
+			       sizeof(json_tmp), err);
 	if (rc)
 		goto out;
-	rc = write_tmp(page_path, page.buf, page.len, page_tmp, sizeof(page_tmp), err);
+	rc = pt_file_write_tmp(page_path, page.buf, page.len, 0644, PT_FILE_DURABLE, page_tmp,
+			       sizeof(page_tmp), err);
 	if (rc)
 		goto out;
-	if (rename(page_tmp, page_path) != 0 || (page_tmp[0] = 0, rename(json_tmp, json_path) != 0)) {
-		pt_error_subject(err, page_tmp[0] ? page_path : json_path);
-		rc = pt_error_set(err, PT_EIO, -1, "cannot rename into place: %s", strerror(errno));
+	rc = pt_file_commit_tmp(page_tmp, page_path, err);
+	if (rc)
 		goto out;
-	}
-	json_tmp[0] = 0;
+	rc = pt_file_commit_tmp(json_tmp, json_path, err);
+	if (rc)
+		goto out;
 	snprintf(json_path, sizeof(json_path), "%s/PerfDisplay", dir);
 	rc = pt_display_write_app(json_path, err);
 out:

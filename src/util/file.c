@@ -1,15 +1,16 @@
 /*
- * file.c - whole-file reads with a size limit (see file.h), for the
- * readers that parse a document in one piece: the JSON DOM and the
- * summary reader; and the one way every writer of a file makes it appear
- * whole: an unguessable O_EXCL temporary beside it, then rename
- * (docs/collector.md, "Directories and other users").
+ * file.c - the shared file primitives (see file.h): whole-file reads with a
+ * size limit, for the readers that parse a document in one piece; the one
+ * way every writer of a file makes it appear whole (an unguessable O_EXCL
+ * temporary beside it, fsync'ed when it is a result, then rename:
+ * docs/collector.md, "Directories and other users"); and mkdir -p.
  */
 #include "file.h"
 #include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -19,24 +20,33 @@
 
 int pt_file_read(const char *path, size_t max, char **buf, size_t *len, pt_error *err)
 {
-	struct stat st;
-	size_t cap, n = 0;
-	char *b = NULL;
-	int fd, rc = PT_EIO;
+	int fd, rc;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return pt_error_set(err, PT_EIO, -1, "cannot open: %s", strerror(errno));
+	rc = pt_file_read_fd(fd, max, buf, len, err);
+	close(fd);
+	return rc;
+}
+
+int pt_file_read_fd(int fd, size_t max, char **buf, size_t *len, pt_error *err)
+{
+	struct stat st;
+	size_t cap, n = 0;
+	char *b = NULL;
+	int rc = PT_EIO;
+
 	if (fstat(fd, &st))
 		memset(&st, 0, sizeof(st));
-	if (S_ISDIR(st.st_mode)) {
-		pt_error_set(err, PT_EIO, -1, "is a directory");
-		goto out;
-	}
+	if (S_ISDIR(st.st_mode))
+		return pt_error_set(err, PT_EIO, -1, "is a directory");
+	/* Known too big: fail before reading max bytes of it. */
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max)
+		return pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes", max);
 	/* +1: room for the read that sees the end, so a file of the size
 	 * fstat gave never grows the buffer (and for the NUL) */
-	cap = (S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size < max)
-		? (size_t)st.st_size + 1 : 4096;
+	cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
 	if (!(b = x_malloc(cap))) {
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 		goto out;
@@ -44,16 +54,9 @@ int pt_file_read(const char *path, size_t max, char **buf, size_t *len, pt_error
 	for (;;) {
 		ssize_t r;
 
-		if (n == cap) {
-			if (cap >= max) {
-				rc = pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes",
-						  max);
-				goto out;
-			}
-			if (X_GROW(b, cap, n + 1)) {
-				rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-				goto out;
-			}
+		if (n == cap && X_GROW(b, cap, n + 1)) {
+			rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+			goto out;
 		}
 		r = read(fd, b + n, cap - n);
 		if (r < 0) {
@@ -65,6 +68,11 @@ int pt_file_read(const char *path, size_t max, char **buf, size_t *len, pt_error
 		if (r == 0)
 			break;
 		n += (size_t)r;
+		/* Exactly max bytes is fine; one more is not. */
+		if (n > max) {
+			rc = pt_error_set(err, PT_ENOMEM, -1, "file larger than %zu bytes", max);
+			goto out;
+		}
 	}
 	/* The loop only reads while n < cap, so the NUL fits. */
 	b[n] = 0;
@@ -74,7 +82,6 @@ int pt_file_read(const char *path, size_t max, char **buf, size_t *len, pt_error
 	rc = PT_OK;
 out:
 	x_free(b);
-	close(fd);
 	return rc;
 }
 
@@ -146,43 +153,143 @@ int pt_file_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int pt_file_write_atomic(const char *path, const void *buf, size_t len, int mode,
-			 pt_error *err)
+static int write_failed(char *tmp, const char *path, int e, pt_error *err)
 {
-	char tmp[4096 + 64];
-	int fd, e, rc;
+	int rc;
 
-	fd = pt_file_create_tmp(path, mode, tmp, sizeof(tmp), NULL);
-	if (fd < 0) {
-		e = errno;
-		pt_error_subject(err, path);
-		rc = pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
-		errno = e;
-		return rc;
-	}
-	if (pt_file_write_all(fd, buf, len) != 0) {
-		e = errno;
-		close(fd);
-		goto fail;
-	}
-	/* close() reports deferred write errors (NFS, quota): check it. */
-	if (close(fd) != 0) {
-		e = errno;
-		goto fail;
-	}
-	if (rename(tmp, path) != 0) {
-		e = errno;
+	if (tmp[0])
 		unlink(tmp);
-		pt_error_subject(err, path);
-		rc = pt_error_set(err, PT_EIO, -1, "cannot rename into place: %s", strerror(e));
-		errno = e;
-		return rc;
-	}
-	return PT_OK;
-fail:
-	unlink(tmp);
+	tmp[0] = 0;
 	pt_error_subject(err, path);
 	rc = pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
 	errno = e;
 	return rc;
+}
+
+int pt_file_close_tmp(int fd, char *tmp, const char *path, unsigned flags, pt_error *err)
+{
+	int e;
+
+	if ((flags & PT_FILE_DURABLE) && fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+		e = errno;
+		close(fd);
+		return write_failed(tmp, path, e, err);
+	}
+	/* close() reports deferred write errors (NFS, quota): check it. */
+	if (close(fd) != 0)
+		return write_failed(tmp, path, errno, err);
+	return PT_OK;
+}
+
+int pt_file_write_tmp(const char *path, const void *buf, size_t len, int mode, unsigned flags,
+		      char *tmp, size_t cap, pt_error *err)
+{
+	int fd, e;
+
+	fd = pt_file_create_tmp(path, mode, tmp, cap, NULL);
+	if (fd < 0) {
+		e = errno;
+		pt_error_subject(err, path);
+		if (e == ENAMETOOLONG)
+			pt_error_set(err, PT_EINVAL, -1, "path too long");
+		else
+			pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
+		errno = e;
+		return e == ENAMETOOLONG ? PT_EINVAL : PT_EIO;
+	}
+	if (pt_file_write_all(fd, buf, len) != 0) {
+		e = errno;
+		close(fd);
+		return write_failed(tmp, path, e, err);
+	}
+	return pt_file_close_tmp(fd, tmp, path, flags, err);
+}
+
+int pt_file_commit_tmp(char *tmp, const char *path, pt_error *err)
+{
+	int e;
+
+	if (rename(tmp, path) == 0) {
+		tmp[0] = 0;
+		return PT_OK;
+	}
+	e = errno;
+	unlink(tmp);
+	tmp[0] = 0;
+	pt_error_subject(err, path);
+	pt_error_set(err, PT_EIO, -1, "cannot rename into place: %s", strerror(e));
+	errno = e;
+	return PT_EIO;
+}
+
+int pt_file_write_atomic(const char *path, const void *buf, size_t len, int mode,
+			 unsigned flags, pt_error *err)
+{
+	char tmp[PATH_MAX + 64];
+	int rc;
+
+	rc = pt_file_write_tmp(path, buf, len, mode, flags, tmp, sizeof(tmp), err);
+	if (rc == PT_OK)
+		rc = pt_file_commit_tmp(tmp, path, err);
+	return rc;
+}
+
+/* ---- mkdir -p ------------------------------------------------------------- */
+
+/* Without a judge: an existing component must be a directory. */
+static int existing_dir(const char *dir, pt_error *err)
+{
+	struct stat st;
+
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return PT_OK;
+	pt_error_subject(err, dir);
+	pt_error_set(err, PT_EIO, -1, "cannot create directory: %s", strerror(ENOTDIR));
+	errno = ENOTDIR;
+	return PT_EIO;
+}
+
+int pt_file_mkdirs(const char *path, int mode, pt_file_dir_check *check, void *ctx,
+		   pt_error *err)
+{
+	char buf[PATH_MAX];
+	size_t n = path ? strlen(path) : 0;
+	int rc;
+
+	if (n == 0 || n >= sizeof(buf)) {
+		if (n)
+			pt_error_subject(err, path);
+		return pt_error_set(err, PT_EINVAL, -1, "path too long or empty");
+	}
+	memcpy(buf, path, n + 1);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = 0;
+	if (check && buf[0] == '/' && buf[1] && (rc = check("/", 0, ctx, err)))
+		return rc;
+	for (char *p = buf + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c != 0)
+			continue;
+		*p = 0;
+		if (mkdir(buf, (mode_t)mode) != 0) {
+			int e = errno;
+
+			if (e != EEXIST) {
+				pt_error_subject(err, buf);
+				pt_error_set(err, PT_EIO, -1, "cannot create directory: %s",
+					     strerror(e));
+				errno = e;
+				return PT_EIO;
+			}
+			if (!check && (rc = existing_dir(buf, err)))
+				return rc;
+		}
+		if (check && (rc = check(buf, !c, ctx, err)))
+			return rc;
+		*p = c;
+		if (!c)
+			break;
+	}
+	return PT_OK;
 }

@@ -88,6 +88,12 @@ static void test_write_atomic(void **state)
 	assert_int_equal(pt_control_read_file(p, 100, &buf, &len, &e), PT_OK);
 	assert_string_equal(buf, "[]");
 	x_free(buf);
+	/* The durable variant (fsync before the rename) writes the same way. */
+	assert_int_equal(pt_control_write_durable(p, "[1]", 3, &e), PT_OK);
+	assert_int_equal(pt_control_read_file(p, 100, &buf, &len, &e), PT_OK);
+	assert_string_equal(buf, "[1]");
+	x_free(buf);
+	assert_int_equal(count_entries(d), 1);
 	/* Too big for the limit. */
 	assert_int_equal(pt_control_read_file(p, 1, &buf, &len, &e), PT_ENOMEM);
 	assert_null(buf);

@@ -25,6 +25,7 @@
 
 #include "trace/any.h"
 #include "trace/nsys.h"
+#include "agent/nsys_capture.h"
 #include "analysis/summary.h"
 #include "util/xalloc.h"
 
