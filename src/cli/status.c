@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "hangcheck.h"
 #include "control/control.h"
+#include "control/trigger.h"
 #include "diagnose/robust.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -39,17 +40,6 @@ static const char usage_text[] =
 	"                       the leader as 'laggard' (5)\n"
 	"  -h, --help           show this help\n";
 
-/* Where each live worker probably is now: its step plus the steps its
- * rate makes since its heartbeat (at most 30 s worth). */
-static double est_step(const pt_worker_entry *w, double now)
-{
-	double dt = now - w->hb.time;
-
-	if (!w->has_hb || w->hb.rate <= 0)
-		return (double)w->hb.step;
-	return (double)w->hb.step + w->hb.rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
-}
-
 /* "laggard" when more than max(2 steps, lag s x median rate) behind the
  * leader; "silent" when alive but without a step for `silent` seconds.
  * Writes the flags (space-separated) to out; returns how many. */
@@ -61,7 +51,7 @@ static int flags_of(const pt_worker_entry *x, int live, double now, double lead,
 	int n = 0;
 
 	out[0] = 0;
-	*behind = live ? lead - est_step(x, now) : 0;
+	*behind = live ? lead - pt_trigger_est_step(x, now) : 0;
 	if (!live)
 		return 0;
 	if (*behind > 2 && *behind > lag * med_rate) {
@@ -200,8 +190,8 @@ int cmd_status(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		if (!pt_control_worker_alive(&w[i], now, stale, node))
 			continue;
-		if (est_step(&w[i], now) > lead)
-			lead = est_step(&w[i], now);
+		if (pt_trigger_est_step(&w[i], now) > lead)
+			lead = pt_trigger_est_step(&w[i], now);
 		if (w[i].has_hb && w[i].hb.rate > 0)
 			rates[nrates++] = w[i].hb.rate;
 	}

@@ -19,6 +19,7 @@
 #include "hangcheck.h"
 #include "control/control.h"
 #include "control/nodechan.h"
+#include "control/trigger.h"
 #include "trace/nsys.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -500,11 +501,8 @@ int cmd_trigger(int argc, char **argv)
 		ws[n].e = all[i];
 		ws[n].state = WS_NONE;
 		n++;
-		est = (double)all[i].hb.step;
+		est = pt_trigger_est_step(&all[i], now);
 		if (all[i].has_hb && all[i].hb.rate > 0) {
-			double dt = now - all[i].hb.time;
-
-			est += all[i].hb.rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
 			if (all[i].hb.rate > max_rate)
 				max_rate = all[i].hb.rate;
 			if (min_rate == 0 || all[i].hb.rate < min_rate)
