@@ -87,7 +87,7 @@ static void on_note(void *ctx, int is_error, const char *msg)
 		warning("%s", msg);
 }
 
-/* cli_diag_run's hook: the report's "trigger" key, who asked for this
+/* cli_report's hook: the report's "trigger" key, who asked for this
  * profile and why (the agent's auto-profiling says why). */
 static void add_trigger_key(pt_report *r, const void *t)
 {
@@ -273,7 +273,7 @@ static int report(pt_trigger_run *r, cli_diag *d, int auto_analyze, int save_raw
 	}
 	if (auto_analyze) {
 		d->outdir = r->t.run_dir;
-		if (cli_diag_run(d, sums, r->n, add_trigger_key, &r->t))
+		if (cli_report(d, sums, r->n, add_trigger_key, &r->t))
 			goto out;
 		fprintf(stderr, "perftracker: report: %s/PerfDisplay/index.html\n", r->t.run_dir);
 	} else {
