@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "../control/nodechan.h"
+#include "../control/trigger.h"
 #include "../trace/nsys.h"
 #include "../util/file.h"
 #include "../util/json.h"
@@ -627,7 +628,7 @@ static void nsys_plan(pt_agent *a, const pt_trigger *t, int hz, double now, doub
 	}
 	for (size_t i = 0; i < n; i++) {
 		const pt_worker_entry *e = &w[i];
-		double dt, est;
+		double est;
 		int listed = t->nworkers == 0;
 
 		for (size_t k = 0; k < t->nworkers && !listed; k++)
@@ -635,8 +636,7 @@ static void nsys_plan(pt_agent *a, const pt_trigger *t, int hz, double now, doub
 		if (strcmp(e->info.host, a->host) || !listed || !e->has_hb || !(e->hb.rate > 0) ||
 		    !pt_control_worker_alive(e, now, 60, a->node))
 			continue;
-		dt = now - e->hb.time;
-		est = (double)e->hb.step + e->hb.rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
+		est = pt_trigger_est_step(e, now);
 		if (!any || est > cur)
 			cur = est;
 		if (!any || e->hb.rate < rate)

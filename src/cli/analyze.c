@@ -297,7 +297,7 @@ int cmd_analyze(int argc, char **argv)
 			warning("'%s': %s", l.v[i], j.msg[i]);
 	if (keep && keep_summaries(keep, j.s, l.n))
 		goto out;
-	rc = cli_diag_run(&d, j.s, l.n, NULL, NULL);
+	rc = cli_report(&d, j.s, l.n, NULL, NULL);
 out:
 	for (i = 0; i < l.n; i++) {
 		if (j.s)

@@ -3,14 +3,18 @@
  * option values ("--opt VAL" or "--opt=VAL"), the clock and sleeping of
  * the commands that wait (trigger, hang-check, analyze), and the control
  * directory's worker list for the commands that look at a running job
- * (status, hang-check).
+ * (status, hang-check), and the input files and final report of the
+ * diagnosing commands (diagnose.h, around src/diagnose/pipeline.h).
  */
 #include "cli.h"
+#include "util/pool.h"
+#include "diagnose.h"
 #include "control/control.h"
 #include "control/nodechan.h"
 #include "agent/nsys_capture.h"
 #include "model/commkind.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -114,4 +118,81 @@ int cli_comm_kernels(int *argc, char **argv)
 	argv[j] = NULL;
 	*argc = j;
 	return 0;
+}
+
+
+/* ---- the diagnosing commands (diagnose.h) -------------------------------- */
+
+int cli_files_add(cli_files *f, const char *path, int what, const char *skip)
+{
+	pt_error e;
+
+	pt_error_clear(&e);
+	return pt_inputs_add(f, path, what, skip, &e) ? error_pt(&e) : 0;
+}
+
+int cli_files_done(const cli_files *f, const char *cmd, int what)
+{
+	size_t i, shown = f->nempty < 4 ? f->nempty : 4;
+	pt_error e;
+
+	pt_error_clear(&e);
+	if (pt_inputs_check(f, cmd, what, &e))
+		return error_pt(&e);
+	for (i = 0; i < shown; i++)
+		warning("'%s': no %s found", f->empty[i], pt_inputs_what(what));
+	return 0;
+}
+
+void cli_files_free(cli_files *f)
+{
+	pt_inputs_free(f);
+}
+
+void cli_pipeline_options(const cli_diag *d, pt_pipeline_options *o)
+{
+	pt_pipeline_options_default(o);
+	o->diag = d->opt;
+	o->outdir = d->outdir;
+	o->write_dir = pt_report_write_dir;
+	o->parallel = pt_pool_for;
+	o->jobs = d->jobs;
+	o->text = d->quiet ? PT_PIPELINE_NONE
+		  : d->json ? PT_PIPELINE_REPORT
+		  : d->format == CLI_FMT_JSON ? PT_PIPELINE_SEED_JSON : PT_PIPELINE_TEXT;
+	o->max_findings = d->max_findings;
+	o->width = d->width;
+}
+
+int cli_report(const cli_diag *d, pt_summary *const *s, size_t n, pt_pipeline_hook_fn *hook,
+	       const void *ctx)
+{
+	pt_pipeline_options o;
+	pt_pipeline_result res;
+	pt_error e;
+	double t;
+	int rc = -1;
+
+	cli_pipeline_options(d, &o);
+	o.hook = hook;
+	o.hook_ctx = ctx;
+	pt_error_clear(&e);
+	if (pt_pipeline_report(&o, s, n, &res, &e)) {
+		error_pt(&e);
+		goto out;
+	}
+	t = cli_now();
+	if (!d->quiet && (fwrite(res.text.buf, 1, res.text.len, stdout) != res.text.len ||
+			  fflush(stdout))) {
+		error("cannot write the text report to stdout");
+		goto out;
+	}
+	if (d->time)
+		fprintf(stderr, "perftracker: time: diagnose %.3f s wall, %.3f s cpu (%zu workers), "
+			"write %.3f s\n", res.diagnose_wall, res.diagnose_cpu, n,
+			res.write_seconds + (cli_now() - t));
+	rc = 0;
+out:
+	pt_sb_free(&res.text);
+	return rc;
 }

@@ -19,7 +19,6 @@
 #include "util/pool.h"
 #include "util/xalloc.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,51 +97,41 @@ static int is_summary_file(const char *path)
 
 static int push(cli_files *f, const char *path)
 {
-	if (X_GROW(f->v, f->cap, f->n + 1) || !(f->v[f->n] = x_strndup(path, strlen(path))))
-		return error("out of memory");
-	f->n++;
+	pt_error e;
+
+	pt_error_clear(&e);
+	return pt_inputs_push(f, path, &e) ? error_pt(&e) : 0;
+}
+
+/* The walk's sorting: summaries by content, traces by name. */
+typedef struct sort_ctx {
+	cli_files *sums, *traces;
+	pt_error *err;
+} sort_ctx;
+
+static int sort_file(void *ctx, const char *path, const char *name)
+{
+	sort_ctx *c = ctx;
+
+	if (pt_trace_is_samples_name(name))
+		return 0;
+	if (is_summary_file(path))
+		return pt_inputs_push(c->sums, path, c->err);
+	if ((ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".sqlite")) &&
+	    !ends_with(name, ".summary.json"))
+		return pt_inputs_push(c->traces, path, c->err);
 	return 0;
 }
 
 /* Summaries and traces under dir (hidden entries and PerfDisplay folders
- * left out), depth-limited against symlink loops. */
-static int walk(const char *dir, cli_files *sums, cli_files *traces, int depth)
+ * left out: pt_inputs_walk). */
+static int walk(const char *dir, cli_files *sums, cli_files *traces)
 {
-	DIR *d;
-	struct dirent *e;
-	int rc = 0;
+	pt_error e;
+	sort_ctx c = { sums, traces, &e };
 
-	if (depth > 64)
-		return 0;
-	d = opendir(dir);
-	if (!d)
-		return error("'%s': cannot open directory: %s", dir, strerror(errno));
-	while (!rc && (e = readdir(d))) {
-		char path[4096];
-		struct stat st;
-
-		if (e->d_name[0] == '.')
-			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
-			continue;
-		if (stat(path, &st))
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			if (strcmp(e->d_name, "PerfDisplay"))
-				rc = walk(path, sums, traces, depth + 1);
-		} else if (S_ISREG(st.st_mode)) {
-			if (pt_trace_is_samples_name(e->d_name))
-				continue;
-			if (is_summary_file(path))
-				rc = push(sums, path);
-			else if ((ends_with(e->d_name, ".json") || ends_with(e->d_name, ".json.gz") ||
-				  ends_with(e->d_name, ".sqlite")) &&
-				 !ends_with(e->d_name, ".summary.json"))
-				rc = push(traces, path);
-		}
-	}
-	closedir(d);
-	return rc;
+	pt_error_clear(&e);
+	return pt_inputs_walk(dir, NULL, sort_file, &c, &e) ? error_pt(&e) : 0;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -225,7 +214,7 @@ static int resolve(side *sd)
 	} else {
 		is_report = 1;
 	}
-	if (walk(sd->arg, &sums, &traces, 0))
+	if (walk(sd->arg, &sums, &traces))
 		goto out;
 	/* Summaries came from the traces beside them (the trigger keeps both;
 	 * analyze --keep-summaries too): the summaries win, they are cheaper. */

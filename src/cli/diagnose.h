@@ -1,8 +1,9 @@
 /*
- * diagnose.h - what `perftracker diagnose` and `perftracker analyze` share
- * (src/cli/diagnose.c): the diagnosis options on the command line, a small
- * pthread pool for reading or summarising many files, and the final step
- * (diagnose, write DIR/PerfDisplay, print the text report).
+ * diagnose.h - what the diagnosing commands (diagnose, analyze, compare,
+ * the trigger) share: the diagnosis options on the command line and a
+ * small pthread pool (src/cli/diagnose.c); finding the input files and the
+ * final step, diagnose, write DIR/PerfDisplay and print the text report
+ * (src/cli/common.c, around src/diagnose/inputs.h and pipeline.h).
  */
 #ifndef PT_CLI_DIAGNOSE_H
 #define PT_CLI_DIAGNOSE_H
@@ -11,6 +12,8 @@
 
 #include "analysis/summary.h"
 #include "diagnose/diagnose.h"
+#include "diagnose/inputs.h"
+#include "diagnose/pipeline.h"
 
 typedef struct cli_diag {
 	pt_diag_options opt;
@@ -34,17 +37,13 @@ int cli_diag_option(cli_diag *d, int argc, char **argv, int *i);
 /* The option lines of both commands' --help. */
 extern const char cli_diag_help[];
 
-/* Input files: a path as given, or a folder searched recursively (hidden
- * entries, folders named PerfDisplay and the folder `skip` left out) for
- * traces (*.json, *.json.gz, not *.summary.json) or summaries (*.json),
- * sorted per folder.  0, or -1 after printing a one-line error. */
-typedef struct cli_files {
-	char **v;
-	size_t n, cap;
-	const char *empty[4];  /* folders that held none (borrowed), the first 4 */
-	size_t nempty;
-} cli_files;
-enum { CLI_TRACES, CLI_SUMMARIES };
+/* Input files (src/diagnose/inputs.h): a path as given, or a folder
+ * searched recursively (hidden entries, folders named PerfDisplay and the
+ * folder `skip` left out) for traces (*.json, *.json.gz, *.sqlite, not
+ * *.summary.json) or summaries (*.json), sorted per folder.  0, or -1
+ * after printing a one-line error. */
+typedef pt_inputs cli_files;
+enum { CLI_TRACES = PT_INPUTS_TRACES, CLI_SUMMARIES = PT_INPUTS_SUMMARIES };
 int cli_files_add(cli_files *f, const char *path, int what, const char *skip);
 /* After the last cli_files_add: one error when nothing was found (naming
  * the empty folders, or "no ... given") and -1; else a warning per empty
@@ -52,13 +51,17 @@ int cli_files_add(cli_files *f, const char *path, int what, const char *skip);
 int cli_files_done(const cli_files *f, const char *cmd, int what);
 void cli_files_free(cli_files *f);
 
+/* The library's pipeline options for d: its diagnosis options, output
+ * folder (written with pt_report_write_dir), threads (pt_pool_for) and
+ * text report. */
+void cli_pipeline_options(const cli_diag *d, pt_pipeline_options *o);
+
 /* Diagnose s[0..n) (failed ones included), write the report files and print
- * the text report.  hook, when not NULL, is called with the report and ctx
- * before anything is written (trigger.c adds the "trigger" key there).
- * Fails (one-line error, returns -1) when no worker could be analysed or a
- * file cannot be written. */
-typedef void cli_report_hook(pt_report *r, const void *ctx);
-int cli_diag_run(const cli_diag *d, pt_summary *const *s, size_t n, cli_report_hook *hook,
-		 const void *ctx);
+ * the text report (pt_pipeline_report).  hook, when not NULL, is called
+ * with the report and ctx before anything is written (trigger.c adds the
+ * "trigger" key there).  Fails (one-line error, returns -1) when no worker
+ * could be analysed or a file cannot be written. */
+int cli_report(const cli_diag *d, pt_summary *const *s, size_t n, pt_pipeline_hook_fn *hook,
+	       const void *ctx);
 
 #endif

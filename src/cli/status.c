@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "hangcheck.h"
 #include "control/control.h"
+#include "control/trigger.h"
 #include "diagnose/robust.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -39,17 +40,6 @@ static const char usage_text[] =
 	"                       the leader as 'laggard' (5)\n"
 	"  -h, --help           show this help\n";
 
-/* Where each live worker probably is now: its step plus the steps its
- * rate makes since its heartbeat (at most 30 s worth). */
-static double est_step(const pt_worker_entry *w, double now)
-{
-	double dt = now - w->hb.time;
-
-	if (!w->has_hb || w->hb.rate <= 0)
-		return (double)w->hb.step;
-	return (double)w->hb.step + w->hb.rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
-}
-
 /* "laggard" when more than max(2 steps, lag s x median rate) behind the
  * leader; "silent" when alive but without a step for `silent` seconds.
  * Writes the flags (space-separated) to out; returns how many. */
@@ -61,7 +51,7 @@ static int flags_of(const pt_worker_entry *x, int live, double now, double lead,
 	int n = 0;
 
 	out[0] = 0;
-	*behind = live ? lead - est_step(x, now) : 0;
+	*behind = live ? lead - pt_trigger_est_step(x, now) : 0;
 	if (!live)
 		return 0;
 	if (*behind > 2 && *behind > lag * med_rate) {
@@ -152,6 +142,39 @@ static void list_agents(const char *dir, double now, pt_sb *js, int json)
 	pt_control_names_free(names, n);
 }
 
+/* One worker of `status --json`. */
+static void json_row(pt_sb *js, const pt_worker_entry *x, const char *live, double since,
+		     double behind, const char *fl)
+{
+	pt_sb_adds(js, "{\"id\":");
+	pt_sb_add_json_str(js, x->info.id, strlen(x->info.id));
+	pt_sb_adds(js, ",\"host\":");
+	pt_sb_add_json_str(js, x->info.host, strlen(x->info.host));
+	pt_sb_addf(js, ",\"rank\":%lld,\"local_rank\":%lld,\"world_size\":%lld,"
+		   "\"pid\":%lld,\"step\":%lld,\"rate\":",
+		   (long long)x->info.rank, (long long)x->info.local_rank,
+		   (long long)x->info.world_size, (long long)x->info.pid, (long long)x->hb.step);
+	pt_sb_add_double(js, x->hb.rate);
+	pt_sb_adds(js, ",\"since_last_step\":");
+	if (since >= 0)
+		pt_sb_add_double(js, since);
+	else
+		pt_sb_adds(js, "null");
+	pt_sb_adds(js, ",\"state\":");
+	pt_sb_add_json_str(js, x->hb.state[0] ? x->hb.state : "unknown",
+			   strlen(x->hb.state[0] ? x->hb.state : "unknown"));
+	pt_sb_adds(js, ",\"liveness\":");
+	pt_sb_add_json_str(js, live, strlen(live));
+	pt_sb_adds(js, ",\"behind\":");
+	pt_sb_add_double(js, round(behind * 10) / 10);
+	pt_sb_adds(js, ",\"flags\":[");
+	if (strstr(fl, "laggard"))
+		pt_sb_adds(js, "\"laggard\"");
+	if (strstr(fl, "silent"))
+		pt_sb_adds(js, strstr(fl, "laggard") ? ",\"silent\"" : "\"silent\"");
+	pt_sb_adds(js, "]}");
+}
+
 int cmd_status(int argc, char **argv)
 {
 	const char *dir = NULL;
@@ -200,8 +223,8 @@ int cmd_status(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		if (!pt_control_worker_alive(&w[i], now, stale, node))
 			continue;
-		if (est_step(&w[i], now) > lead)
-			lead = est_step(&w[i], now);
+		if (pt_trigger_est_step(&w[i], now) > lead)
+			lead = pt_trigger_est_step(&w[i], now);
 		if (w[i].has_hb && w[i].hb.rate > 0)
 			rates[nrates++] = w[i].hb.rate;
 	}
@@ -235,34 +258,7 @@ int cmd_status(int argc, char **argv)
 		if (json) {
 			if (shown++)
 				pt_sb_addc(&js, ',');
-			pt_sb_adds(&js, "{\"id\":");
-			pt_sb_add_json_str(&js, x->info.id, strlen(x->info.id));
-			pt_sb_adds(&js, ",\"host\":");
-			pt_sb_add_json_str(&js, x->info.host, strlen(x->info.host));
-			pt_sb_addf(&js, ",\"rank\":%lld,\"local_rank\":%lld,\"world_size\":%lld,"
-				   "\"pid\":%lld,\"step\":%lld,\"rate\":",
-				   (long long)x->info.rank, (long long)x->info.local_rank,
-				   (long long)x->info.world_size, (long long)x->info.pid,
-				   (long long)x->hb.step);
-			pt_sb_add_double(&js, x->hb.rate);
-			pt_sb_adds(&js, ",\"since_last_step\":");
-			if (since >= 0)
-				pt_sb_add_double(&js, since);
-			else
-				pt_sb_adds(&js, "null");
-			pt_sb_adds(&js, ",\"state\":");
-			pt_sb_add_json_str(&js, x->hb.state[0] ? x->hb.state : "unknown",
-					   strlen(x->hb.state[0] ? x->hb.state : "unknown"));
-			pt_sb_adds(&js, ",\"liveness\":");
-			pt_sb_add_json_str(&js, live, strlen(live));
-			pt_sb_adds(&js, ",\"behind\":");
-			pt_sb_add_double(&js, round(behind * 10) / 10);
-			pt_sb_adds(&js, ",\"flags\":[");
-			if (strstr(fl, "laggard"))
-				pt_sb_adds(&js, "\"laggard\"");
-			if (strstr(fl, "silent"))
-				pt_sb_adds(&js, strstr(fl, "laggard") ? ",\"silent\"" : "\"silent\"");
-			pt_sb_adds(&js, "]}");
+			json_row(&js, x, live, since, behind, fl);
 		} else {
 			char age[32], rate[32], st[64];
 

@@ -2,12 +2,12 @@
  * trigger.c - `perftracker --trigger-on [--auto-analyze]` (also installed as
  * `c4d_perftracker`): the master side of online collection.
  *
- * Picks the live workers from the control directory, names one absolute
- * start step for all of them (from their heartbeats), writes trigger.json
- * under an O_EXCL lock, shows progress while the workers profile and the
- * node agents summarise, names the workers that never delivered, then
- * diagnoses the summaries into <output-dir>/<timestamp>/PerfDisplay/ and
- * prints the text report.  When the workers stop stepping before the window
+ * The protocol is src/control/trigger.c (start: the live workers, one
+ * absolute start step, trigger.json under an O_EXCL lock; poll; collect);
+ * this file parses the options, shows progress while the workers profile
+ * and the node agents summarise, names the workers that never delivered,
+ * then diagnoses the summaries into <output-dir>/<timestamp>/PerfDisplay/
+ * and prints the text report.  When the workers stop stepping before the window
  * (--hang-timeout) it switches to hang diagnosis (hangcheck.c): every
  * worker's stacks, grouped, the stuck one named, the "Hang" report.
  * Protocol: docs/collector.md, docs/hang.md.
@@ -19,20 +19,14 @@
 #include "hangcheck.h"
 #include "control/control.h"
 #include "control/nodechan.h"
+#include "control/trigger.h"
 #include "trace/nsys.h"
-#include "util/strbuf.h"
 #include "util/xalloc.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 static const char usage_text[] =
 	"usage: perftracker --trigger-on [--auto-analyze] [options]\n"
@@ -60,18 +54,6 @@ static const char usage_text[] =
 	"\n"
 	"diagnosis options (--auto-analyze):\n";
 
-enum { WS_NONE, WS_ARMED, WS_PROFILING, WS_TRACED, WS_SUMMARIZED, WS_FAILED, WS_MISSING };
-
-typedef struct wstate {
-	pt_worker_entry e;
-	pt_node_worker nw; /* as its node file (or direct records) last said */
-	int has_nw;
-	int state;
-	int exited;        /* unregistered: ended normally */
-	int agent_warned;
-	char why[600];
-} wstate;
-
 static volatile sig_atomic_t interrupted;
 
 /* The diagnosis options, less -o (the run directory is the output) and -h. */
@@ -96,247 +78,46 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
-/* <output>/<YYYYmmdd-HHMMSS>, made unique with -2, -3, ...  Only named
- * here: it is created by the first thing written into it (a summary, a
- * raw trace moved by an agent, the report), so a trigger that is killed or
- * gets nothing leaves no empty folder behind. */
-static int make_run_dir(const char *out, double now, char *run, size_t cap)
+static void on_note(void *ctx, int is_error, const char *msg)
 {
-	time_t s = (time_t)now;
-	struct tm tm;
-	char ts[32];
-	pt_error e;
-
-	localtime_r(&s, &tm);
-	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
-	pt_error_clear(&e);
-	if (pt_control_mkdirs(out, &e))
-		return error_pt(&e);
-	for (int k = 1; k < 1000; k++) {
-		int n = k == 1 ? snprintf(run, cap, "%s/%s", out, ts)
-			       : snprintf(run, cap, "%s/%s-%d", out, ts, k);
-
-		if (n < 0 || (size_t)n >= cap)
-			return error("output directory name too long: '%s'", out);
-		struct stat st;
-
-		if (lstat(run, &st) == 0)
-			continue;
-		if (errno == ENOENT)
-			return 0;
-		return error("cannot use '%s': %s", run, strerror(errno));
-	}
-	return error("cannot create a run directory in '%s'", out);
+	(void)ctx;
+	if (is_error)
+		error("%s", msg);
+	else
+		warning("%s", msg);
 }
 
-static const char *state_name(int s)
-{
-	static const char *const names[] = { "waiting", "armed", "profiling", "traced",
-					     "summarized", "failed", "missing" };
-
-	return names[s];
-}
-
-static void refresh_status(const char *dir, const char *tid, wstate *w)
-{
-	char path[PT_CONTROL_PATH_MAX];
-	struct stat st;
-	pt_wstatus s;
-
-	if (w->state == WS_SUMMARIZED || w->state == WS_FAILED || w->state == WS_MISSING)
-		return;
-	/* A worker its agent publishes: the node file says all (read once a
-	 * second for every worker by refresh_liveness); no per-worker
-	 * operation on the shared directory. */
-	if (w->has_nw && w->nw.via_node) {
-		if (!w->nw.has_status || strcmp(w->nw.tid, tid))
-			return;
-		s = w->nw.st;
-		/* (An agent restarted after writing the summary never flags it:
-		 * for workers traced 5 s ago and not flagged, look at the file.) */
-		if (w->nw.summarized ||
-		    (!strcmp(s.state, PT_STATE_TRACED) && pt_control_now() - s.time > 5 &&
-		     pt_control_record_path(path, sizeof(path), dir, "summaries", tid,
-					    w->e.info.id) == 0 && stat(path, &st) == 0)) {
-			w->state = WS_SUMMARIZED;
-			return;
-		}
-		goto map;
-	}
-	if (pt_control_record_path(path, sizeof(path), dir, "summaries", tid, w->e.info.id) == 0 &&
-	    stat(path, &st) == 0) {
-		w->state = WS_SUMMARIZED;
-		return;
-	}
-	if (pt_control_status_read(dir, tid, w->e.info.id, &s, NULL) != PT_OK)
-		return;
-map:
-	if (!strcmp(s.state, PT_STATE_ARMED))
-		w->state = WS_ARMED;
-	else if (!strcmp(s.state, PT_STATE_PROFILING))
-		w->state = WS_PROFILING;
-	else if (!strcmp(s.state, PT_STATE_TRACED))
-		w->state = WS_TRACED;
-	else if (!strcmp(s.state, PT_STATE_FAILED)) {
-		w->state = WS_FAILED;
-		snprintf(w->why, sizeof(w->why), "failed: %s", s.error);
-	}
-}
-
-/* Mark workers that died (pid gone on this machine, or no heartbeat for
- * stale_s) before handing over a trace as missing. */
-static void refresh_liveness(const char *dir, wstate *ws, size_t n, double stale_s,
-			     const char *node)
-{
-	pt_node_worker *all = NULL;
-	size_t na = 0;
-	double now = pt_control_now();
-
-	if (pt_nodechan_all(dir, &all, &na, NULL))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		wstate *w = &ws[i];
-		int found = 0;
-
-		if (w->state == WS_SUMMARIZED || w->state == WS_FAILED || w->state == WS_MISSING)
-			continue;
-		for (size_t k = 0; k < na; k++) {
-			if (strcmp(all[k].e.info.id, w->e.info.id))
-				continue;
-			found = 1;
-			w->e = all[k].e;
-			w->nw = all[k];
-			w->has_nw = 1;
-			break;
-		}
-		if (w->state == WS_TRACED)
-			continue;  /* (the process may end: the trace is delivered) */
-		if (!found) {
-			/* Unregistered: the process exited normally. */
-			w->state = WS_MISSING;
-			w->exited = 1;
-			snprintf(w->why, sizeof(w->why), "process exited (unregistered) at step %lld",
-				 (long long)w->e.hb.step);
-		} else if (!pt_control_worker_alive(&w->e, now, stale_s, node)) {
-			w->state = WS_MISSING;
-			if (!strcmp(w->e.info.node, node))
-				snprintf(w->why, sizeof(w->why), "process %lld is gone (last step %lld)",
-					 (long long)w->e.info.pid, (long long)w->e.hb.step);
-			else
-				snprintf(w->why, sizeof(w->why),
-					 "no heartbeat for %.0f s (last step %lld)",
-					 now - w->e.hb.time, (long long)w->e.hb.step);
-		}
-	}
-	x_free(all);
-}
-
-static int copy_summary(const char *from, const char *to)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	int rc;
-
-	if (pt_control_read_file(from, (size_t)1 << 30, &buf, &len, NULL))
-		return -1;
-	rc = pt_control_write_atomic(to, buf, len, NULL);
-	x_free(buf);
-	return rc ? -1 : 0;
-}
-
-/* Leftovers of earlier triggers (an interrupted one, a late summary):
- * under the lock nobody else uses status/ or summaries/. */
-static void remove_old(const char *dir, const char *sub)
-{
-	char path[PT_CONTROL_PATH_MAX];
-	DIR *d;
-	struct dirent *de;
-
-	if (pt_control_record_path(path, sizeof(path), dir, sub, NULL, NULL) || !(d = opendir(path)))
-		return;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			pt_control_remove_dir(dir, sub, de->d_name, NULL);
-	closedir(d);
-}
-
-static void lock_content(pt_sb *sb, const pt_trigger *t, const char *node)
-{
-	pt_sb_adds(sb, "{\"id\":");
-	pt_sb_add_json_str(sb, t->id, strlen(t->id));
-	pt_sb_adds(sb, ",\"host\":");
-	pt_sb_add_json_str(sb, t->host, strlen(t->host));
-	pt_sb_adds(sb, ",\"node\":");
-	pt_sb_add_json_str(sb, node, strlen(node));
-	pt_sb_addf(sb, ",\"pid\":%lld,\"created\":", (long long)t->pid);
-	pt_sb_add_double(sb, t->created);
-	pt_sb_adds(sb, ",\"deadline\":");
-	pt_sb_add_double(sb, t->deadline);
-	pt_sb_adds(sb, "}\n");
-}
-
-static void describe_holder(const char *holder, const char *path)
-{
-	char id[128] = "?", host[256] = "?";
-	double created = 0, deadline = 0;
-	long pid = -1;
-	const char *p;
-
-	/* A short, forgiving scan: the holder is our own one-line JSON. */
-	if ((p = strstr(holder, "\"id\":\"")))
-		sscanf(p + 6, "%127[^\"]", id);
-	if ((p = strstr(holder, "\"host\":\"")))
-		sscanf(p + 8, "%255[^\"]", host);
-	if ((p = strstr(holder, "\"pid\":")))
-		pid = strtol(p + 6, NULL, 10);
-	if ((p = strstr(holder, "\"created\":")))
-		created = strtod(p + 10, NULL);
-	if ((p = strstr(holder, "\"deadline\":")))
-		deadline = strtod(p + 11, NULL);
-	error("a trigger is already running: '%s' (pid %ld on '%s', started %.0f s ago, gives up "
-	      "in %.0f s); wait for it to finish, or remove '%s' if that process is gone",
-	      id, pid, host, created > 0 ? pt_control_now() - created : 0,
-	      deadline > 0 ? deadline - pt_control_now() : 0, path);
-}
-
-/* cli_diag_run's hook: the report's "trigger" key, who asked for this
+/* cli_report's hook: the report's "trigger" key, who asked for this
  * profile and why (the agent's auto-profiling says why). */
 static void add_trigger_key(pt_report *r, const void *t)
 {
 	cli_trigger_key(r, t);
 }
 
-/* Has a worker that has not finished its window made no step for
- * hang_timeout seconds?  Names the longest-silent one in *who. */
-static int looks_hung(const wstate *ws, size_t n, double now, double hang_timeout, size_t *who,
-		      double *silent)
+/* --hang-timeout by default: from the expected workers' step rates. */
+static double auto_hang_timeout(const pt_trigger_run *r)
 {
-	int any = 0;
+	pt_worker_entry *exp = x_calloc(r->n ? r->n : 1, sizeof(*exp));
+	double t;
 
-	*silent = 0;
-	for (size_t i = 0; i < n; i++) {
-		const pt_worker_entry *e = &ws[i].e;
-		double st = e->has_hb && e->hb.step_time > 0 ? e->hb.step_time : e->info.started;
-
-		if (ws[i].state != WS_NONE && ws[i].state != WS_ARMED && ws[i].state != WS_PROFILING)
-			continue;
-		if (st > 0 && now - st >= hang_timeout && now - st > *silent) {
-			*silent = now - st;
-			*who = i;
-			any = 1;
-		}
-	}
-	return any;
+	if (!exp)
+		die("out of memory");
+	for (size_t i = 0; i < r->n; i++)
+		exp[i] = r->w[i].e;
+	t = cli_hang_auto_timeout(exp, r->n);
+	x_free(exp);
+	return t;
 }
 
 /* The hang path: stacks from every expected worker, the "Hang" report in
  * the run directory, the text report on stdout.  0 when it was written;
  * 1 when the check found no hang after all (keep waiting); -1 on error. */
-static int hang_path(const char *dir, wstate *ws, size_t n, const pt_trigger *t, double stale,
-		     double hang_timeout, double stack_wait, int progress, int quiet)
+static int hang_path(const pt_trigger_run *r, double hang_timeout, double stack_wait, int progress,
+		     int quiet)
 {
 	pt_worker_entry *all = NULL, *e;
-	size_t nall = 0, m = n;
+	size_t nall = 0, n = r->n, m = n;
+	const pt_trigger *t = &r->t;
 	int *exited;
 	char by[PT_CONTROL_TID_MAX + 16];
 	cli_hang h;
@@ -346,21 +127,21 @@ static int hang_path(const char *dir, wstate *ws, size_t n, const pt_trigger *t,
 	memset(&run, 0, sizeof(run));
 	/* The expected workers, plus the registered ones that were already
 	 * dead or silent when the trigger started: the likeliest cause. */
-	if (pt_nodechan_workers(dir, &all, &nall, NULL))
+	if (pt_nodechan_workers(r->dir, &all, &nall, NULL))
 		nall = 0;
 	e = x_calloc(n + nall, sizeof(*e));
 	exited = x_calloc(n + nall, sizeof(int));
 	if (!e || !exited)
 		die("out of memory");
 	for (size_t i = 0; i < n; i++) {
-		e[i] = ws[i].e;
-		exited[i] = ws[i].exited;
+		e[i] = r->w[i].e;
+		exited[i] = r->w[i].exited;
 	}
 	for (size_t k = 0; k < nall; k++) {
 		size_t i;
 
 		for (i = 0; i < n; i++)
-			if (!strcmp(ws[i].e.info.id, all[k].info.id))
+			if (!strcmp(r->w[i].e.info.id, all[k].info.id))
 				break;
 		if (i == n)
 			e[m++] = all[k];
@@ -368,8 +149,8 @@ static int hang_path(const char *dir, wstate *ws, size_t n, const pt_trigger *t,
 	x_free(all);
 	snprintf(by, sizeof(by), "trigger %s", t->id);
 	memset(&h, 0, sizeof(h));
-	h.dir = dir;
-	h.stale = stale;
+	h.dir = r->dir;
+	h.stale = r->o.stale;
 	h.hang_timeout = hang_timeout;
 	h.stack_wait = stack_wait;
 	h.detected_by = by;
@@ -397,33 +178,135 @@ out:
 	return rc;
 }
 
+/* Wait for every worker: summarised, failed or gone; or interrupted, or
+ * the deadline; or a hang, diagnosed by hang_path (1, its result in *rc). */
+static int wait_workers(pt_trigger_run *r, double hang_timeout, double stack_wait, int progress,
+			int quiet, int *rc)
+{
+	double t0 = cli_now(), last_print = 0, next_hang_check = 0;
+	char last_line[512] = "";
+	int counts[PT_TW_NSTATES];
+
+	for (;;) {
+		int64_t step_now = 0;
+		char line[512];
+		double el = cli_now() - t0, now = pt_control_now(), silent;
+		int live_checked, done;
+		size_t who = 0;
+
+		done = pt_trigger_poll(r, now, counts, &step_now, &live_checked);
+		/* Stuck before (or in) the window: find out where. */
+		if (live_checked && hang_timeout > 0 && now >= next_hang_check &&
+		    pt_trigger_looks_hung(r, now, hang_timeout, &who, &silent)) {
+			int hr;
+
+			if (progress)
+				fprintf(stderr, "perftracker: [%5.1fs] no step from %s for %.0f s "
+					"(hang timeout %.0f s, last step %lld): diagnosing a hang\n",
+					el, r->w[who].e.info.id, silent, hang_timeout,
+					(long long)r->w[who].e.hb.step);
+			hr = hang_path(r, hang_timeout, stack_wait, progress, quiet);
+			if (hr <= 0) {
+				*rc = hr;
+				return 1;
+			}
+			warning("the workers are stepping again: still waiting");
+			next_hang_check = now + hang_timeout;
+		}
+		if (progress) {
+			snprintf(line, sizeof(line),
+				 "waiting %d, armed %d, profiling %d, traced %d, summarized %d, "
+				 "failed %d, missing %d (step %lld)",
+				 counts[PT_TW_WAITING], counts[PT_TW_ARMED], counts[PT_TW_PROFILING],
+				 counts[PT_TW_TRACED], counts[PT_TW_SUMMARIZED], counts[PT_TW_FAILED],
+				 counts[PT_TW_MISSING], (long long)step_now);
+			if (strcmp(line, last_line) || el - last_print >= 10) {
+				fprintf(stderr, "perftracker: [%5.1fs] %s\n", el, line);
+				snprintf(last_line, sizeof(last_line), "%s", line);
+				last_print = el;
+			}
+		}
+		/* Traces waiting for an agent that is not there: say so once. */
+		pt_trigger_check_agents(r, now);
+		if (done)
+			return 0;
+		if (interrupted) {
+			warning("interrupted: reporting what was delivered");
+			return 0;
+		}
+		if (now > r->t.deadline) {
+			warning("timed out after %.0f s waiting for workers", el);
+			return 0;
+		}
+		/* Big jobs: fewer status reads per second. */
+		cli_sleep(r->n > 500 ? (double)r->n / 2000.0 : 0.25);
+	}
+}
+
+/* The summaries that came, the workers that sent none named, then the
+ * diagnosis (--auto-analyze) or where the summaries are. */
+static int report(pt_trigger_run *r, cli_diag *d, int auto_analyze, int save_raw)
+{
+	pt_summary **sums = NULL;
+	size_t ndelivered = 0;
+	pt_error e;
+	int rc = -1;
+
+	pt_error_clear(&e);
+	/* Collect: summaries into <run>/summaries/, the rest named. */
+	if (pt_trigger_collect(r, &sums, &ndelivered, &e) && !sums) {
+		error_pt(&e);
+		goto out;
+	}
+	if (ndelivered < r->n) {
+		warning("%zu of %zu worker%s never delivered:", r->n - ndelivered, r->n,
+			r->n == 1 ? "" : "s");
+		for (size_t i = 0; i < r->n; i++)
+			if (sums[i]->error)
+				fprintf(stderr, "  %s (rank %lld on %s): %s\n", r->w[i].e.info.id,
+					(long long)r->w[i].e.info.rank, r->w[i].e.info.host,
+					sums[i]->error);
+	}
+	if (!ndelivered) {
+		error_pt(&e);
+		goto out;
+	}
+	if (auto_analyze) {
+		d->outdir = r->t.run_dir;
+		if (cli_report(d, sums, r->n, add_trigger_key, &r->t))
+			goto out;
+		fprintf(stderr, "perftracker: report: %s/PerfDisplay/index.html\n", r->t.run_dir);
+	} else {
+		fprintf(stderr, "perftracker: %zu summaries in %s/summaries; analyse with "
+			"'perftracker diagnose %s/summaries/*.json -o %s'\n", ndelivered, r->t.run_dir,
+			r->t.run_dir, r->t.run_dir);
+	}
+	if (save_raw != PT_RAW_NONE)
+		fprintf(stderr, "perftracker: raw traces: %s\n", r->t.raw_dir);
+	rc = 0;
+out:
+	for (size_t i = 0; sums && i < r->n; i++)
+		pt_summary_free(sums[i]);
+	x_free(sums);
+	return rc;
+}
+
 int cmd_trigger(int argc, char **argv)
 {
 	const char *dir = NULL, *outdir = NULL;
 	long wait = 5, steps = 2;
 	int save_raw = PT_RAW_NONE, auto_analyze = 0, progress = 1, trigger_on = 0;
-	double timeout = 0, stale = 30, hang_timeout = -1, stack_wait = 5, next_hang_check = 0;
+	double timeout = 0, stale = 30, hang_timeout = -1, stack_wait = 5;
 	const char *reason = "";
-	int hung = 0, nsys_hz = 0;
+	int nsys_hz = 0;
 	cli_diag d;
-	pt_worker_entry *all = NULL;
-	size_t nall = 0, n = 0;
-	wstate *ws = NULL;
-	pt_trigger t;
+	pt_trigger_options opt;
+	pt_trigger_run r;
 	pt_error e;
-	char node[PT_CONTROL_HOST_MAX], lockpath[PT_CONTROL_PATH_MAX], holder[4096];
-	pt_sb sb = { 0 };
-	double now, t0, last_live = 0, last_print = 0, last_agent_check = 0;
-	int64_t cur = 0, max_world = 0;
-	double max_rate = 0, min_rate = 0;
-	int locked = 0, rc = -1, wrote_trigger = 0;
-	pt_summary **sums = NULL;
-	size_t nsums = 0, ndelivered = 0, nmissing = 0;
-	char last_line[512] = "";
+	int rc = -1, hung;
 	struct sigaction sa;
-	int counts[7];
 
-	memset(&t, 0, sizeof(t));
+	memset(&r, 0, sizeof(r));
 	cli_diag_init(&d);
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i];
@@ -476,91 +359,18 @@ int cmd_trigger(int argc, char **argv)
 	(void)trigger_on; /* `perftracker trigger` needs no flag; --trigger-on is the reference's */
 	if (steps < 1)
 		die("option '--steps': must be at least 1");
-	if (!dir)
-		dir = pt_control_default_dir();
-	if (!outdir)
-		outdir = PT_CONTROL_DEFAULT_OUTPUT;
-	pt_control_nodename(node, sizeof(node));
+	memset(&opt, 0, sizeof(opt));
+	opt.dir = dir;
+	opt.outdir = outdir;
+	opt.wait = wait;
+	opt.steps = steps;
+	opt.save_raw = save_raw;
+	opt.timeout = timeout;
+	opt.stale = stale;
+	opt.reason = reason;
+	opt.nsys_hz = nsys_hz;
+	opt.note = on_note;
 	pt_error_clear(&e);
-
-	/* Who is expected: the live workers. */
-	now = pt_control_now();
-	if (pt_nodechan_workers(dir, &all, &nall, &e)) {
-		error_pt(&e);
-		goto out;
-	}
-	ws = x_calloc(nall ? nall : 1, sizeof(*ws));
-	if (!ws)
-		die("out of memory");
-	for (size_t i = 0; i < nall; i++) {
-		double est;
-
-		if (!pt_control_worker_alive(&all[i], now, stale, node))
-			continue;
-		ws[n].e = all[i];
-		ws[n].state = WS_NONE;
-		n++;
-		est = (double)all[i].hb.step;
-		if (all[i].has_hb && all[i].hb.rate > 0) {
-			double dt = now - all[i].hb.time;
-
-			est += all[i].hb.rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
-			if (all[i].hb.rate > max_rate)
-				max_rate = all[i].hb.rate;
-			if (min_rate == 0 || all[i].hb.rate < min_rate)
-				min_rate = all[i].hb.rate;
-		}
-		if ((int64_t)ceil(est) > cur)
-			cur = (int64_t)ceil(est);
-		if (all[i].info.world_size > max_world)
-			max_world = all[i].info.world_size;
-	}
-	if (!n) {
-		error("no live worker in '%s' (%zu registered): is the training running with "
-		      "PerfTracker()? see 'perftracker status --control-dir %s'", dir, nall, dir);
-		goto out;
-	}
-	if (max_world > (int64_t)n)
-		warning("%zu live worker%s but world size %lld: the others are not registered in '%s'",
-			n, n == 1 ? "" : "s", (long long)max_world, dir);
-
-	/* One absolute start step for everyone: the furthest worker's
-	 * estimated step, plus the steps that pass while the workers notice
-	 * the trigger (their agent's 1 s stat of trigger.json, their 0.25 s
-	 * poll of its copy, file-system propagation: about 2 s; docs/bench.md
-	 * measures p99 1.18 s without propagation, and a loaded 2-core node
-	 * ran past 2 s: 3 s of steps), plus --wait. */
-	memset(&t, 0, sizeof(t));
-	pt_control_trigger_id(t.id, sizeof(t.id), now);
-	snprintf(t.state, sizeof(t.state), "%s", PT_TRIGGER_ACTIVE);
-	t.start_step = cur + (int64_t)ceil(max_rate * 3.0) + wait;
-	t.steps = steps;
-	t.wait = wait;
-	t.save_raw = save_raw;
-	t.created = now;
-	if (timeout <= 0) {
-		double per_step = min_rate > 0 ? 1.0 / min_rate : 10.0;
-
-		timeout = (double)(t.start_step - cur + steps) * per_step * 2 + 60;
-	}
-	t.deadline = now + timeout;
-	snprintf(t.reason, sizeof(t.reason), "%s", reason);
-	t.nsys_gpu_metrics = nsys_hz;
-	if (hang_timeout < 0) {
-		pt_worker_entry *exp = x_calloc(n, sizeof(*exp));
-
-		if (!exp)
-			die("out of memory");
-		for (size_t i = 0; i < n; i++)
-			exp[i] = ws[i].e;
-		hang_timeout = cli_hang_auto_timeout(exp, n);
-		x_free(exp);
-	}
-	pt_control_hostname(t.host, sizeof(t.host));
-	t.pid = getpid();
-	for (size_t i = 0; i < n; i++)
-		if (pt_control_trigger_add_worker(&t, ws[i].e.info.id))
-			die("out of memory");
 
 	/* From here on Ctrl-C and SIGTERM end the wait and clean up (trigger
 	 * done, lock released) instead of killing us half way. */
@@ -568,249 +378,31 @@ int cmd_trigger(int argc, char **argv)
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-
-	/* The lock: one trigger at a time per control directory, which must
-	 * be one no other user can write through (docs/collector.md). */
-	if (pt_control_path(lockpath, sizeof(lockpath), dir, "trigger.lock"))
-		die("control directory name too long");
-	if (pt_control_mkdirs(dir, &e)) {
+	if (pt_trigger_start(&r, &opt, pt_control_now(), &e)) {
 		error_pt(&e);
 		goto out;
 	}
-	lock_content(&sb, &t, node);
-	for (int tries = 0; tries < 2 && !locked; tries++) {
-		int lr = pt_control_lock(lockpath, sb.buf, holder, sizeof(holder), &e);
-
-		if (lr == PT_OK) {
-			locked = 1;
-		} else if (lr == 1) {
-			if (tries == 0 && pt_control_lock_stale(lockpath, holder, now, node)) {
-				warning("removing stale trigger lock '%s'", lockpath);
-				unlink(lockpath);
-				continue;
-			}
-			describe_holder(holder, lockpath);
-			goto out;
-		} else {
-			error_pt(&e);
-			goto out;
-		}
-	}
-	if (!locked)
-		goto out;
-	remove_old(dir, "status");
-	remove_old(dir, "summaries");
-	if (make_run_dir(outdir, now, t.run_dir, sizeof(t.run_dir)))
-		goto out;
-	if ((size_t)snprintf(t.raw_dir, sizeof(t.raw_dir), "%s/raw_trace", t.run_dir) >=
-	    sizeof(t.raw_dir))
-		die("output directory name too long");
-
-
-	if (pt_control_trigger_write(dir, &t, &e)) {
-		error_pt(&e);
-		goto out;
-	}
-	wrote_trigger = 1;
+	if (hang_timeout < 0)
+		hang_timeout = auto_hang_timeout(&r);
 	if (progress)
 		fprintf(stderr, "perftracker: trigger %s: %zu worker%s at step %lld; profiling steps "
-			"%lld-%lld; output %s (timeout %.0f s)\n", t.id, n, n == 1 ? "" : "s",
-			(long long)cur, (long long)t.start_step,
-			(long long)(t.start_step + steps - 1), t.run_dir, timeout);
+			"%lld-%lld; output %s (timeout %.0f s)\n", r.t.id, r.n, r.n == 1 ? "" : "s",
+			(long long)r.cur, (long long)r.t.start_step,
+			(long long)(r.t.start_step + steps - 1), r.t.run_dir, r.timeout);
 	if (progress && nsys_hz)
 		fprintf(stderr, "perftracker: trigger %s: the node agents sample GPU metrics with nsys "
 			"at %d Hz where it is on the PATH (the report's hardware note says where not)\n",
-			t.id, nsys_hz);
+			r.t.id, nsys_hz);
 
-	/* Wait for every worker: summarised, failed or gone. */
-	t0 = cli_now();
-	for (;;) {
-		size_t done = 0;
-		int64_t step_now = 0;
-		char line[512];
-		double el = cli_now() - t0;
-
-		now = pt_control_now();
-		if (now - last_live >= 1.0) {
-			size_t who = 0;
-			double silent;
-
-			last_live = now;
-			refresh_liveness(dir, ws, n, stale, node);
-			/* Stuck before (or in) the window: find out where. */
-			if (hang_timeout > 0 && now >= next_hang_check &&
-			    looks_hung(ws, n, now, hang_timeout, &who, &silent)) {
-				int hr;
-
-				if (progress)
-					fprintf(stderr, "perftracker: [%5.1fs] no step from %s for %.0f s "
-						"(hang timeout %.0f s, last step %lld): diagnosing a hang\n",
-						el, ws[who].e.info.id, silent, hang_timeout,
-						(long long)ws[who].e.hb.step);
-				hr = hang_path(dir, ws, n, &t, stale, hang_timeout, stack_wait, progress,
-					       d.quiet);
-				if (hr <= 0) {
-					hung = 1;
-					rc = hr;
-					break;
-				}
-				warning("the workers are stepping again: still waiting");
-				next_hang_check = now + hang_timeout;
-			}
-		}
-		memset(counts, 0, sizeof(counts));
-		for (size_t i = 0; i < n; i++) {
-			refresh_status(dir, t.id, &ws[i]);
-			counts[ws[i].state]++;
-			done += ws[i].state >= WS_SUMMARIZED;
-			if (ws[i].e.hb.step > step_now)
-				step_now = ws[i].e.hb.step;
-		}
-		if (progress) {
-			snprintf(line, sizeof(line),
-				 "waiting %d, armed %d, profiling %d, traced %d, summarized %d, "
-				 "failed %d, missing %d (step %lld)",
-				 counts[WS_NONE], counts[WS_ARMED], counts[WS_PROFILING],
-				 counts[WS_TRACED], counts[WS_SUMMARIZED], counts[WS_FAILED],
-				 counts[WS_MISSING], (long long)step_now);
-			if (strcmp(line, last_line) || el - last_print >= 10) {
-				fprintf(stderr, "perftracker: [%5.1fs] %s\n", el, line);
-				snprintf(last_line, sizeof(last_line), "%s", line);
-				last_print = el;
-			}
-		}
-		/* Traces waiting for an agent that is not there: say so once. */
-		if (el - last_agent_check >= 5) {
-			last_agent_check = el;
-			for (size_t i = 0; i < n; i++) {
-				const char *h = ws[i].e.info.host;
-
-				if (ws[i].state != WS_TRACED || ws[i].agent_warned ||
-				    pt_control_agent_running(dir, h, now, 30))
-					continue;
-				warning("no agent runs for host '%s': start 'perftracker agent "
-					"--control-dir %s' there", h, dir);
-				for (size_t k = 0; k < n; k++)
-					if (!strcmp(ws[k].e.info.host, h))
-						ws[k].agent_warned = 1;
-			}
-		}
-		if (done == n)
-			break;
-		if (interrupted) {
-			warning("interrupted: reporting what was delivered");
-			break;
-		}
-		if (now > t.deadline) {
-			warning("timed out after %.0f s waiting for workers", el);
-			break;
-		}
-		/* Big jobs: fewer status reads per second. */
-		cli_sleep(n > 500 ? (double)n / 2000.0 : 0.25);
-	}
+	hung = wait_workers(&r, hang_timeout, stack_wait, progress, d.quiet, &rc);
 
 	/* Done: workers stop looking at this trigger. */
-	snprintf(t.state, sizeof(t.state), "%s", PT_TRIGGER_DONE);
-	if (pt_control_trigger_write(dir, &t, &e))
+	if (pt_trigger_finish(&r, &e))
 		error_pt(&e);
 	if (hung)
 		goto out;
-
-	/* Collect: summaries into <run>/summaries/, the rest named. */
-	sums = x_calloc(n, sizeof(*sums));
-	if (!sums)
-		die("out of memory");
-	for (size_t i = 0; i < n; i++) {
-		wstate *w = &ws[i];
-		char from[PT_CONTROL_PATH_MAX], to[PT_CONTROL_PATH_MAX + 400], name[PT_CONTROL_ID_MAX + 8];
-		pt_summary *s = NULL;
-
-		snprintf(name, sizeof(name), "%s.json", w->e.info.id);
-		if (w->state == WS_SUMMARIZED &&
-		    pt_control_record_path(from, sizeof(from), dir, "summaries", t.id, w->e.info.id) == 0) {
-			snprintf(to, sizeof(to), "%s/summaries/%s", t.run_dir, name);
-			if (copy_summary(from, to))
-				warning("cannot copy '%s' to '%s'", from, to);
-			s = pt_summary_read_file(from, &e);
-			if (!s) {
-				error_pt(&e);
-				snprintf(w->why, sizeof(w->why), "unreadable summary");
-			} else {
-				ndelivered++;
-			}
-		}
-		if (!s) {
-			if (!w->why[0]) {
-				switch (w->state) {
-				case WS_NONE:
-					snprintf(w->why, sizeof(w->why), "never saw the trigger "
-						 "(last step %lld)", (long long)w->e.hb.step);
-					break;
-				case WS_ARMED:
-					snprintf(w->why, sizeof(w->why), "never reached step %lld "
-						 "(last step %lld): stuck or slow?",
-						 (long long)t.start_step, (long long)w->e.hb.step);
-					break;
-				case WS_PROFILING:
-					snprintf(w->why, sizeof(w->why), "profiling did not finish "
-						 "(last step %lld)", (long long)w->e.hb.step);
-					break;
-				case WS_TRACED:
-					snprintf(w->why, sizeof(w->why), "trace not summarised: is "
-						 "'perftracker agent' running on '%s'?", w->e.info.host);
-					break;
-				default:
-					snprintf(w->why, sizeof(w->why), "%s", state_name(w->state));
-				}
-			}
-			nmissing++;
-			s = pt_summary_failed(name, w->why);
-			if (!s)
-				die("out of memory");
-		}
-		sums[nsums++] = s;
-	}
-	if (nmissing) {
-		warning("%zu of %zu worker%s never delivered:", nmissing, n, n == 1 ? "" : "s");
-		for (size_t i = 0; i < n; i++)
-			if (sums[i]->error)
-				fprintf(stderr, "  %s (rank %lld on %s): %s\n", ws[i].e.info.id,
-					(long long)ws[i].e.info.rank, ws[i].e.info.host, sums[i]->error);
-	}
-	if (!ndelivered) {
-		error("no worker delivered a trace for trigger %s", t.id);
-		goto out;
-	}
-	if (auto_analyze) {
-		d.outdir = t.run_dir;
-		if (cli_diag_run(&d, sums, nsums, add_trigger_key, &t))
-			goto out;
-		fprintf(stderr, "perftracker: report: %s/PerfDisplay/index.html\n", t.run_dir);
-	} else {
-		fprintf(stderr, "perftracker: %zu summaries in %s/summaries; analyse with "
-			"'perftracker diagnose %s/summaries/*.json -o %s'\n", ndelivered, t.run_dir,
-			t.run_dir, t.run_dir);
-	}
-	if (save_raw != PT_RAW_NONE)
-		fprintf(stderr, "perftracker: raw traces: %s\n", t.raw_dir);
-	rc = 0;
+	rc = report(&r, &d, auto_analyze, save_raw);
 out:
-	if (wrote_trigger) {
-		if (strcmp(t.state, PT_TRIGGER_DONE)) {
-			snprintf(t.state, sizeof(t.state), "%s", PT_TRIGGER_DONE);
-			pt_control_trigger_write(dir, &t, NULL);
-		}
-		pt_control_remove_dir(dir, "status", t.id, NULL);
-		pt_control_remove_dir(dir, "summaries", t.id, NULL);
-	}
-	if (locked)
-		pt_control_unlock(lockpath, NULL);
-	for (size_t i = 0; i < nsums; i++)
-		pt_summary_free(sums[i]);
-	x_free(sums);
-	pt_sb_free(&sb);
-	pt_control_trigger_clear(&t);
-	x_free(ws);
-	x_free(all);
+	pt_trigger_end(&r);
 	return rc;
 }

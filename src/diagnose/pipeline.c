@@ -1,0 +1,158 @@
+/*
+ * pipeline.c - worker summaries to a written report (see pipeline.h): the
+ * master's last stage, shared by `diagnose`, `analyze` and the trigger.
+ * An unreadable summary is a failed worker in the report, never the end
+ * of the run; no readable worker at all is an error.
+ */
+#include "pipeline.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "../util/xalloc.h"
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU time of the calling thread: the diagnosis is single-threaded, and on a
+ * shared machine its wall time says little. */
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void pt_pipeline_options_default(pt_pipeline_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	pt_diag_options_default(&o->diag);
+	o->text = PT_PIPELINE_TEXT;
+	o->max_findings = SIZE_MAX;
+}
+
+typedef struct readjob {
+	char *const *paths;
+	pt_pipeline_summaries *set;
+	int oom;
+} readjob;
+
+static void read_one(void *ctx, size_t i)
+{
+	readjob *j = ctx;
+	pt_pipeline_summaries *set = j->set;
+	pt_error err;
+	char buf[1024];
+
+	pt_error_clear(&err);
+	set->s[i] = pt_summary_read_file_shared(j->paths[i], set->keys, &err);
+	if (set->s[i])
+		return;
+	/* The report's "error" names the problem; the path is in "file". */
+	err.subject[0] = 0;
+	pt_error_format(&err, buf, sizeof(buf));
+	set->s[i] = pt_summary_failed(j->paths[i], buf[0] ? buf : "unreadable summary");
+	set->msg[i] = x_strndup(buf, strlen(buf));
+	if (!set->s[i] || !set->msg[i])
+		j->oom = 1;
+}
+
+int pt_pipeline_read(char *const *paths, size_t n, const pt_pipeline_options *o,
+		     pt_pipeline_summaries *out, pt_error *err)
+{
+	readjob j = { paths, out, 0 };
+	double t0;
+
+	memset(out, 0, sizeof(*out));
+	out->s = x_calloc(n ? n : 1, sizeof(*out->s));
+	out->msg = x_calloc(n ? n : 1, sizeof(*out->msg));
+	out->keys = pt_summary_keys_new();
+	if (!out->s || !out->msg || !out->keys)
+		return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	out->n = n;
+	t0 = wall_now();
+	if (o->parallel)
+		o->parallel(n, o->jobs, read_one, &j);
+	else
+		for (size_t i = 0; i < n; i++)
+			read_one(&j, i);
+	out->seconds = wall_now() - t0;
+	if (j.oom)
+		return pt_error_set(err, PT_ENOMEM, -1, "out of memory reading summaries");
+	return PT_OK;
+}
+
+void pt_pipeline_summaries_free(pt_pipeline_summaries *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		if (set->s)
+			pt_summary_free_shared(set->s[i]);
+		if (set->msg)
+			x_free(set->msg[i]);
+	}
+	pt_summary_keys_free(set->keys);
+	x_free(set->msg);
+	x_free(set->s);
+	memset(set, 0, sizeof(*set));
+}
+
+static void render(const pt_pipeline_options *o, const pt_report *rep, pt_sb *sb)
+{
+	if (o->text == PT_PIPELINE_REPORT) {
+		pt_report_json(pt_report_root_c(rep), 0, sb);
+		pt_sb_addc(sb, '\n');
+	} else if (o->text == PT_PIPELINE_SEED_JSON) {
+		pt_report_text_json(rep, o->max_findings == SIZE_MAX ? 50 : o->max_findings, sb);
+	} else if (o->text == PT_PIPELINE_TEXT) {
+		pt_text_opts to;
+
+		pt_text_opts_default(&to);
+		if (o->max_findings != SIZE_MAX)
+			to.max_findings = o->max_findings;
+		if (o->width)
+			to.width = o->width;
+		to.page_line = 1;
+		to.outdir = o->outdir;
+		pt_report_text_people(rep, &to, sb);
+	}
+}
+
+int pt_pipeline_report(const pt_pipeline_options *o, pt_summary *const *s, size_t n,
+		       pt_pipeline_result *res, pt_error *err)
+{
+	double t0 = wall_now(), c0 = cpu_now(), t1;
+	pt_report *rep = NULL;
+	size_t ok = 0;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	for (size_t i = 0; i < n; i++)
+		ok += s[i] && !s[i]->error;
+	if (!ok)
+		return pt_error_set(err, PT_EINVAL, -1, "no worker could be analysed (%zu input%s, "
+				    "all unreadable)", n, n == 1 ? "" : "s");
+	rep = pt_diagnose(s, n, &o->diag, err);
+	if (!rep)
+		return err ? err->code : PT_ENOMEM;
+	if (o->hook)
+		o->hook(rep, o->hook_ctx);
+	t1 = wall_now();
+	res->diagnose_wall = t1 - t0;
+	res->diagnose_cpu = cpu_now() - c0;
+	if (o->outdir && (rc = o->write_dir(rep, o->outdir, err)))
+		goto out;
+	render(o, rep, &res->text);
+	rc = res->text.oom ? pt_error_set(err, PT_ENOMEM, -1, "out of memory writing the text "
+					  "report") : PT_OK;
+	res->write_seconds = wall_now() - t1;
+out:
+	pt_report_free(rep);
+	return rc;
+}

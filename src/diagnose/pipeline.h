@@ -1,0 +1,96 @@
+/*
+ * pipeline.h - the master's path from worker summaries to a written
+ * report, shared by `diagnose`, `analyze` and the trigger: read the
+ * summaries (in parallel, pattern keys shared), diagnose them
+ * (pt_diagnose), write DIR/PerfDisplay/ and render the text report.
+ *
+ * Flow: inputs.c (which files) -> pt_pipeline_read (summaries) ->
+ * pt_pipeline_report (pt_report, files written, text in a buffer).  The
+ * caller prints the text and the per-file warnings; nothing here prints.
+ * The report files are written by a function the caller passes (the page
+ * writer lives with the display, outside this library), and reading in
+ * parallel uses the caller's parallel-for (none: one thread).
+ */
+#ifndef PT_PIPELINE_H
+#define PT_PIPELINE_H
+
+#include <stddef.h>
+
+#include "../analysis/summary.h"
+#include "../analysis/summary_parse.h"
+#include "../report/report.h"
+#include "../util/error.h"
+#include "../util/strbuf.h"
+#include "diagnose.h"
+
+/* Run fn(ctx, i) for i in [0, n) on up to jobs threads; fn is thread-safe
+ * across different i. */
+typedef void pt_pipeline_parallel_fn(size_t n, long jobs, void (*fn)(void *ctx, size_t i),
+				     void *ctx);
+/* Write the report's files to dir (pt_report_write_dir's contract). */
+typedef int pt_pipeline_write_fn(const pt_report *r, const char *dir, pt_error *err);
+/* Called with the report before anything is written (the trigger adds its
+ * "trigger" key there). */
+typedef void pt_pipeline_hook_fn(pt_report *r, const void *ctx);
+
+enum {
+	PT_PIPELINE_TEXT,       /* the text report for people (pt_report_text_people) */
+	PT_PIPELINE_SEED_JSON,  /* the seed's section-by-section text (--format json) */
+	PT_PIPELINE_REPORT,     /* the whole report.json document (--json) */
+	PT_PIPELINE_NONE        /* no text (--quiet) */
+};
+
+typedef struct pt_pipeline_options {
+	pt_diag_options diag;
+	const char *outdir;            /* write outdir/PerfDisplay/ (NULL: no files) */
+	pt_pipeline_write_fn *write_dir; /* needed with outdir */
+	pt_pipeline_parallel_fn *parallel; /* NULL: read on this thread */
+	long jobs;                     /* threads for parallel (0: its default) */
+	int text;                      /* PT_PIPELINE_* */
+	size_t max_findings;           /* findings in the text (0: all; SIZE_MAX: the
+	                                  format's default, 10 or 50) */
+	size_t width;                  /* text line width (0: 120) */
+	pt_pipeline_hook_fn *hook;     /* NULL: none */
+	const void *hook_ctx;
+} pt_pipeline_options;
+
+/* The defaults: pt_diag_options_default, text for people, no files. */
+void pt_pipeline_options_default(pt_pipeline_options *o);
+
+/* Summaries read from files: s[i] for paths[i], never NULL (an unreadable
+ * file is a failed summary, pt_summary_failed, and msg[i] says why,
+ * without the path); free with pt_pipeline_summaries_free. */
+typedef struct pt_pipeline_summaries {
+	pt_summary **s;
+	char **msg;                /* per input: the problem, or NULL */
+	size_t n;
+	pt_summary_keys *keys;     /* pattern keys shared by all of them: 10,000
+	                              DLRM summaries hold 377 distinct keys; held
+	                              in memory they take 430 MB instead of
+	                              1,040 MB */
+	double seconds;            /* wall time of the read */
+} pt_pipeline_summaries;
+
+/* Read paths[0..n).  PT_ENOMEM (what was read is still in *out, to free);
+ * a file that cannot be read is no error. */
+int pt_pipeline_read(char *const *paths, size_t n, const pt_pipeline_options *o,
+		     pt_pipeline_summaries *out, pt_error *err);
+void pt_pipeline_summaries_free(pt_pipeline_summaries *set);  /* zeroed is fine */
+
+/* What pt_pipeline_report made: the text report (free with pt_sb_free),
+ * and its times. */
+typedef struct pt_pipeline_result {
+	pt_sb text;
+	double diagnose_wall, diagnose_cpu;  /* seconds (CPU: this thread's) */
+	double write_seconds;                /* files written, text rendered */
+} pt_pipeline_result;
+
+/* Diagnose s[0..n) (failed ones included), call the hook, write the
+ * report's files to o->outdir, render the text.  PT_EINVAL "no worker
+ * could be analysed (N inputs, all unreadable)" when none can be; the
+ * errors of pt_diagnose and of the writer; PT_ENOMEM "out of memory
+ * writing the text report".  res->text is the caller's to free either way. */
+int pt_pipeline_report(const pt_pipeline_options *o, pt_summary *const *s, size_t n,
+		       pt_pipeline_result *res, pt_error *err);
+
+#endif
