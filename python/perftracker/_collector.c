@@ -18,9 +18,7 @@
  * Rules: step() never does I/O, never takes a lock and never raises; every
  * error is logged once to stderr and the collector goes quiet.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <frameobject.h>
+#include "collector_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,58 +42,6 @@
 #include "util/strbuf.h"
 
 extern char **environ;
-
-#define NO_ACTION INT64_MAX
-
-/* ---- logging ------------------------------------------------------------- */
-
-static int log_verbose;
-static int log_count;
-
-/* First message goes to stderr, later ones only with PERFTRACKER_DEBUG=1:
- * a broken control directory must not flood the training log. */
-static void plog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void plog(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n, first = __atomic_fetch_add(&log_count, 1, __ATOMIC_RELAXED) == 0;
-
-	if (!first && !log_verbose)
-		return;
-	n = snprintf(buf, sizeof(buf), "perftracker: collector: ");
-	va_start(ap, fmt);
-	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(buf) - 40)
-		n = (int)sizeof(buf) - 40;
-	if (first && !log_verbose)
-		n += snprintf(buf + n, sizeof(buf) - (size_t)n, " (further errors not shown)");
-	buf[n++] = '\n';
-	if (write(2, buf, (size_t)n) < 0) {
-		/* nothing left to report to */
-	}
-}
-
-static void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void dlog(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	if (!log_verbose)
-		return;
-	n = snprintf(buf, sizeof(buf), "perftracker: collector[%ld]: ", (long)getpid());
-	va_start(ap, fmt);
-	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '\n';
-	if (write(2, buf, (size_t)n) < 0) {
-	}
-}
 
 static int64_t now_ns(void)
 {
@@ -517,87 +463,11 @@ static size_t tracer_write(FILE *f, int64_t base_ns, const char *pid_tok, const 
 	return written;
 }
 
-/* ---- collector state ------------------------------------------------------ */
-
-enum { W_IDLE, W_ARMED, W_PROFILING, W_EXPORT, W_FAILED };
-
-typedef struct window {
-	int phase;
-	char tid[PT_CONTROL_TID_MAX];
-	int64_t start, steps, actual_start, end;
-	double deadline;
-	int save_raw;
-	char torch_path[PT_CONTROL_PATH_MAX];
-	char final_path[PT_CONTROL_PATH_MAX];
-	/* From _window.stop(): */
-	int legacy;
-	int64_t trace_start_ns;
-	char pid_tok[96], tid_tok[96];
-	char backend[32];
-	int64_t rank, world;
-	char torch_version[32];
-	char error[512];
-	int status_dirty;
-	int use_tracer;
-} window;
-
-static struct collector {
-	/* Step path: written by the training thread, read by the background one. */
-	int64_t count;
-	int64_t next_action;
-	int started;
-	int quiet;
-	pid_t pid;
-
-	/* Configuration (set once before the thread starts). */
-	char dir[PT_CONTROL_PATH_MAX];
-	char spool[PT_CONTROL_PATH_MAX];
-	char host[PT_CONTROL_HOST_MAX];
-	char node[PT_CONTROL_HOST_MAX];
-	pt_worker_info info;
-	int heartbeat_ms, poll_ms;
-	size_t trace_events;
-	char **agent_argv;
-	PyObject *hook;
-
-	/* Background thread. */
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cond;
-	int stop;
-	int stopped;
-
-	window w;
-	char handled[PT_CONTROL_TID_MAX];
-	int io_failing;
-
-	/* Node channel (docs/collector.md, "Node channel"). */
-	char ndir[PT_CONTROL_PATH_MAX];  /* "" when unusable: direct mode only */
-	int agent_expected;              /* PERFTRACKER_AUTO_AGENT != 0 */
-	int mode;                        /* M_*; atomic: the watchdog reads it */
-	pt_node_worker rec;              /* our record (background thread only) */
-	int rec_dirty;                   /* status changed: write the record now */
-	int direct_status;               /* the status must (also) go to the shared dir */
-} G = { .next_action = NO_ACTION, .mu = PTHREAD_MUTEX_INITIALIZER };
+struct collector G = { .next_action = NO_ACTION, .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- background thread ---------------------------------------------------- */
 
 static uint64_t wd_random(void);
-/* How the worker talks to the control directory:
- * M_AGENT    through its node's agent (the node channel); no operation on
- *            the shared directory while idle;
- * M_DIRECT   no agent is expected (PERFTRACKER_AUTO_AGENT=0 and none seen):
- *            the shared directory directly at the configured rates;
- * M_FALLBACK an agent is expected or was seen but is down: the shared
- *            directory directly at FB_FACTOR times the configured
- *            intervals (a trigger still arrives, later);
- * M_WAIT     the first AGENT_GRACE_S seconds, while local rank 0 starts
- *            the agent: local only. */
-enum { M_DIRECT, M_AGENT, M_FALLBACK, M_WAIT };
-#define FB_POLL_FACTOR 20   /* fallback trigger/stack polls: 20 x 250 ms = 5 s */
-#define FB_HB_FACTOR 5      /* fallback heartbeats: 5 x 1 s = 5 s */
-#define AGENT_GRACE_S 5.0
-
 static void io_error(const char *what, const pt_error *e)
 {
 	char buf[1024];
@@ -1796,35 +1666,6 @@ static PyObject *Collector_step(PyObject *self, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
-static char **argv_from_list(PyObject *lst)
-{
-	Py_ssize_t n;
-	char **argv;
-
-	if (!lst || lst == Py_None || !PyList_Check(lst))
-		return NULL;
-	n = PyList_GET_SIZE(lst);
-	if (n == 0)
-		return NULL;
-	argv = calloc((size_t)n + 1, sizeof(char *));
-	if (!argv)
-		return NULL;
-	for (Py_ssize_t i = 0; i < n; i++) {
-		const char *s = PyUnicode_Check(PyList_GET_ITEM(lst, i))
-					? PyUnicode_AsUTF8(PyList_GET_ITEM(lst, i)) : NULL;
-
-		if (!s) {
-			PyErr_Clear();
-			for (Py_ssize_t j = 0; j < i; j++)
-				free(argv[j]);
-			free(argv);
-			return NULL;
-		}
-		argv[i] = strdup(s);
-	}
-	return argv;
-}
-
 static void atfork_child(void)
 {
 	/* A forked child (DataLoader worker) has no background thread and is
@@ -1841,92 +1682,21 @@ static void atfork_child(void)
 	WD.interp = NULL;
 }
 
-/* Collector(control_dir, spool_dir, rank, local_rank, world_size,
- *           local_world_size, hook, agent_argv, heartbeat_ms, poll_ms,
- *           trace_events, hang_s).  Never raises: problems are logged and the
- * collector stays inert. */
+/* Collector(...) (arguments: collector_env.c).  Never raises: problems are
+ * logged and the collector stays inert. */
 static int Collector_init(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "control_dir", "spool_dir", "rank", "local_rank", "world_size",
-				  "local_world_size", "hook", "agent_argv", "heartbeat_ms",
-				  "poll_ms", "trace_events", "hang_s", NULL };
-	const char *dir = NULL, *spool = NULL;
-	long long rank = 0, lrank = 0, world = 1, lworld = 1, events = 1 << 21;
-	int hb_ms = 1000, poll_ms = 250;
-	double hang_s = 0;
-	PyObject *hook = Py_None, *agent = Py_None;
+	config_args a;
 	pthread_condattr_t ca;
-	const char *dbg = getenv("PERFTRACKER_DEBUG");
 
-	log_verbose = dbg && *dbg && strcmp(dbg, "0");
+	config_log();
 	if (G.started)
 		return 0;  /* one collector per process; later instances share it */
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzLLLLOOiiLd", kwlist, &dir, &spool, &rank,
-					 &lrank, &world, &lworld, &hook, &agent, &hb_ms, &poll_ms,
-					 &events, &hang_s)) {
-		PyObject *t, *v, *tb;
-
-		PyErr_Fetch(&t, &v, &tb);
-		Py_XDECREF(t);
-		Py_XDECREF(v);
-		Py_XDECREF(tb);
-		plog("bad arguments to Collector(), collector disabled");
+	if (config_parse(args, kw, &a) || config_load(&a))
 		return 0;
-	}
-	snprintf(G.dir, sizeof(G.dir), "%s", dir && *dir ? dir : pt_control_default_dir());
-	snprintf(G.spool, sizeof(G.spool), "%s", spool && *spool ? spool
-								  : pt_control_default_spool());
-	/* A control or spool directory another user could write through
-	 * (docs/collector.md): one line, and the collector stays inert.  Other
-	 * failures (not there yet, read-only for now) are retried and logged
-	 * by the background thread. */
-	{
-		pt_error e;
-		char buf[1024];
-
-		pt_error_clear(&e);
-		if (pt_control_mkdirs(G.dir, &e) == PT_EPERM ||
-		    pt_control_mkdirs(G.spool, &e) == PT_EPERM) {
-			plog("%s; collector disabled", pt_error_format(&e, buf, sizeof(buf)));
-			G.quiet = 1;
-			return 0;
-		}
-	}
-	pt_control_hostname(G.host, sizeof(G.host));
-	pt_control_nodename(G.node, sizeof(G.node));
-	G.pid = getpid();
-	memset(&G.info, 0, sizeof(G.info));
-	pt_control_worker_id(G.info.id, sizeof(G.info.id), G.host, rank, G.pid);
-	snprintf(G.info.host, sizeof(G.info.host), "%s", G.host);
-	snprintf(G.info.node, sizeof(G.info.node), "%s", G.node);
-	G.info.rank = rank;
-	G.info.local_rank = lrank;
-	G.info.world_size = world;
-	G.info.local_world_size = lworld;
-	G.info.pid = G.pid;
-	G.info.started = pt_control_now();
-	G.heartbeat_ms = hb_ms > 10 ? hb_ms : 10;
-	G.poll_ms = poll_ms > 10 ? poll_ms : 10;
-	G.trace_events = events > 0 ? (size_t)events : 0;
-	G.agent_argv = argv_from_list(agent);
-	{
-		const char *aa = getenv("PERFTRACKER_AUTO_AGENT");
-		pt_error ne;
-
-		G.agent_expected = !(aa && !strcmp(aa, "0"));
-		pt_error_clear(&ne);
-		if (pt_nodechan_path(G.ndir, sizeof(G.ndir), G.dir, G.host) ||
-		    pt_nodechan_prepare(G.ndir, &ne)) {
-			char buf[1024];
-
-			dlog("no node channel (%s): talking to the control directory directly",
-			     pt_error_format(&ne, buf, sizeof(buf)));
-			G.ndir[0] = 0;
-		}
-	}
-	if (hook != Py_None) {
-		Py_INCREF(hook);
-		G.hook = hook;
+	if (a.hook != Py_None) {
+		Py_INCREF(a.hook);
+		G.hook = a.hook;
 	}
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1939,7 +1709,7 @@ static int Collector_init(PyObject *self, PyObject *args, PyObject *kw)
 	pthread_detach(G.thread);
 	pthread_atfork(NULL, NULL, atfork_child);
 	G.started = 1;
-	wd_start(hang_s);
+	wd_start(a.hang_s);
 	dlog("worker %s, control %s, spool %s", G.info.id, G.dir, G.spool);
 	return 0;
 }

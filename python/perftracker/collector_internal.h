@@ -1,0 +1,146 @@
+/*
+ * collector_internal.h - what the files of the collector extension share:
+ * the process-wide state (G: step count, configuration, window), the types
+ * and states, and the functions one file calls in another.  Not installed,
+ * not part of any API: only python/perftracker/ *.c include it.
+ *
+ * Everything declared here has hidden visibility, so the step path reads G
+ * PC-relative (no GOT load) and the module exports PyInit__collector only.
+ */
+#ifndef PT_COLLECTOR_INTERNAL_H
+#define PT_COLLECTOR_INTERNAL_H
+
+/*
+ * The flow, file by file (docs/collector.md, docs/hang.md):
+ *
+ *   _collector.c         module and type glue: Collector(), shutdown(), info()
+ *   collector_env.c      configuration (Collector() arguments, PERFTRACKER_*)
+ *                        and the collector's own log
+ *   (the step path, the background thread, the tracer, the export and the
+ *   watchdog: still in _collector.c)
+ *
+ * Rules: step() never does I/O, never takes a lock and never raises; every
+ * error is logged once to stderr and the collector goes quiet.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <frameobject.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "control/control.h"
+#include "control/nodechan.h"
+
+#pragma GCC visibility push(hidden)
+
+#define NO_ACTION INT64_MAX
+
+/* ---- log (collector_env.c) ------------------------------------------------ */
+
+extern int log_verbose;
+
+/* First message goes to stderr, later ones only with PERFTRACKER_DEBUG=1. */
+void plog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Only with PERFTRACKER_DEBUG=1. */
+void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- configuration (collector_env.c) -------------------------------------- */
+
+/* Collector()'s arguments (borrowed references; valid during __init__). */
+typedef struct config_args {
+	const char *dir, *spool;
+	long long rank, lrank, world, lworld, events;
+	int hb_ms, poll_ms;
+	double hang_s;
+	PyObject *hook, *agent;
+} config_args;
+
+void config_log(void);
+int config_parse(PyObject *args, PyObject *kw, config_args *a);
+int config_load(const config_args *a);
+
+/* ---- collector state ------------------------------------------------------ */
+
+enum { W_IDLE, W_ARMED, W_PROFILING, W_EXPORT, W_FAILED };
+
+typedef struct window {
+	int phase;
+	char tid[PT_CONTROL_TID_MAX];
+	int64_t start, steps, actual_start, end;
+	double deadline;
+	int save_raw;
+	char torch_path[PT_CONTROL_PATH_MAX];
+	char final_path[PT_CONTROL_PATH_MAX];
+	/* From _window.stop(): */
+	int legacy;
+	int64_t trace_start_ns;
+	char pid_tok[96], tid_tok[96];
+	char backend[32];
+	int64_t rank, world;
+	char torch_version[32];
+	char error[512];
+	int status_dirty;
+	int use_tracer;
+} window;
+
+/* How the worker talks to the control directory:
+ * M_AGENT    through its node's agent (the node channel); no operation on
+ *            the shared directory while idle;
+ * M_DIRECT   no agent is expected (PERFTRACKER_AUTO_AGENT=0 and none seen):
+ *            the shared directory directly at the configured rates;
+ * M_FALLBACK an agent is expected or was seen but is down: the shared
+ *            directory directly at FB_FACTOR times the configured
+ *            intervals (a trigger still arrives, later);
+ * M_WAIT     the first AGENT_GRACE_S seconds, while local rank 0 starts
+ *            the agent: local only. */
+enum { M_DIRECT, M_AGENT, M_FALLBACK, M_WAIT };
+#define FB_POLL_FACTOR 20   /* fallback trigger/stack polls: 20 x 250 ms = 5 s */
+#define FB_HB_FACTOR 5      /* fallback heartbeats: 5 x 1 s = 5 s */
+#define AGENT_GRACE_S 5.0
+
+extern struct collector {
+	/* Step path: written by the training thread, read by the background one. */
+	int64_t count;
+	int64_t next_action;
+	int started;
+	int quiet;
+	pid_t pid;
+
+	/* Configuration (set once before the thread starts). */
+	char dir[PT_CONTROL_PATH_MAX];
+	char spool[PT_CONTROL_PATH_MAX];
+	char host[PT_CONTROL_HOST_MAX];
+	char node[PT_CONTROL_HOST_MAX];
+	pt_worker_info info;
+	int heartbeat_ms, poll_ms;
+	size_t trace_events;
+	char **agent_argv;
+	PyObject *hook;
+
+	/* Background thread. */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int stop;
+	int stopped;
+
+	window w;
+	char handled[PT_CONTROL_TID_MAX];
+	int io_failing;
+
+	/* Node channel (docs/collector.md, "Node channel"). */
+	char ndir[PT_CONTROL_PATH_MAX];  /* "" when unusable: direct mode only */
+	int agent_expected;              /* PERFTRACKER_AUTO_AGENT != 0 */
+	int mode;                        /* M_*; atomic: the watchdog reads it */
+	pt_node_worker rec;              /* our record (background thread only) */
+	int rec_dirty;                   /* status changed: write the record now */
+	int direct_status;               /* the status must (also) go to the shared dir */
+} G;
+
+#pragma GCC visibility pop
+
+#endif
