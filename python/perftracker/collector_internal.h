@@ -16,8 +16,9 @@
  *   _collector.c         module and type glue: Collector(), shutdown(), info()
  *   collector_env.c      configuration (Collector() arguments, PERFTRACKER_*)
  *                        and the collector's own log
- *   (the step path, the background thread, the tracer, the export and the
- *   watchdog: still in _collector.c)
+ *   collector_tracer.c   the C Python-function tracer (torch without Kineto)
+ *   (the step path, the background thread, the export and the watchdog:
+ *   still in _collector.c)
  *
  * Rules: step() never does I/O, never takes a lock and never raises; every
  * error is logged once to stderr and the collector goes quiet.
@@ -62,6 +63,24 @@ typedef struct config_args {
 void config_log(void);
 int config_parse(PyObject *args, PyObject *kw, config_args *a);
 int config_load(const config_args *a);
+
+/* ---- Python function tracer (collector_tracer.c) -------------------------- */
+
+/* One tracer per process; not thread-safe: the training thread owns it
+ * while a window runs, the background thread before and after. */
+int tracer_alloc(size_t cap);  /* the event buffer, off the step path; no GIL */
+void tracer_free(void);        /* NULL-safe; clears everything */
+int tracer_start(void);        /* GIL held, in the traced thread; -1: not started */
+void tracer_stop(void);        /* GIL held; drops the code-object references */
+/* Pairs calls and returns into "X" events on f, ts relative to base_ns;
+ * first: no comma before the first.  Returns the number written. */
+size_t tracer_write(FILE *f, int64_t base_ns, const char *pid_tok, const char *tid_tok,
+		    int first);
+int tracer_active(void);
+void tracer_pause(int on);     /* around the profiler's own Python calls */
+int tracer_has_events(void);
+uint64_t tracer_dropped(void);
+int64_t tracer_start_ns(void);
 
 /* ---- collector state ------------------------------------------------------ */
 
