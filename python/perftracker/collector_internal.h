@@ -17,8 +17,9 @@
  *   collector_env.c      configuration (Collector() arguments, PERFTRACKER_*)
  *                        and the collector's own log
  *   collector_tracer.c   the C Python-function tracer (torch without Kineto)
- *   (the step path, the background thread, the export and the watchdog:
- *   still in _collector.c)
+ *   collector_watchdog.c Python stacks without the GIL, allocation-free
+ *   (the step path, the background thread and the export: still in
+ *   _collector.c)
  *
  * Rules: step() never does I/O, never takes a lock and never raises; every
  * error is logged once to stderr and the collector goes quiet.
@@ -81,6 +82,16 @@ void tracer_pause(int on);     /* around the profiler's own Python calls */
 int tracer_has_events(void);
 uint64_t tracer_dropped(void);
 int64_t tracer_start_ns(void);
+
+/* ---- watchdog (collector_watchdog.c) -------------------------------------- */
+
+void wd_start(double hang_s);   /* GIL held (Collector()); PERFTRACKER_WATCHDOG=0: off */
+void wd_stop(void);             /* before the interpreter goes; waits for a dump */
+void wd_atfork_child(void);
+int wd_enabled(void);
+double wd_hang_threshold(void); /* seconds without a step that mean stuck; 0: off */
+int64_t wd_dumps(void);         /* stack dumps written so far */
+uint64_t wd_random(void);       /* 64 unpredictable bits, no allocation */
 
 /* ---- collector state ------------------------------------------------------ */
 
