@@ -16,10 +16,13 @@
  *   _collector.c         module and type glue: Collector(), shutdown(), info()
  *   collector_env.c      configuration (Collector() arguments, PERFTRACKER_*)
  *                        and the collector's own log
+ *   collector_step.c     step(): one increment and one compare; at the armed
+ *                        step it starts, advances or stops the window through
+ *                        the Python layer (_window.py)
  *   collector_tracer.c   the C Python-function tracer (torch without Kineto)
+ *   collector_export.c   the raw trace in the spool: torch's export + tracer
  *   collector_watchdog.c Python stacks without the GIL, allocation-free
- *   (the step path, the background thread and the export: still in
- *   _collector.c)
+ *   (the background thread: still in _collector.c)
  *
  * Rules: step() never does I/O, never takes a lock and never raises; every
  * error is logged once to stderr and the collector goes quiet.
@@ -64,34 +67,6 @@ typedef struct config_args {
 void config_log(void);
 int config_parse(PyObject *args, PyObject *kw, config_args *a);
 int config_load(const config_args *a);
-
-/* ---- Python function tracer (collector_tracer.c) -------------------------- */
-
-/* One tracer per process; not thread-safe: the training thread owns it
- * while a window runs, the background thread before and after. */
-int tracer_alloc(size_t cap);  /* the event buffer, off the step path; no GIL */
-void tracer_free(void);        /* NULL-safe; clears everything */
-int tracer_start(void);        /* GIL held, in the traced thread; -1: not started */
-void tracer_stop(void);        /* GIL held; drops the code-object references */
-/* Pairs calls and returns into "X" events on f, ts relative to base_ns;
- * first: no comma before the first.  Returns the number written. */
-size_t tracer_write(FILE *f, int64_t base_ns, const char *pid_tok, const char *tid_tok,
-		    int first);
-int tracer_active(void);
-void tracer_pause(int on);     /* around the profiler's own Python calls */
-int tracer_has_events(void);
-uint64_t tracer_dropped(void);
-int64_t tracer_start_ns(void);
-
-/* ---- watchdog (collector_watchdog.c) -------------------------------------- */
-
-void wd_start(double hang_s);   /* GIL held (Collector()); PERFTRACKER_WATCHDOG=0: off */
-void wd_stop(void);             /* before the interpreter goes; waits for a dump */
-void wd_atfork_child(void);
-int wd_enabled(void);
-double wd_hang_threshold(void); /* seconds without a step that mean stuck; 0: off */
-int64_t wd_dumps(void);         /* stack dumps written so far */
-uint64_t wd_random(void);       /* 64 unpredictable bits, no allocation */
 
 /* ---- collector state ------------------------------------------------------ */
 
@@ -170,6 +145,43 @@ extern struct collector {
 	int rec_dirty;                   /* status changed: write the record now */
 	int direct_status;               /* the status must (also) go to the shared dir */
 } G;
+
+/* ---- Python function tracer (collector_tracer.c) -------------------------- */
+
+/* One tracer per process; not thread-safe: the training thread owns it
+ * while a window runs, the background thread before and after. */
+int tracer_alloc(size_t cap);  /* the event buffer, off the step path; no GIL */
+void tracer_free(void);        /* NULL-safe; clears everything */
+int tracer_start(void);        /* GIL held, in the traced thread; -1: not started */
+void tracer_stop(void);        /* GIL held; drops the code-object references */
+/* Pairs calls and returns into "X" events on f, ts relative to base_ns;
+ * first: no comma before the first.  Returns the number written. */
+size_t tracer_write(FILE *f, int64_t base_ns, const char *pid_tok, const char *tid_tok,
+		    int first);
+int tracer_active(void);
+void tracer_pause(int on);     /* around the profiler's own Python calls */
+int tracer_has_events(void);
+uint64_t tracer_dropped(void);
+int64_t tracer_start_ns(void);
+
+/* ---- step path (collector_step.c) ----------------------------------------- */
+
+/* Collector.step(): METH_NOARGS. */
+PyObject *Collector_step(PyObject *self, PyObject *unused);
+
+/* collector_export.c: the raw trace of window w (no GIL); 0, or -1 with
+ * w->error set.  torch's export is removed either way. */
+int export_trace(window *w);
+
+/* ---- watchdog (collector_watchdog.c) -------------------------------------- */
+
+void wd_start(double hang_s);   /* GIL held (Collector()); PERFTRACKER_WATCHDOG=0: off */
+void wd_stop(void);             /* before the interpreter goes; waits for a dump */
+void wd_atfork_child(void);
+int wd_enabled(void);
+double wd_hang_threshold(void); /* seconds without a step that mean stuck; 0: off */
+int64_t wd_dumps(void);         /* stack dumps written so far */
+uint64_t wd_random(void);       /* 64 unpredictable bits, no allocation */
 
 #pragma GCC visibility pop
 
