@@ -60,6 +60,19 @@ void dlog(const char *fmt, ...)
 	}
 }
 
+/* A control-directory failure: logged once until an operation succeeds
+ * again (the caller clears G.io_failing then), later ones with dlog. */
+void io_error(const char *what, const pt_error *e)
+{
+	char buf[1024];
+
+	if (!G.io_failing)
+		plog("%s: %s", what, pt_error_format(e, buf, sizeof(buf)));
+	else
+		dlog("%s: %s", what, pt_error_format(e, buf, sizeof(buf)));
+	G.io_failing = 1;
+}
+
 /* PERFTRACKER_DEBUG=1: every message, and the debug ones. */
 void config_log(void)
 {

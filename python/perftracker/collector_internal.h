@@ -2,7 +2,7 @@
  * collector_internal.h - what the files of the collector extension share:
  * the process-wide state (G: step count, configuration, window), the types
  * and states, and the functions one file calls in another.  Not installed,
- * not part of any API: only python/perftracker/ *.c include it.
+ * not part of any API: only the collector's own .c files include it.
  *
  * Everything declared here has hidden visibility, so the step path reads G
  * PC-relative (no GOT load) and the module exports PyInit__collector only.
@@ -16,13 +16,17 @@
  *   _collector.c         module and type glue: Collector(), shutdown(), info()
  *   collector_env.c      configuration (Collector() arguments, PERFTRACKER_*)
  *                        and the collector's own log
+ *   collector_bg.c       the background thread: node-channel mode, heartbeats,
+ *                        registration, hand-over of window work
+ *   collector_window.c   the window seen from the background thread: trigger
+ *                        polling, arming, status records
+ *   collector_agent.c    local rank 0 starts the node agent
  *   collector_step.c     step(): one increment and one compare; at the armed
  *                        step it starts, advances or stops the window through
  *                        the Python layer (_window.py)
  *   collector_tracer.c   the C Python-function tracer (torch without Kineto)
  *   collector_export.c   the raw trace in the spool: torch's export + tracer
  *   collector_watchdog.c Python stacks without the GIL, allocation-free
- *   (the background thread: still in _collector.c)
  *
  * Rules: step() never does I/O, never takes a lock and never raises; every
  * error is logged once to stderr and the collector goes quiet.
@@ -36,6 +40,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "control/control.h"
 #include "control/nodechan.h"
@@ -52,6 +57,9 @@ extern int log_verbose;
 void plog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Only with PERFTRACKER_DEBUG=1. */
 void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A control-directory failure: the first of a row goes to plog, the rest
+ * to dlog, until a success clears G.io_failing. */
+void io_error(const char *what, const pt_error *e);
 
 /* ---- configuration (collector_env.c) -------------------------------------- */
 
@@ -64,8 +72,11 @@ typedef struct config_args {
 	PyObject *hook, *agent;
 } config_args;
 
-void config_log(void);
+void config_log(void);  /* log_verbose from PERFTRACKER_DEBUG */
+/* 0, or -1 (logged, no Python error left) on bad arguments. */
 int config_parse(PyObject *args, PyObject *kw, config_args *a);
+/* Fills G's configuration (GIL held, before the threads start); -1: the
+ * collector stays inert (logged). */
 int config_load(const config_args *a);
 
 /* ---- collector state ------------------------------------------------------ */
@@ -168,6 +179,33 @@ int64_t tracer_start_ns(void);
 
 /* Collector.step(): METH_NOARGS. */
 PyObject *Collector_step(PyObject *self, PyObject *unused);
+
+/* ---- background thread (collector_bg.c, collector_window.c, ...) ---------- */
+
+void *bg_main(void *arg);
+
+/* Trigger poll state of one source (the node channel's mirror or the
+ * shared trigger.json). */
+typedef struct tpoll {
+	char dir[PT_CONTROL_PATH_MAX];   /* the directory holding trigger.json */
+	char path[PT_CONTROL_PATH_MAX];
+	struct timespec mtime;
+	off_t size;
+	ino_t ino;
+	double last_read;
+} tpoll;
+
+void tpoll_init(tpoll *p, const char *dir);
+/* Stat trigger.json, read it on change (and every reread_s), disarm or arm. */
+void trigger_poll(tpoll *p, double now, double reread_s);
+/* The status record of window w in state PT_STATE_* (node channel, and the
+ * shared directory unless the agent carries it). */
+void write_status(const window *w, const char *state);
+int window_work(void);  /* G.mu held; 1: an export was done */
+void window_exit(void); /* G.mu held; at shutdown */
+
+/* collector_agent.c: start the node agent unless one runs (local rank 0). */
+void ensure_agent(double now);
 
 /* collector_export.c: the raw trace of window w (no GIL); 0, or -1 with
  * w->error set.  torch's export is removed either way. */
