@@ -6,7 +6,7 @@
  *
  * Agents are the real thing (pt_agent from libperftracker, driven by
  * pt_agent_tick, hardware sampling off).  Workers follow the collector's
- * loop (python/perftracker/_collector.c) with the same library calls: in
+ * loop (python/perftracker/collector_bg.c) with the same library calls: in
  * agent mode a local record every heartbeat, a stat of the node channel's
  * trigger and stack-request mirrors every poll and an flock probe twice a
  * second; in direct mode (the protocol before the node channel, the

@@ -165,8 +165,8 @@ def build_sdist(sdist_directory, config_settings=None):
         for pkg, names in PKGS.items():
             for n in names:
                 t.add(os.path.join(pkg_root, pkg, n), "%s/python/%s/%s" % (base, pkg, n))
-        t.add(os.path.join(pkg_root, "perftracker", "_collector.c"),
-              base + "/python/perftracker/_collector.c")
+        for n in ("_collector.c", "collector_internal.h"):
+            t.add(os.path.join(pkg_root, "perftracker", n), base + "/python/perftracker/" + n)
         t.add(os.path.join(pkg_root, "_build", "ptbuild.py"), base + "/python/_build/ptbuild.py")
         t.add(os.path.join(pkg_root, "pyproject.toml"), base + "/python/pyproject.toml")
         if os.path.isfile(os.path.join(repo, "pyproject.toml")):

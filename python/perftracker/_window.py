@@ -1,6 +1,6 @@
 """The profiling window: the thin Python layer over torch.profiler.
 
-Called by the C collector (_collector.c) from inside step() at the armed
+Called by the C collector (collector_step.c) from inside step() at the armed
 step, at each step of the window and at its end; never on the idle step path.
 Exceptions propagate to the C side, which logs them once and disables the
 collector, so the training script never sees them.

@@ -1,8 +1,8 @@
 /*
  * hangcheck.c - `perftracker hang-check`: is the job hung, which worker is
  * stuck and where, right now.  Also the hang path of the trigger: both ask
- * every worker's watchdog (python/perftracker/_collector.c) for its Python
- * stacks through <control>/stacks/, classify the workers from their
+ * every worker's watchdog (python/perftracker/collector_watchdog.c) for its
+ * Python stacks through <control>/stacks/, classify the workers from their
  * heartbeats and pids, and analyse the stacks with src/diagnose/hang.c into
  * the report's "Hang" section (docs/hang.md).
  */

@@ -1,0 +1,164 @@
+/*
+ * collector_export.c - the raw trace of one window: at the window's end
+ * the background thread (collector_bg.c) turns torch.profiler's export into
+ * <spool>/<trigger>/<worker>.json for the node agent to summarise.  A
+ * Kineto export ('{') is moved as is; the legacy bare-array export is
+ * wrapped in a header (trigger, steps, base time, distributed info) and the
+ * C tracer's python_function events (collector_tracer.c) are spliced in.
+ * No GIL: the tracer's buffer is the background thread's by then.
+ */
+#include "collector_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/file.h"
+#include "util/strbuf.h"
+
+static int copy_fd(int in, FILE *out, off_t from, off_t to)
+{
+	char buf[1 << 16];
+
+	while (from < to) {
+		size_t want = (size_t)(to - from) < sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+		ssize_t r = pread(in, buf, want, from);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		if (fwrite(buf, 1, (size_t)r, out) != (size_t)r)
+			return -1;
+		from += r;
+	}
+	return 0;
+}
+
+/* Merge torch's export and the tracer's events into the raw trace
+ * <spool>/<tid>/<id>.json (no GIL; runs in the background thread). */
+int export_trace(window *w)
+{
+	char tmp[PT_CONTROL_PATH_MAX + 64];
+	int in = -1, rc = -1, ofd;
+	FILE *out = NULL;
+	struct stat st;
+	off_t first = -1, last = -1;
+	char c;
+	pt_sb hdr = { 0 };
+	size_t npy = 0;
+
+	in = open(w->torch_path, O_RDONLY | O_CLOEXEC);
+	if (in < 0 || fstat(in, &st) != 0) {
+		snprintf(w->error, sizeof(w->error), "cannot read torch trace '%.300s': %s",
+			 w->torch_path, strerror(errno));
+		goto out;
+	}
+	/* Find the first and last non-blank bytes: '[' ... ']' is the legacy
+	 * (bare array) export we splice into; '{' is Kineto's, kept as is. */
+	for (off_t i = 0; i < st.st_size && pread(in, &c, 1, i) == 1; i++)
+		if (!strchr(" \t\r\n", c)) {
+			first = i;
+			break;
+		}
+	for (off_t i = st.st_size - 1; i >= 0 && pread(in, &c, 1, i) == 1; i--)
+		if (!strchr(" \t\r\n", c)) {
+			last = i;
+			break;
+		}
+	if (first < 0 || last <= first) {
+		snprintf(w->error, sizeof(w->error), "torch trace '%.300s' is empty", w->torch_path);
+		goto out;
+	}
+	if (pread(in, &c, 1, first) != 1)
+		goto out;
+	if (c == '{') {
+		close(in);
+		in = -1;
+		if (rename(w->torch_path, w->final_path) != 0) {
+			snprintf(w->error, sizeof(w->error), "cannot move trace to '%.300s': %s",
+				 w->final_path, strerror(errno));
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
+	/* A new file under an unguessable name (O_EXCL|O_NOFOLLOW). */
+	ofd = pt_file_create_tmp(w->final_path, 0644, tmp, sizeof(tmp), NULL);
+	out = ofd >= 0 ? fdopen(ofd, "w") : NULL;
+	if (!out) {
+		snprintf(w->error, sizeof(w->error), "cannot write beside '%.300s': %s",
+			 w->final_path, strerror(errno));
+		if (ofd >= 0) {
+			close(ofd);
+			unlink(tmp);
+		}
+		goto out;
+	}
+	pt_sb_adds(&hdr, "{\"schemaVersion\":1,");
+	/* The legacy export's ts are µs since the profiler's start on
+	 * CLOCK_REALTIME: the base makes them absolute, so the agent can put the
+	 * node's hardware samples (same clock) beside the window. */
+	if (w->trace_start_ns > 0)
+		pt_sb_addf(&hdr, "\"baseTimeNanoseconds\":%lld,", (long long)w->trace_start_ns);
+	pt_sb_adds(&hdr, "\"distributedInfo\":{\"backend\":");
+	pt_sb_add_json_str(&hdr, w->backend, strlen(w->backend));
+	pt_sb_addf(&hdr, ",\"rank\":%lld,\"world_size\":%lld},\"perftracker\":{\"version\":1,"
+		   "\"trigger\":", (long long)w->rank, (long long)w->world);
+	pt_sb_add_json_str(&hdr, w->tid, strlen(w->tid));
+	pt_sb_adds(&hdr, ",\"host\":");
+	pt_sb_add_json_str(&hdr, G.host, strlen(G.host));
+	pt_sb_addf(&hdr, ",\"pid\":%ld,\"start_step\":%lld,\"end_step\":%lld,\"torch\":",
+		   (long)G.pid, (long long)w->actual_start, (long long)w->end);
+	pt_sb_add_json_str(&hdr, w->torch_version, strlen(w->torch_version));
+	pt_sb_addf(&hdr, ",\"python_tracer\":%s,\"python_events_dropped\":%llu},"
+		   "\"traceEvents\":", w->use_tracer && w->legacy ? "true" : "false",
+		   (unsigned long long)tracer_dropped());
+	if (hdr.oom || fwrite(hdr.buf, 1, hdr.len, out) != hdr.len)
+		goto out;
+	/* torch's array up to (not including) its closing ']' */
+	if (copy_fd(in, out, first, last) != 0)
+		goto out;
+	if (w->use_tracer && w->legacy && tracer_has_events()) {
+		/* An empty torch array ("[" only so far) needs no comma. */
+		int empty = 1;
+
+		for (off_t i = first + 1; i < last && pread(in, &c, 1, i) == 1; i++)
+			if (!strchr(" \t\r\n", c)) {
+				empty = 0;
+				break;
+			}
+		npy = tracer_write(out, w->trace_start_ns, w->pid_tok, w->tid_tok, empty);
+	}
+	fputs("]}\n", out);
+	if (fflush(out) != 0 || ferror(out)) {
+		snprintf(w->error, sizeof(w->error), "cannot write '%.300s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (fclose(out) != 0) {
+		out = NULL;
+		snprintf(w->error, sizeof(w->error), "cannot write '%.300s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	out = NULL;
+	if (rename(tmp, w->final_path) != 0) {
+		snprintf(w->error, sizeof(w->error), "cannot move trace to '%.300s': %s",
+			 w->final_path, strerror(errno));
+		goto out;
+	}
+	dlog("trace %s written (%zu python events, %llu dropped)", w->final_path, npy,
+	     (unsigned long long)tracer_dropped());
+	rc = 0;
+out:
+	pt_sb_free(&hdr);
+	if (out) {
+		fclose(out);
+		unlink(tmp);
+	}
+	if (in >= 0)
+		close(in);
+	unlink(w->torch_path);
+	return rc;
+}
