@@ -4,9 +4,10 @@
  *
  * Each subcommand lives in its own file (src/cli/<name>.c) and exports
  * cmd_<name>(argc, argv); main.c dispatches through a table, as git's
- * builtin/ does.  error() prints "perftracker: <msg>" and returns -1;
- * die() prints and exits 1; warning() prints and returns.  Option and
- * control-directory helpers shared by the subcommands live in common.c.
+ * builtin/ does.  The printing helpers live in usage.c: error() prints
+ * "perftracker: <msg>" and returns -1; die() prints and exits 1; warning()
+ * prints and returns.  Option and control-directory helpers shared by the
+ * subcommands live in common.c.
  */
 #ifndef PT_CLI_H
 #define PT_CLI_H
@@ -19,6 +20,7 @@ struct pt_cmd {
 	const char *help;
 };
 
+/* ---- usage.c ---- */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 __attribute__((noreturn)) void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
