@@ -1,9 +1,9 @@
 /*
  * common.c - command-line helpers every subcommand shares (see cli.h):
- * option values ("--opt VAL" or "--opt=VAL"), the clock and sleeping of
- * the commands that wait (trigger, hang-check, analyze), and the control
- * directory's worker list for the commands that look at a running job
- * (status, hang-check).
+ * options several commands take (--nsys-gpu-metrics, --comm-kernels), the
+ * clock and sleeping of the commands that wait (trigger, hang-check,
+ * analyze), and the control directory's worker list for the commands that
+ * look at a running job (status, hang-check).
  */
 #include "cli.h"
 #include "control/control.h"
@@ -82,6 +82,18 @@ int cli_nsys_hz_opt(int argc, char **argv, int *i)
 	return hz;
 }
 
+
+int cli_opt_nsys_hz(const pt_opt *o, const char *arg, void *target, pt_error *e)
+{
+	int hz = PT_NSYS_HZ_DEFAULT;
+
+	if (arg && pt_nsys_parse_hz(arg, &hz))
+		return pt_error_set(e, PT_EINVAL, -1,
+				    "option '--%s': '%s' is not a rate in Hz from %d to %d",
+				    o->long_name, arg, PT_NSYS_HZ_MIN, PT_NSYS_HZ_MAX);
+	*(int *)target = hz;
+	return 0;
+}
 
 /* ---- communication-kernel rules (src/model/commkind.h) ------------------ */
 

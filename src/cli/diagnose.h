@@ -11,6 +11,7 @@
 
 #include "analysis/summary.h"
 #include "diagnose/diagnose.h"
+#include "util/opts.h"
 
 typedef struct cli_diag {
 	pt_diag_options opt;
@@ -28,11 +29,13 @@ typedef struct cli_diag {
 enum { CLI_FMT_TEXT, CLI_FMT_JSON };
 
 void cli_diag_init(cli_diag *d);
-/* Consume argv[*i] (and its value) if it is a diagnosis option; 1 if it
- * was, 0 if not.  Dies with a one-line error on a bad value. */
-int cli_diag_option(cli_diag *d, int argc, char **argv, int *i);
-/* The option lines of both commands' --help. */
-extern const char cli_diag_help[];
+/* The diagnosis options as option tables (util/opts.h) for PT_OPT_INCLUDE
+ * with a cli_diag *: -o DIR (not the trigger's: its run folder is the
+ * output); -j, -q, --time (compare's too); the thresholds and the text
+ * report's form (analyze, diagnose, the trigger). */
+extern const pt_opt cli_diag_output_opts[];
+extern const pt_opt cli_diag_run_opts[];
+extern const pt_opt cli_diag_opts[];
 
 /* Run fn(ctx, i) for i in [0, n) on up to jobs threads (jobs <= 0: online
  * CPUs).  fn must be thread-safe across different i. */
