@@ -56,17 +56,6 @@ void cli_usage_print(FILE *f, const cli_usage *u, const pt_opt *opts);
  * line(s) and where the options are, on stderr; returns -1. */
 int cli_usage_error(const cli_usage *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Parse a non-negative integer / double option value or die naming the option. */
-long opt_long(const char *opt, const char *val);
-double opt_double(const char *opt, const char *val);
-
-/* Option matching (src/cli/common.c).  cli_is_opt: arg is name or
- * "name=...".  cli_opt_value: the value of option argv[*i], from its
- * "--opt=VAL" form or the next argument (advancing *i); dies with "option
- * 'ARG' needs a value" when there is none. */
-int cli_is_opt(const char *arg, const char *name);
-const char *cli_opt_value(int argc, char **argv, int *i);
-
 /* Monotonic seconds; sleep for s seconds (s >= 0). */
 double cli_now(void);
 void cli_sleep(double s);
@@ -77,9 +66,6 @@ int cli_opt_nsys_hz(const pt_opt *o, const char *arg, void *target, pt_error *e)
 #define CLI_OPT_NSYS_HZ(target, help) \
 	PT_OPT_CALLBACK(0, "nsys-gpu-metrics", PT_TO(target), "HZ", cli_opt_nsys_hz, \
 			PT_OPT_OPTARG, help)
-/* --nsys-gpu-metrics[=HZ] / --nsys-gpu-metrics HZ at argv[*i] (advances *i past
- * a separate value); the rate in Hz, default PT_NSYS_HZ_DEFAULT; dies on a bad rate. */
-int cli_nsys_hz_opt(int argc, char **argv, int *i);
 /* User rules for which kernels are communication (src/model/commkind.h):
  * the file named by PERFTRACKER_COMM_KERNELS, then every "--comm-kernels
  * FILE" of argv, which are taken out of argv (argc updated).  0, or -1

@@ -16,18 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *cli_opt_value(int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *eq = strchr(a, '=');
-
-	if (eq && a[0] == '-' && a[1] == '-')
-		return eq + 1;
-	if (*i + 1 >= argc)
-		die("option '%s' needs a value", a);
-	return argv[++*i];
-}
-
-int cli_is_opt(const char *arg, const char *name)
+/* arg is "--name" or "--name=...". */
+static int is_opt(const char *arg, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -66,23 +56,6 @@ int cli_control_workers(const char **dir, struct pt_worker_entry **w, size_t *n)
 	return rc;
 }
 
-/* --nsys-gpu-metrics[=HZ], or --nsys-gpu-metrics HZ when a number follows. */
-int cli_nsys_hz_opt(int argc, char **argv, int *i)
-{
-	const char *o = argv[*i], *eq = strchr(o, '='), *v = NULL;
-	int hz = PT_NSYS_HZ_DEFAULT;
-
-	if (eq)
-		v = eq + 1;
-	else if (*i + 1 < argc && argv[*i + 1][0] >= '0' && argv[*i + 1][0] <= '9')
-		v = argv[++*i];
-	if (v && pt_nsys_parse_hz(v, &hz))
-		die("option '--nsys-gpu-metrics': '%s' is not a rate in Hz from %d to %d", v,
-		    PT_NSYS_HZ_MIN, PT_NSYS_HZ_MAX);
-	return hz;
-}
-
-
 int cli_opt_nsys_hz(const pt_opt *o, const char *arg, void *target, pt_error *e)
 {
 	int hz = PT_NSYS_HZ_DEFAULT;
@@ -112,7 +85,7 @@ int cli_comm_kernels(int *argc, char **argv)
 	for (i = 1, j = 1; i < *argc; i++) {
 		const char *a = argv[i], *v;
 
-		if (!cli_is_opt(a, "--comm-kernels")) {
+		if (!is_opt(a, "--comm-kernels")) {
 			argv[j++] = argv[i];
 			continue;
 		}

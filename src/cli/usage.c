@@ -12,7 +12,6 @@
 
 #include "cli.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,34 +59,6 @@ int error_pt(const pt_error *e)
 	char buf[1024];
 
 	return error("%s", pt_error_format(e, buf, sizeof(buf)));
-}
-
-long opt_long(const char *opt, const char *val)
-{
-	char *end;
-	long v;
-
-	if (!val)
-		die("option '%s' needs a value", opt);
-	errno = 0;
-	v = strtol(val, &end, 10);
-	if (errno || end == val || *end || v < 0)
-		die("option '%s': '%s' is not a non-negative integer", opt, val);
-	return v;
-}
-
-double opt_double(const char *opt, const char *val)
-{
-	char *end;
-	double v;
-
-	if (!val)
-		die("option '%s' needs a value", opt);
-	errno = 0;
-	v = strtod(val, &end);
-	if (errno || end == val || *end || !(v >= 0))
-		die("option '%s': '%s' is not a non-negative number", opt, val);
-	return v;
 }
 
 /* ---- command lines: option tables and their --help ----------------------- */
