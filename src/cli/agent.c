@@ -293,7 +293,7 @@ int cmd_agent(int argc, char **argv)
 	if (npos < 0)
 		return npos == CLI_HELP ? 0 : -1;
 	if (npos > 0)
-		return cli_usage_error(&usage, "agent: unexpected argument '%s'", argv[1]);
+		return cli_usage_unexpected(&usage, argv[1]);
 	pt_agent_init(&a, dir, spool, host);
 	/* --once handles traces whose windows are over: nothing to sample. */
 	a.hw_off = no_hw || once;

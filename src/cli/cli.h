@@ -55,6 +55,8 @@ void cli_usage_print(FILE *f, const cli_usage *u, const pt_opt *opts);
 /* A usage error (a missing or extra argument): the message, the usage
  * line(s) and where the options are, on stderr; returns -1. */
 int cli_usage_error(const cli_usage *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An argument the command does not take: one line naming it, -1. */
+int cli_usage_unexpected(const cli_usage *u, const char *arg);
 
 /* Monotonic seconds; sleep for s seconds (s >= 0). */
 double cli_now(void);

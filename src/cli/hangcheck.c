@@ -406,7 +406,7 @@ int cmd_hang_check(int argc, char **argv)
 	if (npos < 0)
 		return npos == CLI_HELP ? 0 : -1;
 	if (npos > 0)
-		return cli_usage_error(&usage, "hang-check: unexpected argument '%s'", argv[1]);
+		return cli_usage_unexpected(&usage, argv[1]);
 	if (cli_control_workers(&h.dir, &all, &n))
 		return -1;
 	pt_error_clear(&e);

@@ -176,7 +176,7 @@ int cmd_status(int argc, char **argv)
 	if (npos < 0)
 		return npos == CLI_HELP ? 0 : -1;
 	if (npos > 0)
-		return cli_usage_error(&usage, "status: unexpected argument '%s'", argv[1]);
+		return cli_usage_unexpected(&usage, argv[1]);
 	if (cli_control_workers(&dir, &w, &n))
 		return -1;
 	pt_control_nodename(node, sizeof(node));

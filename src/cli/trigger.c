@@ -433,7 +433,7 @@ int cmd_trigger(int argc, char **argv)
 	if (npos < 0)
 		return npos == CLI_HELP ? 0 : -1;
 	if (npos > 0)
-		return cli_usage_error(&usage, "trigger: unexpected argument '%s'", argv[1]);
+		return cli_usage_unexpected(&usage, argv[1]);
 	(void)trigger_on; /* `perftracker trigger` needs no flag; --trigger-on is the reference's */
 	if (!dir)
 		dir = pt_control_default_dir();

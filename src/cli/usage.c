@@ -196,6 +196,12 @@ int cli_usage_error(const cli_usage *u, const char *fmt, ...)
 	return -1;
 }
 
+int cli_usage_unexpected(const cli_usage *u, const char *arg)
+{
+	return error("%s: unexpected argument '%s' (see 'perftracker %s --help')", u->name, arg,
+		     u->name);
+}
+
 int cli_parse_options(const cli_usage *u, const pt_opt *opts, int argc, char **argv)
 {
 	pt_error e;
