@@ -230,6 +230,43 @@ static int hw_check(pt_sampler_options *o, double seconds)
 	return 0;
 }
 
+/* --auto-profile: the thread that watches this host's workers (its
+ * reports go to auto_out, $PERFTRACKER_OUTPUT_DIR or the default). */
+static void auto_begin(autoctx *c, const pt_autoprof_options *apo, const pt_agent *a,
+		       const char *auto_out, const char *argv0)
+{
+	char m[PT_CONTROL_PATH_MAX + 200];
+
+	c->ap = pt_autoprof_new(apo);
+	c->dir = a->dir;
+	c->host = a->host;
+	c->outdir = auto_out ? auto_out : getenv("PERFTRACKER_OUTPUT_DIR");
+	if (!c->outdir || !*c->outdir)
+		c->outdir = PT_CONTROL_DEFAULT_OUTPUT;
+	if (!c->ap || auto_start(c, argv0)) {
+		log_line((void *)a->host, "auto-profile: cannot start its thread");
+		return;
+	}
+	snprintf(m, sizeof(m), "auto-profile: on (window %lld iterations, slowdown +%.0f%%, "
+		 "cool-down %.0f s, output %s)", (long long)apo->window, apo->slowdown * 100,
+		 apo->cooldown, c->outdir);
+	log_line((void *)a->host, m);
+}
+
+/* SIGINT, SIGTERM, SIGHUP stop the agent's loop (stop_flag); a reader that
+ * goes away is not a reason to die. */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	const char *dir = NULL, *spool = NULL, *host = NULL;
@@ -244,7 +281,6 @@ int cmd_agent(int argc, char **argv)
 	autoctx ac;
 	pt_agent a;
 	pt_error e;
-	struct sigaction sa;
 	int npos;
 	const pt_opt opts[] = {
 		PT_OPT_STRING(0, "control-dir", PT_TO(&dir), "DIR",
@@ -359,12 +395,7 @@ int cmd_agent(int argc, char **argv)
 		pt_agent_free(&a);
 		return -1;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	catch_stop_signals();
 	if (!once)
 		log_line(a.host, "started");
 	if (once) {
@@ -373,24 +404,8 @@ int cmd_agent(int argc, char **argv)
 			error_pt(&e);
 		rc = rc < 0 ? -1 : 0;
 	} else {
-		if (auto_on) {
-			ac.ap = pt_autoprof_new(&apo);
-			ac.dir = a.dir;
-			ac.host = a.host;
-			ac.outdir = auto_out ? auto_out : getenv("PERFTRACKER_OUTPUT_DIR");
-			if (!ac.outdir || !*ac.outdir)
-				ac.outdir = PT_CONTROL_DEFAULT_OUTPUT;
-			if (!ac.ap || auto_start(&ac, argv[0]))
-				log_line(a.host, "auto-profile: cannot start its thread");
-			else {
-				char m[PT_CONTROL_PATH_MAX + 200];
-
-				snprintf(m, sizeof(m), "auto-profile: on (window %lld iterations, slowdown "
-					 "+%.0f%%, cool-down %.0f s, output %s)", (long long)apo.window,
-					 apo.slowdown * 100, apo.cooldown, ac.outdir);
-				log_line(a.host, m);
-			}
-		}
+		if (auto_on)
+			auto_begin(&ac, &apo, &a, auto_out, argv[0]);
 		rc = pt_agent_run(&a, &stop_flag, &e) ? -1 : 0;
 		auto_stop(&ac);
 		pt_autoprof_free(ac.ap);

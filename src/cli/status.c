@@ -143,6 +143,40 @@ static void list_agents(const char *dir, double now, pt_sb *js, int json)
 	pt_control_names_free(names, n);
 }
 
+/* One worker of `status --json`. */
+static void json_worker(pt_sb *js, const pt_worker_entry *x, const char *live, double since,
+			const char *fl, double behind)
+{
+	pt_sb_adds(js, "{\"id\":");
+	pt_sb_add_json_str(js, x->info.id, strlen(x->info.id));
+	pt_sb_adds(js, ",\"host\":");
+	pt_sb_add_json_str(js, x->info.host, strlen(x->info.host));
+	pt_sb_addf(js, ",\"rank\":%lld,\"local_rank\":%lld,\"world_size\":%lld,"
+		   "\"pid\":%lld,\"step\":%lld,\"rate\":",
+		   (long long)x->info.rank, (long long)x->info.local_rank,
+		   (long long)x->info.world_size, (long long)x->info.pid,
+		   (long long)x->hb.step);
+	pt_sb_add_double(js, x->hb.rate);
+	pt_sb_adds(js, ",\"since_last_step\":");
+	if (since >= 0)
+		pt_sb_add_double(js, since);
+	else
+		pt_sb_adds(js, "null");
+	pt_sb_adds(js, ",\"state\":");
+	pt_sb_add_json_str(js, x->hb.state[0] ? x->hb.state : "unknown",
+			   strlen(x->hb.state[0] ? x->hb.state : "unknown"));
+	pt_sb_adds(js, ",\"liveness\":");
+	pt_sb_add_json_str(js, live, strlen(live));
+	pt_sb_adds(js, ",\"behind\":");
+	pt_sb_add_double(js, round(behind * 10) / 10);
+	pt_sb_adds(js, ",\"flags\":[");
+	if (strstr(fl, "laggard"))
+		pt_sb_adds(js, "\"laggard\"");
+	if (strstr(fl, "silent"))
+		pt_sb_adds(js, strstr(fl, "laggard") ? ",\"silent\"" : "\"silent\"");
+	pt_sb_adds(js, "]}");
+}
+
 int cmd_status(int argc, char **argv)
 {
 	const char *dir = NULL;
@@ -223,34 +257,7 @@ int cmd_status(int argc, char **argv)
 		if (json) {
 			if (shown++)
 				pt_sb_addc(&js, ',');
-			pt_sb_adds(&js, "{\"id\":");
-			pt_sb_add_json_str(&js, x->info.id, strlen(x->info.id));
-			pt_sb_adds(&js, ",\"host\":");
-			pt_sb_add_json_str(&js, x->info.host, strlen(x->info.host));
-			pt_sb_addf(&js, ",\"rank\":%lld,\"local_rank\":%lld,\"world_size\":%lld,"
-				   "\"pid\":%lld,\"step\":%lld,\"rate\":",
-				   (long long)x->info.rank, (long long)x->info.local_rank,
-				   (long long)x->info.world_size, (long long)x->info.pid,
-				   (long long)x->hb.step);
-			pt_sb_add_double(&js, x->hb.rate);
-			pt_sb_adds(&js, ",\"since_last_step\":");
-			if (since >= 0)
-				pt_sb_add_double(&js, since);
-			else
-				pt_sb_adds(&js, "null");
-			pt_sb_adds(&js, ",\"state\":");
-			pt_sb_add_json_str(&js, x->hb.state[0] ? x->hb.state : "unknown",
-					   strlen(x->hb.state[0] ? x->hb.state : "unknown"));
-			pt_sb_adds(&js, ",\"liveness\":");
-			pt_sb_add_json_str(&js, live, strlen(live));
-			pt_sb_adds(&js, ",\"behind\":");
-			pt_sb_add_double(&js, round(behind * 10) / 10);
-			pt_sb_adds(&js, ",\"flags\":[");
-			if (strstr(fl, "laggard"))
-				pt_sb_adds(&js, "\"laggard\"");
-			if (strstr(fl, "silent"))
-				pt_sb_adds(&js, strstr(fl, "laggard") ? ",\"silent\"" : "\"silent\"");
-			pt_sb_adds(&js, "]}");
+			json_worker(&js, x, live, since, fl, behind);
 		} else {
 			char age[32], rate[32], st[64];
 
