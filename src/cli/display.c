@@ -5,8 +5,6 @@
  * The last step of the flow: DIR/PerfDisplay/ -> browser.  Runs until
  * Ctrl-C (SIGINT) or SIGTERM, then stops the server and exits 0.
  */
-#include <stddef.h> /* error.h (via cli.h) uses size_t without it */
-
 #include "cli.h"
 #include "display/page.h"
 #include "display/server.h"

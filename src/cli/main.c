@@ -10,14 +10,11 @@
  * BEL, CR, C1) as visible escapes, so a kernel, function, file or host name
  * from a trace or a control directory cannot drive the user's terminal.
  */
-#include <stddef.h> /* util/error.h (via cli.h) uses size_t without it */
-
 #include "cli.h"
 #include "perftracker.h"
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 

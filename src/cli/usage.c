@@ -8,8 +8,6 @@
  * "perftracker: <msg>" on stderr (already escaped for the terminal by
  * main.c).
  */
-#include <stddef.h> /* util/error.h (via cli.h) uses size_t without it */
-
 #include "cli.h"
 
 #include <stdarg.h>
