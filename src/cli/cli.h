@@ -1,13 +1,16 @@
 /*
  * cli.h - what every subcommand file in src/cli shares: the command table
- * entry type and the only functions in the project that print errors.
+ * entry type, the only functions in the project that print errors, and
+ * the parsing and --help of a command's option table.
  *
  * Each subcommand lives in its own file (src/cli/<name>.c) and exports
  * cmd_<name>(argc, argv); main.c dispatches through a table, as git's
- * builtin/ does.  The printing helpers live in usage.c: error() prints
- * "perftracker: <msg>" and returns -1; die() prints and exits 1; warning()
- * prints and returns.  Option and control-directory helpers shared by the
- * subcommands live in common.c.
+ * builtin/ does.  Each declares its options in a pt_opt table
+ * (util/opts.h) and hands it to cli_parse_options.  The printing helpers
+ * live in usage.c: error() prints "perftracker: <msg>" and returns -1;
+ * die() prints and exits 1; warning() prints and returns.  Options and
+ * control-directory helpers shared by several subcommands live in common.c
+ * (and diagnose.h for the diagnosis options).
  */
 #ifndef PT_CLI_H
 #define PT_CLI_H
@@ -52,8 +55,8 @@ int cli_parse_options(const cli_usage *u, const pt_opt *opts, int argc, char **a
 /* The help: usage line(s), about, the option table (included tables under
  * their headings) aligned in two columns, -h, the footer. */
 void cli_usage_print(FILE *f, const cli_usage *u, const pt_opt *opts);
-/* A usage error (a missing or extra argument): the message, the usage
- * line(s) and where the options are, on stderr; returns -1. */
+/* A usage error (a missing argument): the message, the usage line(s) and
+ * where the options are, on stderr; returns -1. */
 int cli_usage_error(const cli_usage *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An argument the command does not take: one line naming it, -1. */
 int cli_usage_unexpected(const cli_usage *u, const char *arg);
