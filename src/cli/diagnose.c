@@ -40,7 +40,9 @@ const pt_opt cli_diag_run_opts[] = {
 	PT_OPT_END(),
 };
 
-static const char *const formats[] = { "text", "json", NULL }; /* CLI_FMT_* */
+/* --format stores the index of the word: CLI_FMT_*. */
+static const char *const formats[] = { "text", "json", NULL };
+_Static_assert(CLI_FMT_TEXT == 0 && CLI_FMT_JSON == 1, "formats[] follows CLI_FMT_*");
 
 const pt_opt cli_diag_opts[] = {
 	PT_OPT_DOUBLE(0, "z", PT_AT(cli_diag, opt.z), "Z",

@@ -44,7 +44,10 @@ static const cli_usage usage = {
 	NULL,
 };
 
-static const char *const raw_policies[] = { "none", "master", "all", NULL }; /* PT_RAW_* */
+/* --save-raw-trace stores the index of the word: PT_RAW_*. */
+static const char *const raw_policies[] = { "none", "master", "all", NULL };
+_Static_assert(PT_RAW_NONE == 0 && PT_RAW_MASTER == 1 && PT_RAW_ALL == 2,
+	       "raw_policies[] follows PT_RAW_*");
 
 enum { WS_NONE, WS_ARMED, WS_PROFILING, WS_TRACED, WS_SUMMARIZED, WS_FAILED, WS_MISSING };
 
