@@ -22,40 +22,15 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-	"usage: perftracker agent [options]\n"
-	"\n"
+static const cli_usage usage = {
+	"agent",
+	"perftracker agent [options]",
 	"Summarise the raw traces the workers of this node drop in the spool, keep or\n"
 	"delete them as the trigger says, and publish the summaries in the control\n"
-	"directory (docs/collector.md).  One agent per node and control directory.\n"
-	"\n"
-	"options:\n"
-	"  --control-dir DIR       control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)\n"
-	"  --spool-dir DIR         node-local spool ($PERFTRACKER_SPOOL_DIR, /tmp/perftracker/spool)\n"
-	"  --host NAME             host name of this node ($PERFTRACKER_HOST, gethostname())\n"
-	"  --detach                run in the background (exits 0 at once)\n"
-	"  --exit-when-idle SEC    exit after SEC seconds without a live worker here (0: never)\n"
-	"  --once                  handle what is there now and exit\n"
-	"  -j, --jobs N            traces summarised in parallel (min(4, CPUs))\n"
-	"  --poll SEC              stat trigger.json every SEC (1; the spool and the\n"
-	"                          node channel every min(SEC, 0.2))\n"
-	"  --hw-interval-ms MS     hardware sampling interval: NVLink, NIC, InfiniBand (1)\n"
-	"  --hw-slow-interval-ms MS  GPU utilisation, clocks, power, PCIe, CPU, memory (100)\n"
-	"  --no-hw                 no hardware sampling (nor nsys capture) during the window\n"
-	"  --hw-cpu-budget F       share of one core a sampling thread may use (0.2; 0: no limit)\n"
-	"  --nsys-gpu-metrics [HZ] capture GPU metrics with nsys at HZ (10000) during every\n"
-	"                          window, not only when the trigger asks (needs nsys on PATH)\n"
-	"  --auto-profile          profile by itself when a worker here slows down (docs/hang.md)\n"
-	"  --auto-window N         iterations per window compared (50)\n"
-	"  --auto-slowdown F       profile when the last window is slower than the best by F (0.3)\n"
-	"  --auto-cooldown SEC     at most one trigger per SEC, any trigger counts (600)\n"
-	"  --auto-output-dir DIR   where its reports go ($PERFTRACKER_OUTPUT_DIR, /tmp/perftracker/output)\n"
-	"  --hw-check [SEC]        sample this node for SEC seconds (1), print what was\n"
-	"                          found, the note and the cost per sample, and exit\n"
-	"  -h, --help              show this help\n"
-	"\n"
+	"directory (docs/collector.md).  One agent per node and control directory.\n",
 	"The library loaded for GPU metrics is $PERFTRACKER_NVML, else libnvidia-ml.so.1\n"
-	"(docs/hardware.md).\n";
+	"(docs/hardware.md).\n",
+};
 
 static volatile int stop_flag;
 
@@ -170,13 +145,33 @@ static void log_line(void *ctx, const char *msg)
 	fflush(stderr);
 }
 
-static int64_t opt_ms(const char *opt, const char *val)
+/* --hw-interval-ms, --hw-slow-interval-ms: milliseconds into an int64_t of
+ * nanoseconds. */
+static int opt_ms(const pt_opt *o, const char *arg, void *target, pt_error *e)
 {
-	double ms = opt_double(opt, val);
+	char *end;
+	double ms = strtod(arg, &end);
 
-	if (!(ms > 0) || ms > 3600e3)
-		die("option '%s' needs a number of milliseconds above 0, not '%s'", opt, val);
-	return (int64_t)(ms * 1e6 + 0.5);
+	if (end == arg || *end || !(ms > 0) || ms > 3600e3)
+		return pt_error_set(e, PT_EINVAL, -1,
+				    "option '--%s' needs a number of milliseconds above 0, not '%s'",
+				    o->long_name, arg);
+	*(int64_t *)target = (int64_t)(ms * 1e6 + 0.5);
+	return 0;
+}
+
+/* --hw-check [SEC]: seconds above 0, 1 when none is given. */
+static int opt_check(const pt_opt *o, const char *arg, void *target, pt_error *e)
+{
+	char *end = NULL;
+	double sec = arg ? strtod(arg, &end) : 1;
+
+	if ((arg && (end == arg || *end)) || !(sec > 0))
+		return pt_error_set(e, PT_EINVAL, -1,
+				    "option '--%s' needs a number of seconds above 0, not '%s'",
+				    o->long_name, arg);
+	*(double *)target = sec;
+	return 0;
 }
 
 /* --hw-check: sample this node like the agent does during a window. */
@@ -229,6 +224,43 @@ static int hw_check(pt_sampler_options *o, double seconds)
 	return 0;
 }
 
+/* --auto-profile: the thread that watches this host's workers (its
+ * reports go to auto_out, $PERFTRACKER_OUTPUT_DIR or the default). */
+static void auto_begin(autoctx *c, const pt_autoprof_options *apo, const pt_agent *a,
+		       const char *auto_out, const char *argv0)
+{
+	char m[PT_CONTROL_PATH_MAX + 200];
+
+	c->ap = pt_autoprof_new(apo);
+	c->dir = a->dir;
+	c->host = a->host;
+	c->outdir = auto_out ? auto_out : getenv("PERFTRACKER_OUTPUT_DIR");
+	if (!c->outdir || !*c->outdir)
+		c->outdir = PT_CONTROL_DEFAULT_OUTPUT;
+	if (!c->ap || auto_start(c, argv0)) {
+		log_line((void *)a->host, "auto-profile: cannot start its thread");
+		return;
+	}
+	snprintf(m, sizeof(m), "auto-profile: on (window %lld iterations, slowdown +%.0f%%, "
+		 "cool-down %.0f s, output %s)", (long long)apo->window, apo->slowdown * 100,
+		 apo->cooldown, c->outdir);
+	log_line((void *)a->host, m);
+}
+
+/* SIGINT, SIGTERM, SIGHUP stop the agent's loop (stop_flag); a reader that
+ * goes away is not a reason to die. */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	const char *dir = NULL, *spool = NULL, *host = NULL;
@@ -243,64 +275,55 @@ int cmd_agent(int argc, char **argv)
 	autoctx ac;
 	pt_agent a;
 	pt_error e;
-	struct sigaction sa;
+	int npos;
+	const pt_opt opts[] = {
+		PT_OPT_STRING(0, "control-dir", PT_TO(&dir), "DIR",
+			      "control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)"),
+		PT_OPT_STRING(0, "spool-dir", PT_TO(&spool), "DIR",
+			      "node-local spool ($PERFTRACKER_SPOOL_DIR, /tmp/perftracker/spool)"),
+		PT_OPT_STRING(0, "host", PT_TO(&host), "NAME",
+			      "host name of this node ($PERFTRACKER_HOST, gethostname())"),
+		PT_OPT_FLAG(0, "detach", PT_TO(&detach), "run in the background (exits 0 at once)"),
+		PT_OPT_DOUBLE(0, "exit-when-idle", PT_TO(&idle), "SEC",
+			      "exit after SEC seconds without a live worker here (0: never)"),
+		PT_OPT_FLAG(0, "once", PT_TO(&once), "handle what is there now and exit"),
+		PT_OPT_INT('j', "jobs", PT_TO(&jobs), "N", "traces summarised in parallel (min(4, CPUs))"),
+		PT_OPT_DOUBLE(0, "poll", PT_TO(&poll), "SEC",
+			      "stat trigger.json every SEC (1; the spool and the\n"
+			      "node channel every min(SEC, 0.2))"),
+		PT_OPT_CALLBACK(0, "hw-interval-ms", PT_TO(&hw_ms), "MS", opt_ms, 0,
+				"hardware sampling interval: NVLink, NIC, InfiniBand (1)"),
+		PT_OPT_CALLBACK(0, "hw-slow-interval-ms", PT_TO(&hw_slow_ms), "MS", opt_ms, 0,
+				"GPU utilisation, clocks, power, PCIe, CPU, memory (100)"),
+		PT_OPT_FLAG(0, "no-hw", PT_TO(&no_hw),
+			    "no hardware sampling (nor nsys capture) during the window"),
+		PT_OPT_DOUBLE(0, "hw-cpu-budget", PT_TO(&hw_budget), "F",
+			      "share of one core a sampling thread may use (0.2; 0: no limit)"),
+		CLI_OPT_NSYS_HZ(&nsys_hz, "capture GPU metrics with nsys at HZ (10000) during every\n"
+				"window, not only when the trigger asks (needs nsys on PATH)"),
+		PT_OPT_FLAG(0, "auto-profile", PT_TO(&auto_on),
+			    "profile by itself when a worker here slows down (docs/hang.md)"),
+		PT_OPT_INT(0, "auto-window", PT_TO(&apo.window), "N",
+			   "iterations per window compared (50)"),
+		PT_OPT_DOUBLE(0, "auto-slowdown", PT_TO(&apo.slowdown), "F",
+			      "profile when the last window is slower than the best by F (0.3)"),
+		PT_OPT_DOUBLE(0, "auto-cooldown", PT_TO(&apo.cooldown), "SEC",
+			      "at most one trigger per SEC, any trigger counts (600)"),
+		PT_OPT_STRING(0, "auto-output-dir", PT_TO(&auto_out), "DIR",
+			      "where its reports go ($PERFTRACKER_OUTPUT_DIR, /tmp/perftracker/output)"),
+		PT_OPT_CALLBACK(0, "hw-check", PT_TO(&check), "SEC", opt_check, PT_OPT_OPTARG,
+				"sample this node for SEC seconds (1), print what was\n"
+				"found, the note and the cost per sample, and exit"),
+		PT_OPT_END(),
+	};
 
 	pt_autoprof_options_default(&apo);
 	memset(&ac, 0, sizeof(ac));
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
-
-		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if (cli_is_opt(o, "--control-dir")) {
-			dir = cli_opt_value(argc, argv, &i);
-		} else if (cli_is_opt(o, "--spool-dir")) {
-			spool = cli_opt_value(argc, argv, &i);
-		} else if (cli_is_opt(o, "--host")) {
-			host = cli_opt_value(argc, argv, &i);
-		} else if (!strcmp(o, "--detach")) {
-			detach = 1;
-		} else if (!strcmp(o, "--once")) {
-			once = 1;
-		} else if (cli_is_opt(o, "--exit-when-idle")) {
-			idle = opt_double("--exit-when-idle", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--poll")) {
-			poll = opt_double("--poll", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--jobs") || !strcmp(o, "-j")) {
-			jobs = opt_long("--jobs", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--hw-interval-ms")) {
-			hw_ms = opt_ms("--hw-interval-ms", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--hw-slow-interval-ms")) {
-			hw_slow_ms = opt_ms("--hw-slow-interval-ms", cli_opt_value(argc, argv, &i));
-		} else if (!strcmp(o, "--auto-profile")) {
-			auto_on = 1;
-		} else if (cli_is_opt(o, "--auto-window")) {
-			apo.window = opt_long("--auto-window", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--auto-slowdown")) {
-			apo.slowdown = opt_double("--auto-slowdown", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--auto-cooldown")) {
-			apo.cooldown = opt_double("--auto-cooldown", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--auto-output-dir")) {
-			auto_out = cli_opt_value(argc, argv, &i);
-		} else if (!strcmp(o, "--no-hw")) {
-			no_hw = 1;
-		} else if (cli_is_opt(o, "--hw-cpu-budget")) {
-			hw_budget = opt_double("--hw-cpu-budget", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--nsys-gpu-metrics")) {
-			nsys_hz = cli_nsys_hz_opt(argc, argv, &i);
-		} else if (!strcmp(o, "--hw-check")) {
-			check = 1;
-			if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
-				check = opt_double("--hw-check", argv[++i]);
-			if (!(check > 0))
-				die("option '--hw-check' needs a number of seconds above 0");
-		} else {
-			error("agent: unknown option '%s'", o);
-			fputs(usage_text, stderr);
-			return -1;
-		}
-	}
+	npos = cli_parse_options(&usage, opts, argc, argv);
+	if (npos < 0)
+		return npos == CLI_HELP ? 0 : -1;
+	if (npos > 0)
+		return cli_usage_unexpected(&usage, argv[1]);
 	pt_agent_init(&a, dir, spool, host);
 	/* --once handles traces whose windows are over: nothing to sample. */
 	a.hw_off = no_hw || once;
@@ -366,12 +389,7 @@ int cmd_agent(int argc, char **argv)
 		pt_agent_free(&a);
 		return -1;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	catch_stop_signals();
 	if (!once)
 		log_line(a.host, "started");
 	if (once) {
@@ -380,24 +398,8 @@ int cmd_agent(int argc, char **argv)
 			error_pt(&e);
 		rc = rc < 0 ? -1 : 0;
 	} else {
-		if (auto_on) {
-			ac.ap = pt_autoprof_new(&apo);
-			ac.dir = a.dir;
-			ac.host = a.host;
-			ac.outdir = auto_out ? auto_out : getenv("PERFTRACKER_OUTPUT_DIR");
-			if (!ac.outdir || !*ac.outdir)
-				ac.outdir = PT_CONTROL_DEFAULT_OUTPUT;
-			if (!ac.ap || auto_start(&ac, argv[0]))
-				log_line(a.host, "auto-profile: cannot start its thread");
-			else {
-				char m[PT_CONTROL_PATH_MAX + 200];
-
-				snprintf(m, sizeof(m), "auto-profile: on (window %lld iterations, slowdown "
-					 "+%.0f%%, cool-down %.0f s, output %s)", (long long)apo.window,
-					 apo.slowdown * 100, apo.cooldown, ac.outdir);
-				log_line(a.host, m);
-			}
-		}
+		if (auto_on)
+			auto_begin(&ac, &apo, &a, auto_out, argv[0]);
 		rc = pt_agent_run(&a, &stop_flag, &e) ? -1 : 0;
 		auto_stop(&ac);
 		pt_autoprof_free(ac.ap);

@@ -23,21 +23,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_text[] =
-	"usage: perftracker analyze PATH... [-o DIR] [options]\n"
-	"\n"
+static const cli_usage usage = {
+	"analyze",
+	"perftracker analyze PATH... [-o DIR] [options]",
 	"Summarise every PyTorch profiler trace under PATH (files, or folders searched\n"
 	"recursively for *.json and *.json.gz, skipping hidden entries, PerfDisplay folders\n"
 	"and *.summary.json), then compare the workers like 'perftracker diagnose'.\n"
 	"\n"
 	"Nsight Systems exports (*.sqlite) are read as traces too.  Hardware samples\n"
-	"(hw_*.json, *.hw.json, hw_*.sqlite) in a trace's folder are joined to it.\n"
-	"\n"
-	"options:\n"
-	"  --keep-summaries DIR      also write each worker's summary to DIR/<worker>.summary.json\n"
-	"  --hw-dir DIR              join the hardware samples in DIR to every trace (instead of\n"
-	"                            those beside each trace)\n"
-	"  --no-hw                   join no hardware samples\n";
+	"(hw_*.json, *.hw.json, hw_*.sqlite) in a trace's folder are joined to it.\n",
+	NULL,
+};
 
 /* The hardware samples of one folder, loaded once for all its traces. */
 typedef struct hwdir {
@@ -205,42 +201,31 @@ int cmd_analyze(int argc, char **argv)
 	sumjob j;
 	const char *keep = NULL, *hwdir_opt = NULL;
 	size_t i, hwcap = 0;
-	int rc = -1, k, nohw = 0;
+	int rc = -1, k, nohw = 0, npos;
 	double t0;
+	const pt_opt opts[] = {
+		PT_OPT_INCLUDE(cli_diag_output_opts, &d, NULL),
+		PT_OPT_STRING(0, "keep-summaries", PT_TO(&keep), "DIR",
+			      "also write each worker's summary to DIR/<worker>.summary.json"),
+		PT_OPT_STRING(0, "hw-dir", PT_TO(&hwdir_opt), "DIR",
+			      "join the hardware samples in DIR to every trace (instead of\n"
+			      "those beside each trace)"),
+		PT_OPT_FLAG(0, "no-hw", PT_TO(&nohw), "join no hardware samples"),
+		PT_OPT_INCLUDE(cli_diag_run_opts, &d, NULL),
+		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),
+		PT_OPT_END(),
+	};
 
 	cli_diag_init(&d);
 	memset(&j, 0, sizeof(j));
 	pt_summary_options_default(&j.sopt);
-	for (k = 1; k < argc; k++) {
-		if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
-			printf("%s%s", usage_text, cli_diag_help);
-			return 0;
-		}
-		if (cli_is_opt(argv[k], "--keep-summaries"))
-			keep = cli_opt_value(argc, argv, &k);
-	}
-	for (k = 1; k < argc; k++) {
-		if (cli_is_opt(argv[k], "--keep-summaries")) {
-			cli_opt_value(argc, argv, &k);
-			continue;
-		}
-		if (cli_is_opt(argv[k], "--hw-dir")) {
-			hwdir_opt = cli_opt_value(argc, argv, &k);
-			continue;
-		}
-		if (!strcmp(argv[k], "--no-hw")) {
-			nohw = 1;
-			continue;
-		}
-		if (cli_diag_option(&d, argc, argv, &k))
-			continue;
-		if (argv[k][0] == '-' && argv[k][1]) {
-			error("analyze: unknown option '%s' (see --help)", argv[k]);
-			goto out;
-		}
+	npos = cli_parse_options(&usage, opts, argc, argv);
+	if (npos < 0)
+		return npos == CLI_HELP ? 0 : -1;
+	/* (After all options: --keep-summaries names a folder the search skips.) */
+	for (k = 1; k <= npos; k++)
 		if (cli_files_add(&l, argv[k], CLI_TRACES, keep))
 			goto out;
-	}
 	if (nohw && hwdir_opt) {
 		error("analyze: --no-hw with --hw-dir");
 		goto out;

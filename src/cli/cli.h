@@ -1,17 +1,24 @@
 /*
  * cli.h - what every subcommand file in src/cli shares: the command table
- * entry type and the only functions in the project that print errors.
+ * entry type, the only functions in the project that print errors, and
+ * the parsing and --help of a command's option table.
  *
  * Each subcommand lives in its own file (src/cli/<name>.c) and exports
  * cmd_<name>(argc, argv); main.c dispatches through a table, as git's
- * builtin/ does.  error() prints "perftracker: <msg>" and returns -1;
- * die() prints and exits 1; warning() prints and returns.  Option and
- * control-directory helpers shared by the subcommands live in common.c.
+ * builtin/ does.  Each declares its options in a pt_opt table
+ * (util/opts.h) and hands it to cli_parse_options.  The printing helpers
+ * live in usage.c: error() prints "perftracker: <msg>" and returns -1;
+ * die() prints and exits 1; warning() prints and returns.  Options and
+ * control-directory helpers shared by several subcommands live in common.c
+ * (and diagnose.h for the diagnosis options).
  */
 #ifndef PT_CLI_H
 #define PT_CLI_H
 
+#include <stdio.h>
+
 #include "util/error.h"
+#include "util/opts.h"
 
 struct pt_cmd {
 	const char *name;
@@ -19,29 +26,51 @@ struct pt_cmd {
 	const char *help;
 };
 
+/* ---- usage.c ---- */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 __attribute__((noreturn)) void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print a library error record as one line ("perftracker: file: msg (at byte N)"). */
 int error_pt(const pt_error *e);
 
-/* Parse a non-negative integer / double option value or die naming the option. */
-long opt_long(const char *opt, const char *val);
-double opt_double(const char *opt, const char *val);
+/* A subcommand's command line for its --help and its messages; the options
+ * themselves are a pt_opt table (util/opts.h) declared in the command. */
+typedef struct cli_usage {
+	const char *name;    /* "analyze": names the command in messages */
+	const char *usage;   /* "perftracker analyze PATH... [-o DIR] [options]";
+	                        more forms on more lines ('\n' between them) */
+	const char *about;   /* what the command does (lines end in '\n'), or NULL */
+	const char *footer;  /* printed after the options, or NULL */
+} cli_usage;
 
-/* Option matching (src/cli/common.c).  cli_is_opt: arg is name or
- * "name=...".  cli_opt_value: the value of option argv[*i], from its
- * "--opt=VAL" form or the next argument (advancing *i); dies with "option
- * 'ARG' needs a value" when there is none. */
-int cli_is_opt(const char *arg, const char *name);
-const char *cli_opt_value(int argc, char **argv, int *i);
+#define CLI_HELP (-2)   /* cli_parse_options: --help was printed */
+
+/* Parse argv with opts (util/opts.h); the positionals end up in
+ * argv[1..n] and n is returned.  -h/--help print the help on stdout and
+ * return CLI_HELP (the command then returns 0); an unknown option, a
+ * missing or bad value print one line ("perftracker: analyze: unknown
+ * option '--x' (see 'perftracker analyze --help')", "perftracker: option
+ * '--z': 'abc' is not a non-negative number") and return -1. */
+int cli_parse_options(const cli_usage *u, const pt_opt *opts, int argc, char **argv);
+/* The help: usage line(s), about, the option table (included tables under
+ * their headings) aligned in two columns, -h, the footer. */
+void cli_usage_print(FILE *f, const cli_usage *u, const pt_opt *opts);
+/* A usage error (a missing argument): the message, the usage line(s) and
+ * where the options are, on stderr; returns -1. */
+int cli_usage_error(const cli_usage *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An argument the command does not take: one line naming it, -1. */
+int cli_usage_unexpected(const cli_usage *u, const char *arg);
 
 /* Monotonic seconds; sleep for s seconds (s >= 0). */
 double cli_now(void);
 void cli_sleep(double s);
-/* --nsys-gpu-metrics[=HZ] / --nsys-gpu-metrics HZ at argv[*i] (advances *i past
- * a separate value); the rate in Hz, default PT_NSYS_HZ_DEFAULT; dies on a bad rate. */
-int cli_nsys_hz_opt(int argc, char **argv, int *i);
+/* --nsys-gpu-metrics [HZ] (trigger, agent): the callback stores the rate in
+ * Hz (an int) or PT_NSYS_HZ_DEFAULT when none is given; a bad rate is an
+ * error naming the range. */
+int cli_opt_nsys_hz(const pt_opt *o, const char *arg, void *target, pt_error *e);
+#define CLI_OPT_NSYS_HZ(target, help) \
+	PT_OPT_CALLBACK(0, "nsys-gpu-metrics", PT_TO(target), "HZ", cli_opt_nsys_hz, \
+			PT_OPT_OPTARG, help)
 /* User rules for which kernels are communication (src/model/commkind.h):
  * the file named by PERFTRACKER_COMM_KERNELS, then every "--comm-kernels
  * FILE" of argv, which are taken out of argv (argc updated).  0, or -1

@@ -1,10 +1,11 @@
 /*
  * common.c - command-line helpers every subcommand shares (see cli.h):
- * option values ("--opt VAL" or "--opt=VAL"), the clock and sleeping of
- * the commands that wait (trigger, hang-check, analyze), and the control
- * directory's worker list for the commands that look at a running job
- * (status, hang-check), and the input files and final report of the
- * diagnosing commands (diagnose.h, around src/diagnose/pipeline.h).
+ * options several commands take (--nsys-gpu-metrics, --comm-kernels), the
+ * clock and sleeping of the commands that wait (trigger, hang-check,
+ * analyze), the control directory's worker list for the commands that look
+ * at a running job (status, hang-check), and the input files and final
+ * report of the diagnosing commands (diagnose.h, around
+ * src/diagnose/pipeline.h).
  */
 #include "cli.h"
 #include "util/pool.h"
@@ -20,18 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *cli_opt_value(int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *eq = strchr(a, '=');
-
-	if (eq && a[0] == '-' && a[1] == '-')
-		return eq + 1;
-	if (*i + 1 >= argc)
-		die("option '%s' needs a value", a);
-	return argv[++*i];
-}
-
-int cli_is_opt(const char *arg, const char *name)
+/* arg is "--name" or "--name=...". */
+static int is_opt(const char *arg, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -70,22 +61,17 @@ int cli_control_workers(const char **dir, struct pt_worker_entry **w, size_t *n)
 	return rc;
 }
 
-/* --nsys-gpu-metrics[=HZ], or --nsys-gpu-metrics HZ when a number follows. */
-int cli_nsys_hz_opt(int argc, char **argv, int *i)
+int cli_opt_nsys_hz(const pt_opt *o, const char *arg, void *target, pt_error *e)
 {
-	const char *o = argv[*i], *eq = strchr(o, '='), *v = NULL;
 	int hz = PT_NSYS_HZ_DEFAULT;
 
-	if (eq)
-		v = eq + 1;
-	else if (*i + 1 < argc && argv[*i + 1][0] >= '0' && argv[*i + 1][0] <= '9')
-		v = argv[++*i];
-	if (v && pt_nsys_parse_hz(v, &hz))
-		die("option '--nsys-gpu-metrics': '%s' is not a rate in Hz from %d to %d", v,
-		    PT_NSYS_HZ_MIN, PT_NSYS_HZ_MAX);
-	return hz;
+	if (arg && pt_nsys_parse_hz(arg, &hz))
+		return pt_error_set(e, PT_EINVAL, -1,
+				    "option '--%s': '%s' is not a rate in Hz from %d to %d",
+				    o->long_name, arg, PT_NSYS_HZ_MIN, PT_NSYS_HZ_MAX);
+	*(int *)target = hz;
+	return 0;
 }
-
 
 /* ---- communication-kernel rules (src/model/commkind.h) ------------------ */
 
@@ -104,7 +90,7 @@ int cli_comm_kernels(int *argc, char **argv)
 	for (i = 1, j = 1; i < *argc; i++) {
 		const char *a = argv[i], *v;
 
-		if (!cli_is_opt(a, "--comm-kernels")) {
+		if (!is_opt(a, "--comm-kernels")) {
 			argv[j++] = argv[i];
 			continue;
 		}

@@ -27,28 +27,17 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-	"usage: perftracker compare BASELINE NEW [-o DIR] [options]\n"
-	"\n"
+static const cli_usage usage = {
+	"compare",
+	"perftracker compare BASELINE NEW [-o DIR] [options]",
 	"Compare two runs of a job: each side's step time, then the functions that account\n"
 	"for the difference in ms per step (slower, faster, appeared, disappeared), by class\n"
 	"(docs/compare.md).  Each side is a report folder written by analyze/diagnose/the\n"
 	"trigger (its kept summaries, else the traces its report.json names), a folder or\n"
 	"file of summaries, or traces (*.json, *.json.gz, *.sqlite; summarised on the fly).\n"
-	"Workers are paired by rank when both sides have ranks.\n"
-	"\n"
-	"options:\n"
-	"  -o, --output DIR          write DIR/PerfDisplay/ (report.json with \"Compare\", index.html)\n"
-	"  -j, --jobs N              threads reading/summarising files (default: online CPUs)\n"
-	"  --min-share F             differences below F x BASELINE's step time are not\n"
-	"                            findings (0.005)\n"
-	"  --noise-k K               and below K x the larger step-to-step noise of the sides (1)\n"
-	"  --unrelated F             below this share of time in common functions on both\n"
-	"                            sides, say the runs have nothing in common (0.25)\n"
-	"  --max-findings N          findings printed in the text report (30, 0 = all)\n"
-	"  -q, --quiet               do not print the text report\n"
-	"  --time                    print the time of each phase on stderr\n"
-	"  -h, --help                show this help\n";
+	"Workers are paired by rank when both sides have ranks.\n",
+	NULL,
+};
 
 typedef struct side {
 	const char *label;   /* "BASELINE" or "NEW" */
@@ -184,7 +173,7 @@ out:
 	return rc;
 }
 
-/* What a side is: see usage_text.  0, or -1 after a one-line error. */
+/* What a side is: see usage.about.  0, or -1 after a one-line error. */
 static int resolve(side *sd)
 {
 	struct stat st;
@@ -276,53 +265,43 @@ int cmd_compare(int argc, char **argv)
 	pt_compare_side cs[2];
 	side sd[2];
 	loadjob j;
-	const char *outdir = NULL;
-	long jobs = 0;
+	cli_diag d;
 	size_t max_findings = 30, nfiles = 0, i, at;
-	int k, npos = 0, quiet = 0, timing = 0, rc = -1, s;
+	int npos, rc = -1, s;
 	pt_report *rep = NULL;
 	pt_error err;
 	pt_sb sb = {0};
 	double t0 = 0, t1 = 0, t2 = 0;
+	const pt_opt opts[] = {
+		PT_OPT_INCLUDE(cli_diag_output_opts, &d, NULL),
+		PT_OPT_DOUBLE(0, "min-share", PT_TO(&o.min_share), "F",
+			      "differences below F x BASELINE's step time are not\n"
+			      "findings (0.005)"),
+		PT_OPT_DOUBLE(0, "noise-k", PT_TO(&o.noise_k), "K",
+			      "and below K x the larger step-to-step noise of the sides (1)"),
+		PT_OPT_DOUBLE(0, "unrelated", PT_TO(&o.unrelated), "F",
+			      "below this share of time in common functions on both\n"
+			      "sides, say the runs have nothing in common (0.25)"),
+		PT_OPT_INT(0, "max-findings", PT_TO(&max_findings), "N",
+			   "findings printed in the text report (30, 0 = all)"),
+		PT_OPT_INCLUDE(cli_diag_run_opts, &d, NULL),
+		PT_OPT_END(),
+	};
 
 	pt_compare_options_default(&o);
+	cli_diag_init(&d);
 	memset(sd, 0, sizeof(sd));
 	memset(&j, 0, sizeof(j));
 	pt_summary_options_default(&j.sopt);
-	for (k = 1; k < argc; k++) {
-		const char *a = argv[k];
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("%s", usage_text);
-			return 0;
-		}
-		if (cli_is_opt(a, "--output") || !strcmp(a, "-o"))
-			outdir = cli_opt_value(argc, argv, &k);
-		else if (cli_is_opt(a, "--jobs") || !strcmp(a, "-j"))
-			jobs = opt_long("--jobs", cli_opt_value(argc, argv, &k));
-		else if (!strncmp(a, "-j", 2) && a[2])
-			jobs = opt_long("-j", a + 2);
-		else if (cli_is_opt(a, "--min-share"))
-			o.min_share = opt_double("--min-share", cli_opt_value(argc, argv, &k));
-		else if (cli_is_opt(a, "--noise-k"))
-			o.noise_k = opt_double("--noise-k", cli_opt_value(argc, argv, &k));
-		else if (cli_is_opt(a, "--unrelated"))
-			o.unrelated = opt_double("--unrelated", cli_opt_value(argc, argv, &k));
-		else if (cli_is_opt(a, "--max-findings"))
-			max_findings = (size_t)opt_long("--max-findings", cli_opt_value(argc, argv, &k));
-		else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
-			quiet = 1;
-		else if (!strcmp(a, "--time"))
-			timing = 1;
-		else if (a[0] == '-' && a[1])
-			return error("compare: unknown option '%s' (see --help)", a);
-		else if (npos < 2)
-			sd[npos++].arg = a;
-		else
-			return error("compare: more than two runs given ('%s'); see --help", a);
-	}
+	npos = cli_parse_options(&usage, opts, argc, argv);
+	if (npos < 0)
+		return npos == CLI_HELP ? 0 : -1;
+	if (npos > 2)
+		return error("compare: more than two runs given ('%s'); see --help", argv[3]);
 	if (npos != 2)
 		return error("compare: give two runs, BASELINE and NEW (see --help)");
+	sd[0].arg = argv[1];
+	sd[1].arg = argv[2];
 	t0 = cli_now();
 	sd[0].label = "BASELINE";
 	sd[1].label = "NEW";
@@ -344,7 +323,7 @@ int cmd_compare(int argc, char **argv)
 			j.paths[at] = sd[s].files.v[i];
 			j.summary[at] = is_summary_file(sd[s].files.v[i]);
 		}
-	pt_pool_for(nfiles, jobs, load_one, &j);
+	pt_pool_for(nfiles, d.jobs, load_one, &j);
 	t1 = cli_now();
 	if (j.oom) {
 		error("out of memory reading the runs");
@@ -388,11 +367,11 @@ int cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	t2 = cli_now();
-	if (outdir && pt_report_write_dir(rep, outdir, &err)) {
+	if (d.outdir && pt_report_write_dir(rep, d.outdir, &err)) {
 		error_pt(&err);
 		goto out;
 	}
-	if (!quiet) {
+	if (!d.quiet) {
 		pt_compare_text(rep, max_findings, &sb);
 		if (sb.oom) {
 			error("out of memory writing the text report");
@@ -403,7 +382,7 @@ int cmd_compare(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (timing)
+	if (d.time)
 		fprintf(stderr, "perftracker: time: read/summarize %.3f s (%zu files), compare "
 			"%.3f s, write %.3f s\n", t1 - t0, nfiles, t2 - t1, cli_now() - t2);
 	rc = 0;

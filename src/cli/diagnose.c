@@ -17,109 +17,74 @@
 #include <string.h>
 #include <unistd.h>
 
-const char cli_diag_help[] =
-	"  -o, --output DIR          write DIR/PerfDisplay/ (report.json, index.html, app.py)\n"
-	"  -j, --jobs N              threads reading/summarising files (default: online CPUs)\n"
-	"  --z Z                     robust z-score above which a worker is an outlier (3.5)\n"
-	"  --rel R                   and relative deviation above R (0.2 = 20%)\n"
-	"  --min-impact F            and time lost above F of the worker's window (0.005)\n"
-	"  --mad-floor F             MAD is at least F x |median| (0.01)\n"
-	"  --memop-threshold R       memory ops above this bottleneck ratio are candidates (0.01)\n"
-	"  --runtime-threshold R     CUDA runtime calls: same (0.01)\n"
-	"  --python-threshold R      Python stacks above this ratio are listed (0.01)\n"
-	"  --python-min-impact F     Python findings need time lost above F of the window (0.02)\n"
-	"  --top-kernels N           entries in \"major_kernel_executions\" (5)\n"
-	"  --loo-below N             leave-one-out statistics below N workers (8)\n"
-	"  --fixed-only              abnormal_workers by the fixed threshold alone (seed rule)\n"
-	"  --max-findings N          findings printed in the text report (10, json: 50; 0 = all)\n"
-	"  --format text|json        text: summary, findings, tables (default); json: the seed's\n"
-	"                            section-by-section JSON text\n"
-	"  --json                    print the whole report.json document instead of the text\n"
-	"  --width N                 text report line width (120)\n"
-	"  -q, --quiet               do not print the text report\n"
-	"  --time                    print the time of each phase on stderr\n"
-	"  -h, --help                show this help\n";
+/* Shared by analyze, diagnose, the trigger (and compare: -o, -j, -q, --time). */
+const pt_opt cli_diag_output_opts[] = {
+	PT_OPT_STRING('o', "output", PT_AT(cli_diag, outdir), "DIR",
+		      "write DIR/PerfDisplay/ (report.json, index.html, app.py)"),
+	PT_OPT_END(),
+};
 
-static const char usage_text[] =
-	"usage: perftracker diagnose SUMMARY... [-o DIR] [options]\n"
-	"\n"
+const pt_opt cli_diag_run_opts[] = {
+	PT_OPT_INT('j', "jobs", PT_AT(cli_diag, jobs), "N",
+		   "threads reading/summarising files (default: online CPUs)"),
+	PT_OPT_FLAG('q', "quiet", PT_AT(cli_diag, quiet), "do not print the text report"),
+	PT_OPT_FLAG(0, "time", PT_AT(cli_diag, time), "print the time of each phase on stderr"),
+	PT_OPT_END(),
+};
+
+/* --format stores the index of the word: CLI_FMT_*. */
+static const char *const formats[] = { "text", "json", NULL };
+_Static_assert(CLI_FMT_TEXT == 0 && CLI_FMT_JSON == 1, "formats[] follows CLI_FMT_*");
+
+const pt_opt cli_diag_opts[] = {
+	PT_OPT_DOUBLE(0, "z", PT_AT(cli_diag, opt.z), "Z",
+		      "robust z-score above which a worker is an outlier (3.5)"),
+	PT_OPT_DOUBLE(0, "rel", PT_AT(cli_diag, opt.rel), "R",
+		      "and relative deviation above R (0.2 = 20%)"),
+	PT_OPT_DOUBLE(0, "min-impact", PT_AT(cli_diag, opt.min_impact), "F",
+		      "and time lost above F of the worker's window (0.005)"),
+	PT_OPT_DOUBLE(0, "mad-floor", PT_AT(cli_diag, opt.mad_floor), "F",
+		      "MAD is at least F x |median| (0.01)"),
+	PT_OPT_DOUBLE(0, "memop-threshold", PT_AT(cli_diag, opt.memop_threshold), "R",
+		      "memory ops above this bottleneck ratio are candidates (0.01)"),
+	PT_OPT_DOUBLE(0, "runtime-threshold", PT_AT(cli_diag, opt.runtime_threshold), "R",
+		      "CUDA runtime calls: same (0.01)"),
+	PT_OPT_DOUBLE(0, "python-threshold", PT_AT(cli_diag, opt.python_threshold), "R",
+		      "Python stacks above this ratio are listed (0.01)"),
+	PT_OPT_DOUBLE(0, "python-min-impact", PT_AT(cli_diag, opt.python_min_impact), "F",
+		      "Python findings need time lost above F of the window (0.02)"),
+	PT_OPT_INT(0, "top-kernels", PT_AT(cli_diag, opt.top_kernels), "N",
+		   "entries in \"major_kernel_executions\" (5)"),
+	PT_OPT_INT(0, "loo-below", PT_AT(cli_diag, opt.loo_below), "N",
+		   "leave-one-out statistics below N workers (8)"),
+	PT_OPT_FLAG(0, "fixed-only", PT_AT(cli_diag, opt.fixed_only),
+		    "abnormal_workers by the fixed threshold alone (seed rule)"),
+	PT_OPT_INT(0, "max-findings", PT_AT(cli_diag, max_findings), "N",
+		   "findings printed in the text report (10, json: 50; 0 = all)"),
+	PT_OPT_CHOICE(0, "format", PT_AT(cli_diag, format), "text|json", formats,
+		      "text: summary, findings, tables (default); json: the seed's\n"
+		      "section-by-section JSON text"),
+	PT_OPT_FLAG(0, "json", PT_AT(cli_diag, json),
+		    "print the whole report.json document instead of the text"),
+	PT_OPT_INT_RANGE(0, "width", PT_AT(cli_diag, width), "N", 40, 0,
+			 "text report line width (120)"),
+	PT_OPT_END(),
+};
+
+static const cli_usage usage = {
+	"diagnose",
+	"perftracker diagnose SUMMARY... [-o DIR] [options]",
 	"Compare worker summaries (written by 'perftracker summarize'; a folder means every\n"
 	"*.json under it) and report the slow workers and the functions to blame\n"
-	"(docs/diagnose.md).\n"
-	"\n"
-	"options:\n";
+	"(docs/diagnose.md).\n",
+	NULL,
+};
 
 void cli_diag_init(cli_diag *d)
 {
 	memset(d, 0, sizeof(*d));
 	pt_diag_options_default(&d->opt);
 	d->max_findings = SIZE_MAX;
-}
-
-int cli_diag_option(cli_diag *d, int argc, char **argv, int *i)
-{
-	static const struct {
-		const char *name;
-		size_t off;
-	} dbl[] = {
-		{ "--z", offsetof(pt_diag_options, z) },
-		{ "--rel", offsetof(pt_diag_options, rel) },
-		{ "--min-impact", offsetof(pt_diag_options, min_impact) },
-		{ "--mad-floor", offsetof(pt_diag_options, mad_floor) },
-		{ "--memop-threshold", offsetof(pt_diag_options, memop_threshold) },
-		{ "--runtime-threshold", offsetof(pt_diag_options, runtime_threshold) },
-		{ "--python-threshold", offsetof(pt_diag_options, python_threshold) },
-		{ "--python-min-impact", offsetof(pt_diag_options, python_min_impact) },
-	};
-	const char *a = argv[*i];
-	size_t k;
-
-	for (k = 0; k < sizeof(dbl) / sizeof(dbl[0]); k++) {
-		if (cli_is_opt(a, dbl[k].name)) {
-			*(double *)((char *)&d->opt + dbl[k].off) =
-				opt_double(dbl[k].name, cli_opt_value(argc, argv, i));
-			return 1;
-		}
-	}
-	if (cli_is_opt(a, "--top-kernels"))
-		d->opt.top_kernels = (size_t)opt_long("--top-kernels",
-						      cli_opt_value(argc, argv, i));
-	else if (cli_is_opt(a, "--loo-below"))
-		d->opt.loo_below = (size_t)opt_long("--loo-below", cli_opt_value(argc, argv, i));
-	else if (cli_is_opt(a, "--max-findings"))
-		d->max_findings = (size_t)opt_long("--max-findings", cli_opt_value(argc, argv, i));
-	else if (cli_is_opt(a, "--jobs"))
-		d->jobs = opt_long("--jobs", cli_opt_value(argc, argv, i));
-	else if (!strcmp(a, "-j"))
-		d->jobs = opt_long("-j", cli_opt_value(argc, argv, i));
-	else if (!strncmp(a, "-j", 2))
-		d->jobs = opt_long("-j", a + 2);
-	else if (cli_is_opt(a, "--output") || !strcmp(a, "-o"))
-		d->outdir = cli_opt_value(argc, argv, i);
-	else if (cli_is_opt(a, "--format")) {
-		const char *v = cli_opt_value(argc, argv, i);
-
-		if (!strcmp(v, "text"))
-			d->format = CLI_FMT_TEXT;
-		else if (!strcmp(v, "json"))
-			d->format = CLI_FMT_JSON;
-		else
-			die("option '--format': '%s' is not 'text' or 'json'", v);
-	} else if (!strcmp(a, "--json"))
-		d->json = 1;
-	else if (cli_is_opt(a, "--width")) {
-		d->width = (size_t)opt_long("--width", cli_opt_value(argc, argv, i));
-		if (d->width < 40)
-			die("option '--width': %zu is below 40", d->width);
-	} else if (!strcmp(a, "--fixed-only"))
-		d->opt.fixed_only = 1;
-	else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
-		d->quiet = 1;
-	else if (!strcmp(a, "--time"))
-		d->time = 1;
-	else
-		return 0;
-	return 1;
 }
 
 /* ---- perftracker diagnose ------------------------------------------------ */
@@ -132,23 +97,21 @@ int cmd_diagnose(int argc, char **argv)
 	pt_pipeline_summaries set = {0};
 	pt_error e;
 	size_t i;
-	int rc = -1, k;
+	int rc = -1, k, npos;
+	const pt_opt opts[] = {
+		PT_OPT_INCLUDE(cli_diag_output_opts, &d, NULL),
+		PT_OPT_INCLUDE(cli_diag_run_opts, &d, NULL),
+		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),
+		PT_OPT_END(),
+	};
 
 	cli_diag_init(&d);
-	for (k = 1; k < argc; k++) {
-		if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
-			printf("%s%s", usage_text, cli_diag_help);
-			return 0;
-		}
-		if (cli_diag_option(&d, argc, argv, &k))
-			continue;
-		if (argv[k][0] == '-' && argv[k][1]) {
-			error("diagnose: unknown option '%s' (see --help)", argv[k]);
-			goto out;
-		}
+	npos = cli_parse_options(&usage, opts, argc, argv);
+	if (npos < 0)
+		return npos == CLI_HELP ? 0 : -1;
+	for (k = 1; k <= npos; k++)
 		if (cli_files_add(&l, argv[k], CLI_SUMMARIES, NULL))
 			goto out;
-	}
 	if (cli_files_done(&l, "diagnose", CLI_SUMMARIES))
 		goto out;
 	cli_pipeline_options(&d, &o);

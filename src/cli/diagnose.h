@@ -14,6 +14,7 @@
 #include "diagnose/diagnose.h"
 #include "diagnose/inputs.h"
 #include "diagnose/pipeline.h"
+#include "util/opts.h"
 
 typedef struct cli_diag {
 	pt_diag_options opt;
@@ -31,11 +32,13 @@ typedef struct cli_diag {
 enum { CLI_FMT_TEXT, CLI_FMT_JSON };
 
 void cli_diag_init(cli_diag *d);
-/* Consume argv[*i] (and its value) if it is a diagnosis option; 1 if it
- * was, 0 if not.  Dies with a one-line error on a bad value. */
-int cli_diag_option(cli_diag *d, int argc, char **argv, int *i);
-/* The option lines of both commands' --help. */
-extern const char cli_diag_help[];
+/* The diagnosis options as option tables (util/opts.h) for PT_OPT_INCLUDE
+ * with a cli_diag *: -o DIR (not the trigger's: its run folder is the
+ * output); -j, -q, --time (compare's too); the thresholds and the text
+ * report's form (analyze, diagnose, the trigger). */
+extern const pt_opt cli_diag_output_opts[];
+extern const pt_opt cli_diag_run_opts[];
+extern const pt_opt cli_diag_opts[];
 
 /* Input files (src/diagnose/inputs.h): a path as given, or a folder
  * searched recursively (hidden entries, folders named PerfDisplay and the

@@ -5,8 +5,6 @@
  * The last step of the flow: DIR/PerfDisplay/ -> browser.  Runs until
  * Ctrl-C (SIGINT) or SIGTERM, then stops the server and exits 0.
  */
-#include <stddef.h> /* error.h (via cli.h) uses size_t without it */
-
 #include "cli.h"
 #include "display/page.h"
 #include "display/server.h"
@@ -18,22 +16,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
-static const char usage_text[] =
-	"usage: perftracker display DIR [--host ADDR] [--port N] [--rebuild] [--no-serve] [-q]\n"
-	"\n"
+static const cli_usage usage = {
+	"display",
+	"perftracker display DIR [--host ADDR] [--port N] [--rebuild] [--no-serve] [-q]",
 	"Serve the report in DIR (the folder given to 'analyze -o' or 'diagnose -o', or\n"
 	"its PerfDisplay/ folder) at http://127.0.0.1:5000/ until Ctrl-C.  Only files\n"
-	"under that folder are served, read-only.\n"
-	"\n"
-	"options:\n"
-	"  --host ADDR    address to listen on (default 127.0.0.1: this machine only;\n"
-	"                 0.0.0.0 makes the report readable by anyone who can reach it)\n"
-	"  --port N       port (default 5000; 0 picks a free one)\n"
-	"  --rebuild      write index.html and app.py again from report.json first\n"
-	"                 (done anyway when index.html is missing)\n"
-	"  --no-serve     stop after --rebuild instead of serving\n"
-	"  -q, --quiet    do not log requests\n"
-	"  -h, --help     show this help\n";
+	"under that folder are served, read-only.\n",
+	NULL,
+};
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -71,44 +61,34 @@ int cmd_display(int argc, char **argv)
 	pt_display_server *srv = NULL;
 	const char *dir = NULL;
 	char root[4096], page[4200], json[4200];
-	int rebuild = 0, serve = 1, rc = 0, i, sig;
+	int rebuild = 0, serve = 1, quiet = 0, rc = 0, npos, sig;
 	pt_error err;
 	sigset_t set;
-	long port;
+	const pt_opt opts[] = {
+		{ .type = PT_OPT_TSTRING, .long_name = "host", PT_TO(&opt.host), .argname = "ADDR",
+		  .flags = PT_OPT_NONEMPTY,
+		  .help = "address to listen on (default 127.0.0.1: this machine only;\n"
+			  "0.0.0.0 makes the report readable by anyone who can reach it)" },
+		PT_OPT_INT_RANGE(0, "port", PT_TO(&opt.port), "N", 0, 65535,
+				 "port (default 5000; 0 picks a free one)"),
+		PT_OPT_FLAG(0, "rebuild", PT_TO(&rebuild),
+			    "write index.html and app.py again from report.json first\n"
+			    "(done anyway when index.html is missing)"),
+		PT_OPT_SET(0, "no-serve", PT_TO(&serve), 0, "stop after --rebuild instead of serving"),
+		PT_OPT_FLAG('q', "quiet", PT_TO(&quiet), "do not log requests"),
+		PT_OPT_END(),
+	};
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if (cli_is_opt(argv[i], "--host")) {
-			opt.host = cli_opt_value(argc, argv, &i);
-			if (!*opt.host)
-				die("option '--host' needs a value");
-		} else if (cli_is_opt(argv[i], "--port")) {
-			port = opt_long("--port", cli_opt_value(argc, argv, &i));
-			if (port > 65535)
-				die("option '--port': '%ld' is out of range (0-65535)", port);
-			opt.port = (int)port;
-		} else if (!strcmp(argv[i], "--rebuild")) {
-			rebuild = 1;
-		} else if (!strcmp(argv[i], "--no-serve")) {
-			serve = 0;
-		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-			opt.log = NULL;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			error("unknown option '%s'", argv[i]);
-			fputs(usage_text, stderr);
-			return -1;
-		} else if (!dir) {
-			dir = argv[i];
-		} else {
-			return error("only one folder can be served (got '%s' and '%s')", dir, argv[i]);
-		}
-	}
-	if (!dir) {
-		fputs(usage_text, stderr);
-		return -1;
-	}
+	npos = cli_parse_options(&usage, opts, argc, argv);
+	if (npos < 0)
+		return npos == CLI_HELP ? 0 : -1;
+	if (npos > 1)
+		return error("only one folder can be served (got '%s' and '%s')", argv[1], argv[2]);
+	if (!npos)
+		return cli_usage_error(&usage, "display: no folder given");
+	dir = argv[1];
+	if (quiet)
+		opt.log = NULL;
 	if (!is_dir(dir))
 		return error("'%s': not a folder", dir);
 	/* DIR is the analysis output (holding PerfDisplay/) or PerfDisplay itself. */

@@ -319,20 +319,13 @@ void cli_hang_print(const cli_hang_run *run)
 
 /* ---- perftracker hang-check ------------------------------------------------ */
 
-static const char usage_text[] =
-	"usage: perftracker hang-check [options]\n"
-	"\n"
+static const cli_usage usage = {
+	"hang-check",
+	"perftracker hang-check [options]",
 	"Ask every registered worker for its Python stacks now and say whether the job\n"
-	"is hung, which worker is stuck and where (docs/hang.md).\n"
-	"\n"
-	"options:\n"
-	"  --control-dir DIR    control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)\n"
-	"  --hang-timeout SEC   no step for SEC makes a worker hung (max(60, 10 x median step time))\n"
-	"  --stale SEC          no heartbeat for SEC makes a worker lost (30)\n"
-	"  --stack-wait SEC     wait this long for the stacks (5)\n"
-	"  -o, --output DIR     also write DIR/PerfDisplay/ (report.json with \"Hang\") and DIR/stacks/\n"
-	"  --json               print the \"Hang\" section as JSON instead of the text\n"
-	"  -h, --help           show this help\n";
+	"is hung, which worker is stuck and where (docs/hang.md).\n",
+	NULL,
+};
 
 static void print_text(const cli_hang_run *run)
 {
@@ -391,32 +384,29 @@ int cmd_hang_check(int argc, char **argv)
 	pt_error e;
 	cli_hang_run run;
 
-	memset(&run, 0, sizeof(run));
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
+	const pt_opt opts[] = {
+		PT_OPT_STRING(0, "control-dir", PT_TO(&h.dir), "DIR",
+			      "control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)"),
+		PT_OPT_DOUBLE(0, "hang-timeout", PT_TO(&h.hang_timeout), "SEC",
+			      "no step for SEC makes a worker hung (max(60, 10 x median step time))"),
+		PT_OPT_DOUBLE(0, "stale", PT_TO(&h.stale), "SEC",
+			      "no heartbeat for SEC makes a worker lost (30)"),
+		PT_OPT_DOUBLE(0, "stack-wait", PT_TO(&h.stack_wait), "SEC",
+			      "wait this long for the stacks (5)"),
+		PT_OPT_STRING('o', "output", PT_TO(&outdir), "DIR",
+			      "also write DIR/PerfDisplay/ (report.json with \"Hang\") and DIR/stacks/"),
+		PT_OPT_FLAG(0, "json", PT_TO(&json),
+			    "print the \"Hang\" section as JSON instead of the text"),
+		PT_OPT_END(),
+	};
+	int npos;
 
-		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if (cli_is_opt(o, "--control-dir")) {
-			h.dir = cli_opt_value(argc, argv, &i);
-		} else if (cli_is_opt(o, "--hang-timeout")) {
-			h.hang_timeout = opt_double("--hang-timeout",
-						    cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--stale")) {
-			h.stale = opt_double("--stale", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--stack-wait")) {
-			h.stack_wait = opt_double("--stack-wait", cli_opt_value(argc, argv, &i));
-		} else if (!strcmp(o, "-o") || cli_is_opt(o, "--output")) {
-			outdir = cli_opt_value(argc, argv, &i);
-		} else if (!strcmp(o, "--json")) {
-			json = 1;
-		} else {
-			error("hang-check: unknown option '%s'", o);
-			fputs(usage_text, stderr);
-			return -1;
-		}
-	}
+	memset(&run, 0, sizeof(run));
+	npos = cli_parse_options(&usage, opts, argc, argv);
+	if (npos < 0)
+		return npos == CLI_HELP ? 0 : -1;
+	if (npos > 0)
+		return cli_usage_unexpected(&usage, argv[1]);
 	if (cli_control_workers(&h.dir, &all, &n))
 		return -1;
 	pt_error_clear(&e);

@@ -1,6 +1,6 @@
 /*
  * main.c - the perftracker command: dispatches to one file per subcommand
- * through a command table, and holds the CLI's printing helpers.
+ * through a command table (the printing helpers are in usage.c).
  * Sits at the end of the flow on the master (trigger, diagnose, analyze,
  * status) and on each node (agent, summarize).  A first argument starting
  * with "--" is the trigger (`c4d_perftracker --trigger-on ...`).
@@ -10,15 +10,11 @@
  * BEL, CR, C1) as visible escapes, so a kernel, function, file or host name
  * from a trace or a control directory cannot drive the user's terminal.
  */
-#include <stddef.h> /* util/error.h (via cli.h) uses size_t without it */
-
 #include "cli.h"
 #include "perftracker.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,78 +31,6 @@ static const struct pt_cmd commands[] = {
 	{ "status", cmd_status, "status [--control-dir DIR]: workers, steps, step rates, agents" },
 	{ "hang-check", cmd_hang_check, "hang-check [--control-dir DIR]: is the job hung, which worker is stuck, where" },
 };
-
-static void vreport(const char *prefix, const char *fmt, va_list ap)
-{
-	char buf[4096];
-
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	fprintf(stderr, "perftracker: %s%s\n", prefix, buf);
-}
-
-int error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport("", fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-void warning(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport("warning: ", fmt, ap);
-	va_end(ap);
-}
-
-void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport("", fmt, ap);
-	va_end(ap);
-	exit(1);
-}
-
-int error_pt(const pt_error *e)
-{
-	char buf[1024];
-
-	return error("%s", pt_error_format(e, buf, sizeof(buf)));
-}
-
-long opt_long(const char *opt, const char *val)
-{
-	char *end;
-	long v;
-
-	if (!val)
-		die("option '%s' needs a value", opt);
-	errno = 0;
-	v = strtol(val, &end, 10);
-	if (errno || end == val || *end || v < 0)
-		die("option '%s': '%s' is not a non-negative integer", opt, val);
-	return v;
-}
-
-double opt_double(const char *opt, const char *val)
-{
-	char *end;
-	double v;
-
-	if (!val)
-		die("option '%s' needs a value", opt);
-	errno = 0;
-	v = strtod(val, &end);
-	if (errno || end == val || *end || !(v >= 0))
-		die("option '%s': '%s' is not a non-negative number", opt, val);
-	return v;
-}
 
 /* ---- escaping stdout and stderr ------------------------------------------ */
 

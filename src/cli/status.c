@@ -23,22 +23,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-	"usage: perftracker status [options]\n"
-	"\n"
+static const cli_usage usage = {
+	"status",
+	"perftracker status [options]",
 	"List the workers registered in the control directory (step, step rate, time\n"
-	"since the last step, state), the node agents and the last trigger.\n"
-	"\n"
-	"options:\n"
-	"  --control-dir DIR    control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)\n"
-	"  --json               one JSON object instead of the table\n"
-	"  --stale SEC          a worker without a heartbeat for SEC is 'stale' (30)\n"
-	"  --prune              remove the records of workers gone for good (dead or stale)\n"
-	"  --silent SEC         flag live workers without a step for SEC as 'silent'\n"
-	"                       (max(60, 10 x median step time))\n"
-	"  --lag SEC            flag workers more than SEC worth of steps (and 2 steps) behind\n"
-	"                       the leader as 'laggard' (5)\n"
-	"  -h, --help           show this help\n";
+	"since the last step, state), the node agents and the last trigger.\n",
+	NULL,
+};
 
 /* "laggard" when more than max(2 steps, lag s x median rate) behind the
  * leader; "silent" when alive but without a step for `silent` seconds.
@@ -187,31 +178,28 @@ int cmd_status(int argc, char **argv)
 	char node[PT_CONTROL_HOST_MAX];
 	pt_trigger t;
 	pt_sb js = { 0 };
+	const pt_opt opts[] = {
+		PT_OPT_STRING(0, "control-dir", PT_TO(&dir), "DIR",
+			      "control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)"),
+		PT_OPT_FLAG(0, "json", PT_TO(&json), "one JSON object instead of the table"),
+		PT_OPT_DOUBLE(0, "stale", PT_TO(&stale), "SEC",
+			      "a worker without a heartbeat for SEC is 'stale' (30)"),
+		PT_OPT_FLAG(0, "prune", PT_TO(&prune),
+			    "remove the records of workers gone for good (dead or stale)"),
+		PT_OPT_DOUBLE(0, "silent", PT_TO(&silent), "SEC",
+			      "flag live workers without a step for SEC as 'silent'\n"
+			      "(max(60, 10 x median step time))"),
+		PT_OPT_DOUBLE(0, "lag", PT_TO(&lag), "SEC",
+			      "flag workers more than SEC worth of steps (and 2 steps) behind\n"
+			      "the leader as 'laggard' (5)"),
+		PT_OPT_END(),
+	};
+	int npos = cli_parse_options(&usage, opts, argc, argv);
 
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
-
-		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if (cli_is_opt(o, "--control-dir")) {
-			dir = cli_opt_value(argc, argv, &i);
-		} else if (!strcmp(o, "--json")) {
-			json = 1;
-		} else if (!strcmp(o, "--prune")) {
-			prune = 1;
-		} else if (cli_is_opt(o, "--stale")) {
-			stale = opt_double("--stale", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--silent")) {
-			silent = opt_double("--silent", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--lag")) {
-			lag = opt_double("--lag", cli_opt_value(argc, argv, &i));
-		} else {
-			error("status: unknown option '%s'", o);
-			fputs(usage_text, stderr);
-			return -1;
-		}
-	}
+	if (npos < 0)
+		return npos == CLI_HELP ? 0 : -1;
+	if (npos > 0)
+		return cli_usage_unexpected(&usage, argv[1]);
 	if (cli_control_workers(&dir, &w, &n))
 		return -1;
 	pt_control_nodename(node, sizeof(node));

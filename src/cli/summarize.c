@@ -17,29 +17,16 @@
 #include <string.h>
 #include <time.h>
 
-static const char usage_text[] =
-	"usage: perftracker summarize TRACE [-o SUMMARY.json] [options]\n"
-	"\n"
+static const cli_usage usage = {
+	"summarize",
+	"perftracker summarize TRACE [-o SUMMARY.json] [options]",
 	"Summarise one worker's PyTorch profiler trace (.json or .json.gz) or Nsight\n"
 	"Systems SQLite export (.sqlite) into its behaviour patterns: window, steps, GPU\n"
 	"utilisation, time by class, and per function count, median/p10/p90/MAD,\n"
 	"bottleneck and execution ratio; with hardware samples, link throughput inside\n"
-	"each communication kernel and the GPU's clocks during compute kernels.\n"
-	"\n"
-	"options:\n"
-	"  -o, --output FILE         write the summary JSON to FILE ('-' = stdout, the default);\n"
-	"                            written to a temporary name, then renamed\n"
-	"  --min-python-ratio R      keep Python/CPU stacks owning >= R of the window\n"
-	"                            (default 0.0005)\n"
-	"  --max-python N            keep at most N Python/CPU stacks, largest first (default 500)\n"
-	"  --hw FILE                 join the hardware samples in FILE (perftracker-hw JSON or\n"
-	"                            an nsys .sqlite with GPU_METRICS); may be repeated\n"
-	"  --hw-dir DIR              join every hw_*.json, *.hw.json, hw_*.sqlite in DIR\n"
-	"                            (default: those beside TRACE)\n"
-	"  --no-hw                   join no hardware samples (an nsys export's own GPU\n"
-	"                            metrics included)\n"
-	"  --time                    print read / analysis / write CPU times on stderr\n"
-	"  -h, --help                show this help\n";
+	"each communication kernel and the GPU's clocks during compute kernels.\n",
+	NULL,
+};
 
 /* CPU time of this (single-threaded) process: on a shared machine wall
  * time measured other jobs as much as this one. */
@@ -74,15 +61,15 @@ typedef struct hwlist {
 	size_t n, cap;
 } hwlist;
 
-static int hw_add_file(hwlist *h, const char *path)
+/* --hw FILE (a callback: each one is read as it comes). */
+static int hw_add_file(const pt_opt *o, const char *path, void *target, pt_error *e)
 {
-	pt_error err;
+	hwlist *h = target;
 
 	if (X_GROW(h->v, h->cap, h->n + 1))
-		return error("out of memory");
-	pt_error_clear(&err);
-	if (pt_trace_read_samples(path, &h->v[h->n], &err))
-		return error_pt(&err);
+		return pt_error_set(e, PT_ENOMEM, -1, "out of memory");
+	if (pt_trace_read_samples(path, &h->v[h->n], e))
+		return -1;
 	h->n++;
 	return 0;
 }
@@ -141,54 +128,51 @@ int cmd_summarize(int argc, char **argv)
 	pt_error err;
 	hwlist hw = {0};
 	const pt_samples **hwp = NULL;
-	int i, timing = 0, rc = -1, nohw = 0, nhwfiles = 0;
+	int timing = 0, rc = -1, nohw = 0, nhwfiles = 0, npos;
 	double t0, t1, t2, t3;
 	size_t k;
+	const pt_opt opts[] = {
+		PT_OPT_STRING('o', "output", PT_TO(&out), "FILE",
+			      "write the summary JSON to FILE ('-' = stdout, the default);\n"
+			      "written to a temporary name, then renamed"),
+		PT_OPT_DOUBLE(0, "min-python-ratio", PT_TO(&opt.min_python_ratio), "R",
+			      "keep Python/CPU stacks owning >= R of the window\n"
+			      "(default 0.0005)"),
+		PT_OPT_INT(0, "max-python", PT_TO(&opt.max_python), "N",
+			   "keep at most N Python/CPU stacks, largest first (default 500)"),
+		PT_OPT_CALLBACK(0, "hw", PT_TO(&hw), "FILE", hw_add_file, 0,
+				"join the hardware samples in FILE (perftracker-hw JSON or\n"
+				"an nsys .sqlite with GPU_METRICS); may be repeated"),
+		PT_OPT_STRING(0, "hw-dir", PT_TO(&hwdir), "DIR",
+			      "join every hw_*.json, *.hw.json, hw_*.sqlite in DIR\n"
+			      "(default: those beside TRACE)"),
+		PT_OPT_FLAG(0, "no-hw", PT_TO(&nohw),
+			    "join no hardware samples (an nsys export's own GPU\n"
+			    "metrics included)"),
+		PT_OPT_FLAG(0, "time", PT_TO(&timing),
+			    "print read / analysis / write CPU times on stderr"),
+		PT_OPT_END(),
+	};
 
 	pt_summary_options_default(&opt);
 	pt_error_clear(&err);
 	memset(&own, 0, sizeof(own));
 	memset(&st, 0, sizeof(st));
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage_text, stdout);
-			rc = 0;
-			goto out;
-		} else if (!strcmp(a, "-o") || cli_is_opt(a, "--output")) {
-			out = cli_opt_value(argc, argv, &i);
-		} else if (cli_is_opt(a, "--min-python-ratio")) {
-			opt.min_python_ratio = opt_double("--min-python-ratio",
-							  cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(a, "--max-python")) {
-			opt.max_python = (size_t)opt_long("--max-python",
-							  cli_opt_value(argc, argv, &i));
-		} else if (!strcmp(a, "--time")) {
-			timing = 1;
-		} else if (cli_is_opt(a, "--hw")) {
-			if (hw_add_file(&hw, cli_opt_value(argc, argv, &i)))
-				goto out;
-			nhwfiles++;
-		} else if (cli_is_opt(a, "--hw-dir")) {
-			hwdir = cli_opt_value(argc, argv, &i);
-		} else if (!strcmp(a, "--no-hw")) {
-			nohw = 1;
-		} else if (a[0] == '-' && a[1]) {
-			error("summarize: unknown option '%s'", a);
-			fputs(usage_text, stderr);
-			goto out;
-		} else if (!trace) {
-			trace = a;
-		} else {
-			error("summarize: one trace at a time ('%s' and '%s')", trace, a);
-			goto out;
-		}
-	}
-	if (!trace) {
-		fputs(usage_text, stderr);
+	npos = cli_parse_options(&usage, opts, argc, argv);
+	if (npos < 0) {
+		rc = npos == CLI_HELP ? 0 : -1;
 		goto out;
 	}
+	nhwfiles = (int)hw.n; /* (only --hw has added samples so far) */
+	if (npos > 1) {
+		error("summarize: one trace at a time ('%s' and '%s')", argv[1], argv[2]);
+		goto out;
+	}
+	if (!npos) {
+		cli_usage_error(&usage, "summarize: no trace given");
+		goto out;
+	}
+	trace = argv[1];
 	if (nohw && (nhwfiles || hwdir)) {
 		error("summarize: --no-hw with --hw or --hw-dir");
 		goto out;

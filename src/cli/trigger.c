@@ -28,49 +28,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_text[] =
-	"usage: perftracker --trigger-on [--auto-analyze] [options]\n"
-	"       c4d_perftracker --trigger-on --auto-analyze [options]\n"
-	"\n"
+static const cli_usage usage = {
+	"trigger",
+	"perftracker --trigger-on [--auto-analyze] [options]\n"
+	"c4d_perftracker --trigger-on --auto-analyze [options]",
 	"Profile every live worker of the training job for a few steps and, with\n"
 	"--auto-analyze, write <output-dir>/<timestamp>/PerfDisplay/ and print the\n"
-	"text report (docs/collector.md).\n"
-	"\n"
-	"options:\n"
-	"  --wait N                  steps to wait before profiling (5)\n"
-	"  --steps N                 steps to profile (2)\n"
-	"  --output-dir DIR          report and raw traces go to DIR/<timestamp>/ (/tmp/perftracker/output)\n"
-	"  --save-raw-trace WHICH    keep raw traces: none, master (rank 0) or all (none)\n"
-	"  --control-dir DIR         control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)\n"
-	"  --timeout SEC             stop waiting for workers after SEC (default: from the step rate)\n"
-	"  --stale SEC               workers without a heartbeat for SEC are not expected (30)\n"
-	"  --no-progress             no progress lines on stderr\n"
-	"  --hang-timeout SEC        no step from a worker for SEC before its window: diagnose a\n"
-	"                            hang instead (max(60, 10 x median step time); 0: never)\n"
-	"  --stack-wait SEC          hang diagnosis: wait this long for the stacks (5)\n"
-	"  --reason TEXT             why this trigger runs (kept in trigger.json and the report)\n"
-	"  --nsys-gpu-metrics [HZ]   the node agents also sample GPU metrics with nsys at HZ\n"
-	"                            (10000) during the window, where nsys is on the PATH\n"
-	"\n"
-	"diagnosis options (--auto-analyze):\n";
+	"text report (docs/collector.md).\n",
+	NULL,
+};
+
+/* --save-raw-trace stores the index of the word: PT_RAW_*. */
+static const char *const raw_policies[] = { "none", "master", "all", NULL };
+_Static_assert(PT_RAW_NONE == 0 && PT_RAW_MASTER == 1 && PT_RAW_ALL == 2,
+	       "raw_policies[] follows PT_RAW_*");
 
 static volatile sig_atomic_t interrupted;
-
-/* The diagnosis options, less -o (the run directory is the output) and -h. */
-static void print_diag_help(void)
-{
-	const char *p = cli_diag_help;
-
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p + 1) : strlen(p);
-
-		if (!strstr(p, "--output DIR") || (nl && strstr(p, "--output DIR") > nl))
-			if (!(strncmp(p, "  -h, --help", 12) == 0))
-				fwrite(p, 1, n, stdout);
-		p += n;
-	}
-}
 
 static void on_sigint(int sig)
 {
@@ -306,59 +279,48 @@ int cmd_trigger(int argc, char **argv)
 	int rc = -1, hung;
 	struct sigaction sa;
 
+	const pt_opt opts[] = {
+		PT_OPT_FLAG(0, "trigger-on", PT_TO(&trigger_on),
+			    "profile now (the reference's flag; 'perftracker trigger' needs none)"),
+		PT_OPT_FLAG(0, "auto-analyze", PT_TO(&auto_analyze),
+			    "diagnose the summaries and write the report when they are in"),
+		PT_OPT_INT(0, "wait", PT_TO(&wait), "N", "steps to wait before profiling (5)"),
+		PT_OPT_INT_RANGE(0, "steps", PT_TO(&steps), "N", 1, 0, "steps to profile (2)"),
+		PT_OPT_STRING(0, "output-dir", PT_TO(&outdir), "DIR",
+			      "report and raw traces go to DIR/<timestamp>/ (/tmp/perftracker/output)"),
+		PT_OPT_CHOICE(0, "save-raw-trace", PT_TO(&save_raw), "WHICH", raw_policies,
+			      "keep raw traces: none, master (rank 0) or all (none)"),
+		PT_OPT_STRING(0, "control-dir", PT_TO(&dir), "DIR",
+			      "control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)"),
+		PT_OPT_DOUBLE(0, "timeout", PT_TO(&timeout), "SEC",
+			      "stop waiting for workers after SEC (default: from the step rate)"),
+		PT_OPT_DOUBLE(0, "stale", PT_TO(&stale), "SEC",
+			      "workers without a heartbeat for SEC are not expected (30)"),
+		PT_OPT_SET(0, "no-progress", PT_TO(&progress), 0, "no progress lines on stderr"),
+		PT_OPT_DOUBLE(0, "hang-timeout", PT_TO(&hang_timeout), "SEC",
+			      "no step from a worker for SEC before its window: diagnose a\n"
+			      "hang instead (max(60, 10 x median step time); 0: never)"),
+		PT_OPT_DOUBLE(0, "stack-wait", PT_TO(&stack_wait), "SEC",
+			      "hang diagnosis: wait this long for the stacks (5)"),
+		PT_OPT_STRING(0, "reason", PT_TO(&reason), "TEXT",
+			      "why this trigger runs (kept in trigger.json and the report)"),
+		CLI_OPT_NSYS_HZ(&nsys_hz, "the node agents also sample GPU metrics with nsys at HZ\n"
+				"(10000) during the window, where nsys is on the PATH"),
+		/* The diagnosis options, less -o: the run directory is the output. */
+		PT_OPT_INCLUDE(cli_diag_run_opts, &d, "diagnosis options (--auto-analyze):"),
+		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),
+		PT_OPT_END(),
+	};
+	int npos;
+
 	memset(&r, 0, sizeof(r));
 	cli_diag_init(&d);
-	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
-
-		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-			fputs(usage_text, stdout);
-			print_diag_help();
-			return 0;
-		} else if (!strcmp(o, "--trigger-on")) {
-			trigger_on = 1;
-		} else if (!strcmp(o, "--auto-analyze")) {
-			auto_analyze = 1;
-		} else if (cli_is_opt(o, "--wait")) {
-			wait = opt_long("--wait", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--steps")) {
-			steps = opt_long("--steps", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--output-dir")) {
-			outdir = cli_opt_value(argc, argv, &i);
-		} else if (cli_is_opt(o, "--save-raw-trace")) {
-			const char *v = cli_opt_value(argc, argv, &i);
-
-			save_raw = pt_control_raw_policy(v);
-			if (save_raw < 0)
-				die("option '--save-raw-trace': '%s' is not none, master or all", v);
-		} else if (cli_is_opt(o, "--control-dir")) {
-			dir = cli_opt_value(argc, argv, &i);
-		} else if (cli_is_opt(o, "--timeout")) {
-			timeout = opt_double("--timeout", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--stale")) {
-			stale = opt_double("--stale", cli_opt_value(argc, argv, &i));
-		} else if (!strcmp(o, "--no-progress")) {
-			progress = 0;
-		} else if (cli_is_opt(o, "--hang-timeout")) {
-			hang_timeout = opt_double("--hang-timeout", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--stack-wait")) {
-			stack_wait = opt_double("--stack-wait", cli_opt_value(argc, argv, &i));
-		} else if (cli_is_opt(o, "--reason")) {
-			reason = cli_opt_value(argc, argv, &i);
-		} else if (cli_is_opt(o, "--nsys-gpu-metrics")) {
-			nsys_hz = cli_nsys_hz_opt(argc, argv, &i);
-		} else if (strcmp(o, "-o") && !cli_is_opt(o, "--output") &&
-			   cli_diag_option(&d, argc, argv, &i)) {
-			/* a diagnosis option */
-		} else {
-			error("unknown option '%s'", o);
-			fputs(usage_text, stderr);
-			return -1;
-		}
-	}
+	npos = cli_parse_options(&usage, opts, argc, argv);
+	if (npos < 0)
+		return npos == CLI_HELP ? 0 : -1;
+	if (npos > 0)
+		return cli_usage_unexpected(&usage, argv[1]);
 	(void)trigger_on; /* `perftracker trigger` needs no flag; --trigger-on is the reference's */
-	if (steps < 1)
-		die("option '--steps': must be at least 1");
 	memset(&opt, 0, sizeof(opt));
 	opt.dir = dir;
 	opt.outdir = outdir;

@@ -179,7 +179,7 @@ class ControlDirectory(unittest.TestCase):
         r = subprocess.run([binary(), "--trigger-on", "--save-raw-trace", "some"],
                            capture_output=True, text=True, timeout=30)
         self.assertEqual(r.returncode, 1)
-        self.assertIn("'--save-raw-trace': 'some' is not none, master or all", r.stderr)
+        self.assertIn("'--save-raw-trace': 'some' is not 'none', 'master' or 'all'", r.stderr)
 
     def test_trigger_without_agent(self):
         # A trace nobody summarises: the trigger says why and times out.
