@@ -36,7 +36,9 @@ BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -g -pthre
 LIBS := -lz -lsqlite3 -lm -lpthread -ldl
 CLI_LIBS :=
 
-OPT_CFLAGS  := $(BASE_CFLAGS) -O2 -fPIC
+# -fvisibility=hidden: libperftracker.so exports only what the public headers
+# declare between PT_API_BEGIN and PT_API_END (src/util/api.h).
+OPT_CFLAGS  := $(BASE_CFLAGS) -O2 -fPIC -fvisibility=hidden
 TEST_CFLAGS := $(BASE_CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined -DPT_TEST
 TEST_LDFLAGS := -fsanitize=address,undefined
@@ -148,19 +150,19 @@ bench: all $(BENCH_BIN)
 demo: deps all
 	sh scripts/demo.sh
 
-# Headers keep their src/ layout under include/perftracker/ (perftracker.h
-# includes them by relative path); pkg-config adds that folder to -I.
-PUB_HDR_DIRS := util model trace analysis diagnose report
+# Public headers only: perftracker.h, the marker header and every header that
+# marks its declarations PT_API_BEGIN ... PT_API_END (src/util/api.h).  They
+# keep their src/ layout under include/perftracker/ (perftracker.h includes
+# them by relative path); pkg-config adds that folder to -I.
+PUB_HDR := src/perftracker.h src/util/api.h $(shell grep -l '^PT_API_BEGIN' src/*/*.h)
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(B)/perftracker $(DESTDIR)$(PREFIX)/bin/perftracker
 	install -m 644 $(B)/libperftracker.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(B)/libperftracker.so $(DESTDIR)$(PREFIX)/lib/
-	for d in $(PUB_HDR_DIRS); do \
-		install -d $(DESTDIR)$(PREFIX)/include/perftracker/$$d && \
-		install -m 644 src/$$d/*.h $(DESTDIR)$(PREFIX)/include/perftracker/$$d/ || exit 1; \
+	for h in $(PUB_HDR); do \
+		install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/perftracker/$${h#src/} || exit 1; \
 	done
-	install -m 644 src/perftracker.h $(DESTDIR)$(PREFIX)/include/perftracker/perftracker.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(PT_VERSION)|g' scripts/perftracker.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/perftracker.pc
 

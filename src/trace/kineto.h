@@ -20,6 +20,9 @@
 
 #include "../model/store.h"
 #include "../util/error.h"
+#include "../util/api.h"
+
+PT_API_BEGIN
 
 /* Read the trace at path into st (initialised by the caller with
  * pt_store_init).  Returns PT_OK (possibly with warnings in st) or an error
@@ -39,5 +42,7 @@ int pt_kineto_read_mem_chunked(const void *buf, size_t len, size_t chunk, pt_sto
  * "file.py(123): func" -> "file.py: func", "... at 0x7f12ab>" -> "... at 0x>".
  * Writes at most cap-1 bytes to out and NUL-terminates; returns the length. */
 size_t pt_kineto_normalize_name(const char *s, size_t n, char *out, size_t cap);
+
+PT_API_END
 
 #endif
