@@ -385,9 +385,9 @@ typedef struct readjob {
 	pt_summary **s;
 	char **msg;      /* per input: warning to print, or NULL */
 	pt_summary_keys *keys; /* pattern keys shared by all summaries (free them with
-	                          pt_summary_free_shared): 10,000 DLRM summaries hold
-	                          377 distinct keys; held in memory they take 430 MB
-	                          instead of 1,040 MB */
+	                          pt_summary_free_shared): summaries share most keys,
+	                          so this holds less than half the memory
+	                          (docs/bench.md, "Code shaped for speed") */
 	int oom;
 } readjob;
 

@@ -527,9 +527,9 @@ int cmd_trigger(int argc, char **argv)
 	/* One absolute start step for everyone: the furthest worker's
 	 * estimated step, plus the steps that pass while the workers notice
 	 * the trigger (their agent's 1 s stat of trigger.json, their 0.25 s
-	 * poll of its copy, file-system propagation: about 2 s; docs/bench.md
-	 * measures p99 1.18 s without propagation, and a loaded 2-core node
-	 * ran past 2 s: 3 s of steps), plus --wait. */
+	 * poll of its copy, file-system propagation: about 2 s, more on a
+	 * loaded node, so 3 s of steps; docs/bench.md, "Code shaped for
+	 * speed"), plus --wait. */
 	memset(&t, 0, sizeof(t));
 	pt_control_trigger_id(t.id, sizeof(t.id), now);
 	snprintf(t.state, sizeof(t.state), "%s", PT_TRIGGER_ACTIVE);

@@ -132,8 +132,8 @@ uint32_t diag_key_find(const dctx *c, int cls, const char *key)
  * `diagnose` does) repeat the same key pointers, and while pt_diagnose runs
  * equal pointers mean equal keys: a direct-mapped cache from pointer to key
  * index spares most patterns hashing and comparing their key (hash_key and
- * strcmp were 5% of a 10,000-worker `diagnose` run, all in this serial
- * phase).  A miss just takes the hash path. */
+ * strcmp showed in a 10,000-worker `diagnose` run's profile, all in this
+ * serial phase: docs/bench.md).  A miss just takes the hash path. */
 #define KCACHE 4096
 
 typedef struct kcache_ent {
@@ -262,8 +262,8 @@ void dm_load(dctx *c, dmetric *m, const dkey *k, dfield f)
 
 		/* Each entry lives in another worker's summary: a cache miss per
 		 * value.  Prefetching a few entries ahead (with the patterns
-		 * pointer cached in dworker) cut this loop from 5.7% to 2.3% of
-		 * the samples of a 10,000-worker `diagnose` run (perf). */
+		 * pointer cached in dworker) more than halved this loop's share
+		 * of a 10,000-worker `diagnose` run (docs/bench.md). */
 		if (i + PREFETCH < k->n) {
 			const dent *nx = &c->ent[k->off + i + PREFETCH];
 
