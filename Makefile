@@ -133,9 +133,12 @@ $(BF)/obj/%.o: %.c $(BF)/cflags.stamp
 $(BF)/libpt_fuzz.a: $(FUZZ_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
+# (the target's dependency file goes under obj/: build-fuzz/fuzz_* are only
+# the fuzzers, which tests/run runs)
 $(BF)/%: tests/fuzz/%.c $(BF)/libpt_fuzz.a
-	clang $(filter-out -fsanitize=%,$(FUZZ_CFLAGS)) -fsanitize=fuzzer,address,undefined -MMD -MP \
-		-o $@ $< $(BF)/libpt_fuzz.a $(CLI_LIBS) $(LIBS)
+	@mkdir -p $(BF)/obj/tests/fuzz
+	clang $(filter-out -fsanitize=%,$(FUZZ_CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-MMD -MP -MF $(BF)/obj/tests/fuzz/$*.d -o $@ $< $(BF)/libpt_fuzz.a $(CLI_LIBS) $(LIBS)
 
 unit: $(UNIT_BIN) $(BT)/perftracker
 fuzz: $(FUZZ_BIN)
