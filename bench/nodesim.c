@@ -4,7 +4,7 @@
  * operations that reach the shared part (docs/bench.md, "Control plane at
  * scale").
  *
- * Agents are the real thing (pt_agent from libperftracker, driven by
+ * Agents are the real thing (pt_agent from build/libptcli.a, driven by
  * pt_agent_tick, hardware sampling off).  Workers follow the collector's
  * loop (python/perftracker/collector_bg.c) with the same library calls: in
  * agent mode a local record every heartbeat, a stat of the node channel's

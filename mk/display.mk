@@ -1,12 +1,13 @@
 # PerfDisplay (src/display): the page template compiled into the library and
-# the HTTP server's library.  Included by the Makefile (mk/*.mk, alphabetical,
+# the HTTP server's library (linked into the CLI only: CLI_LIBS).  Included by the Makefile (mk/*.mk, alphabetical,
 # so names shared with mk/web.mk are defined here).
 #
 # web/index.html + web/style.css + web/app.js + web/app.py + the charting
 # library from npm --(build/gen/pt-inline, from web/inline.c)-->
-# build/gen/page_template.h, #included by src/display/page.c.
+# build/gen/page_template.h, #included by src/display/page.c (found through
+# -I$(B)/gen on the include path).
 
-LIBS += -lmicrohttpd
+CLI_LIBS += -lmicrohttpd
 
 # The version comes from src/perftracker.h (PT_VERSION), as everywhere.
 PT_VERSION := $(shell sed -n 's/^\#define PT_VERSION "\(.*\)"/\1/p' src/perftracker.h)
@@ -27,9 +28,8 @@ $(PAGE_TEMPLATE): $(GEN)/pt-inline $(WEB_SRC) $(WEB_STAMP) src/perftracker.h
 		$(PT_VERSION) $(GEN)/page.html
 	mv $@.tmp $@
 
-# page.c includes the generated header (by a path relative to itself, so the
-# fuzz build that compiles the sources directly finds it too).
-$(B)/obj/src/display/page.o $(BT)/obj/src/display/page.o $(FUZZ_BIN): $(PAGE_TEMPLATE)
+# page.c includes the generated header; every tree's page.o waits for it.
+$(B)/obj/src/display/page.o $(BT)/obj/src/display/page.o $(BF)/obj/src/display/page.o: $(PAGE_TEMPLATE)
 
 .PHONY: page
 page: $(PAGE_TEMPLATE)

@@ -10,9 +10,9 @@
  * disjoint state, so they need no lock between them.
  *
  * Files stay open and are re-read with pread at offset 0, which makes
- * sysfs and procfs generate fresh content: 1.1 us per sysfs counter
- * against 10.8 us for open+read+close (measured on this project's VM, a
- * 2-core KVM guest, kernel 6.1), which is most of a fast sample's cost.
+ * sysfs and procfs generate fresh content far more cheaply than
+ * open+read+close, which is most of a fast sample's cost (docs/bench.md,
+ * "Code shaped for speed").
  * A file that fails is closed and opened again on the next sample.
  */
 #include <dirent.h>

@@ -108,8 +108,8 @@ int pt_attr_sweep_runs(const pt_item *items, size_t n, const pt_item_runs *runs,
 		pt_order_set(&ord, i, (uint64_t)items[i].s - (uint64_t)w0);
 	pt_order_sort(&ord);
 	/* Merging the presorted runs (one per thread) instead of sorting them
-	 * took the sweep from about 60 to 30 ms (CPU time) on a 208 MB trace
-	 * with 1.5 M frame segments. */
+	 * makes the sweep much cheaper (docs/bench.md, "Code shaped for
+	 * speed"). */
 	srcs = x_malloc((nruns + 1) * sizeof(*srcs));
 	if (!srcs)
 		goto out;

@@ -49,8 +49,8 @@ struct pt_bd_builder {
 /* The four unions (compute kernels, all kernels, communication kernels, all
  * GPU operations) in one pass over the events in start order, and the gaps
  * of the last one inside the window: the events are random accesses into
- * the store, so one pass instead of four (4 ms of the analysis on the 202
- * MB DLRM trace). */
+ * the store, so one pass instead of four (docs/bench.md, "Code shaped
+ * for speed"). */
 typedef struct run {
 	int64_t s, e;
 	int open;
@@ -156,7 +156,7 @@ static int64_t idle_before(pt_bd_builder *b, int64_t t)
 
 	/* Frames and runtime calls come mostly in time order: try the gap
 	 * found last and the next one before a binary search (idle_before
-	 * was 1.7% of summarize's samples on the 202 MB DLRM trace). */
+	 * showed in summarize's profile: docs/bench.md). */
 	if (h < b->nidle && b->is[h] <= t) {
 		if (h + 1 == b->nidle || b->is[h + 1] > t)
 			lo = hi = h + 1;

@@ -289,10 +289,9 @@ static void gt_add(pt_coll_build *b, struct pt_coll_gtab *t, uint32_t pat, uint6
 	b->hn++;
 }
 
-/* Measured on the 202 MB DLRM bench trace (1,792 spans, ~1.3 M items):
- * one global hash of (span, pattern) and a binary search per item cost
- * 17% of summarize's CPU time; per-span tables and a cursor per run make
- * it a few percent. */
+/* Per-span tables and a cursor per run: one global hash of (span,
+ * pattern) and a binary search per item made this a large share of
+ * summarize's CPU time (docs/bench.md, "Code shaped for speed"). */
 void pt_coll_tap(pt_coll_build *b, size_t run, const pt_item *it, size_t n)
 {
 	size_t i, g, lastg = 0;
@@ -410,7 +409,7 @@ int pt_coll_finish(pt_coll_build *b, const pt_store *st, const pt_window *w,
 	 * kept in the summary taking at least 20 µs and 2% of the span. */
 	if (b->hn) {
 		/* The top few per span by insertion, not a sort of all (span,
-		 * function) pairs (100 k on the 202 MB bench trace). */
+		 * function) pairs (docs/bench.md, "Code shaped for speed"). */
 		pt_coll_cause *cc = x_malloc(b->ngap * PT_COLL_CAUSES * sizeof(*cc) + 1);
 		size_t j = 0, g;
 		if (!cc)

@@ -499,11 +499,10 @@ static inline void seg_put(const builder *b, pt_item *buf, size_t *n, uint32_t p
  * threads (the frames' clipped ends and patterns; nest_lane did the keys)
  * and emit the exclusive segments exactly as nest_lane met them, thread
  * after thread.  Storing those items instead (24 bytes each, 2 per frame)
- * made them the largest array of the summary: on a 198 MB TraceLens trace
- * (520,685 events, 504,478 frames, 1,008,694 segments) 25 MB, at the
- * peak with the store's 21 MB.  Replaying is cheaper than writing and
- * reading them back was: with frames as event ids (do_frames) the
- * analysis took 41 instead of 81 ms CPU time on that trace. */
+ * made them the largest array of the summary, at the peak with the
+ * store.  Replaying is cheaper than writing and reading them back was
+ * (frames as event ids, do_frames): docs/bench.md, "Code shaped for
+ * speed". */
 static size_t seg_next(void *ctx, size_t r, const pt_item **chunk)
 {
 	builder *b = ctx;
@@ -617,9 +616,9 @@ static size_t run_next(void *ctx, size_t r, const pt_item **chunk)
  * runs per thread (one per category: 1 or 2 in every public trace we
  * have), so a heap merge of the runs does it in one pass; with many runs
  * (or hostile input), a radix sort.  Equal starts may come out in any
- * order: nest order is settled by frame_cmp afterwards.  Replacing a
- * global radix sort + gather by this took frame ordering from about 45 to
- * 12 ms (CPU time) on a 208 MB trace with 780 k frames. */
+ * order: nest order is settled by frame_cmp afterwards.  This replaced a
+ * global radix sort + gather, several times slower (docs/bench.md, "Code
+ * shaped for speed"). */
 static int sort_lane(const pt_event *E, const uint32_t *in, uint32_t *out, size_t n)
 {
 	struct head {

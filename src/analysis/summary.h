@@ -17,6 +17,9 @@
 #include "../model/store.h"
 #include "../util/error.h"
 #include "../util/strbuf.h"
+#include "../util/api.h"
+
+PT_API_BEGIN
 
 #define PT_SUMMARY_FORMAT "perftracker-summary"
 /* Version 2 added "collectives" (docs/summary.md); version 1 still reads
@@ -224,5 +227,7 @@ pt_summary *pt_summary_read_mem(const char *buf, size_t len, pt_error *err);
  * skipped).  host gets at most hostcap-1 bytes plus the NUL. */
 void pt_summary_parse_worker_name(const char *base, char *host, size_t hostcap,
 				  int64_t *rank, int64_t *pid);
+
+PT_API_END
 
 #endif

@@ -63,8 +63,8 @@ static void add_dbl(pt_sb *sb, const char *k, double v)
 /* A per-step value: ms made of whole ns (patterns.c sums integer ns), so
  * "<ms>.<up to 6 digits>" reads back as the same double, written without
  * the shortest-repr search (the per-step arrays hold up to 20,000 numbers;
- * pt_sb_add_double made writing 10 times slower on the 224-step bench
- * trace).  Other values go the general way. */
+ * pt_sb_add_double made writing many times slower: docs/bench.md, "Code
+ * shaped for speed").  Other values go the general way. */
 static void add_ms_ns(pt_sb *sb, double ms)
 {
 	double nsd = ms * 1e6;

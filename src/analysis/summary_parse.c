@@ -7,16 +7,15 @@
  * Flow: SUMMARY.json (from `summarize` on every node) --summary_io.c reads
  * the file--> pt_summary_parse --> pt_summary --> src/diagnose.
  *
- * Why not the DOM: on the 10,000 DLRM summaries of bench_diagnose.sh
- * (1.43 GB) the DOM parsed 305 MB/s per thread, mostly in strtod (71% of
- * the 2,271 numbers per summary have 16-17 significant digits, which glibc
- * converts slowly) and in copying every string twice.  Here numbers go
+ * Why not the DOM: it spent its time in strtod (most of a summary's
+ * numbers have 16-17 significant digits, which glibc converts slowly) and
+ * in copying every string twice.  Here numbers go
  * through an exact fast path (Clinger's for up to 15-16 digits,
  * Eisel-Lemire's 128-bit product for up to 19), strings are scanned 8 bytes
  * at a time and copied once, expected member names are matched by one
  * memcmp, and unknown members are validated and skipped without building
- * anything: 1,330 MB/s per thread, `diagnose` reads the 10,000 in 1.1 s
- * instead of 4.0 s on 2 cores (docs/summary.md "Measured").
+ * anything: several times the DOM's speed (docs/bench.md, "Code shaped
+ * for speed"; docs/summary.md "Measured").
  */
 #include "summary_parse.h"
 #include "breakdown.h"
@@ -181,7 +180,7 @@ static const double p10_exact[23] = {
  * uses strtod.  For an inexact value that happens with probability about
  * 2^-72; exact values with a negative exponent (1.5 as 15e-1) land there
  * too, which is why num_parse drops a fraction's trailing zeros first.
- * None of the 22.7 M numbers of the benchmark summaries goes to strtod.
+ * No number of the benchmark summaries goes to strtod (docs/bench.md).
  * Results that would be subnormal or overflow also return -1. */
 static int eisel_lemire(uint64_t w, int q, int neg, double *out)
 {
@@ -284,8 +283,8 @@ static int num_parse(const unsigned char *s, size_t len, double *out, size_t *en
 				e10--;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 		/* Eight digits per step: the writer's ratios have 16-17
-		 * significant digits; with the byte loop alone the whole parse
-		 * ran at 1,010 MB/s instead of 1,320 (2,000 DLRM summaries). */
+		 * significant digits, and the byte loop alone slowed the whole
+		 * parse (docs/bench.md, "Code shaped for speed"). */
 		while (nd + 8 <= 19 && len - i >= 8) {
 			uint64_t x, v;
 
@@ -690,8 +689,8 @@ static inline uint64_t special8(uint64_t x)
 
 /* Decode the rest of a string with escapes, from s[i] (the first
  * backslash) on, after the plain bytes s[start+1 .. i).  Out of line so
- * that scan_string's loop keeps its registers: inlined, it cost 3 more
- * instructions per string (callgrind, `diagnose` of 200 DLRM summaries). */
+ * that scan_string's loop keeps its registers: inlined, it cost more
+ * instructions per string (docs/bench.md, "Code shaped for speed"). */
 static __attribute__((noinline)) int string_slow(sp *p, size_t start, size_t i, const char **out, size_t *outlen)
 {
 	const char *msg;
@@ -718,10 +717,10 @@ static int scan_string(sp *p, const char **out, size_t *outlen)
 		unsigned c;
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		/* 8 bytes per step to the next byte that needs a look: 64% of
-		 * a summary's bytes are in strings (keys average 240 bytes);
-		 * with a byte loop alone the whole parse ran at 830 MB/s
-		 * instead of 1,320 (one thread, 2,000 DLRM summaries). */
+		/* 8 bytes per step to the next byte that needs a look: most of
+		 * a summary's bytes are in strings (long keys), and a byte loop
+		 * alone slowed the whole parse (docs/bench.md, "Code shaped
+		 * for speed"). */
 		while (i + 8 <= len) {
 			uint64_t x, m;
 

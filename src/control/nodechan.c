@@ -5,9 +5,9 @@
  * independently (the agent is killed, a worker starts before its agent),
  * and a directory keeps the last record of each side with no connection
  * to re-establish; readers and writers reuse the control directory's
- * write-then-rename records; and on tmpfs a stat costs about a
- * microsecond (bench/nodesim.c measures it), so the workers' 250 ms polls
- * cost nothing measurable.  The agent's liveness is an flock on a local
+ * write-then-rename records; and on tmpfs a stat is so cheap that the
+ * workers' 250 ms polls cost nothing measurable (docs/bench.md, "The node
+ * channel's primitives").  The agent's liveness is an flock on a local
  * file: the kernel drops it the instant the agent dies.
  */
 #include "nodechan.h"

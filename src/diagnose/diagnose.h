@@ -17,6 +17,9 @@
 #include "../analysis/summary.h"
 #include "../report/report.h"
 #include "../util/error.h"
+#include "../util/api.h"
+
+PT_API_BEGIN
 
 typedef struct pt_diag_options {
 	double z;                 /* robust z above which a value is an outlier (3.5) */
@@ -49,5 +52,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
  * "sendrecv" for point-to-point kernels, "gloo allreduce" for CPU
  * collectives.  Writes at most cap-1 bytes; returns out. */
 char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap);
+
+PT_API_END
 
 #endif

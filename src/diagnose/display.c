@@ -123,9 +123,9 @@ static size_t pick_columns(dctx *c, col *cols, double *med)
 		goto out;
 	}
 	/* A key fewer than half the workers run has median 0, so it is
-	 * skipped; with that and the median alone (no MAD), this function went
-	 * from about 0.35 s to 0.15 s at 10,000 workers (bench/bench_diagnose.sh
-	 * data, with and without "display"). */
+	 * skipped; with that and the median alone (no MAD), this function
+	 * takes less than half the time at 10,000 workers (docs/bench.md,
+	 * "Code shaped for speed"). */
 	for (i = 0; i < c->nkeys; i++) {
 		med[i] = 0;
 		if ((size_t)c->keys[i].n * 2 < c->nw)

@@ -111,8 +111,9 @@ uint32_t diag_key_find(const dctx *c, int cls, const char *key)
  * `diagnose` does) repeat the same key pointers, and while pt_diagnose runs
  * equal pointers mean equal keys: a direct-mapped cache from pointer to key
  * index spares most patterns hashing and comparing their key
- * (diag_hash_key and strcmp were 5% of a 10,000-worker `diagnose` run, all
- * in this serial phase).  A miss just takes the hash path. */
+ * (diag_hash_key and strcmp showed in a 10,000-worker `diagnose` run's
+ * profile, all in this serial phase: docs/bench.md).  A miss just takes
+ * the hash path. */
 #define KCACHE 4096
 
 typedef struct kcache_ent {

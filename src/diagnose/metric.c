@@ -51,8 +51,8 @@ void dm_load(dctx *c, dmetric *m, const dkey *k, dfield f)
 
 		/* Each entry lives in another worker's summary: a cache miss per
 		 * value.  Prefetching a few entries ahead (with the patterns
-		 * pointer cached in dworker) cut this loop from 5.7% to 2.3% of
-		 * the samples of a 10,000-worker `diagnose` run (perf). */
+		 * pointer cached in dworker) more than halves this loop's share
+		 * of a 10,000-worker `diagnose` run (docs/bench.md). */
 		if (i + PREFETCH < k->n) {
 			const dent *nx = &c->ent[k->off + i + PREFETCH];
 

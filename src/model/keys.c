@@ -18,7 +18,8 @@ int pt_key_kernel_role(pt_commkind_cache *ck, int64_t id, const char *name, size
 	return pt_commkind_classify(name, n);
 }
 
-/* Decimal v at o (sprintf here was 3% of the Kineto reader's time). */
+/* Decimal v at o, by hand: sprintf here showed in the Kineto reader's
+ * profile (docs/bench.md, "Code shaped for speed"). */
 static size_t put_i64(char *o, int64_t v)
 {
 	char t[24];

@@ -25,6 +25,9 @@
 #include <stdint.h>
 
 #include "../util/error.h"
+#include "../util/api.h"
+
+PT_API_BEGIN
 
 #define PT_SAMPLES_FORMAT "perftracker-hw"
 #define PT_SAMPLES_VERSION 1
@@ -95,5 +98,7 @@ int pt_samples_to_json(const pt_samples *h, struct pt_sb *sb);
 int pt_samples_from_json(const struct pt_json *root, pt_samples *h, pt_error *err);
 /* Initialise h and parse buf[0..len) into it; on error h is freed. (Fuzz target.) */
 int pt_samples_parse(const char *buf, size_t len, pt_samples *h, pt_error *err);
+
+PT_API_END
 
 #endif

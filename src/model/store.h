@@ -15,6 +15,9 @@
 #include <stdint.h>
 
 #include "strtab.h"
+#include "../util/api.h"
+
+PT_API_BEGIN
 
 /* What an event is.  The class used for attribution follows from the kind
  * (pt_kind_class) and is what docs/design.md's priority rule orders. */
@@ -131,5 +134,7 @@ int pt_store_add_step(pt_store *s, int64_t number, int64_t ts, int64_t dur);
 int pt_store_add_kinfo(pt_store *s, const pt_kinfo *k);
 /* Record a warning: counted, and the first message is kept. */
 void pt_store_warn(pt_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+PT_API_END
 
 #endif

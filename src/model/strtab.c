@@ -22,8 +22,8 @@ struct pt_strtab {
 };
 
 /* Word-at-a-time multiply-xor hash.  Replaced byte-wise FNV-1a, which cost
- * 4 cycles per byte: interning ~300-byte kernel names was 15% of the Kineto
- * reader's time (perf, 200 MB DLRM trace); this is ~6x cheaper per byte. */
+ * several cycles per byte on the ~300-byte kernel names the Kineto reader
+ * interns (docs/bench.md, "Code shaped for speed"). */
 static uint32_t hash(const char *s, size_t n)
 {
 	const uint64_t k = 0xff51afd7ed558ccdULL;

@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../util/api.h"
+
+PT_API_BEGIN
+
 typedef struct pt_strtab pt_strtab;
 
 #define PT_STR_NONE 0u
@@ -34,5 +38,7 @@ uint32_t pt_strtab_count(const pt_strtab *t);
 
 /* Bytes held by the table (for memory accounting in benchmarks). */
 size_t pt_strtab_bytes(const pt_strtab *t);
+
+PT_API_END
 
 #endif

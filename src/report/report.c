@@ -228,8 +228,8 @@ static int roundtrips(double v, int prec, char *buf, size_t cap)
  * back as the same value.  pt_sb_add_double finds it by trying 1..17
  * digits; a report for 10,000 workers holds ~10^5 numbers, most of which
  * need 16-17 digits, so try 15 first and binary-search below it (fewer
- * digits round-trip only if more do).  Measured on a 10,000-worker report
- * (7.5 MB + 5.4 MB page): writing went from 2.1 s to 0.25-0.4 s. */
+ * digits round-trip only if more do): writing a 10,000-worker report is
+ * several times faster (docs/bench.md, "Code shaped for speed"). */
 static void put_double(pt_sb *sb, double v)
 {
 	char buf[40], best[40];

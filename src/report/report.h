@@ -24,6 +24,9 @@
 
 #include "../util/error.h"
 #include "../util/strbuf.h"
+#include "../util/api.h"
+
+PT_API_BEGIN
 
 typedef enum { PT_RV_NULL, PT_RV_NUM, PT_RV_INT, PT_RV_STR, PT_RV_ARR, PT_RV_OBJ,
 	       PT_RV_BOOL /* i is 0 or 1 */ } pt_rv_type;
@@ -107,5 +110,7 @@ int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err);
 /* Write buf[0..len) to path atomically and durably (pt_file_write_atomic,
  * mode 0644, PT_FILE_DURABLE: a result, src/util/file.h). */
 int pt_report_write_file(const char *path, const char *buf, size_t len, pt_error *err);
+
+PT_API_END
 
 #endif

@@ -10,6 +10,9 @@
 #include "../model/samples.h"
 #include "../model/store.h"
 #include "../util/error.h"
+#include "../util/api.h"
+
+PT_API_BEGIN
 
 typedef enum { PT_TRACE_KINETO = 0, PT_TRACE_NSYS = 1 } pt_trace_format;
 
@@ -41,5 +44,7 @@ int pt_trace_read_samples(const char *path, pt_samples *h, pt_error *err);
  * PT_ENOMEM, with err filled. */
 int pt_trace_samples_dir(const char *dir, pt_samples **out, size_t *n, size_t *nbad,
 			 pt_error *bad, pt_error *err);
+
+PT_API_END
 
 #endif

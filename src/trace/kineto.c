@@ -10,9 +10,8 @@
  * value structurally (strings found with memchr, brackets counted).  When
  * an object crosses the end of the buffer it is re-read from its first byte
  * after a refill, so nothing is committed for a half-read event.
- * Measured (-O2, one core, page cache warm): 1.0-1.2 GB/s on ~200 MB plain
- * traces, 590 MB/s on gzip (zlib-bound), peak RSS ~12% of the file size;
- * details in docs/input.md.
+ * Throughput and peak memory: docs/bench.md ("Code shaped for speed") and
+ * docs/input.md.
  */
 #include "kineto.h"
 #include "input.h"
@@ -164,9 +163,9 @@ static inline const char *ws(const char *p)
 
 /* First '"' in [p, end), or NULL.  Keys and short values dominate: a
  * SWAR scan of 8 bytes per step over the first 32 bytes, then memchr for
- * long names.  (perf on the 200 MB DLRM trace: a byte loop here was 18% of
- * the reader, memchr alone 14%.)  Reads up to 7 bytes past end: the chunk
- * buffer keeps BUF_PAD readable bytes there. */
+ * long names (a byte loop, or memchr alone, was a large share of the
+ * reader: docs/bench.md, "Code shaped for speed").  Reads up to 7 bytes
+ * past end: the chunk buffer keeps BUF_PAD readable bytes there. */
 static inline const char *find_quote(const char *p, const char *end)
 {
 	const char *stop = p + 32;
@@ -498,8 +497,8 @@ static __attribute__((noinline)) int unescape_slow(reader *r, const span *s, con
 /* The text of s: in place when it has no backslash (str_end flags those),
  * else decoded into r->tmp2.  Inline, with the decoding out of line: the
  * reader asks about 3 times per KB of trace, and as one function that
- * saved six registers even for plain strings the read of the 200 MB DLRM
- * trace took 2% longer (0.208 s instead of 0.204, median of 15). */
+ * saved six registers even for plain strings the read took longer
+ * (docs/bench.md, "Code shaped for speed"). */
 static inline int unescape(reader *r, const span *s, const char **out, size_t *outlen)
 {
 	if (s->esc)
@@ -843,7 +842,7 @@ static int parse_event(reader *r, const char **pp, const char *end, evf *f)
 	const char *p = ws(*pp + 1);
 
 	/* Reset only what commit() reads unconditionally (a full memset of
-	 * the 260-byte struct was 5% of the reader). */
+	 * the struct showed in the reader's profile: docs/bench.md). */
 	f->name.s = f->stack.s = f->aname.s = f->dtype.s = f->coll.s = NULL;
 	f->pid = f->tid = 0;
 	memset(&f->ph, 0, sizeof(*f) - offsetof(evf, ph));

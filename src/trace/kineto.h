@@ -20,6 +20,9 @@
 
 #include "../model/store.h"
 #include "../util/error.h"
+#include "../util/api.h"
+
+PT_API_BEGIN
 
 /* Read the trace at path into st (initialised by the caller with
  * pt_store_init).  Returns PT_OK (possibly with warnings in st) or an error
@@ -34,5 +37,7 @@ int pt_kineto_read_mem(const void *buf, size_t len, pt_store *st, pt_error *err)
  * to drive every refill path; the result must not depend on chunk. */
 int pt_kineto_read_mem_chunked(const void *buf, size_t len, size_t chunk, pt_store *st,
 			       pt_error *err);
+
+PT_API_END
 
 #endif

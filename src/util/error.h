@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api.h"
+
+PT_API_BEGIN
+
 typedef enum {
 	PT_OK = 0,
 	PT_EIO = -1,      /* open/read/write failed (errno in message) */
@@ -44,5 +48,7 @@ void pt_error_subject(pt_error *e, const char *subject);
 
 /* Format "subject: msg (at byte N)" into buf; returns buf. */
 const char *pt_error_format(const pt_error *e, char *buf, size_t len);
+
+PT_API_END
 
 #endif

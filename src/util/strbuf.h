@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api.h"
+
+PT_API_BEGIN
+
 typedef struct pt_sb {
 	char *buf;
 	size_t len, cap;
@@ -37,5 +41,7 @@ void pt_sb_reset(pt_sb *sb);
 /* Take ownership of the buffer (never NULL unless oom); sb is reset. */
 char *pt_sb_detach(pt_sb *sb, size_t *len);
 void pt_sb_free(pt_sb *sb);
+
+PT_API_END
 
 #endif

@@ -12,8 +12,9 @@
 #include <string.h>
 
 /* hex4, put and unescape are inline so that pt_utf8_unquote's loop has
- * them in place; through the exported calls a `diagnose` of 200 summaries
- * full of \u escapes took 2.3 M more instructions (callgrind, +0.5%). */
+ * them in place; through the exported calls a `diagnose` of summaries
+ * full of \u escapes ran more instructions (docs/bench.md, "Code shaped
+ * for speed"). */
 
 static inline int hex4(const unsigned char *s, uint32_t *out)
 {
