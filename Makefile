@@ -7,9 +7,8 @@
 # diagnose, report: the library users link, .a and .so) and libptcli (control,
 # agent, display: the online side, linked only into the CLI, the unit tests
 # and the benchmarks), so that the library pulls in no HTTP server
-# (libmicrohttpd, gnutls).  The one exception is src/display/page.c, the
-# page builder: it needs nothing but util, and the report writer
-# (report/write.c) writes index.html with it, so it is library code.
+# (libmicrohttpd, gnutls).  The page builder (src/report/page.c) is report
+# code: the report writer writes index.html with it; display/ only serves.
 
 CC      ?= cc
 PYTHON  ?= /usr/bin/python3
@@ -21,7 +20,7 @@ BT := build-test
 BF := build-fuzz
 
 LIB_DIRS := util model trace analysis diagnose report
-LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c)) src/display/page.c
+LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
 PTCLI_DIRS := control agent display
 PTCLI_SRC  := $(filter-out $(LIB_SRC),$(foreach d,$(PTCLI_DIRS),$(wildcard src/$(d)/*.c)))
 CLI_SRC  := $(wildcard src/cli/*.c)

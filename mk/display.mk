@@ -4,7 +4,7 @@
 #
 # web/index.html + web/style.css + web/app.js + web/app.py + the charting
 # library from npm --(build/gen/pt-inline, from web/inline.c)-->
-# build/gen/page_template.h, #included by src/display/page.c (found through
+# build/gen/page_template.h, #included by src/report/page.c (found through
 # -I$(B)/gen on the include path).
 
 CLI_LIBS += -lmicrohttpd
@@ -29,7 +29,7 @@ $(PAGE_TEMPLATE): $(GEN)/pt-inline $(WEB_SRC) $(WEB_STAMP) src/perftracker.h
 	mv $@.tmp $@
 
 # page.c includes the generated header; every tree's page.o waits for it.
-$(B)/obj/src/display/page.o $(BT)/obj/src/display/page.o $(BF)/obj/src/display/page.o: $(PAGE_TEMPLATE)
+$(B)/obj/src/report/page.o $(BT)/obj/src/report/page.o $(BF)/obj/src/report/page.o: $(PAGE_TEMPLATE)
 
 .PHONY: page
 page: $(PAGE_TEMPLATE)

@@ -1,7 +1,7 @@
 /*
  * app.js - PerfDisplay: renders a PerfTracker report.json as the page people
  * read when a job is slow.  Inlined into DIR/PerfDisplay/index.html with the
- * charting library (ECharts) by the build (web/inline.c, src/display/page.c).
+ * charting library (ECharts) by the build (web/inline.c, src/report/page.c).
  *
  * Data: the report is embedded in <script id="pt-report">; when that block
  * is empty (page served next to report.json) it is fetched.  The five seed

@@ -1,6 +1,6 @@
 /*
  * inline.c - build-time tool: turns the PerfDisplay sources in web/ into the
- * C header that src/display/page.c compiles in (build/gen/page_template.h).
+ * C header that src/report/page.c compiles in (build/gen/page_template.h).
  *
  * It replaces @@STYLE@@, @@LIB@@, @@APP@@ and @@VERSION@@ in web/index.html
  * with web/style.css, the charting library from node_modules (pinned in

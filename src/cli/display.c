@@ -6,7 +6,7 @@
  * Ctrl-C (SIGINT) or SIGTERM, then stops the server and exits 0.
  */
 #include "cli.h"
-#include "display/page.h"
+#include "report/page.h"
 #include "display/server.h"
 
 #include <pthread.h>
@@ -106,7 +106,7 @@ int cmd_display(int argc, char **argv)
 	}
 	if (rebuild) {
 		pt_error_clear(&err);
-		if (pt_display_build_dir(root, &err))
+		if (pt_page_build_dir(root, &err))
 			return error_pt(&err);
 		printf("perftracker: wrote %s\n", page);
 		fflush(stdout);

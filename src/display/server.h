@@ -3,7 +3,7 @@
  * serves the files under one folder (index.html, report.json, ...) with
  * libmicrohttpd, read-only, GET and HEAD only.
  *
- * Flow: DIR/PerfDisplay/ (written by src/report and src/display/page.c)
+ * Flow: DIR/PerfDisplay/ (written by src/report and src/report/page.c)
  * --> this server --> a browser on the same machine (loopback by default).
  * Requests whose decoded path has a ".." or "." segment, a control byte, or
  * that resolve (through symbolic links) outside the root are refused with

@@ -6,7 +6,7 @@
  * sections of the seed report, "workers", "findings" and "display") --> the
  * writers here turn it into DIR/PerfDisplay/report.json (Python
  * json.dumps(indent=4) layout), with the PerfDisplay page made from it by
- * src/display/page.h (index.html, app.py), and the text report printed by
+ * src/report/page.h (index.html, app.py), and the text report printed by
  * the CLI.
  *
  * Building: every pt_rv_* adder takes the parent (an object or an array) and,
@@ -100,8 +100,8 @@ void pt_report_text_json(const pt_report *r, size_t max_findings, pt_sb *out);
 
 /* Write DIR/PerfDisplay/report.json and DIR/PerfDisplay/index.html (the
  * self-contained PerfDisplay page with that report embedded,
- * pt_display_render_page), then DIR/PerfDisplay/app.py
- * (pt_display_write_app), creating directories as needed.  Both the report
+ * pt_page_render), then DIR/PerfDisplay/app.py
+ * (pt_page_write_app), creating directories as needed.  Both the report
  * and the page are written to temporary names in the same folder before
  * either is renamed, so a failed write leaves the old pair in place.  PT_OK or PT_EIO/PT_ENOMEM/PT_EINVAL with
  * err filled (subject: the path). */

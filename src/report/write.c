@@ -8,7 +8,7 @@
  * and index.html are both written before either is renamed.
  */
 #include "report.h"
-#include "../display/page.h"
+#include "page.h"
 #include "../util/file.h"
 #include "../util/xalloc.h"
 
@@ -51,7 +51,7 @@ int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err)
 	 * so the two always agree: both are written in full before either is
 	 * renamed, so a failed write (disk full, quota) leaves the old pair,
 	 * never a new report.json beside an old page. */
-	rc = pt_display_render_page(sb.buf, sb.len, &page, err);
+	rc = pt_page_render(sb.buf, sb.len, &page, err);
 	if (rc)
 		goto out;
 	rc = pt_file_write_tmp(json_path, sb.buf, sb.len, 0644, PT_FILE_DURABLE, json_tmp,
@@ -69,7 +69,7 @@ int pt_report_write_dir(const pt_report *r, const char *dir, pt_error *err)
 	if (rc)
 		goto out;
 	snprintf(json_path, sizeof(json_path), "%s/PerfDisplay", dir);
-	rc = pt_display_write_app(json_path, err);
+	rc = pt_page_write_app(json_path, err);
 out:
 	if (json_tmp[0])
 		unlink(json_tmp);

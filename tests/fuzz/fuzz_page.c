@@ -1,6 +1,6 @@
 /*
  * fuzz_page.c - libFuzzer target for the PerfDisplay page writer
- * (src/display/page.c): arbitrary bytes as a report.  When the writer
+ * (src/report/page.c): arbitrary bytes as a report.  When the writer
  * accepts them, the JSON it embedded must contain no '<' (so nothing in a
  * report can end the <script> block) and must parse to the same shape.
  * Also runs the server's path resolution on the bytes as a request path.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "display/page.h"
+#include "report/page.h"
 #include "display/server.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char path[PATH_MAX], *req;
 
 	pt_error_clear(&e);
-	if (pt_display_render_page((const char *)data, size, &sb, &e) == PT_OK) {
+	if (pt_page_render((const char *)data, size, &sb, &e) == PT_OK) {
 		const char *a = strstr(sb.buf, open_tag);
 		const char *b;
 		pt_json *in, *out;

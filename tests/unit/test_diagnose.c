@@ -21,7 +21,7 @@
 #include "analysis/summary.h"
 #include "diagnose/diagnose.h"
 #include "diagnose/robust.h"
-#include "display/page.h"
+#include "report/page.h"
 #include "report/report.h"
 #include "util/json.h"
 
@@ -815,8 +815,8 @@ static void test_hostile_name(void **state)
 	pt_report_json(pt_report_root_c(r), 0, &sb);
 	pt_error_clear(&err);
 	/* The page as pt_report_write_dir writes it. */
-	assert_int_equal(pt_display_render_page(sb.buf, sb.len, &page, &err), PT_OK);
-	assert_int_equal(pt_display_render_page("{}", 2, &empty, &err), PT_OK);
+	assert_int_equal(pt_page_render(sb.buf, sb.len, &page, &err), PT_OK);
+	assert_int_equal(pt_page_render("{}", 2, &empty, &err), PT_OK);
 	/* Exactly the template's own </script> tags: the name (in the GPU
 	 * Compute section, the finding and the display heatmap) adds none. */
 	assert_int_equal(count(page.buf, "</script>"), count(empty.buf, "</script>"));

@@ -28,7 +28,7 @@
 
 #include "testutil.h"
 
-#include "display/page.h"
+#include "report/page.h"
 #include "display/server.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -101,8 +101,8 @@ static void test_page_embeds_report_safely(void **state)
 	size_t scripts = 0, scripts_tpl = 0;
 
 	pt_error_clear(&err);
-	assert_int_equal(pt_display_render_page(json, strlen(json), &sb, &err), PT_OK);
-	assert_int_equal(pt_display_render_page("{}", 2, &empty, &err), PT_OK);
+	assert_int_equal(pt_page_render(json, strlen(json), &sb, &err), PT_OK);
+	assert_int_equal(pt_page_render("{}", 2, &empty, &err), PT_OK);
 	/* the report is in, with every '<', '>' and '&' as a \u escape */
 	assert_non_null(strstr(sb.buf, "{\"k\":\"\\u003c/script\\u003e\\u003cimg src=x onerror=alert(1)\\u003e\\u0026amp;\",\"n\":[1,2]}"));
 	assert_null(strstr(sb.buf, "<img src=x"));
@@ -114,7 +114,7 @@ static void test_page_embeds_report_safely(void **state)
 	assert_int_equal(scripts, scripts_tpl);
 	/* 2 <, 2 >, 1 & grow by 5 bytes each; the 4 spaces between tokens go */
 	assert_int_equal(sb.len, empty.len - 2 + strlen(json) + 5 * 5 - 4);
-	assert_int_equal(empty.len, pt_display_template_size() + 2);
+	assert_int_equal(empty.len, pt_page_template_size() + 2);
 	/* self-contained: no script or stylesheet is loaded from anywhere */
 	assert_null(strstr(sb.buf, "<script src"));
 	assert_null(strstr(sb.buf, "<link rel=\"stylesheet\""));
@@ -129,14 +129,14 @@ static void test_page_refuses_bad_json(void **state)
 	pt_error err;
 
 	pt_error_clear(&err);
-	assert_int_equal(pt_display_render_page("{\"a\": 1,}", 9, &sb, &err), PT_EPARSE);
+	assert_int_equal(pt_page_render("{\"a\": 1,}", 9, &sb, &err), PT_EPARSE);
 	assert_int_equal(err.offset, 8);
 	assert_int_equal(sb.len, 0);
 	pt_error_clear(&err);
-	assert_int_equal(pt_display_render_page("[1, 2]", 6, &sb, &err), PT_EFORMAT);
+	assert_int_equal(pt_page_render("[1, 2]", 6, &sb, &err), PT_EFORMAT);
 	assert_non_null(strstr(err.msg, "not a report"));
 	pt_error_clear(&err);
-	assert_int_equal(pt_display_render_page(NULL, 0, &sb, &err), PT_EINVAL);
+	assert_int_equal(pt_page_render(NULL, 0, &sb, &err), PT_EINVAL);
 	pt_sb_free(&sb);
 }
 
@@ -150,14 +150,14 @@ static void test_page_build_dir(void **state)
 	mkdir(dir, 0755);
 	pt_error_clear(&err);
 	/* no report.json yet: an error naming the file */
-	assert_int_equal(pt_display_build_dir(dir, &err), PT_EIO);
+	assert_int_equal(pt_page_build_dir(dir, &err), PT_EIO);
 	assert_non_null(strstr(err.subject, "report.json"));
 	put_file(dir, "report.json", "{\"workers\": {}, \"x\": \"a<b\"}");
 	pt_error_clear(&err);
-	assert_int_equal(pt_display_build_dir(dir, &err), PT_OK);
+	assert_int_equal(pt_page_build_dir(dir, &err), PT_OK);
 	snprintf(p, sizeof(p), "%s/index.html", dir);
 	assert_int_equal(stat(p, &st), 0);
-	assert_int_equal((size_t)st.st_size, pt_display_template_size() + strlen("{\"workers\":{},\"x\":\"a\\u003cb\"}"));
+	assert_int_equal((size_t)st.st_size, pt_page_template_size() + strlen("{\"workers\":{},\"x\":\"a\\u003cb\"}"));
 	snprintf(p, sizeof(p), "%s/app.py", dir);
 	assert_int_equal(stat(p, &st), 0);
 	assert_true(st.st_mode & S_IXUSR);
@@ -167,7 +167,7 @@ static void test_page_build_dir(void **state)
 	/* a broken report: the error names report.json and the offset */
 	put_file(dir, "report.json", "{\"workers\": ");
 	pt_error_clear(&err);
-	assert_int_equal(pt_display_build_dir(dir, &err), PT_EPARSE);
+	assert_int_equal(pt_page_build_dir(dir, &err), PT_EPARSE);
 	assert_non_null(strstr(err.subject, "report.json"));
 	assert_true(err.offset >= 0);
 }

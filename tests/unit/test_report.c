@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "display/page.h"
+#include "report/page.h"
 #include "report/report.h"
 
 /* {"a": [1.0, 2.5, 0.015779752711771233, 1e-05, 403.7, -3], "b": {}, "c": [],
@@ -275,7 +275,7 @@ static void test_write_dir(void **state)
 	assert_string_equal(txt, sb.buf);
 	free(txt);
 	/* index.html is the PerfDisplay page made from that very report.json. */
-	assert_int_equal(pt_display_render_page(sb.buf, sb.len, &page, &err), PT_OK);
+	assert_int_equal(pt_page_render(sb.buf, sb.len, &page, &err), PT_OK);
 	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", sub);
 	txt = slurp(path);
 	assert_string_equal(txt, page.buf);
@@ -360,7 +360,7 @@ static void test_write_dir_failure_keeps_pair(void **state)
 	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", dir);
 	old_page = slurp(path);
 	assert_true(strlen(old_json) < 16384);
-	assert_true(pt_display_template_size() > 32768);
+	assert_true(pt_page_template_size() > 32768);
 	/* Files may grow to 16 KiB: the report fits, the page does not. */
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
 	lim = saved;
@@ -420,7 +420,7 @@ static void test_page_escapes_names(void **state)
 				    "\\u0026c\\u003c/SCRIPT\\u003e\\u003c!--\",\"n\":[0.5]}</script>"));
 	assert_null(strstr(txt, "a<b>"));
 	assert_null(strstr(txt, "<!--\""));
-	assert_int_equal(pt_display_render_page("{}", 2, &empty, &err), PT_OK);
+	assert_int_equal(pt_page_render("{}", 2, &empty, &err), PT_OK);
 	assert_int_equal(count(txt, "</script"), count(empty.buf, "</script"));
 	assert_int_equal(count(txt, "</SCRIPT"), count(empty.buf, "</SCRIPT"));
 	free(txt);

@@ -3,14 +3,14 @@
  * self-contained file (charting library, styles, app and report inlined),
  * plus the app.py that serves the folder on a laptop.
  *
- * Flow: report.json (src/report) --pt_display_write_page--> index.html,
+ * Flow: report.json (src/report) --pt_page_write--> index.html,
  * read by a browser from file:// or through src/display/server.c.  The page
  * template is compiled in from web/ at build time (web/inline.c ->
  * build/gen/page_template.h), so the binary needs no files at run time.
  * All functions are thread-safe (no shared state); none prints.
  */
-#ifndef PT_DISPLAY_PAGE_H
-#define PT_DISPLAY_PAGE_H
+#ifndef PT_REPORT_PAGE_H
+#define PT_REPORT_PAGE_H
 
 #include <stddef.h>
 
@@ -22,22 +22,22 @@
  * between tokens and with every '<', '>' and '&' written as \u003c, \u003e,
  * \u0026, so no name in it can end the <script> block.  PT_OK, PT_EPARSE
  * (offset set), PT_EFORMAT or PT_ENOMEM; err's subject is left to the caller
- * (pt_display_write_page sets out_path only for write errors). */
-int pt_display_render_page(const char *report_json, size_t len, pt_sb *out, pt_error *err);
+ * (pt_page_write sets out_path only for write errors). */
+int pt_page_render(const char *report_json, size_t len, pt_sb *out, pt_error *err);
 
 /* Render the page and write it to out_path (pt_file_write_atomic, durable:
  * temporary file in the same folder, fsync, rename); on a write error
  * err's subject is out_path. */
-int pt_display_write_page(const char *report_json, size_t len, const char *out_path, pt_error *err);
+int pt_page_write(const char *report_json, size_t len, const char *out_path, pt_error *err);
 
 /* Write dir/app.py, the standard-library server for the folder (mode 0755,
  * atomically and durably as the page). */
-int pt_display_write_app(const char *dir, pt_error *err);
+int pt_page_write_app(const char *dir, pt_error *err);
 
 /* Read dir/report.json and write dir/index.html and dir/app.py. */
-int pt_display_build_dir(const char *dir, pt_error *err);
+int pt_page_build_dir(const char *dir, pt_error *err);
 
 /* The embedded template's size in bytes (head + tail), for tests and docs. */
-size_t pt_display_template_size(void);
+size_t pt_page_template_size(void);
 
 #endif

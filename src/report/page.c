@@ -24,12 +24,12 @@
 /* A report larger than this is refused rather than read into memory. */
 #define PAGE_MAX_REPORT ((size_t)1 << 30)
 
-size_t pt_display_template_size(void)
+size_t pt_page_template_size(void)
 {
 	return sizeof(pt_page_head) - 1 + sizeof(pt_page_tail) - 1;
 }
 
-int pt_display_render_page(const char *report_json, size_t len, pt_sb *out, pt_error *err)
+int pt_page_render(const char *report_json, size_t len, pt_sb *out, pt_error *err)
 {
 	pt_json *root = NULL;
 	size_t i, start;
@@ -94,12 +94,12 @@ out:
 	return rc;
 }
 
-int pt_display_write_page(const char *report_json, size_t len, const char *out_path, pt_error *err)
+int pt_page_write(const char *report_json, size_t len, const char *out_path, pt_error *err)
 {
 	pt_sb sb = { 0 };
 	int rc;
 
-	rc = pt_display_render_page(report_json, len, &sb, err);
+	rc = pt_page_render(report_json, len, &sb, err);
 	if (rc == PT_OK)
 		rc = pt_file_write_atomic(out_path, sb.buf, sb.len, 0644, PT_FILE_DURABLE, err);
 	pt_sb_free(&sb);
@@ -115,7 +115,7 @@ static int join(char *buf, size_t cap, const char *dir, const char *name, pt_err
 	return PT_OK;
 }
 
-int pt_display_write_app(const char *dir, pt_error *err)
+int pt_page_write_app(const char *dir, pt_error *err)
 {
 	char path[4096];
 	int rc = join(path, sizeof(path), dir, "app.py", err);
@@ -151,7 +151,7 @@ out:
 	return buf;
 }
 
-int pt_display_build_dir(const char *dir, pt_error *err)
+int pt_page_build_dir(const char *dir, pt_error *err)
 {
 	char in[4096], page[4096];
 	char *json = NULL;
@@ -168,11 +168,11 @@ int pt_display_build_dir(const char *dir, pt_error *err)
 		rc = err ? err->code : PT_EIO;
 		goto out;
 	}
-	rc = pt_display_write_page(json, len, page, err);
+	rc = pt_page_write(json, len, page, err);
 	if (rc == PT_EPARSE || rc == PT_EFORMAT)
 		pt_error_subject(err, in);
 	if (rc == PT_OK)
-		rc = pt_display_write_app(dir, err);
+		rc = pt_page_write_app(dir, err);
 out:
 	x_free(json);
 	return rc;
