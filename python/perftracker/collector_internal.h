@@ -219,7 +219,6 @@ void wd_atfork_child(void);
 int wd_enabled(void);
 double wd_hang_threshold(void); /* seconds without a step that mean stuck; 0: off */
 int64_t wd_dumps(void);         /* stack dumps written so far */
-uint64_t wd_random(void);       /* 64 unpredictable bits, no allocation */
 
 #pragma GCC visibility pop
 

@@ -10,13 +10,13 @@
  */
 #include "collector_internal.h"
 #include "diagnose/stacks.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,41 +64,9 @@ static struct watchdog {
 	double last_dump;
 } WD = { .mu = PTHREAD_MUTEX_INITIALIZER, .ctlfd = -1 };
 
-/* 64 unpredictable bits for a temporary name, without allocating. */
-uint64_t wd_random(void)
-{
-	static uint64_t counter;
-	uint64_t v;
-	struct timespec ts;
-
-	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
-		return v;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)getpid() << 48) ^
-	    (counter += 0x9e3779b97f4a7c15ULL);
-	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
-	return v ^ (v >> 31);
-}
-
 int64_t wd_dumps(void)
 {
 	return __atomic_load_n(&WD.dumps, __ATOMIC_RELAXED);
-}
-
-static int wd_write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 /* Write stacks/<wid>.txt: header, faulthandler's dump, then rename into
@@ -135,7 +103,8 @@ static void wd_dump(const char *reason, const char *req, double now, int64_t ste
 		     sfd < 0 ? strerror(errno) : "not a directory of ours");
 		goto out;
 	}
-	snprintf(tmp, sizeof(tmp), ".%s.%016llx.tmp", G.info.id, (unsigned long long)wd_random());
+	snprintf(tmp, sizeof(tmp), ".%s.%016llx.tmp", G.info.id,
+		 (unsigned long long)pt_file_random64());
 	fd = openat(sfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		dlog("cannot write stacks to '%s': %s", WD.dir, strerror(errno));
@@ -145,12 +114,12 @@ static void wd_dump(const char *reason, const char *req, double now, int64_t ste
 		     "step_time: %.3f\n\n", WD.head, reason, req, now, (long long)step, step_time);
 	if (n > (int)sizeof(hdr) - 1)
 		n = (int)sizeof(hdr) - 1;
-	if (wd_write_all(fd, hdr, (size_t)n) == 0) {
+	if (pt_file_write_all(fd, hdr, (size_t)n) == 0) {
 		msg = _Py_DumpTracebackThreads(fd, WD.interp, NULL);
 		if (msg) {
-			wd_write_all(fd, "error: ", 7);
-			wd_write_all(fd, msg, strlen(msg));
-			wd_write_all(fd, "\n", 1);
+			pt_file_write_all(fd, "error: ", 7);
+			pt_file_write_all(fd, msg, strlen(msg));
+			pt_file_write_all(fd, "\n", 1);
 		}
 	}
 	if (close(fd) == 0 && renameat(sfd, tmp, sfd, WD.out_name) == 0) {

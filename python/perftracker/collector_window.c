@@ -8,6 +8,7 @@
  * Runs in the background thread (collector_bg.c) only, never with the GIL.
  */
 #include "collector_internal.h"
+#include "util/file.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -88,7 +89,7 @@ static void maybe_arm(const pt_trigger *t, double now)
 	    /* torch opens its export with a plain open(): an unguessable name,
 	     * so no link can be waiting there for it (docs/collector.md). */
 	    (size_t)snprintf(w->torch_path, sizeof(w->torch_path), "%s/.%s.%016llx.torch.json", sp,
-			     G.info.id, (unsigned long long)wd_random()) >= sizeof(w->torch_path) ||
+			     G.info.id, (unsigned long long)pt_file_random64()) >= sizeof(w->torch_path) ||
 	    (size_t)snprintf(w->final_path, sizeof(w->final_path), "%s/%s.json", sp,
 			     G.info.id) >= sizeof(w->final_path)) {
 		snprintf(w->error, sizeof(w->error), "spool path too long");

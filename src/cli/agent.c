@@ -277,8 +277,7 @@ int cmd_agent(int argc, char **argv)
 	pt_error e;
 	int npos;
 	const pt_opt opts[] = {
-		PT_OPT_STRING(0, "control-dir", PT_TO(&dir), "DIR",
-			      "control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)"),
+		CLI_OPT_CONTROL_DIR(&dir),
 		PT_OPT_STRING(0, "spool-dir", PT_TO(&spool), "DIR",
 			      "node-local spool ($PERFTRACKER_SPOOL_DIR, /tmp/perftracker/spool)"),
 		PT_OPT_STRING(0, "host", PT_TO(&host), "NAME",

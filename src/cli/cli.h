@@ -68,6 +68,10 @@ void cli_sleep(double s);
  * Hz (an int) or PT_NSYS_HZ_DEFAULT when none is given; a bad rate is an
  * error naming the range. */
 int cli_opt_nsys_hz(const pt_opt *o, const char *arg, void *target, pt_error *e);
+/* --control-dir DIR, the same for every command that looks at a job. */
+#define CLI_OPT_CONTROL_DIR(target) \
+	PT_OPT_STRING(0, "control-dir", PT_TO(target), "DIR", \
+		      "control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)")
 #define CLI_OPT_NSYS_HZ(target, help) \
 	PT_OPT_CALLBACK(0, "nsys-gpu-metrics", PT_TO(target), "HZ", cli_opt_nsys_hz, \
 			PT_OPT_OPTARG, help)

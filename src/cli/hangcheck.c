@@ -385,8 +385,7 @@ int cmd_hang_check(int argc, char **argv)
 	cli_hang_run run;
 
 	const pt_opt opts[] = {
-		PT_OPT_STRING(0, "control-dir", PT_TO(&h.dir), "DIR",
-			      "control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)"),
+		CLI_OPT_CONTROL_DIR(&h.dir),
 		PT_OPT_DOUBLE(0, "hang-timeout", PT_TO(&h.hang_timeout), "SEC",
 			      "no step for SEC makes a worker hung (max(60, 10 x median step time))"),
 		PT_OPT_DOUBLE(0, "stale", PT_TO(&h.stale), "SEC",

@@ -11,6 +11,7 @@
  * from a trace or a control directory cannot drive the user's terminal.
  */
 #include "cli.h"
+#include "util/file.h"
 #include "perftracker.h"
 
 #include <errno.h>
@@ -42,21 +43,6 @@ struct esc_stream {
 
 static struct esc_stream esc_out = { 1, { 0 }, 0 }, esc_err = { 2, { 0 }, 0 };
 
-static int write_fd(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static ssize_t esc_write(void *cookie, const char *buf, size_t size)
 {
 	struct esc_stream *e = cookie;
@@ -78,7 +64,7 @@ static ssize_t esc_write(void *cookie, const char *buf, size_t size)
 	used = pt_term_escape(&sb, p, n, 1, 1);
 	e->npend = n - used;
 	memcpy(e->pend, p + used, e->npend);
-	rc = sb.oom ? -1 : write_fd(e->fd, sb.buf, sb.len);
+	rc = sb.oom ? -1 : pt_file_write_all(e->fd, sb.buf, sb.len);
 	pt_sb_free(&sb);
 	pt_sb_free(&in);
 	return rc ? -1 : (ssize_t)size;
@@ -92,7 +78,7 @@ static int esc_close(void *cookie)
 
 	if (e->npend) {
 		pt_term_escape(&sb, e->pend, e->npend, 1, 0);
-		rc = sb.oom ? -1 : write_fd(e->fd, sb.buf, sb.len);
+		rc = sb.oom ? -1 : pt_file_write_all(e->fd, sb.buf, sb.len);
 		e->npend = 0;
 	}
 	pt_sb_free(&sb);

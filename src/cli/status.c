@@ -179,8 +179,7 @@ int cmd_status(int argc, char **argv)
 	pt_trigger t;
 	pt_sb js = { 0 };
 	const pt_opt opts[] = {
-		PT_OPT_STRING(0, "control-dir", PT_TO(&dir), "DIR",
-			      "control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)"),
+		CLI_OPT_CONTROL_DIR(&dir),
 		PT_OPT_FLAG(0, "json", PT_TO(&json), "one JSON object instead of the table"),
 		PT_OPT_DOUBLE(0, "stale", PT_TO(&stale), "SEC",
 			      "a worker without a heartbeat for SEC is 'stale' (30)"),

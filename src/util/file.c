@@ -85,9 +85,9 @@ out:
 	return rc;
 }
 
-/* 64 unpredictable bits: getrandom(2), else the clock, pid and a counter
- * mixed (splitmix64) when the kernel has none to give. */
-static uint64_t random64(void)
+/* getrandom(2), else the clock, pid and a counter mixed (splitmix64) when
+ * the kernel has none to give. */
+uint64_t pt_file_random64(void)
 {
 	static uint64_t counter;
 	uint64_t v;
@@ -113,7 +113,7 @@ int pt_file_create_tmp(const char *path, int mode, char *tmp, size_t cap, pt_err
 		int fd;
 
 		if ((size_t)snprintf(tmp, cap, "%.*s.%s.%016llx.tmp", dl, path, base,
-				     (unsigned long long)random64()) >= cap) {
+				     (unsigned long long)pt_file_random64()) >= cap) {
 			if (cap)
 				tmp[0] = 0;
 			pt_error_set(err, PT_EINVAL, -1, "path too long");

@@ -61,8 +61,14 @@ int pt_file_read_fd(int fd, size_t max, char **buf, size_t *len, pt_error *err);
 int pt_file_create_tmp(const char *path, int mode, char *tmp, size_t cap, pt_error *err);
 
 /* Write all of buf to fd (retrying short writes and EINTR); 0 or -1 with
- * errno set. */
+ * errno set.  Allocates nothing and calls only write(2): the collector's
+ * watchdog writes stack dumps with it while the interpreter is stuck. */
 int pt_file_write_all(int fd, const void *buf, size_t len);
+
+/* 64 unpredictable bits (the random part of temporary names): getrandom(2),
+ * else a mix of the clock, the pid and a counter.  Allocates nothing; safe
+ * from any thread. */
+uint64_t pt_file_random64(void);
 
 /* Finish a temporary from pt_file_create_tmp that the caller wrote: fsync
  * it when flags has PT_FILE_DURABLE, close fd (close reports deferred NFS
