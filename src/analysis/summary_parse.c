@@ -24,6 +24,7 @@
 #include "collectives.h"
 #include "../model/samples.h"
 #include "../util/json.h"
+#include "../util/jsonnum.h"
 #include "../util/utf8.h"
 #include "../util/xalloc.h"
 
@@ -46,114 +47,14 @@ typedef struct member {
 /* Class and kind names (src/model/store.c), with lengths, set up once. */
 static member class_names[PT_C_COUNT], kind_names[PT_K_COUNT];
 
-/* ---- numbers ------------------------------------------------------------- */
+/* ---- set-up ---------------------------------------------------------------- */
 
-/* 5^q for q in [P5_MIN, P5_MAX] as t * 2^e with t in [2^127, 2^128); the
- * table holds T = floor(t) (hi:lo) and e.  The range covers every decimal
- * exponent whose value with up to 19 digits can be a finite normal double;
- * the rest goes to strtod.  Built once (parser_init). */
-#define P5_MIN (-342)
-#define P5_MAX 308
-
-typedef struct pow5 {
-	uint64_t hi, lo;
-	int32_t e;
-} pow5;
-
-static pow5 p5_tab[P5_MAX - P5_MIN + 1];
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-
-/* Little big numbers for building the table once (exact integer
- * arithmetic, 40 x 32 bits: 5^308 has 716 bits, 2^1024 / 5^k 1025). */
-#define BIG_LIMBS 40
-#define BIG_N 1024 /* negative powers: floor(2^BIG_N / 5^k), 2^BIG_N >= 2^127 * 5^342 */
-
-typedef struct big {
-	uint32_t d[BIG_LIMBS];
-	int n;
-} big;
-
-static int big_bits(const big *b)
-{
-	return b->n ? (b->n - 1) * 32 + (32 - __builtin_clz(b->d[b->n - 1])) : 0;
-}
-
-static void big_mul5(big *b)
-{
-	uint64_t carry = 0;
-	int i;
-
-	for (i = 0; i < b->n; i++) {
-		uint64_t v = (uint64_t)b->d[i] * 5 + carry;
-		b->d[i] = (uint32_t)v;
-		carry = v >> 32;
-	}
-	if (carry)
-		b->d[b->n++] = (uint32_t)carry;
-}
-
-static void big_div5(big *b)
-{
-	uint64_t rem = 0;
-	int i;
-
-	for (i = b->n - 1; i >= 0; i--) {
-		uint64_t v = (rem << 32) | b->d[i];
-		b->d[i] = (uint32_t)(v / 5);
-		rem = v % 5;
-	}
-	while (b->n && !b->d[b->n - 1])
-		b->n--;
-}
-
-/* The top 128 bits of b (shifted left when b is shorter): floor(b / 2^(L-128)). */
-static void big_top128(const big *b, pow5 *out, int32_t eoff)
-{
-	int L = big_bits(b), j;
-
-	out->hi = out->lo = 0;
-	for (j = 0; j < 128; j++) {
-		int src = L - 128 + j;
-		uint64_t bit = src >= 0 ? (b->d[src / 32] >> (src % 32)) & 1 : 0;
-
-		if (j < 64)
-			out->lo |= bit << j;
-		else
-			out->hi |= bit << (j - 64);
-	}
-	out->e = L - 128 + eoff;
-}
-
-static void p5_init(void)
-{
-	big b;
-	int q;
-
-	/* q >= 0: 5^q exactly, truncated to 128 bits beyond q = 55. */
-	memset(&b, 0, sizeof(b));
-	b.d[0] = 1;
-	b.n = 1;
-	for (q = 0; q <= P5_MAX; q++) {
-		big_top128(&b, &p5_tab[q - P5_MIN], 0);
-		big_mul5(&b);
-	}
-	/* q < 0: A = floor(2^N / 5^k) by repeated exact division (floor of a
-	 * floor is the floor of the quotient), whose top 128 bits are
-	 * floor(2^(N-s) / 5^k), i.e. 5^-k = T * 2^(s-N) with T <= t < T+1. */
-	memset(&b, 0, sizeof(b));
-	b.d[BIG_N / 32] = 1;
-	b.n = BIG_N / 32 + 1;
-	for (q = -1; q >= P5_MIN; q--) {
-		big_div5(&b);
-		big_top128(&b, &p5_tab[q - P5_MIN], -BIG_N);
-	}
-}
 
 static void parser_init(void)
 {
 	int i;
 
-	p5_init();
 	for (i = 0; i < PT_C_COUNT; i++) {
 		class_names[i].name = pt_class_name(i);
 		class_names[i].len = strlen(class_names[i].name);
@@ -164,234 +65,9 @@ static void parser_init(void)
 	}
 }
 
-/* Exact powers of ten representable in a double (10^22 < 2^53 * 2^22). */
-static const double p10_exact[23] = {
-	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-
-/* w * 10^q (w != 0, q in the table's range) correctly rounded, as in
- * Eisel and Lemire, "Number parsing at a gigabyte per second" (2021):
- * with w normalised to 64 bits and T <= t < T+1, the true value of
- * w*t/2^64 lies in [P, P+2) where P = floor(w*T / 2^64) is computed
- * exactly from two 64x64 products.  The 54 bits under P's top bit give the
- * mantissa and the rounding bit; the bits below them decide the rounding
- * unless they are within 2 of a boundary (then the +2 uncertainty or an
- * exact tie could change the result), where we return -1 and the caller
- * uses strtod.  For an inexact value that happens with probability about
- * 2^-72; exact values with a negative exponent (1.5 as 15e-1) land there
- * too, which is why num_parse drops a fraction's trailing zeros first.
- * None of the 22.7 M numbers of the benchmark summaries goes to strtod.
- * Results that would be subnormal or overflow also return -1. */
-static int eisel_lemire(uint64_t w, int q, int neg, double *out)
-{
-	const pow5 *t = &p5_tab[q - P5_MIN];
-	int lz = __builtin_clzll(w), sh;
-	unsigned __int128 P, mask, rem;
-	uint64_t m54, m53, bits;
-	int64_t E, be;
-
-	w <<= lz;
-	P = (unsigned __int128)w * t->hi + (((unsigned __int128)w * t->lo) >> 64);
-	sh = (P >> 127) ? 74 : 73; /* leave 54 bits */
-	mask = ((unsigned __int128)1 << sh) - 1;
-	rem = P & mask;
-	if (rem >= mask - 1)
-		return -1;
-	m54 = (uint64_t)(P >> sh);
-	if ((m54 & 1) && rem == 0)
-		return -1;
-	m53 = (m54 >> 1) + (m54 & 1);
-	/* value = w*t * 2^(e+q-lz) ~ m54 * 2^(sh+64+e+q-lz) */
-	E = (int64_t)sh + 1 + 64 + t->e + q - lz;
-	if (m53 == (uint64_t)1 << 53) {
-		m53 >>= 1;
-		E++;
-	}
-	be = E + 52 + 1023;
-	if (be < 1 || be > 2046)
-		return -1;
-	bits = ((uint64_t)be << 52) | (m53 & (((uint64_t)1 << 52) - 1));
-	if (neg)
-		bits |= (uint64_t)1 << 63;
-	memcpy(out, &bits, sizeof(bits));
-	return 0;
-}
-
-enum { NUM_OK, NUM_BAD, NUM_BAD_FRAC, NUM_BAD_EXP, NUM_RANGE, NUM_NOMEM };
-
 static inline int is_digit(unsigned char c)
 {
 	return (unsigned)(c - '0') <= 9;
-}
-
-/* x (8 bytes, little-endian) all ASCII digits?  Then *v = their value. */
-static inline int digits8(uint64_t x, uint64_t *v)
-{
-	const uint64_t hi = 0xf0f0f0f0f0f0f0f0ull;
-
-	/* every byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 */
-	if ((x & hi) != 0x3030303030303030ull ||
-	    ((x + 0x0606060606060606ull) & hi) != 0x3030303030303030ull)
-		return 0;
-	x -= 0x3030303030303030ull;
-	/* pairs, then quads, then the 8 digits (first digit most significant) */
-	x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffull;
-	x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffull;
-	x = (x * 10000 + (x >> 32)) & 0x00000000ffffffffull;
-	*v = x;
-	return 1;
-}
-
-/* The JSON number grammar of json.c, then the conversion.  *end: bytes
- * consumed, or the offset of the error.  p5_tab must be initialised. */
-static int num_parse(const unsigned char *s, size_t len, double *out, size_t *end)
-{
-	size_t i = 0;
-	int neg = 0, nd = 0, inexact = 0;
-	uint64_t w = 0;
-	int64_t e10 = 0;
-
-	if (i < len && s[i] == '-') {
-		neg = 1;
-		i++;
-	}
-	if (i >= len || !is_digit(s[i])) {
-		*end = i;
-		return NUM_BAD;
-	}
-	if (s[i] == '0') {
-		i++;
-	} else {
-		for (; i < len && is_digit(s[i]); i++) {
-			if (nd < 19) {
-				w = w * 10 + (s[i] - '0');
-				nd++;
-			} else {
-				e10++;
-				inexact |= s[i] != '0';
-			}
-		}
-	}
-	if (i < len && s[i] == '.') {
-		i++;
-		if (i >= len || !is_digit(s[i])) {
-			*end = i;
-			return NUM_BAD_FRAC;
-		}
-		if (!w) /* 0.000123: leading zeros only move the point */
-			for (; i < len && s[i] == '0'; i++)
-				e10--;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		/* Eight digits per step: the writer's ratios have 16-17
-		 * significant digits; with the byte loop alone the whole parse
-		 * ran at 1,010 MB/s instead of 1,320 (2,000 DLRM summaries). */
-		while (nd + 8 <= 19 && len - i >= 8) {
-			uint64_t x, v;
-
-			memcpy(&x, s + i, 8);
-			if (!digits8(x, &v))
-				break;
-			w = w * 100000000 + v;
-			nd += w ? 8 : 0;
-			e10 -= 8;
-			i += 8;
-		}
-#endif
-		for (; i < len && is_digit(s[i]); i++) {
-			if (nd < 19) {
-				w = w * 10 + (s[i] - '0');
-				e10--;
-				nd += w != 0; /* leading zeros are not significant */
-			} else {
-				inexact |= s[i] != '0';
-			}
-		}
-	}
-	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-		int eneg = 0;
-		int64_t ex = 0;
-
-		i++;
-		if (i < len && (s[i] == '+' || s[i] == '-'))
-			eneg = s[i++] == '-';
-		if (i >= len || !is_digit(s[i])) {
-			*end = i;
-			return NUM_BAD_EXP;
-		}
-		for (; i < len && is_digit(s[i]); i++)
-			if (ex < 100000000)
-				ex = ex * 10 + (s[i] - '0');
-		e10 += eneg ? -ex : ex;
-	}
-	*end = i;
-	if (!w) {
-		*out = neg ? -0.0 : 0.0;
-		return NUM_OK;
-	}
-	if (!inexact) {
-		/* 1694128201426674.0 (the window start, in absolute µs): an
-		 * exact value that Eisel-Lemire below cannot tell from a tie;
-		 * without the fraction's zeros it is a Clinger case. */
-		if (e10 < 0 && w > (uint64_t)1 << 53)
-			while (e10 < 0 && w % 10 == 0) {
-				w /= 10;
-				e10++;
-			}
-#if FLT_EVAL_METHOD == 0
-		/* Clinger: w and 10^|q| are exact doubles, so one IEEE operation
-		 * rounds the exact value once.  Integers and short decimals. */
-		if (w <= (uint64_t)1 << 53 && e10 >= -22 && e10 <= 22) {
-			double d = (double)w;
-
-			d = e10 >= 0 ? d * p10_exact[e10] : d / p10_exact[-e10];
-			*out = neg ? -d : d;
-			return NUM_OK;
-		}
-#endif
-		if (e10 >= P5_MIN && e10 <= P5_MAX && !eisel_lemire(w, (int)e10, neg, out))
-			return NUM_OK;
-	}
-	/* More than 19 digits, extreme exponents, subnormals, overflow: strtod
-	 * on a NUL-terminated copy. */
-	{
-		char small[64], *copy = small, *ep;
-		double v;
-		int rc = NUM_OK;
-
-		if (i >= sizeof(small) && !(copy = x_malloc(i + 1)))
-			return NUM_NOMEM;
-		memcpy(copy, s, i);
-		copy[i] = 0;
-		errno = 0;
-		v = strtod(copy, &ep);
-		if (ep != copy + i)
-			rc = NUM_BAD;
-		else if (errno == ERANGE && isinf(v))
-			rc = NUM_RANGE;
-		if (copy != small)
-			x_free(copy);
-		if (rc != NUM_OK) {
-			*end = 0;
-			return rc;
-		}
-		*out = v;
-		return NUM_OK;
-	}
-}
-
-long pt_summary_parse_number(const char *s, size_t len, double *out, size_t *err_at)
-{
-	size_t end = 0;
-	int rc;
-
-	pthread_once(&init_once, parser_init);
-	rc = num_parse((const unsigned char *)s, len, out, &end);
-	if (rc == NUM_OK)
-		return (long)end;
-	if (err_at)
-		*err_at = end;
-	return rc == NUM_RANGE ? -1 : 0;
 }
 
 /* ---- the shared key set ---------------------------------------------------- */
@@ -767,21 +443,13 @@ static int parse_number(sp *p, double *out)
 {
 	size_t end = 0, start = p->pos;
 
-	switch (num_parse(p->s + start, p->len - start, out, &end)) {
-	case NUM_OK:
+	pt_jsonnum_status st = pt_jsonnum_parse((const char *)p->s + start, p->len - start, out, &end);
+
+	if (st == PT_JSONNUM_OK) {
 		p->pos = start + end;
 		return 0;
-	case NUM_BAD_FRAC:
-		return fail(p, PT_EPARSE, start + end, "invalid number: digit expected after '.'");
-	case NUM_BAD_EXP:
-		return fail(p, PT_EPARSE, start + end, "invalid number: digit expected in exponent");
-	case NUM_RANGE:
-		return fail(p, PT_EPARSE, start, "number out of range");
-	case NUM_NOMEM:
-		return fail(p, PT_ENOMEM, start, "out of memory");
-	default:
-		return fail(p, PT_EPARSE, start + end, "invalid number");
 	}
+	return fail(p, PT_EPARSE, start + end, "%s", pt_jsonnum_message(st));
 }
 
 /* Validate and skip the value at p->pos (after whitespace), which sits at

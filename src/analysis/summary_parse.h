@@ -43,13 +43,4 @@ pt_summary *pt_summary_read_file_shared(const char *path, pt_summary_keys *ks, p
  * keys are left to the set).  NULL is a no-op. */
 void pt_summary_free_shared(pt_summary *s);
 
-/* The JSON number at s[0..len) (RFC 8259 grammar, no leading '+', no
- * surrounding space) converted exactly as strtod would (round to nearest
- * even): an exact fast path for up to 19 significant digits, strtod for the
- * rest.  Returns the bytes consumed, 0 when s does not start with a valid
- * number (*err_at = offset of the offending byte), or -1 when the value is
- * out of range (overflows to infinity).  Exposed for the tests, which
- * check it against strtod bit for bit. */
-long pt_summary_parse_number(const char *s, size_t len, double *out, size_t *err_at);
-
 #endif

@@ -10,11 +10,10 @@
  */
 #include "json.h"
 #include "file.h"
+#include "jsonnum.h"
 #include "utf8.h"
 #include "xalloc.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -131,61 +130,15 @@ static int parse_string(parser *p, const char **out, size_t *outlen)
 	return 0;
 }
 
-/* JSON number grammar, then strtod on a NUL-terminated copy. */
+/* The number at p->pos (jsonnum.c: exact, no allocation). */
 static int parse_number(parser *p, double *out)
 {
-	size_t start = p->pos, i = p->pos, n;
-	char small[64], *copy = small;
-	char *end;
-	double v;
-	int rc = 0;
+	size_t end = 0;
+	pt_jsonnum_status st = pt_jsonnum_parse((const char *)p->s + p->pos, p->len - p->pos, out, &end);
 
-	if (i < p->len && p->s[i] == '-')
-		i++;
-	if (i >= p->len || p->s[i] < '0' || p->s[i] > '9')
-		return fail(p, PT_EPARSE, i, "invalid number");
-	if (p->s[i] == '0') {
-		i++;
-	} else {
-		while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
-			i++;
-	}
-	if (i < p->len && p->s[i] == '.') {
-		i++;
-		if (i >= p->len || p->s[i] < '0' || p->s[i] > '9')
-			return fail(p, PT_EPARSE, i, "invalid number: digit expected after '.'");
-		while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
-			i++;
-	}
-	if (i < p->len && (p->s[i] == 'e' || p->s[i] == 'E')) {
-		i++;
-		if (i < p->len && (p->s[i] == '+' || p->s[i] == '-'))
-			i++;
-		if (i >= p->len || p->s[i] < '0' || p->s[i] > '9')
-			return fail(p, PT_EPARSE, i, "invalid number: digit expected in exponent");
-		while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
-			i++;
-	}
-	n = i - start;
-	if (n >= sizeof(small)) {
-		copy = x_malloc(n + 1);
-		if (!copy)
-			return fail(p, PT_ENOMEM, start, "out of memory");
-	}
-	memcpy(copy, p->s + start, n);
-	copy[n] = 0;
-	errno = 0;
-	v = strtod(copy, &end);
-	if (end != copy + n)
-		rc = fail(p, PT_EPARSE, start, "invalid number");
-	else if (errno == ERANGE && isinf(v))
-		rc = fail(p, PT_EPARSE, start, "number out of range");
-	if (copy != small)
-		x_free(copy);
-	if (rc)
-		return rc;
-	*out = v;
-	p->pos = i;
+	if (st != PT_JSONNUM_OK)
+		return fail(p, PT_EPARSE, p->pos + end, pt_jsonnum_message(st));
+	p->pos += end;
 	return 0;
 }
 
