@@ -1,22 +1,19 @@
 /*
  * summary_parse.c - the master's summary reader: one pass over the bytes of
- * a summary JSON (docs/summary.md) straight into a pt_summary, with the
- * strictness of the JSON DOM (src/util/json.c) it replaces and the same
- * results, and the shared key set of summary_parse.h.
+ * a summary JSON (docs/summary.md) straight into a pt_summary, no DOM in
+ * between, and the shared key set of summary_parse.h.
  *
  * Flow: SUMMARY.json (from `summarize` on every node) --summary_io.c reads
  * the file--> pt_summary_parse --> pt_summary --> src/diagnose.
  *
- * Why not the DOM: on the 10,000 DLRM summaries of bench_diagnose.sh
- * (1.43 GB) the DOM parsed 305 MB/s per thread, mostly in strtod (71% of
- * the 2,271 numbers per summary have 16-17 significant digits, which glibc
- * converts slowly) and in copying every string twice.  Here numbers go
- * through an exact fast path (Clinger's for up to 15-16 digits,
- * Eisel-Lemire's 128-bit product for up to 19), strings are scanned 8 bytes
- * at a time and copied once, expected member names are matched by one
- * memcmp, and unknown members are validated and skipped without building
- * anything: 1,330 MB/s per thread, `diagnose` reads the 10,000 in 1.1 s
- * instead of 4.0 s on 2 cores (docs/summary.md "Measured").
+ * The tokens come from util/jsontok.c (the DOM's tokenizer too, so both
+ * accept and reject the same bytes with the same messages): strings scanned
+ * 8 bytes at a time and copied once, exact numbers (util/jsonnum.c),
+ * expected member names matched by one memcmp, unknown members validated
+ * and skipped without building anything.  On the 10,000 DLRM summaries of
+ * bench_diagnose.sh that is 1,330 MB/s per thread where a DOM with strtod
+ * did 305: `diagnose` reads the 10,000 in 1.1 s instead of 4.0 s on 2
+ * cores (docs/summary.md "Measured").
  */
 #include "summary_parse.h"
 #include "breakdown.h"
@@ -24,7 +21,7 @@
 #include "collectives.h"
 #include "../model/samples.h"
 #include "../util/json.h"
-#include "../util/jsonnum.h"
+#include "../util/jsontok.h"
 #include "../util/utf8.h"
 #include "../util/xalloc.h"
 
@@ -37,12 +34,9 @@
 #include <string.h>
 
 /* A member or value name and its length. */
-typedef struct member {
-	const char *name;
-	size_t len;
-} member;
+typedef pt_jtok_name member;
 
-#define M(s) { s, sizeof(s) - 1 }
+#define M(s) PT_JTOK_NAME(s)
 
 /* Class and kind names (src/model/store.c), with lengths, set up once. */
 static member class_names[PT_C_COUNT], kind_names[PT_K_COUNT];
@@ -232,10 +226,7 @@ typedef enum { CTX_TOP, CTX_WINDOW, CTX_CLASS_MS, CTX_STEP, CTX_PATTERN } ctx_ki
 typedef enum { VER_NONE, VER_OK, VER_NOTNUM, VER_UNSUP } ver_state;
 
 typedef struct sp {
-	const unsigned char *s;
-	size_t len, pos;
-	pt_error *err;
-	int failed;
+	pt_jtok t;          /* the cursor over the input (util/jsontok.h) */
 	pt_summary *sm;
 	pt_summary_keys *ks;
 	size_t patcap, stepcap, stepmscap;
@@ -253,44 +244,15 @@ typedef struct sp {
 	int has_pending;
 	int64_t pend_off;
 	char pend_msg[PT_ERROR_MSG_MAX];
-	/* Scratch for strings with escapes. */
-	char *tmp;
-	size_t tmpcap;
 } sp;
 
-static int fail(sp *p, int code, size_t off, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(sp *p, int code, size_t off, const char *fmt, ...)
-{
-	char m[PT_ERROR_MSG_MAX];
-	va_list ap;
-
-	if (!p->failed) {
-		p->failed = 1;
-		va_start(ap, fmt);
-		vsnprintf(m, sizeof(m), fmt, ap);
-		va_end(ap);
-		pt_error_set(p->err, code, off == (size_t)-1 ? -1 : (int64_t)off, "%s", m);
-	}
-	return -1;
-}
-
-static int fail_char(sp *p, size_t off, const char *what)
-{
-	unsigned c;
-
-	if (off >= p->len)
-		return fail(p, PT_EPARSE, off, "unexpected end of input");
-	c = p->s[off];
-	if (c >= 0x20 && c < 0x7f)
-		return fail(p, PT_EPARSE, off, "unexpected character '%c', expected %s", c, what);
-	return fail(p, PT_EPARSE, off, "unexpected byte 0x%02x, expected %s", c, what);
-}
+/* The tokenizer's error reporting (the first error counts). */
+#define fail(p, ...) pt_jtok_fail(&(p)->t, __VA_ARGS__)
+#define fail_char(p, off, what) pt_jtok_fail_char(&(p)->t, off, what)
 
 static int oom(sp *p)
 {
-	return fail(p, PT_ENOMEM, p->pos, "out of memory");
+	return fail(p, PT_ENOMEM, p->t.pos, "out of memory");
 }
 
 static void where(const sp *p, char *buf, size_t cap)
@@ -331,315 +293,29 @@ static int semerr(sp *p, size_t off, const char *fmt, ...)
 	return p->confirmed ? fail_pending(p) : 0;
 }
 
-static inline void skip_ws(sp *p)
-{
-	while (p->pos < p->len) {
-		unsigned char c = p->s[p->pos];
+/* The tokenizer at the cursor (util/jsontok.h). */
+#define skip_ws(p) pt_jtok_skip_ws(&(p)->t)
+#define at_value(p) pt_jtok_at_value(&(p)->t)
+#define scan_string(p, out, n) pt_jtok_string(&(p)->t, out, n)
+#define match_lit(p, lit, n) pt_jtok_literal(&(p)->t, lit, n)
+#define parse_number(p, out) pt_jtok_number(&(p)->t, out)
+#define skip_value(p, depth) pt_jtok_skip_value(&(p)->t, depth)
 
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-			break;
-		p->pos++;
-	}
-}
-
-/* Skip whitespace and require a value to follow. */
-static inline int at_value(sp *p)
-{
-	if (p->pos < p->len && p->s[p->pos] > ' ')
-		return 0;
-	skip_ws(p);
-	if (p->pos >= p->len)
-		return fail(p, PT_EPARSE, p->pos, "unexpected end of input");
-	return 0;
-}
-
-/* Nonzero when one of the 8 bytes (little-endian word) is '"', '\\', a
- * control byte or >= 0x80; its lowest set bit marks the first such byte
- * (the borrow tricks can only add false marks above a true one). */
-static inline uint64_t special8(uint64_t x)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-
-	return (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x) & high;
-}
-
-/* Decode the rest of a string with escapes, from s[i] (the first
- * backslash) on, after the plain bytes s[start+1 .. i).  Out of line so
- * that scan_string's loop keeps its registers: inlined, it cost 3 more
- * instructions per string (callgrind, `diagnose` of 200 DLRM summaries). */
-static __attribute__((noinline)) int string_slow(sp *p, size_t start, size_t i, const char **out, size_t *outlen)
-{
-	const char *msg;
-	int rc = pt_utf8_unquote(p->s, p->len, start, &i, &p->tmp, &p->tmpcap, outlen, &msg);
-
-	if (rc == PT_ENOMEM)
-		return oom(p);
-	if (rc != PT_OK)
-		return fail(p, rc, i, "%s", msg);
-	p->pos = i;
-	*out = p->tmp;
-	return 0;
-}
-
-/* The string whose opening quote is at p->pos: *out / *outlen is its
- * decoded text (in the input when it has no escapes, else in p->tmp, valid
- * until the next string), not NUL-terminated. */
-static int scan_string(sp *p, const char **out, size_t *outlen)
-{
-	const unsigned char *s = p->s;
-	size_t start = p->pos, i = start + 1, len = p->len;
-
-	for (;;) {
-		unsigned c;
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		/* 8 bytes per step to the next byte that needs a look: 64% of
-		 * a summary's bytes are in strings (keys average 240 bytes);
-		 * with a byte loop alone the whole parse ran at 830 MB/s
-		 * instead of 1,320 (one thread, 2,000 DLRM summaries). */
-		while (i + 8 <= len) {
-			uint64_t x, m;
-
-			memcpy(&x, s + i, 8);
-			if ((m = special8(x))) {
-				i += (size_t)__builtin_ctzll(m) >> 3;
-				break;
-			}
-			i += 8;
-		}
-#endif
-		while (i < len && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
-			i++;
-		if (i >= len)
-			return fail(p, PT_EPARSE, start, "unterminated string");
-		c = s[i];
-		if (c == '"') {
-			*out = (const char *)s + start + 1;
-			*outlen = i - start - 1;
-			p->pos = i + 1;
-			return 0;
-		}
-		if (c == '\\')
-			return string_slow(p, start, i, out, outlen);
-		if (c < 0x20)
-			return fail(p, PT_EPARSE, i, "control character in string");
-		c = (unsigned)pt_utf8_len(s + i, len - i);
-		if (!c)
-			return fail(p, PT_EPARSE, i, "invalid utf-8 in string");
-		i += c;
-	}
-}
-
-static int match_lit(sp *p, const char *lit, size_t n)
-{
-	if (p->len - p->pos < n || memcmp(p->s + p->pos, lit, n) != 0)
-		return fail_char(p, p->pos, "a json value");
-	p->pos += n;
-	return 0;
-}
-
-static int parse_number(sp *p, double *out)
-{
-	size_t end = 0, start = p->pos;
-
-	pt_jsonnum_status st = pt_jsonnum_parse((const char *)p->s + start, p->len - start, out, &end);
-
-	if (st == PT_JSONNUM_OK) {
-		p->pos = start + end;
-		return 0;
-	}
-	return fail(p, PT_EPARSE, start + end, "%s", pt_jsonnum_message(st));
-}
-
-/* Validate and skip the value at p->pos (after whitespace), which sits at
- * nesting depth `depth` (the root is 0; json.c's limit applies).
- * Iterative, so hostile nesting costs no stack. */
-static int skip_value(sp *p, int depth)
-{
-	unsigned char obj[PT_JSON_MAX_DEPTH];
-	size_t open[PT_JSON_MAX_DEPTH];
-	const char *str;
-	size_t slen;
-	double num;
-	int n = 0;
-
-	for (;;) {
-		unsigned char c;
-
-		/* A value. */
-		if (at_value(p))
-			return -1;
-		c = p->s[p->pos];
-		if (c == '{' || c == '[') {
-			if (depth + n >= PT_JSON_MAX_DEPTH)
-				return fail(p, PT_EPARSE, p->pos, "nesting deeper than 256 levels");
-			obj[n] = c == '{';
-			open[n++] = p->pos++;
-			skip_ws(p);
-			if (p->pos < p->len && p->s[p->pos] == (c == '{' ? '}' : ']')) {
-				p->pos++;
-				n--;
-			} else {
-				if (c == '{') {
-					if (p->pos >= p->len || p->s[p->pos] != '"')
-						return fail_char(p, p->pos, "'\"' starting an object key");
-					if (scan_string(p, &str, &slen))
-						return -1;
-					skip_ws(p);
-					if (p->pos >= p->len || p->s[p->pos] != ':')
-						return fail_char(p, p->pos, "':'");
-					p->pos++;
-				}
-				continue;
-			}
-		} else if (c == '"') {
-			if (scan_string(p, &str, &slen))
-				return -1;
-		} else if (c == 't') {
-			if (match_lit(p, "true", 4))
-				return -1;
-		} else if (c == 'f') {
-			if (match_lit(p, "false", 5))
-				return -1;
-		} else if (c == 'n') {
-			if (match_lit(p, "null", 4))
-				return -1;
-		} else if (c == '-' || is_digit(c)) {
-			if (parse_number(p, &num))
-				return -1;
-		} else {
-			return fail_char(p, p->pos, "a json value");
-		}
-		/* After a value: close containers, or go on to the next element. */
-		for (;;) {
-			if (!n)
-				return 0;
-			skip_ws(p);
-			if (p->pos >= p->len)
-				return fail(p, PT_EPARSE, open[n - 1],
-					    obj[n - 1] ? "unterminated object" : "unterminated array");
-			c = p->s[p->pos];
-			if (c == ',') {
-				p->pos++;
-				if (obj[n - 1]) {
-					skip_ws(p);
-					if (p->pos >= p->len || p->s[p->pos] != '"')
-						return fail_char(p, p->pos, "'\"' starting an object key");
-					if (scan_string(p, &str, &slen))
-						return -1;
-					skip_ws(p);
-					if (p->pos >= p->len || p->s[p->pos] != ':')
-						return fail_char(p, p->pos, "':'");
-					p->pos++;
-				}
-				break;
-			}
-			if (c == (obj[n - 1] ? '}' : ']')) {
-				p->pos++;
-				n--;
-				continue;
-			}
-			return fail_char(p, p->pos, obj[n - 1] ? "',' or '}'" : "',' or ']'");
-		}
-	}
-}
-
-/* ---- objects of known shape ------------------------------------------------ */
-
-#define MEMBER_END (-2)
-#define MEMBER_UNKNOWN (-3)
-
-typedef struct objit {
-	size_t open;  /* offset of '{' */
-	int first;
-	int hint;     /* the member expected next (writer order) */
-	uint32_t seen;
-} objit;
-
-static void obj_begin(sp *p, objit *it)
-{
-	it->open = p->pos++;
-	it->first = 1;
-	it->hint = 0;
-	it->seen = 0;
-}
-
-/* The next member of the object: its index in tab (or MEMBER_UNKNOWN)
- * with p->pos at its value, MEMBER_END after the closing brace, or -1.
- * The member the writer puts next is tried first with one memcmp of its
- * quoted name; a member seen before (duplicate key) comes back as
- * MEMBER_UNKNOWN, so the first one counts, as with json.c's lookup. */
-static int obj_next(sp *p, objit *it, const member *tab, int ntab)
-{
-	const unsigned char *s = p->s;
-	const char *k;
-	size_t kn;
-	int id = MEMBER_UNKNOWN, h, i;
-
-	skip_ws(p);
-	if (it->first) {
-		it->first = 0;
-		if (p->pos < p->len && s[p->pos] == '}') {
-			p->pos++;
-			return MEMBER_END;
-		}
-	} else {
-		if (p->pos >= p->len)
-			return fail(p, PT_EPARSE, it->open, "unterminated object");
-		if (s[p->pos] == '}') {
-			p->pos++;
-			return MEMBER_END;
-		}
-		if (s[p->pos] != ',')
-			return fail_char(p, p->pos, "',' or '}'");
-		p->pos++;
-		skip_ws(p);
-	}
-	if (p->pos >= p->len || s[p->pos] != '"')
-		return fail_char(p, p->pos, "'\"' starting an object key");
-	h = it->hint;
-	if (h < ntab && p->len - p->pos >= tab[h].len + 2 && s[p->pos + 1 + tab[h].len] == '"' &&
-	    !memcmp(s + p->pos + 1, tab[h].name, tab[h].len)) {
-		id = h;
-		p->pos += tab[h].len + 2;
-	} else {
-		if (scan_string(p, &k, &kn))
-			return -1;
-		for (i = 0; i < ntab; i++) {
-			if (tab[i].len == kn && !memcmp(tab[i].name, k, kn)) {
-				id = i;
-				break;
-			}
-		}
-	}
-	if (id >= 0) {
-		it->hint = id + 1;
-		if (it->seen & ((uint32_t)1 << id))
-			id = MEMBER_UNKNOWN;
-		else
-			it->seen |= (uint32_t)1 << id;
-	}
-	if (p->pos >= p->len || s[p->pos] != ':') {
-		skip_ws(p);
-		if (p->pos >= p->len || s[p->pos] != ':')
-			return fail_char(p, p->pos, "':'");
-	}
-	p->pos++;
-	if (at_value(p))
-		return -1;
-	return id;
-}
+/* Objects whose members come from a table. */
+typedef pt_jtok_obj objit;
+#define MEMBER_END PT_JTOK_END
+#define obj_begin(p, it) pt_jtok_obj_begin(&(p)->t, it)
+#define obj_next(p, it, tab, n) pt_jtok_obj_next(&(p)->t, it, tab, n)
 
 /* ---- typed values ------------------------------------------------------------ */
 
-/* Each reader takes the value at p->pos (whitespace skipped).  A value of
+/* Each reader takes the value at p->t.pos (whitespace skipped).  A value of
  * another type is validated, skipped and reported through semerr. */
 
 static int rd_num(sp *p, int depth, const char *key, double *out)
 {
-	unsigned char c = p->s[p->pos];
-	size_t off = p->pos;
+	unsigned char c = p->t.s[p->t.pos];
+	size_t off = p->t.pos;
 
 	if (c == '-' || is_digit(c))
 		return parse_number(p, out);
@@ -662,13 +338,13 @@ static int rd_num(sp *p, int depth, const char *key, double *out)
  * of range is an error naming the member and the value. */
 static int rd_num_in(sp *p, int depth, const char *key, double lo, double hi, double *out)
 {
-	size_t off = p->pos;
+	size_t off = p->t.pos;
 
 	if (rd_num(p, depth, key, out))
 		return -1;
 	/* A number the input ends in may be cut short ("1.5e-05" -> "1.5"):
 	 * the end of input is the error then, reported next. */
-	if (isnan(*out) || (*out >= lo && *out <= hi) || p->pos >= p->len)
+	if (isnan(*out) || (*out >= lo && *out <= hi) || p->t.pos >= p->t.len)
 		return 0;
 	return semerr(p, off, "'%s' is %g, out of range [%g, %g]", key, *out, lo, hi);
 }
@@ -676,23 +352,23 @@ static int rd_num_in(sp *p, int depth, const char *key, double lo, double hi, do
 /* An integer >= lo.  A plain integer token is taken exactly (int64: a
  * legacy trace's pid, 5468608689857868806, is beyond a double's 2^53, and
  * the writer prints int64s); other number forms (3.0, 1e3) count when the
- * double is an integer up to 2^53, as json.c's readers had it. */
+ * double is an integer up to 2^53 (what pt_json_num gives, exactly). */
 static int rd_int(sp *p, int depth, const char *key, double lo, int64_t *out)
 {
-	const unsigned char *s = p->s;
-	size_t off = p->pos, i = off;
+	const unsigned char *s = p->t.s;
+	size_t off = p->t.pos, i = off;
 	int neg = s[i] == '-';
 	double v;
 
 	i += neg;
-	if (i < p->len && is_digit(s[i])) {
+	if (i < p->t.len && is_digit(s[i])) {
 		uint64_t u = 0;
 		int over = 0;
 
 		if (s[i] == '0') {
 			i++;
 		} else {
-			for (; i < p->len && is_digit(s[i]); i++) {
+			for (; i < p->t.len && is_digit(s[i]); i++) {
 				unsigned d = s[i] - '0';
 
 				if (u > (UINT64_MAX - d) / 10)
@@ -701,8 +377,8 @@ static int rd_int(sp *p, int depth, const char *key, double lo, int64_t *out)
 					u = u * 10 + d;
 			}
 		}
-		if (i >= p->len || (s[i] != '.' && s[i] != 'e' && s[i] != 'E' && !is_digit(s[i]))) {
-			p->pos = i;
+		if (i >= p->t.len || (s[i] != '.' && s[i] != 'e' && s[i] != 'E' && !is_digit(s[i]))) {
+			p->t.pos = i;
 			if (!over && u <= (uint64_t)INT64_MAX + neg) {
 				int64_t x = !neg ? (int64_t)u
 					  : u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
@@ -717,7 +393,7 @@ static int rd_int(sp *p, int depth, const char *key, double lo, int64_t *out)
 		/* a fraction or an exponent: the general path below */
 	}
 	if (s[off] == '-' || is_digit(s[off])) {
-		p->pos = off;
+		p->t.pos = off;
 		if (parse_number(p, &v))
 			return -1;
 		if (v == floor(v) && v >= lo && v <= 9007199254740992.0) {
@@ -734,8 +410,8 @@ bad:
 
 static int rd_bool(sp *p, int depth, const char *key, int *out)
 {
-	unsigned char c = p->s[p->pos];
-	size_t off = p->pos;
+	unsigned char c = p->t.s[p->t.pos];
+	size_t off = p->t.pos;
 
 	if (c == 't' || c == 'f') {
 		if (match_lit(p, c == 't' ? "true" : "false", c == 't' ? 4 : 5))
@@ -753,8 +429,8 @@ static int rd_bool(sp *p, int depth, const char *key, int *out)
 static int rd_span(sp *p, int depth, const char *key, int nullable, const char **out,
 		   size_t *n)
 {
-	unsigned char c = p->s[p->pos];
-	size_t off = p->pos;
+	unsigned char c = p->t.s[p->t.pos];
+	size_t off = p->t.pos;
 
 	if (c == '"')
 		return scan_string(p, out, n);
@@ -813,11 +489,11 @@ static int rd_window(sp *p)
 		case -1: return -1;
 		case W_START: rc = rd_num(p, 2, "start_us", &s->window_start_us); break;
 		case W_MS: {
-			size_t off = p->pos;
+			size_t off = p->t.pos;
 
 			/* Every ratio divides by it: it must be a real, positive length. */
 			rc = rd_num(p, 2, "ms", &s->window_ms);
-			if (!rc && !(s->window_ms > 0 && s->window_ms <= MAX_MS) && p->pos < p->len)
+			if (!rc && !(s->window_ms > 0 && s->window_ms <= MAX_MS) && p->t.pos < p->t.len)
 				rc = semerr(p, off, "'ms' is %g, out of range (0, %g]", s->window_ms,
 					    MAX_MS);
 			break;
@@ -903,10 +579,10 @@ static const member pattern_members[P_N] = {
  * come later, so the count is checked by the caller after the parse). */
 static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 {
-	size_t open = p->pos, cap = 0;
+	size_t open = p->t.pos, cap = 0;
 	double v;
 
-	if (p->s[p->pos] != '[') {
+	if (p->t.s[p->t.pos] != '[') {
 		if (skip_value(p, 3))
 			return -1;
 		return semerr(p, open, "'step_ms' is not an array");
@@ -914,18 +590,18 @@ static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 	if (pt->step_ms) { /* a duplicate: the first counts */
 		return skip_value(p, 3);
 	}
-	p->pos++;
+	p->t.pos++;
 	skip_ws(p);
 	*n = 0;
-	if (p->pos < p->len && p->s[p->pos] == ']') {
-		p->pos++;
+	if (p->t.pos < p->t.len && p->t.s[p->t.pos] == ']') {
+		p->t.pos++;
 		return 0;
 	}
 	for (;;) {
 		if (at_value(p))
 			return -1;
 		if (*n >= 1000000) {
-			size_t off = p->pos;
+			size_t off = p->t.pos;
 			if (skip_value(p, 4))
 				return -1;
 			return semerr(p, off, "'step_ms' has over 1000000 values");
@@ -936,17 +612,17 @@ static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 			return oom(p);
 		pt->step_ms[(*n)++] = v;
 		skip_ws(p);
-		if (p->pos >= p->len)
+		if (p->t.pos >= p->t.len)
 			return fail(p, PT_EPARSE, open, "unterminated array");
-		if (p->s[p->pos] == ',') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ',') {
+			p->t.pos++;
 			continue;
 		}
-		if (p->s[p->pos] == ']') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ']') {
+			p->t.pos++;
 			return 0;
 		}
-		return fail_char(p, p->pos, "',' or ']'");
+		return fail_char(p, p->t.pos, "',' or ']'");
 	}
 }
 
@@ -971,7 +647,7 @@ static int rd_hw_link(sp *p, pt_hw_link *h)
 		switch (id) {
 		case -1: return -1;
 		case H_GROUP:
-			off = p->pos;
+			off = p->t.pos;
 			if ((rc = rd_span(p, 5, "hw group", 0, &v, &n)))
 				rc = rc < 0 ? -1 : 0;
 			else if (n >= sizeof(h->group))
@@ -1005,25 +681,25 @@ static int rd_hw_link(sp *p, pt_hw_link *h)
 /* "hw": [{...}, ...] of one pattern. */
 static int rd_pattern_hw(sp *p, pt_pattern *pt)
 {
-	size_t open = p->pos, cap = pt->nhw;
+	size_t open = p->t.pos, cap = pt->nhw;
 	int rc;
 
-	if (p->s[p->pos] != '[') {
+	if (p->t.s[p->t.pos] != '[') {
 		if (skip_value(p, 3))
 			return -1;
 		return semerr(p, open, "'hw' is not an array");
 	}
-	p->pos++;
+	p->t.pos++;
 	skip_ws(p);
-	if (p->pos < p->len && p->s[p->pos] == ']') {
-		p->pos++;
+	if (p->t.pos < p->t.len && p->t.s[p->t.pos] == ']') {
+		p->t.pos++;
 		return 0;
 	}
 	for (;;) {
 		if (at_value(p))
 			return -1;
-		if (p->s[p->pos] != '{') {
-			size_t off = p->pos;
+		if (p->t.s[p->t.pos] != '{') {
+			size_t off = p->t.pos;
 
 			if (skip_value(p, 4) || semerr(p, off, "'hw' entry is not an object"))
 				return -1;
@@ -1031,7 +707,7 @@ static int rd_pattern_hw(sp *p, pt_pattern *pt)
 			if (pt->nhw >= 64) {
 				/* Four link groups per kernel are written; anything
 				 * near this is not our file. */
-				size_t off = p->pos;
+				size_t off = p->t.pos;
 
 				if (skip_value(p, 4) || semerr(p, off, "'hw' has over 64 entries"))
 					return -1;
@@ -1046,17 +722,17 @@ static int rd_pattern_hw(sp *p, pt_pattern *pt)
 		}
 next:
 		skip_ws(p);
-		if (p->pos >= p->len)
+		if (p->t.pos >= p->t.len)
 			return fail(p, PT_EPARSE, open, "unterminated array");
-		if (p->s[p->pos] == ',') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ',') {
+			p->t.pos++;
 			continue;
 		}
-		if (p->s[p->pos] == ']') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ']') {
+			p->t.pos++;
 			return 0;
 		}
-		return fail_char(p, p->pos, "',' or ']'");
+		return fail_char(p, p->t.pos, "',' or ']'");
 	}
 }
 
@@ -1071,12 +747,12 @@ static const member hw_gpu_members[G_N] = {
 static int rd_hw_gpu(sp *p)
 {
 	pt_hw_gpu *g = &p->sm->hw_gpu;
-	size_t off = p->pos;
+	size_t off = p->t.pos;
 	objit it;
 	int64_t i64;
 	int id, rc = 0;
 
-	if (p->s[off] != '{') {
+	if (p->t.s[off] != '{') {
 		if (skip_value(p, 1))
 			return -1;
 		return semerr(p, off, "'hw_gpu' is not an object");
@@ -1130,7 +806,7 @@ static int rd_pattern(sp *p, pt_pattern *pt)
 			break;
 		case P_CLASS:
 		case P_KIND:
-			off = p->pos;
+			off = p->t.pos;
 			if ((rc = rd_span(p, 3, pattern_members[id].name, 0, &v, &n))) {
 				rc = rc < 0 ? -1 : 0;
 				break;
@@ -1161,7 +837,7 @@ static int rd_pattern(sp *p, pt_pattern *pt)
 		case P_ALGBW: rc = rd_num(p, 3, "algbw_gbps", &pt->algbw_gbps); break;
 		case P_BUSBW: rc = rd_num(p, 3, "busbw_gbps", &pt->busbw_gbps); break;
 		case P_GROUP: {
-			off = p->pos;
+			off = p->t.pos;
 			i64 = 0;
 			if ((rc = rd_int(p, 3, "group", 0, &i64)))
 				break;
@@ -1173,7 +849,7 @@ static int rd_pattern(sp *p, pt_pattern *pt)
 		}
 		case P_HW: rc = rd_pattern_hw(p, pt); break;
 		case P_ROLE:
-			off = p->pos;
+			off = p->t.pos;
 			if ((rc = rd_span(p, 3, "role", 0, &v, &n))) {
 				rc = rc < 0 ? -1 : 0;
 				break;
@@ -1212,18 +888,18 @@ static int rd_pattern(sp *p, pt_pattern *pt)
  * slot i after making room. */
 static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size_t i))
 {
-	size_t open = p->pos, i = 0;
+	size_t open = p->t.pos, i = 0;
 	int rc = 0;
 
-	if (p->s[p->pos] != '[') {
+	if (p->t.s[p->t.pos] != '[') {
 		if (skip_value(p, 1))
 			return -1;
 		return semerr(p, open, "'%s' is missing or not an array", name);
 	}
-	p->pos++;
+	p->t.pos++;
 	skip_ws(p);
-	if (p->pos < p->len && p->s[p->pos] == ']') {
-		p->pos++;
+	if (p->t.pos < p->t.len && p->t.s[p->t.pos] == ']') {
+		p->t.pos++;
 		return 0;
 	}
 	for (;;) {
@@ -1231,8 +907,8 @@ static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size
 			return -1;
 		p->ctx = ctx;
 		p->idx = i;
-		if (p->s[p->pos] != '{') {
-			size_t off = p->pos;
+		if (p->t.s[p->t.pos] != '{') {
+			size_t off = p->t.pos;
 
 			if (skip_value(p, 2) || semerr(p, off, "is not an object"))
 				return -1;
@@ -1242,17 +918,17 @@ static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size
 		p->ctx = CTX_TOP;
 		i++;
 		skip_ws(p);
-		if (p->pos >= p->len)
+		if (p->t.pos >= p->t.len)
 			return fail(p, PT_EPARSE, open, "unterminated array");
-		if (p->s[p->pos] == ',') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ',') {
+			p->t.pos++;
 			continue;
 		}
-		if (p->s[p->pos] == ']') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ']') {
+			p->t.pos++;
 			return 0;
 		}
-		return fail_char(p, p->pos, "',' or ']'");
+		return fail_char(p, p->t.pos, "',' or ']'");
 	}
 }
 
@@ -1300,13 +976,13 @@ static const member top_members[T_N] = {
 /* "gpu_breakdown": parsed by breakdown.c (a few hundred bytes). */
 static int rd_breakdown(sp *p)
 {
-	size_t off = p->pos;
+	size_t off = p->t.pos;
 	pt_breakdown *b;
 	pt_error e;
 
 	if (skip_value(p, 1))
 		return -1;
-	if (p->s[off] != '{')
+	if (p->t.s[off] != '{')
 		return semerr(p, off, "'gpu_breakdown' is not an object");
 	if (p->sm->breakdown)
 		return 0;
@@ -1314,7 +990,7 @@ static int rd_breakdown(sp *p)
 	if (!b)
 		return oom(p);
 	pt_error_clear(&e);
-	if (pt_breakdown_parse((const char *)p->s + off, p->pos - off, b, &e)) {
+	if (pt_breakdown_parse((const char *)p->t.s + off, p->t.pos - off, b, &e)) {
 		x_free(b);
 		if (e.code == PT_ENOMEM)
 			return oom(p);
@@ -1328,17 +1004,17 @@ static int rd_breakdown(sp *p)
  * reader (a few numbers per instance, read once per summary). */
 static int rd_collectives(sp *p)
 {
-	size_t off = p->pos;
+	size_t off = p->t.pos;
 	pt_error e;
 
 	if (skip_value(p, 1))
 		return -1;
-	if (p->s[off] != '{')
+	if (p->t.s[off] != '{')
 		return semerr(p, off, "'collectives' is not an object");
 	if (p->sm->coll_chans || p->sm->coll) /* a duplicate key: the first counts */
 		return 0;
 	pt_error_clear(&e);
-	if (pt_coll_parse((const char *)p->s + off, p->pos - off, p->sm, &e)) {
+	if (pt_coll_parse((const char *)p->t.s + off, p->t.pos - off, p->sm, &e)) {
 		pt_coll_free(p->sm);
 		if (e.code == PT_ENOMEM)
 			return oom(p);
@@ -1351,13 +1027,13 @@ static int rd_collectives(sp *p)
  * it; a few tens of KB, once per summary). */
 static int rd_hw_series(sp *p)
 {
-	size_t off = p->pos;
+	size_t off = p->t.pos;
 	pt_samples *h;
 	pt_error e;
 
 	if (skip_value(p, 1))
 		return -1;
-	if (p->s[off] != '{')
+	if (p->t.s[off] != '{')
 		return semerr(p, off, "'hw_series' is not an object");
 	if (p->sm->hw_series) /* a duplicate key: the first counts */
 		return 0;
@@ -1365,7 +1041,7 @@ static int rd_hw_series(sp *p)
 	if (!h)
 		return oom(p);
 	pt_error_clear(&e);
-	if (pt_samples_parse((const char *)p->s + off, p->pos - off, h, &e)) {
+	if (pt_samples_parse((const char *)p->t.s + off, p->t.pos - off, h, &e)) {
 		x_free(h);
 		if (e.code == PT_ENOMEM)
 			return oom(p);
@@ -1395,7 +1071,7 @@ static int rd_member(sp *p, int id)
 {
 	pt_summary *s = p->sm;
 	int64_t i64 = 0;
-	size_t off = p->pos;
+	size_t off = p->t.pos;
 	const char *v;
 	size_t n;
 	int rc;
@@ -1412,7 +1088,7 @@ static int rd_member(sp *p, int id)
 		return check_confirmed(p);
 	case T_VERSION:
 		p->ver_off = off;
-		if (p->s[off] == '-' || is_digit(p->s[off])) {
+		if (p->t.s[off] == '-' || is_digit(p->t.s[off])) {
 			if (parse_number(p, &p->version))
 				return -1;
 			p->ver = p->version >= PT_SUMMARY_VERSION_MIN &&
@@ -1448,7 +1124,7 @@ static int rd_member(sp *p, int id)
 	case T_GPU: return rd_num_in(p, 1, "gpu_util", 0, 1 + 1e-6, &s->gpu_util);
 	case T_WINDOW:
 	case T_CLASS_MS:
-		if (p->s[off] == '{')
+		if (p->t.s[off] == '{')
 			return id == T_WINDOW ? rd_window(p) : rd_class_ms(p);
 		if (skip_value(p, 1))
 			return -1;
@@ -1558,17 +1234,17 @@ static int parse_root(sp *p)
 	int id;
 
 	skip_ws(p);
-	if (p->pos >= p->len)
-		return fail(p, PT_EPARSE, p->pos,
-			    p->len ? "no json value (only whitespace)" : "empty input");
-	if (p->s[p->pos] != '{') {
-		size_t off = p->pos;
+	if (p->t.pos >= p->t.len)
+		return fail(p, PT_EPARSE, p->t.pos,
+			    p->t.len ? "no json value (only whitespace)" : "empty input");
+	if (p->t.s[p->t.pos] != '{') {
+		size_t off = p->t.pos;
 
 		if (skip_value(p, 0))
 			return -1;
 		skip_ws(p);
-		if (p->pos < p->len)
-			return fail(p, PT_EPARSE, p->pos, "trailing characters after the json value");
+		if (p->t.pos < p->t.len)
+			return fail(p, PT_EPARSE, p->t.pos, "trailing characters after the json value");
 		return fail(p, PT_EFORMAT, off, "not a perftracker summary (not a json object)");
 	}
 	obj_begin(p, &it);
@@ -1579,8 +1255,8 @@ static int parse_root(sp *p)
 			return -1;
 	}
 	skip_ws(p);
-	if (p->pos < p->len)
-		return fail(p, PT_EPARSE, p->pos, "trailing characters after the json value");
+	if (p->t.pos < p->t.len)
+		return fail(p, PT_EPARSE, p->t.pos, "trailing characters after the json value");
 	if (!p->fmt_ok)
 		return fail(p, PT_EFORMAT, it.open, "not a perftracker summary (no \"format\": \""
 			    PT_SUMMARY_FORMAT "\")");
@@ -1596,8 +1272,8 @@ static int parse_root(sp *p)
 	if (s->error) {
 		keep_identity(p);
 	} else if (pt_coll_check(s, NULL)) {
-		pt_coll_check(s, p->err);
-		p->failed = 1;
+		pt_coll_check(s, p->t.err);
+		p->t.failed = 1;
 		return -1;
 	}
 	return 0;
@@ -1610,9 +1286,7 @@ pt_summary *pt_summary_parse(const char *buf, size_t len, pt_summary_keys *ks, p
 
 	pthread_once(&init_once, parser_init);
 	memset(&p, 0, sizeof(p));
-	p.s = (const unsigned char *)(buf ? buf : "");
-	p.len = buf ? len : 0;
-	p.err = err;
+	pt_jtok_init(&p.t, buf, len, err);
 	p.ks = ks;
 	p.sm = x_calloc(1, sizeof(*p.sm));
 	if (!p.sm) {
@@ -1638,6 +1312,6 @@ pt_summary *pt_summary_parse(const char *buf, size_t len, pt_summary_keys *ks, p
 	}
 	shrink(s);
 out:
-	x_free(p.tmp);
+	pt_jtok_release(&p.t);
 	return s;
 }
