@@ -16,6 +16,7 @@
  * cores (docs/summary.md "Measured").
  */
 #include "summary_parse.h"
+#include "summary_format.h"
 #include "breakdown.h"
 #include "../model/commkind.h"
 #include "collectives.h"
@@ -45,10 +46,13 @@ static member class_names[PT_C_COUNT], kind_names[PT_K_COUNT];
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+static void masks_init(void);
+
 static void parser_init(void)
 {
 	int i;
 
+	masks_init();
 	for (i = 0; i < PT_C_COUNT; i++) {
 		class_names[i].name = pt_class_name(i);
 		class_names[i].len = strlen(class_names[i].name);
@@ -306,6 +310,8 @@ typedef pt_jtok_obj objit;
 #define MEMBER_END PT_JTOK_END
 #define obj_begin(p, it) pt_jtok_obj_begin(&(p)->t, it)
 #define obj_next(p, it, tab, n) pt_jtok_obj_next(&(p)->t, it, tab, n)
+#define obj_next_row(p, it, tb) \
+	pt_jtok_obj_next_row(&(p)->t, it, &(tb)->m[0].name, (tb)->n, sizeof((tb)->m[0]))
 
 /* ---- typed values ------------------------------------------------------------ */
 
@@ -330,9 +336,6 @@ static int rd_num(sp *p, int depth, const char *key, double *out)
 	return semerr(p, off, "'%s' is not a number", key);
 }
 
-/* Durations above this (about 11.6 days) are not from a profiled window
- * of a few steps: a value like 1e308 would overflow every sum into inf. */
-#define MAX_MS 1e9
 
 /* A number in [lo, hi] (null, the writer's NaN, passes: "unknown").  Out
  * of range is an error naming the member and the value. */
@@ -471,41 +474,145 @@ static int name_index(const char *s, size_t n, const member *names, int count)
 	return -1;
 }
 
-/* ---- the members ------------------------------------------------------------- */
+/* ---- the members (summary_format.c's tables) ---------------------------------- */
 
-enum { W_START, W_MS, W_FROM_STEPS, W_N };
-static const member window_members[W_N] = { M("start_us"), M("ms"), M("from_steps") };
+/* Bit i set: row i of the table is required (built once). */
+static const pt_sf_table *const mask_tabs[] = {
+	&pt_sf_top, &pt_sf_window, &pt_sf_step_tab, &pt_sf_pattern, &pt_sf_hw_link, &pt_sf_hw_gpu,
+};
+#define NMASK (sizeof(mask_tabs) / sizeof(mask_tabs[0]))
+static uint64_t masks[NMASK];
 
-static int rd_window(sp *p)
+static void masks_init(void)
 {
-	pt_summary *s = p->sm;
+	size_t t;
+	int i;
+
+	for (t = 0; t < NMASK; t++)
+		for (i = 0; i < mask_tabs[t]->n; i++)
+			if (mask_tabs[t]->m[i].required)
+				masks[t] |= (uint64_t)1 << i;
+}
+
+static inline uint64_t required_mask(const pt_sf_table *tb)
+{
+	size_t t;
+
+	for (t = 0; t < NMASK; t++)
+		if (mask_tabs[t] == tb)
+			return masks[t];
+	return ~(uint64_t)0;
+}
+
+static int rd_table(sp *p, void *base, const pt_sf_table *tb);
+static int rd_special(sp *p, void *base, const pt_sf_member *m);
+static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n);
+static int rd_pattern_hw(sp *p, pt_pattern *pt);
+
+/* The value of row m of table tb into the struct at base. */
+static int rd_row(sp *p, void *base, const pt_sf_table *tb, const pt_sf_member *m)
+{
+	char *f = (char *)base + m->off, lb[64];
+	const char *key = m->name.name, *v;
+	pt_pattern *pt = base;
+	int depth = tb->depth, rc, x;
+	size_t n, off = p->t.pos;
+	int64_t i64 = 0;
+
+	if (tb->prefix[0]) { /* "hw group": messages name the object too */
+		snprintf(lb, sizeof(lb), "%s%s", tb->prefix, key);
+		key = lb;
+	}
+	switch (m->type) {
+	case PT_SF_STR: return rd_str(p, depth, key, 0, (char **)f);
+	case PT_SF_STR_NULL: return rd_str(p, depth, key, 1, (char **)f);
+	case PT_SF_CHARS:
+		if ((rc = rd_span(p, depth, key, 0, &v, &n)))
+			return rc < 0 ? -1 : 0;
+		if (n >= PT_SF_CHARS_MAX)
+			return semerr(p, off, "'%s' is too long", key);
+		memcpy(f, v, n);
+		f[n] = 0;
+		return 0;
+	case PT_SF_KEY:
+		if ((rc = rd_span(p, depth, key, 0, &v, &n)))
+			return rc < 0 ? -1 : 0;
+		if (!(*(char **)f = p->ks ? ks_intern(p->ks, v, n) : x_strndup(v, n)))
+			return oom(p);
+		return 0;
+	case PT_SF_I64: return rd_int(p, depth, key, m->lo, (int64_t *)f);
+	case PT_SF_U64:
+		rc = rd_int(p, depth, key, 0, &i64);
+		*(uint64_t *)f = (uint64_t)i64;
+		return rc;
+	case PT_SF_U32:
+		if ((rc = rd_int(p, depth, key, 0, &i64)))
+			return rc;
+		if (i64 > (int64_t)UINT32_MAX)
+			return semerr(p, off, "'%s' is too large", key);
+		*(uint32_t *)f = (uint32_t)i64;
+		return 0;
+	case PT_SF_DBL: return rd_num(p, depth, key, (double *)f);
+	case PT_SF_DBL_IN: return rd_num_in(p, depth, key, m->lo, m->hi, (double *)f);
+	case PT_SF_DBL_POS:
+		/* Every ratio divides by it: it must be a real, positive length. */
+		rc = rd_num(p, depth, key, (double *)f);
+		if (!rc && !(*(double *)f > 0 && *(double *)f <= m->hi) && p->t.pos < p->t.len)
+			rc = semerr(p, off, "'%s' is %g, out of range (0, %g]", key, *(double *)f, m->hi);
+		return rc;
+	case PT_SF_BOOL: return rd_bool(p, depth, key, (int *)f);
+	case PT_SF_CLASS:
+	case PT_SF_KIND:
+		if ((rc = rd_span(p, depth, key, 0, &v, &n)))
+			return rc < 0 ? -1 : 0;
+		x = m->type == PT_SF_CLASS ? name_index(v, n, class_names, PT_C_COUNT)
+					   : name_index(v, n, kind_names, PT_K_COUNT);
+		if (x < 0 || (m->type == PT_SF_CLASS && x < PT_C_PYTHON)) /* idle is no pattern class */
+			return semerr(p, off, "unknown %s '%.*s'", key, (int)(n < 200 ? n : 200), v);
+		*(uint8_t *)f = (uint8_t)x;
+		return 0;
+	case PT_SF_ROLE:
+		if ((rc = rd_span(p, depth, key, 0, &v, &n)))
+			return rc < 0 ? -1 : 0;
+		x = pt_commkind_role_parse(v, n);
+		/* a role this build does not know reads as "collective" */
+		*(uint8_t *)f = (uint8_t)(x < 0 ? PT_ROLE_COLLECTIVE : x);
+		return 0;
+	case PT_SF_STEP_MS:
+		n = 0;
+		rc = rd_step_ms(p, pt, &n);
+		pt->nstep_ms = n;
+		return rc;
+	case PT_SF_HW:
+		return rd_pattern_hw(p, pt);
+	default:
+		return rd_special(p, base, m);
+	}
+}
+
+/* The object at the cursor into the struct at base, member by member as
+ * the table says; then the members it requires, in their order. */
+static int rd_table(sp *p, void *base, const pt_sf_table *tb)
+{
 	objit it;
-	int id, rc = 0;
+	int id, rc = 0, r, i;
 
 	obj_begin(p, &it);
-	p->ctx = CTX_WINDOW;
-	while (!rc && (id = obj_next(p, &it, window_members, W_N)) != MEMBER_END) {
-		switch (id) {
-		case -1: return -1;
-		case W_START: rc = rd_num(p, 2, "start_us", &s->window_start_us); break;
-		case W_MS: {
-			size_t off = p->t.pos;
-
-			/* Every ratio divides by it: it must be a real, positive length. */
-			rc = rd_num(p, 2, "ms", &s->window_ms);
-			if (!rc && !(s->window_ms > 0 && s->window_ms <= MAX_MS) && p->t.pos < p->t.len)
-				rc = semerr(p, off, "'ms' is %g, out of range (0, %g]", s->window_ms,
-					    MAX_MS);
-			break;
-		}
-		case W_FROM_STEPS: rc = rd_bool(p, 2, "from_steps", &s->window_from_steps); break;
-		default: rc = skip_value(p, 2); break;
-		}
+	while (!rc && (id = obj_next_row(p, &it, tb)) != MEMBER_END) {
+		if (id == -1)
+			return -1;
+		rc = id >= 0 ? rd_row(p, base, tb, &tb->m[id]) : skip_value(p, tb->depth);
 	}
-	for (id = 0; !rc && id < W_N; id++)
-		if (!(it.seen & (1u << id)))
-			rc = semerr(p, it.open, "'%s' is missing", window_members[id].name);
-	p->ctx = CTX_TOP;
+	/* (the loop below is a quarter of the reader's time when run for
+	 * every pattern: only when one is missing) */
+	for (r = 1; !rc && (it.seen & required_mask(tb)) != required_mask(tb); r++) {
+		for (i = 0; i < tb->n && tb->m[i].required != r; i++)
+			;
+		if (i == tb->n)
+			break;
+		if (!(it.seen & ((uint64_t)1 << i)))
+			rc = semerr(p, it.open, "'%s%s' is missing", tb->prefix, tb->m[i].name.name);
+	}
 	return rc;
 }
 
@@ -521,59 +628,22 @@ static int rd_class_ms(sp *p)
 	int id, c, rc = 0;
 
 	obj_begin(p, &it);
-	p->ctx = CTX_CLASS_MS;
 	while (!rc && (id = obj_next(p, &it, class_members, PT_C_COUNT)) != MEMBER_END) {
 		if (id == -1)
 			return -1;
 		if (id >= 0)
-			rc = rd_num_in(p, 2, class_members[id].name, 0, MAX_MS,
+			rc = rd_num_in(p, 2, class_members[id].name, 0, PT_SF_MAX_MS,
 				       &s->class_ms[PT_C_COUNT - 1 - id]);
 		else
 			rc = skip_value(p, 2);
 	}
-	/* json.c's reader asked for them from idle up. */
+	/* missing ones are reported from idle (class 0) up */
 	for (c = 0; !rc && c < PT_C_COUNT; c++)
 		if (!(it.seen & (1u << (PT_C_COUNT - 1 - c))))
 			rc = semerr(p, it.open, "'%s' is missing", pt_class_name(c));
-	p->ctx = CTX_TOP;
 	return rc;
 }
 
-enum { S_NUMBER, S_MS, S_N };
-static const member step_members[S_N] = { M("number"), M("ms") };
-
-static int rd_step(sp *p, int64_t *number, double *ms)
-{
-	objit it;
-	int id, rc = 0;
-
-	obj_begin(p, &it);
-	while (!rc && (id = obj_next(p, &it, step_members, S_N)) != MEMBER_END) {
-		switch (id) {
-		case -1: return -1;
-		case S_NUMBER: rc = rd_int(p, 3, "number", -1e18, number); break;
-		case S_MS: rc = rd_num_in(p, 3, "ms", 0, MAX_MS, ms); break;
-		default: rc = skip_value(p, 3); break;
-		}
-	}
-	for (id = 0; !rc && id < S_N; id++)
-		if (!(it.seen & (1u << id)))
-			rc = semerr(p, it.open, "'%s' is missing", step_members[id].name);
-	return rc;
-}
-
-enum {
-	P_KEY, P_CLASS, P_KIND, P_COUNT, P_TOTAL, P_MEDIAN, P_P10, P_P90, P_MAD, P_BOTTLENECK,
-	P_EXEC, P_BYTES, P_ALGBW, P_BUSBW, P_GROUP, P_ROLE, P_EFF_N, P_OCC, P_BPS, P_REGS,
-	P_SMEM, P_STEP_MS, P_HW, P_N, P_REQUIRED = P_BYTES
-};
-static const member pattern_members[P_N] = {
-	M("key"), M("class"), M("kind"), M("count"), M("total_ms"), M("median_ms"),
-	M("p10_ms"), M("p90_ms"), M("mad_ms"), M("bottleneck"), M("exec_ratio"),
-	M("bytes"), M("algbw_gbps"), M("busbw_gbps"), M("group"), M("role"), M("eff_n"),
-	M("occupancy_pct"), M("blocks_per_sm"), M("registers"), M("shared_mem"), M("step_ms"),
-	M("hw"),
-};
 
 /* "step_ms": an array of numbers, one per step (the summary's "steps" may
  * come later, so the count is checked by the caller after the parse). */
@@ -626,58 +696,6 @@ static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 	}
 }
 
-/* ---- hardware-sample members (docs/hardware.md; hwjoin.c writes them) ---- */
-
-enum { H_GROUP, H_AVG, H_STD, H_PEAK, H_SAMPLES, H_KERNELS, H_N, H_REQUIRED = H_PEAK };
-static const member hw_link_members[H_N] = {
-	M("group"), M("avg_tput_pct"), M("std_tput_pct"), M("peak_tput_pct"), M("samples"),
-	M("kernels"),
-};
-
-static int rd_hw_link(sp *p, pt_hw_link *h)
-{
-	objit it;
-	const char *v;
-	size_t n, off;
-	int64_t i64;
-	int id, rc = 0;
-
-	obj_begin(p, &it);
-	while (!rc && (id = obj_next(p, &it, hw_link_members, H_N)) != MEMBER_END) {
-		switch (id) {
-		case -1: return -1;
-		case H_GROUP:
-			off = p->t.pos;
-			if ((rc = rd_span(p, 5, "hw group", 0, &v, &n)))
-				rc = rc < 0 ? -1 : 0;
-			else if (n >= sizeof(h->group))
-				rc = semerr(p, off, "'hw group' is too long");
-			else {
-				memcpy(h->group, v, n);
-				h->group[n] = 0;
-			}
-			break;
-		case H_AVG: rc = rd_num(p, 5, "hw avg_tput_pct", &h->avg_pct); break;
-		case H_STD: rc = rd_num(p, 5, "hw std_tput_pct", &h->std_pct); break;
-		case H_PEAK: rc = rd_num(p, 5, "hw peak_tput_pct", &h->peak_pct); break;
-		case H_SAMPLES:
-		case H_KERNELS:
-			i64 = 0;
-			rc = rd_int(p, 5, id == H_SAMPLES ? "hw samples" : "hw kernels", 0, &i64);
-			if (id == H_SAMPLES)
-				h->samples = (uint64_t)i64;
-			else
-				h->kernels = (uint64_t)i64;
-			break;
-		default: rc = skip_value(p, 5); break;
-		}
-	}
-	for (id = 0; !rc && id < H_REQUIRED; id++)
-		if (!(it.seen & (1u << id)))
-			rc = semerr(p, it.open, "'hw %s' is missing", hw_link_members[id].name);
-	return rc;
-}
-
 /* "hw": [{...}, ...] of one pattern. */
 static int rd_pattern_hw(sp *p, pt_pattern *pt)
 {
@@ -717,7 +735,7 @@ static int rd_pattern_hw(sp *p, pt_pattern *pt)
 				return oom(p);
 			memset(&pt->hw[pt->nhw], 0, sizeof(pt->hw[0]));
 			pt->nhw++;
-			if ((rc = rd_hw_link(p, &pt->hw[pt->nhw - 1])))
+			if ((rc = rd_table(p, &pt->hw[pt->nhw - 1], &pt_sf_hw_link)))
 				return -1;
 		}
 next:
@@ -734,154 +752,6 @@ next:
 		}
 		return fail_char(p, p->t.pos, "',' or ']'");
 	}
-}
-
-enum { G_SAMPLES, G_ACTIVE, G_UTIL, G_CLOCK, G_CLOCK_MAX, G_THR_FRAC, G_THR_REASONS, G_TEMP,
-       G_POWER, G_N };
-static const member hw_gpu_members[G_N] = {
-	M("samples"), M("sm_active_pct"), M("gpu_util_pct"), M("sm_clock_mhz"),
-	M("sm_clock_max_mhz"), M("throttle_frac"), M("throttle_reasons"), M("temperature_c"),
-	M("power_w"),
-};
-
-static int rd_hw_gpu(sp *p)
-{
-	pt_hw_gpu *g = &p->sm->hw_gpu;
-	size_t off = p->t.pos;
-	objit it;
-	int64_t i64;
-	int id, rc = 0;
-
-	if (p->t.s[off] != '{') {
-		if (skip_value(p, 1))
-			return -1;
-		return semerr(p, off, "'hw_gpu' is not an object");
-	}
-	obj_begin(p, &it);
-	while (!rc && (id = obj_next(p, &it, hw_gpu_members, G_N)) != MEMBER_END) {
-		switch (id) {
-		case -1: return -1;
-		case G_SAMPLES:
-		case G_THR_REASONS:
-			i64 = 0;
-			rc = rd_int(p, 2, id == G_SAMPLES ? "hw_gpu samples" : "hw_gpu throttle_reasons",
-				    0, &i64);
-			if (id == G_SAMPLES)
-				g->samples = (uint64_t)i64;
-			else
-				g->throttle_reasons = (uint64_t)i64;
-			break;
-		case G_ACTIVE: rc = rd_num(p, 2, "hw_gpu sm_active_pct", &g->sm_active_pct); break;
-		case G_UTIL: rc = rd_num(p, 2, "hw_gpu gpu_util_pct", &g->gpu_util_pct); break;
-		case G_CLOCK: rc = rd_num(p, 2, "hw_gpu sm_clock_mhz", &g->sm_clock_mhz); break;
-		case G_CLOCK_MAX: rc = rd_num(p, 2, "hw_gpu sm_clock_max_mhz", &g->sm_clock_max_mhz); break;
-		case G_THR_FRAC: rc = rd_num(p, 2, "hw_gpu throttle_frac", &g->throttle_frac); break;
-		case G_TEMP: rc = rd_num(p, 2, "hw_gpu temperature_c", &g->temperature_c); break;
-		case G_POWER: rc = rd_num(p, 2, "hw_gpu power_w", &g->power_w); break;
-		default: rc = skip_value(p, 2); break;
-		}
-	}
-	return rc;
-}
-
-static int rd_pattern(sp *p, pt_pattern *pt)
-{
-	objit it;
-	const char *v;
-	size_t n;
-	int64_t i64;
-	size_t off;
-	int id, rc = 0, x;
-
-	obj_begin(p, &it);
-	while (!rc && (id = obj_next(p, &it, pattern_members, P_N)) != MEMBER_END) {
-		switch (id) {
-		case -1:
-			return -1;
-		case P_KEY:
-			if ((rc = rd_span(p, 3, "key", 0, &v, &n)))
-				rc = rc < 0 ? -1 : 0;
-			else if (!(pt->key = p->ks ? ks_intern(p->ks, v, n) : x_strndup(v, n)))
-				rc = oom(p);
-			break;
-		case P_CLASS:
-		case P_KIND:
-			off = p->t.pos;
-			if ((rc = rd_span(p, 3, pattern_members[id].name, 0, &v, &n))) {
-				rc = rc < 0 ? -1 : 0;
-				break;
-			}
-			x = id == P_CLASS ? name_index(v, n, class_names, PT_C_COUNT)
-					  : name_index(v, n, kind_names, PT_K_COUNT);
-			if (x < 0 || (id == P_CLASS && x < PT_C_PYTHON)) /* idle is no pattern class */
-				rc = semerr(p, off, "unknown %s '%.*s'",
-					    pattern_members[id].name, (int)(n < 200 ? n : 200), v);
-			else if (id == P_CLASS)
-				pt->cls = (uint8_t)x;
-			else
-				pt->kind = (uint8_t)x;
-			break;
-		case P_COUNT:
-			i64 = 0;
-			rc = rd_int(p, 3, "count", 0, &i64);
-			pt->count = (uint64_t)i64;
-			break;
-		case P_TOTAL: rc = rd_num_in(p, 3, "total_ms", 0, MAX_MS, &pt->total_ms); break;
-		case P_MEDIAN: rc = rd_num_in(p, 3, "median_ms", 0, MAX_MS, &pt->median_ms); break;
-		case P_P10: rc = rd_num_in(p, 3, "p10_ms", 0, MAX_MS, &pt->p10_ms); break;
-		case P_P90: rc = rd_num_in(p, 3, "p90_ms", 0, MAX_MS, &pt->p90_ms); break;
-		case P_MAD: rc = rd_num_in(p, 3, "mad_ms", 0, MAX_MS, &pt->mad_ms); break;
-		case P_BOTTLENECK: rc = rd_num_in(p, 3, "bottleneck", 0, 1 + 1e-6, &pt->bottleneck); break;
-		case P_EXEC: rc = rd_num(p, 3, "exec_ratio", &pt->exec_ratio); break;
-		case P_BYTES: rc = rd_num(p, 3, "bytes", &pt->bytes); break;
-		case P_ALGBW: rc = rd_num(p, 3, "algbw_gbps", &pt->algbw_gbps); break;
-		case P_BUSBW: rc = rd_num(p, 3, "busbw_gbps", &pt->busbw_gbps); break;
-		case P_GROUP: {
-			off = p->t.pos;
-			i64 = 0;
-			if ((rc = rd_int(p, 3, "group", 0, &i64)))
-				break;
-			if (i64 > (int64_t)UINT32_MAX)
-				rc = semerr(p, off, "'group' is too large");
-			else
-				pt->group = (uint32_t)i64;
-			break;
-		}
-		case P_HW: rc = rd_pattern_hw(p, pt); break;
-		case P_ROLE:
-			off = p->t.pos;
-			if ((rc = rd_span(p, 3, "role", 0, &v, &n))) {
-				rc = rc < 0 ? -1 : 0;
-				break;
-			}
-			x = pt_commkind_role_parse(v, n);
-			/* a role this build does not know reads as "collective" */
-			pt->role = (uint8_t)(x < 0 ? PT_ROLE_COLLECTIVE : x);
-			break;
-		case P_EFF_N:
-			i64 = 0;
-			rc = rd_int(p, 3, "eff_n", 0, &i64);
-			pt->eff_n = (uint64_t)i64;
-			break;
-		case P_OCC: rc = rd_num(p, 3, "occupancy_pct", &pt->occupancy_pct); break;
-		case P_BPS: rc = rd_num(p, 3, "blocks_per_sm", &pt->blocks_per_sm); break;
-		case P_REGS: rc = rd_num(p, 3, "registers", &pt->registers); break;
-		case P_SMEM: rc = rd_num(p, 3, "shared_mem", &pt->shared_mem); break;
-		case P_STEP_MS: {
-			size_t ns = 0;
-			rc = rd_step_ms(p, pt, &ns);
-			pt->nstep_ms = ns;
-			break;
-		}
-		default:
-			rc = skip_value(p, 3);
-			break;
-		}
-	}
-	for (id = 0; !rc && id < P_REQUIRED; id++)
-		if (!(it.seen & (1u << id)))
-			rc = semerr(p, it.open, "'%s' is missing", pattern_members[id].name);
-	return rc;
 }
 
 /* An array of objects ("steps", "patterns"); el reads one element into
@@ -935,6 +805,8 @@ static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size
 static int el_step(sp *p, size_t i)
 {
 	pt_summary *s = p->sm;
+	pt_sf_step row = { 0, 0 };
+	int rc;
 
 	if (X_GROW(s->step_numbers, p->stepcap, i + 1) || X_GROW(s->step_ms, p->stepmscap, i + 1))
 		return oom(p);
@@ -942,7 +814,10 @@ static int el_step(sp *p, size_t i)
 	memset(&s->step_numbers[s->nsteps], 0, (i + 1 - s->nsteps) * sizeof(s->step_numbers[0]));
 	memset(&s->step_ms[s->nsteps], 0, (i + 1 - s->nsteps) * sizeof(s->step_ms[0]));
 	s->nsteps = i + 1;
-	return rd_step(p, &s->step_numbers[i], &s->step_ms[i]);
+	rc = rd_table(p, &row, &pt_sf_step_tab);
+	s->step_numbers[i] = row.number;
+	s->step_ms[i] = row.ms;
+	return rc;
 }
 
 static int el_pattern(sp *p, size_t i)
@@ -956,22 +831,8 @@ static int el_pattern(sp *p, size_t i)
 	 * summary frees garbage (fuzz_summary: {"patterns":[null,true,{}). */
 	memset(&s->patterns[s->npatterns], 0, (i + 1 - s->npatterns) * sizeof(s->patterns[0]));
 	s->npatterns = i + 1;
-	return rd_pattern(p, &s->patterns[i]);
+	return rd_table(p, &s->patterns[i], &pt_sf_pattern);
 }
-
-enum {
-	T_FORMAT, T_VERSION, T_WORKER, T_FILE, T_HOST, T_RANK, T_PID, T_WORLD, T_BACKEND,
-	T_DEVICE, T_WARNING, T_NWARN, T_TRUNC, T_WINDOW, T_STEPS, T_GPU, T_CLASS_MS, T_NEVENTS,
-	T_PATTERNS, T_ERROR, T_HW_SOURCE, T_HW_GPU, T_HW_SERIES, T_GPU_COMPUTE, T_BREAKDOWN,
-	T_COLLECTIVES, T_N
-};
-static const member top_members[T_N] = {
-	M("format"), M("version"), M("worker"), M("file"), M("host"), M("rank"), M("pid"),
-	M("world_size"), M("backend"), M("device"), M("warning"), M("nwarnings"),
-	M("truncated"), M("window"), M("steps"), M("gpu_util"), M("class_ms"), M("nevents"),
-	M("patterns"), M("error"), M("hw_source"), M("hw_gpu"), M("hw_series"),
-	M("gpu_compute_util"), M("gpu_breakdown"), M("collectives"),
-};
 
 /* "gpu_breakdown": parsed by breakdown.c (a few hundred bytes). */
 static int rd_breakdown(sp *p)
@@ -1067,17 +928,18 @@ static int check_confirmed(sp *p)
 	return p->has_pending ? fail_pending(p) : 0;
 }
 
-static int rd_member(sp *p, int id)
+/* The top-level members with code of their own. */
+static int rd_special(sp *p, void *base, const pt_sf_member *m)
 {
 	pt_summary *s = p->sm;
-	int64_t i64 = 0;
 	size_t off = p->t.pos;
 	const char *v;
 	size_t n;
 	int rc;
 
-	switch (id) {
-	case T_FORMAT:
+	(void)base;
+	switch (m->type) {
+	case PT_SF_FORMAT:
 		rc = rd_span(p, 1, "format", 0, &v, &n);
 		if (rc < 0)
 			return -1;
@@ -1086,7 +948,7 @@ static int rd_member(sp *p, int id)
 				    PT_SUMMARY_FORMAT "\")");
 		p->fmt_ok = 1;
 		return check_confirmed(p);
-	case T_VERSION:
+	case PT_SF_VERSION:
 		p->ver_off = off;
 		if (p->t.s[off] == '-' || is_digit(p->t.s[off])) {
 			if (parse_number(p, &p->version))
@@ -1102,58 +964,32 @@ static int rd_member(sp *p, int id)
 			p->ver = VER_NOTNUM;
 		}
 		return check_confirmed(p);
-	case T_WORKER: return rd_str(p, 1, "worker", 0, &s->worker);
-	case T_FILE: return rd_str(p, 1, "file", 0, &s->file);
-	case T_HOST: return rd_str(p, 1, "host", 0, &s->host);
-	case T_BACKEND: return rd_str(p, 1, "backend", 0, &s->backend);
-	case T_DEVICE: return rd_str(p, 1, "device", 0, &s->device);
-	case T_ERROR: return rd_str(p, 1, "error", 0, &s->error);
-	case T_WARNING: return rd_str(p, 1, "warning", 1, &s->warning);
-	case T_RANK: return rd_int(p, 1, "rank", -1, &s->rank);
-	case T_PID: return rd_int(p, 1, "pid", -1, &s->pid);
-	case T_WORLD: return rd_int(p, 1, "world_size", -1, &s->world_size);
-	case T_NWARN:
-		rc = rd_int(p, 1, "nwarnings", 0, &i64);
-		s->nwarnings = (uint64_t)i64;
-		return rc;
-	case T_NEVENTS:
-		rc = rd_int(p, 1, "nevents", 0, &i64);
-		s->nevents = (uint64_t)i64;
-		return rc;
-	case T_TRUNC: return rd_bool(p, 1, "truncated", &s->truncated);
-	case T_GPU: return rd_num_in(p, 1, "gpu_util", 0, 1 + 1e-6, &s->gpu_util);
-	case T_WINDOW:
-	case T_CLASS_MS:
-		if (p->t.s[off] == '{')
-			return id == T_WINDOW ? rd_window(p) : rd_class_ms(p);
+	case PT_SF_WINDOW:
+	case PT_SF_CLASS_MS:
+		if (p->t.s[off] == '{') {
+			p->ctx = m->type == PT_SF_WINDOW ? CTX_WINDOW : CTX_CLASS_MS;
+			rc = m->type == PT_SF_WINDOW ? rd_table(p, s, &pt_sf_window) : rd_class_ms(p);
+			p->ctx = CTX_TOP;
+			return rc;
+		}
 		if (skip_value(p, 1))
 			return -1;
-		return semerr(p, off, "'%s' is missing or not an object", top_members[id].name);
-	case T_STEPS: return rd_array(p, "steps", CTX_STEP, el_step);
-	case T_PATTERNS: return rd_array(p, "patterns", CTX_PATTERN, el_pattern);
-	case T_HW_SOURCE: return rd_str(p, 1, "hw_source", 1, &s->hw_source);
-	case T_HW_GPU: return rd_hw_gpu(p);
-	case T_HW_SERIES: return rd_hw_series(p);
-	case T_GPU_COMPUTE: return rd_num(p, 1, "gpu_compute_util", &s->gpu_compute_util);
-	case T_BREAKDOWN: return rd_breakdown(p);
-	case T_COLLECTIVES: return rd_collectives(p);
+		return semerr(p, off, "'%s' is missing or not an object", m->name.name);
+	case PT_SF_HW_GPU:
+		if (p->t.s[off] == '{')
+			return rd_table(p, &s->hw_gpu, &pt_sf_hw_gpu);
+		if (skip_value(p, 1))
+			return -1;
+		return semerr(p, off, "'hw_gpu' is not an object");
+	case PT_SF_STEPS: return rd_array(p, "steps", CTX_STEP, el_step);
+	case PT_SF_PATTERNS: return rd_array(p, "patterns", CTX_PATTERN, el_pattern);
+	case PT_SF_HW_SERIES: return rd_hw_series(p);
+	case PT_SF_BREAKDOWN: return rd_breakdown(p);
+	case PT_SF_COLLECTIVES: return rd_collectives(p);
 	default: return skip_value(p, 1);
 	}
 }
 
-/* What json.c's reader required, in its order (a failed worker's summary
- * has only the identity and "error"). */
-static const struct {
-	int id;
-	const char *what;
-} required[] = {
-	{ T_WORKER, "is missing" }, { T_FILE, "is missing" }, { T_RANK, "is missing" },
-	{ T_PID, "is missing" }, { T_WORLD, "is missing" }, { T_GPU, "is missing" },
-	{ T_NEVENTS, "is missing" }, { T_WINDOW, "is missing or not an object" },
-	{ T_CLASS_MS, "is missing or not an object" }, { T_STEPS, "is missing or not an array" },
-	{ T_PATTERNS, "is missing or not an array" },
-};
-#define REQUIRED_FOR_FAILED 4
 
 static void free_parsed(sp *p)
 {
@@ -1229,9 +1065,9 @@ static void shrink(pt_summary *s)
 static int parse_root(sp *p)
 {
 	pt_summary *s = p->sm;
+	const pt_sf_table *tb = &pt_sf_top;
 	objit it;
-	size_t k, nreq;
-	int id;
+	int id, r, i;
 
 	skip_ws(p);
 	if (p->t.pos >= p->t.len)
@@ -1248,10 +1084,10 @@ static int parse_root(sp *p)
 		return fail(p, PT_EFORMAT, off, "not a perftracker summary (not a json object)");
 	}
 	obj_begin(p, &it);
-	while ((id = obj_next(p, &it, top_members, T_N)) != MEMBER_END) {
+	while ((id = obj_next_row(p, &it, tb)) != MEMBER_END) {
 		if (id == -1)
 			return -1;
-		if (rd_member(p, id))
+		if (id >= 0 ? rd_row(p, s, tb, &tb->m[id]) : skip_value(p, 1))
 			return -1;
 	}
 	skip_ws(p);
@@ -1264,11 +1100,25 @@ static int parse_root(sp *p)
 		return fail(p, PT_EFORMAT, it.open, "invalid summary: 'version' is missing");
 	if (check_confirmed(p))
 		return -1;
-	nreq = s->error ? REQUIRED_FOR_FAILED : sizeof(required) / sizeof(required[0]);
-	for (k = 0; k < nreq; k++)
-		if (!(it.seen & (1u << required[k].id)))
-			return fail(p, PT_EFORMAT, it.open, "invalid summary: '%s' %s",
-				    top_members[required[k].id].name, required[k].what);
+	/* Required members in their order; a failed worker's summary has
+	 * only the identity and "error". */
+	for (r = 1;; r++) {
+		const pt_sf_member *m;
+
+		for (i = 0; i < tb->n && tb->m[i].required != r; i++)
+			;
+		if (i == tb->n)
+			break;
+		m = &tb->m[i];
+		if ((s->error && !(m->flags & PT_SF_IDENTITY)) || (it.seen & ((uint64_t)1 << i)))
+			continue;
+		return fail(p, PT_EFORMAT, it.open, "invalid summary: '%s' %s", m->name.name,
+			    m->type == PT_SF_WINDOW || m->type == PT_SF_CLASS_MS
+				    ? "is missing or not an object"
+			    : m->type == PT_SF_STEPS || m->type == PT_SF_PATTERNS
+				    ? "is missing or not an array"
+				    : "is missing");
+	}
 	if (s->error) {
 		keep_identity(p);
 	} else if (pt_coll_check(s, NULL)) {

@@ -259,7 +259,16 @@ void pt_jtok_obj_begin(pt_jtok *t, pt_jtok_obj *o)
 	o->seen = 0;
 }
 
+/* The i-th name of a table with rows of stride bytes. */
+#define NAME(i) ((const pt_jtok_name *)((const char *)names + (size_t)(i) * stride))
+
 int pt_jtok_obj_next(pt_jtok *t, pt_jtok_obj *o, const pt_jtok_name *names, int n)
+{
+	return pt_jtok_obj_next_row(t, o, names, n, sizeof(*names));
+}
+
+int pt_jtok_obj_next_row(pt_jtok *t, pt_jtok_obj *o, const pt_jtok_name *names, int n,
+			 size_t stride)
 {
 	const unsigned char *s = t->s;
 	const char *k;
@@ -288,15 +297,15 @@ int pt_jtok_obj_next(pt_jtok *t, pt_jtok_obj *o, const pt_jtok_name *names, int 
 	if (t->pos >= t->len || s[t->pos] != '"')
 		return pt_jtok_fail_char(t, t->pos, "'\"' starting an object key");
 	h = o->hint;
-	if (h < n && t->len - t->pos >= names[h].len + 2 && s[t->pos + 1 + names[h].len] == '"' &&
-	    !memcmp(s + t->pos + 1, names[h].name, names[h].len)) {
+	if (h < n && t->len - t->pos >= NAME(h)->len + 2 && s[t->pos + 1 + NAME(h)->len] == '"' &&
+	    !memcmp(s + t->pos + 1, NAME(h)->name, NAME(h)->len)) {
 		id = h;
-		t->pos += names[h].len + 2;
+		t->pos += NAME(h)->len + 2;
 	} else {
 		if (pt_jtok_string(t, &k, &kn))
 			return -1;
 		for (i = 0; i < n; i++) {
-			if (names[i].len == kn && !memcmp(names[i].name, k, kn)) {
+			if (NAME(i)->len == kn && !memcmp(NAME(i)->name, k, kn)) {
 				id = i;
 				break;
 			}

@@ -107,12 +107,16 @@ typedef struct pt_jtok_obj {
 
 /* At '{': begin iterating. */
 void pt_jtok_obj_begin(pt_jtok *t, pt_jtok_obj *o);
-/* The next member: its index in names[0..n) with the cursor at its value
+/* The next member: its index among the n names with the cursor at its value
  * (whitespace skipped), PT_JTOK_UNKNOWN (the caller skips the value),
  * PT_JTOK_END after the closing brace, or -1 after an error.  The entry
  * after the last match is tried first with one memcmp (members usually come
  * in table order); a name seen before comes back as PT_JTOK_UNKNOWN, so the
- * first of duplicate keys counts, as with pt_json_get. */
+ * first of duplicate keys counts, as with pt_json_get.  At most 64 names. */
 int pt_jtok_obj_next(pt_jtok *t, pt_jtok_obj *o, const pt_jtok_name *names, int n);
+/* The same over the rows of a table whose rows begin with a pt_jtok_name:
+ * names is the first row's, stride the size of a row. */
+int pt_jtok_obj_next_row(pt_jtok *t, pt_jtok_obj *o, const pt_jtok_name *names, int n,
+			 size_t stride);
 
 #endif
