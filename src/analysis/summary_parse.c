@@ -17,6 +17,7 @@
  */
 #include "summary_parse.h"
 #include "summary_format.h"
+#include "../model/strtab.h"
 #include "breakdown.h"
 #include "../model/commkind.h"
 #include "collectives.h"
@@ -68,149 +69,21 @@ static inline int is_digit(unsigned char c)
 	return (unsigned)(c - '0') <= 9;
 }
 
-/* ---- the shared key set ---------------------------------------------------- */
-
-/* 64 shards, each a mutex and an open-addressing table, so the reading
- * threads seldom wait on each other. */
-#define KS_SHARDS 64
-
-typedef struct ks_entry {
-	uint64_t hash;
-	size_t len;
-	char *str;
-} ks_entry;
-
-typedef struct ks_shard {
-	pthread_mutex_t mu;
-	ks_entry *tab;
-	size_t cap, n;
-	char pad[64];
-} ks_shard;
-
-struct pt_summary_keys {
-	ks_shard sh[KS_SHARDS];
-};
-
-static inline uint64_t mix8(uint64_t h, uint64_t x)
-{
-	h = (h ^ x) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
-
-/* Multiply-xorshift over 8-byte words in four independent chains (keys
- * average 240 bytes; one chain made the multiply latency the limit: the
- * hash was half of the pattern reader's time in perf). */
-static uint64_t ks_hash(const char *s, size_t n)
-{
-	uint64_t a = 0x6a09e667f3bcc909ull ^ n, b = 0xbb67ae8584caa73bull;
-	uint64_t c = 0x3c6ef372fe94f82bull, d = 0xa54ff53a5f1d36f1ull, x[4];
-	size_t i = 0;
-
-	for (; i + 32 <= n; i += 32) {
-		memcpy(x, s + i, 32);
-		a = mix8(a, x[0]);
-		b = mix8(b, x[1]);
-		c = mix8(c, x[2]);
-		d = mix8(d, x[3]);
-	}
-	a ^= (b << 16 | b >> 48) ^ (c << 32 | c >> 32) ^ (d << 48 | d >> 16);
-	for (; i + 8 <= n; i += 8) {
-		memcpy(x, s + i, 8);
-		a = mix8(a, x[0]);
-	}
-	x[0] = 0;
-	memcpy(x, s + i, n - i);
-	a = mix8(a, x[0]);
-	a *= 0x9e3779b97f4a7c15ull;
-	return a ^ (a >> 32);
-}
+/* ---- the shared key set (model/strtab.c) --------------------------------------- */
 
 pt_summary_keys *pt_summary_keys_new(void)
 {
-	pt_summary_keys *ks = x_calloc(1, sizeof(*ks));
-	int i;
-
-	if (!ks)
-		return NULL;
-	for (i = 0; i < KS_SHARDS; i++)
-		pthread_mutex_init(&ks->sh[i].mu, NULL);
-	return ks;
+	return pt_strset_new();
 }
 
 void pt_summary_keys_free(pt_summary_keys *ks)
 {
-	size_t j;
-	int i;
-
-	if (!ks)
-		return;
-	for (i = 0; i < KS_SHARDS; i++) {
-		for (j = 0; j < ks->sh[i].cap; j++)
-			x_free(ks->sh[i].tab[j].str);
-		x_free(ks->sh[i].tab);
-		pthread_mutex_destroy(&ks->sh[i].mu);
-	}
-	x_free(ks);
+	pt_strset_free(ks);
 }
 
 size_t pt_summary_keys_count(const pt_summary_keys *ks)
 {
-	size_t n = 0;
-	int i;
-
-	for (i = 0; ks && i < KS_SHARDS; i++)
-		n += ks->sh[i].n;
-	return n;
-}
-
-static int ks_grow(ks_shard *sh)
-{
-	size_t ncap = sh->cap ? sh->cap * 2 : 64, i, j;
-	ks_entry *nt;
-
-	if (ncap > SIZE_MAX / sizeof(*nt) || !(nt = x_calloc(ncap, sizeof(*nt))))
-		return -1;
-	for (i = 0; i < sh->cap; i++) {
-		if (!sh->tab[i].str)
-			continue;
-		for (j = sh->tab[i].hash & (ncap - 1); nt[j].str; j = (j + 1) & (ncap - 1))
-			;
-		nt[j] = sh->tab[i];
-	}
-	x_free(sh->tab);
-	sh->tab = nt;
-	sh->cap = ncap;
-	return 0;
-}
-
-/* The set's copy of s[0..n), added if new; NULL when out of memory. */
-static char *ks_intern(pt_summary_keys *ks, const char *s, size_t n)
-{
-	uint64_t h = ks_hash(s, n);
-	ks_shard *sh = &ks->sh[h >> 58];
-	char *r = NULL;
-	size_t j;
-
-	pthread_mutex_lock(&sh->mu);
-	if ((sh->n + 1) * 2 > sh->cap && ks_grow(sh))
-		goto out;
-	for (j = h & (sh->cap - 1); sh->tab[j].str; j = (j + 1) & (sh->cap - 1)) {
-		ks_entry *e = &sh->tab[j];
-
-		if (e->hash == h && e->len == n && !memcmp(e->str, s, n)) {
-			r = e->str;
-			goto out;
-		}
-	}
-	if ((r = x_strndup(s, n))) {
-		sh->tab[j].hash = h;
-		sh->tab[j].len = n;
-		sh->tab[j].str = r;
-		sh->n++;
-	}
-out:
-	pthread_mutex_unlock(&sh->mu);
-	return r;
+	return pt_strset_count(ks);
 }
 
 void pt_summary_free_shared(pt_summary *s)
@@ -537,7 +410,7 @@ static int rd_row(sp *p, void *base, const pt_sf_table *tb, const pt_sf_member *
 	case PT_SF_KEY:
 		if ((rc = rd_span(p, depth, key, 0, &v, &n)))
 			return rc < 0 ? -1 : 0;
-		if (!(*(char **)f = p->ks ? ks_intern(p->ks, v, n) : x_strndup(v, n)))
+		if (!(*(char **)f = p->ks ? (char *)pt_strset_intern(p->ks, v, n) : x_strndup(v, n)))
 			return oom(p);
 		return 0;
 	case PT_SF_I64: return rd_int(p, depth, key, m->lo, (int64_t *)f);

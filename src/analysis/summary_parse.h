@@ -14,13 +14,10 @@
 
 #include "summary.h"
 
-/* A thread-safe set of pattern keys shared by the summaries read with it.
- * The summaries of one job repeat the same few hundred keys (the 8-rank
- * DLRM set: 377 distinct keys among 2.8 M patterns of 10,000 workers, 68 KB
- * of key text per summary): 10,000 summaries held in memory take 430 MB
- * with a shared set, 1,040 MB without.  Free the set only after every
- * summary read with it. */
-typedef struct pt_summary_keys pt_summary_keys;
+/* A thread-safe set of pattern keys shared by the summaries read with it:
+ * a pt_strset (model/strtab.h, where the numbers are).  Free the set only
+ * after every summary read with it. */
+typedef struct pt_strset pt_summary_keys; /* model/strtab.h */
 
 pt_summary_keys *pt_summary_keys_new(void);     /* NULL when out of memory */
 void pt_summary_keys_free(pt_summary_keys *ks); /* NULL is a no-op */
