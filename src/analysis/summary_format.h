@@ -50,7 +50,7 @@ typedef enum {
 	PT_SF_ALWAYS,
 	PT_SF_IF_POSITIVE, /* value > 0 (0, negative and NaN mean "unknown") */
 	PT_SF_IF_NONNEG,   /* value >= 0 (-1 means "not measured") */
-	PT_SF_IF_SET,      /* pointer not NULL */
+	PT_SF_IF_SET,      /* pointer not NULL (a list: not empty) */
 	PT_SF_IF_PREV,     /* the row above was written (members that go together) */
 } pt_sf_when;
 

@@ -29,40 +29,21 @@
 
 /* ---- writer -------------------------------------------------------------- */
 
-static void add_key(pt_sb *sb, const char *k)
+/* Members through strbuf's JSON emitters (the one number rule,
+ * pt_sb_add_double); key() writes the ',' before every member but the
+ * first of its object. */
+static void key(pt_sb *sb, const char *k, int *first)
 {
-	pt_sb_addc(sb, '"');
-	pt_sb_adds(sb, k);
-	pt_sb_adds(sb, "\":");
+	pt_sb_add_json_key(sb, k, *first);
+	*first = 0;
 }
 
-static void add_str(pt_sb *sb, const char *k, const char *v)
+static void str_or_null(pt_sb *sb, const char *v)
 {
-	add_key(sb, k);
 	if (v)
 		pt_sb_add_json_str(sb, v, strlen(v));
 	else
-		pt_sb_adds(sb, "null");
-	pt_sb_addc(sb, ',');
-}
-
-static void add_i64(pt_sb *sb, const char *k, int64_t v)
-{
-	add_key(sb, k);
-	pt_sb_addf(sb, "%lld,", (long long)v);
-}
-
-static void add_u64(pt_sb *sb, const char *k, uint64_t v)
-{
-	add_key(sb, k);
-	pt_sb_addf(sb, "%llu,", (unsigned long long)v);
-}
-
-static void add_dbl(pt_sb *sb, const char *k, double v)
-{
-	add_key(sb, k);
-	pt_sb_add_double(sb, v);
-	pt_sb_addc(sb, ',');
+		pt_sb_add(sb, "null", 4);
 }
 
 /* A per-step value: ms made of whole ns (patterns.c sums integer ns), so
@@ -90,15 +71,6 @@ static void add_ms_ns(pt_sb *sb, double ms)
 	pt_sb_add(sb, buf, (size_t)n);
 }
 
-/* Replace the trailing ',' of the last member by c. */
-static void close_with(pt_sb *sb, char c)
-{
-	if (!sb->oom && sb->len && sb->buf[sb->len - 1] == ',')
-		sb->buf[sb->len - 1] = c;
-	else
-		pt_sb_addc(sb, c);
-}
-
 /* ---- the member tables (summary_format.c) --------------------------------- */
 
 static double num_at(const char *f, int type)
@@ -113,7 +85,7 @@ static double num_at(const char *f, int type)
 
 /* Does the writer write row m of the struct at base?  prev: the row above
  * was written. */
-static int row_written(const void *base, const pt_sf_member *m, int prev)
+static int row_written(const pt_summary *s, const void *base, const pt_sf_member *m, int prev)
 {
 	const char *f = (const char *)base + m->off;
 
@@ -123,6 +95,8 @@ static int row_written(const void *base, const pt_sf_member *m, int prev)
 	case PT_SF_IF_SET:
 		if (m->type == PT_SF_HW)
 			return ((const pt_pattern *)base)->nhw != 0;
+		if (m->type == PT_SF_COLLECTIVES)
+			return s->ncoll_chans != 0;
 		if (m->type == PT_SF_STEP_MS)
 			return ((const pt_pattern *)base)->step_ms && ((const pt_pattern *)base)->nstep_ms;
 		return *(const void *const *)f != NULL;
@@ -137,137 +111,116 @@ static int row_written(const void *base, const pt_sf_member *m, int prev)
 
 static void write_obj(pt_sb *sb, const pt_summary *s, const void *base, const pt_sf_table *tb);
 
-/* Row m of the struct at base (s: the summary being written), as a member
- * with a trailing ','. */
-static void write_row(pt_sb *sb, const pt_summary *s, const void *base, const pt_sf_member *m)
+/* Row m of the struct at base (s: the summary being written) as a member
+ * of the object being written. */
+static void write_row(pt_sb *sb, const pt_summary *s, const void *base, const pt_sf_member *m,
+		      int *first)
 {
 	const char *f = (const char *)base + m->off, *k = m->name.name;
 	const pt_pattern *pt = base;
 	size_t i;
-	int c;
+	int c, f2;
 
+	if (m->type == PT_SF_ROLE && !(pt->cls == PT_C_COMM && pt->role))
+		return;
+	key(sb, k, first);
 	switch (m->type) {
 	case PT_SF_STR:
 	case PT_SF_KEY:
-		add_str(sb, k, *(char *const *)f ? *(char *const *)f : "");
+		str_or_null(sb, *(char *const *)f ? *(char *const *)f : "");
 		break;
-	case PT_SF_STR_NULL: add_str(sb, k, *(char *const *)f); break;
-	case PT_SF_CHARS: add_str(sb, k, f); break;
-	case PT_SF_I64: add_i64(sb, k, *(const int64_t *)f); break;
-	case PT_SF_U64: add_u64(sb, k, *(const uint64_t *)f); break;
-	case PT_SF_U32: add_u64(sb, k, *(const uint32_t *)f); break;
+	case PT_SF_STR_NULL: str_or_null(sb, *(char *const *)f); break;
+	case PT_SF_CHARS: str_or_null(sb, f); break;
+	case PT_SF_I64: pt_sb_addf(sb, "%lld", (long long)*(const int64_t *)f); break;
+	case PT_SF_U64: pt_sb_addf(sb, "%llu", (unsigned long long)*(const uint64_t *)f); break;
+	case PT_SF_U32: pt_sb_addf(sb, "%llu", (unsigned long long)*(const uint32_t *)f); break;
 	case PT_SF_DBL:
 	case PT_SF_DBL_IN:
 	case PT_SF_DBL_POS:
-		add_dbl(sb, k, *(const double *)f);
+		pt_sb_add_double(sb, *(const double *)f);
 		break;
-	case PT_SF_BOOL:
-		add_key(sb, k);
-		pt_sb_adds(sb, *(const int *)f ? "true," : "false,");
-		break;
-	case PT_SF_CLASS: add_str(sb, k, pt_class_name(*(const uint8_t *)f)); break;
-	case PT_SF_KIND: add_str(sb, k, pt_kind_name(*(const uint8_t *)f)); break;
-	case PT_SF_ROLE:
-		if (pt->cls == PT_C_COMM && pt->role)
-			add_str(sb, k, pt_commkind_role_name(pt->role));
-		break;
-	case PT_SF_FORMAT: add_str(sb, k, PT_SUMMARY_FORMAT); break;
-	case PT_SF_VERSION: add_i64(sb, k, PT_SUMMARY_VERSION); break;
-	case PT_SF_WINDOW:
-		add_key(sb, k);
-		write_obj(sb, s, s, &pt_sf_window);
-		break;
-	case PT_SF_HW_GPU:
-		add_key(sb, k);
-		write_obj(sb, s, &s->hw_gpu, &pt_sf_hw_gpu);
-		break;
+	case PT_SF_BOOL: pt_sb_adds(sb, *(const int *)f ? "true" : "false"); break;
+	case PT_SF_CLASS: str_or_null(sb, pt_class_name(*(const uint8_t *)f)); break;
+	case PT_SF_KIND: str_or_null(sb, pt_kind_name(*(const uint8_t *)f)); break;
+	case PT_SF_ROLE: str_or_null(sb, pt_commkind_role_name(pt->role)); break;
+	case PT_SF_FORMAT: str_or_null(sb, PT_SUMMARY_FORMAT); break;
+	case PT_SF_VERSION: pt_sb_addf(sb, "%d", PT_SUMMARY_VERSION); break;
+	case PT_SF_WINDOW: write_obj(sb, s, s, &pt_sf_window); break;
+	case PT_SF_HW_GPU: write_obj(sb, s, &s->hw_gpu, &pt_sf_hw_gpu); break;
 	case PT_SF_STEPS:
-		add_key(sb, k);
 		pt_sb_addc(sb, '[');
 		for (i = 0; i < s->nsteps; i++) {
 			pt_sf_step row = { s->step_numbers[i], s->step_ms[i] };
 
+			if (i)
+				pt_sb_addc(sb, ',');
 			write_obj(sb, s, &row, &pt_sf_step_tab);
 		}
-		close_with(sb, ']');
-		pt_sb_addc(sb, ',');
+		pt_sb_addc(sb, ']');
 		break;
 	case PT_SF_CLASS_MS:
-		add_key(sb, k);
 		pt_sb_addc(sb, '{');
-		for (c = PT_C_COUNT - 1; c >= 0; c--)
-			add_dbl(sb, pt_class_name(c), s->class_ms[c]);
-		close_with(sb, '}');
-		pt_sb_addc(sb, ',');
+		for (c = PT_C_COUNT - 1, f2 = 1; c >= 0; c--) {
+			key(sb, pt_class_name(c), &f2);
+			pt_sb_add_double(sb, s->class_ms[c]);
+		}
+		pt_sb_addc(sb, '}');
 		break;
-	case PT_SF_BREAKDOWN:
-		add_key(sb, k);
-		pt_breakdown_write(s->breakdown, sb);
-		pt_sb_addc(sb, ',');
-		break;
-	case PT_SF_HW_SERIES:
-		add_key(sb, k);
-		pt_samples_to_json(s->hw_series, sb);
-		pt_sb_addc(sb, ',');
-		break;
-	case PT_SF_COLLECTIVES:
-		pt_coll_write(s, sb); /* nothing when the worker has none */
-		break;
+	case PT_SF_BREAKDOWN: pt_breakdown_write(s->breakdown, sb); break;
+	case PT_SF_HW_SERIES: pt_samples_to_json(s->hw_series, sb); break;
+	case PT_SF_COLLECTIVES: pt_coll_write(s, sb); break;
 	case PT_SF_PATTERNS:
-		add_key(sb, k);
 		pt_sb_addc(sb, '[');
-		for (i = 0; i < s->npatterns; i++)
+		for (i = 0; i < s->npatterns; i++) {
+			if (i)
+				pt_sb_addc(sb, ',');
 			write_obj(sb, s, &s->patterns[i], &pt_sf_pattern);
-		close_with(sb, ']');
-		pt_sb_addc(sb, ',');
+		}
+		pt_sb_addc(sb, ']');
 		break;
 	case PT_SF_STEP_MS:
-		add_key(sb, k);
 		pt_sb_addc(sb, '[');
 		for (i = 0; i < pt->nstep_ms; i++) {
 			if (i)
 				pt_sb_addc(sb, ',');
 			add_ms_ns(sb, pt->step_ms[i]);
 		}
-		pt_sb_adds(sb, "],");
+		pt_sb_addc(sb, ']');
 		break;
 	case PT_SF_HW:
 		/* Link throughput from hardware samples (docs/hardware.md). */
-		add_key(sb, k);
 		pt_sb_addc(sb, '[');
-		for (i = 0; i < pt->nhw; i++)
+		for (i = 0; i < pt->nhw; i++) {
+			if (i)
+				pt_sb_addc(sb, ',');
 			write_obj(sb, s, &pt->hw[i], &pt_sf_hw_link);
-		close_with(sb, ']');
-		pt_sb_addc(sb, ',');
+		}
+		pt_sb_addc(sb, ']');
 		break;
 	}
 }
 
-/* The struct at base as the object of table tb, then ','.  A failed
- * worker's summary (s->error) has the identity rows only. */
+/* The struct at base as the object of table tb.  A failed worker's
+ * summary (s->error) has the identity rows only. */
 static void write_obj(pt_sb *sb, const pt_summary *s, const void *base, const pt_sf_table *tb)
 {
-	int i, prev = 1;
+	int i, prev = 1, first = 1;
 
 	pt_sb_addc(sb, '{');
 	for (i = 0; i < tb->n; i++) {
 		const pt_sf_member *m = &tb->m[i];
 
 		prev = (!s->error || (m->flags & PT_SF_IDENTITY) || tb != &pt_sf_top) &&
-		       row_written(base, m, prev);
+		       row_written(s, base, m, prev);
 		if (prev)
-			write_row(sb, s, base, m);
+			write_row(sb, s, base, m, &first);
 	}
-	close_with(sb, '}');
-	pt_sb_addc(sb, ',');
+	pt_sb_addc(sb, '}');
 }
 
 void pt_summary_write(const pt_summary *s, pt_sb *out)
 {
 	write_obj(out, s, s, &pt_sf_top);
-	/* no ',' after the summary */
-	if (!out->oom && out->len && out->buf[out->len - 1] == ',')
-		out->buf[--out->len] = 0;
 }
 
 int pt_summary_write_file(const pt_summary *s, const char *path, pt_error *err)
