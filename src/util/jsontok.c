@@ -25,6 +25,14 @@ void pt_jtok_init(pt_jtok *t, const char *buf, size_t len, pt_error *err)
 	t->err = err;
 }
 
+void pt_jtok_init_fixed(pt_jtok *t, const char *buf, size_t len, char *scratch, size_t cap)
+{
+	pt_jtok_init(t, buf, len, NULL);
+	t->tmp = scratch;
+	t->tmpcap = cap;
+	t->fixed = 1;
+}
+
 void pt_jtok_release(pt_jtok *t)
 {
 	x_free(t->tmp);
@@ -83,7 +91,13 @@ static __attribute__((noinline)) int string_slow(pt_jtok *t, size_t start, size_
 						 const char **out, size_t *outlen)
 {
 	const char *msg;
-	int rc = pt_utf8_unquote(t->s, t->len, start, &i, &t->tmp, &t->tmpcap, outlen, &msg);
+	int rc;
+
+	/* The decoded text is never longer than the input from the quote on,
+	 * and pt_utf8_unquote wants 16 bytes to spare: then it never grows. */
+	if (t->fixed && t->tmpcap < t->len - start + 16)
+		return pt_jtok_fail(t, PT_ENOMEM, start, "string too long for the buffer");
+	rc = pt_utf8_unquote(t->s, t->len, start, &i, &t->tmp, &t->tmpcap, outlen, &msg);
 
 	if (rc == PT_ENOMEM)
 		return pt_jtok_fail(t, PT_ENOMEM, t->pos, "out of memory");

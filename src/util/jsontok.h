@@ -33,10 +33,17 @@ typedef struct pt_jtok {
 	int failed;        /* an error was reported: callers stop */
 	char *tmp;         /* decoded text of the last string with escapes */
 	size_t tmpcap;
+	int fixed;         /* tmp is the caller's: never grown (pt_jtok_init_fixed) */
 } pt_jtok;
 
 /* Start at buf[0] (buf NULL reads as empty); err may be NULL. */
 void pt_jtok_init(pt_jtok *t, const char *buf, size_t len, pt_error *err);
+/* The same for a tokenizer that never allocates (the collector's watchdog
+ * reads its request while the process may hold the malloc lock): strings
+ * with escapes are decoded into scratch[0..cap), and one that might not fit
+ * (cap < 16 + the bytes left from its quote) is an error.  Do not call
+ * pt_jtok_release on it. */
+void pt_jtok_init_fixed(pt_jtok *t, const char *buf, size_t len, char *scratch, size_t cap);
 /* Free the scratch buffer (strings returned earlier may point into it). */
 void pt_jtok_release(pt_jtok *t);
 
