@@ -1,14 +1,13 @@
 /*
  * report.c - the report model (an ordered JSON tree in one arena) and its
- * JSON writer (see report.h).  Filled by src/diagnose, written by the CLI
+ * JSON writer (see report.h), with strbuf's emitters (Python's json.dumps
+ * layout: ASCII strings, repr numbers).  Filled by src/diagnose, written by the CLI
  * as report.json (which the PerfDisplay page embeds) and printed in the
  * text report.
  */
 #include "report.h"
-#include "../util/utf8.h"
 #include "../util/xalloc.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
