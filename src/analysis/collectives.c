@@ -484,7 +484,8 @@ static void strs(pt_sb *out, const char *key, char *const *v, size_t n)
 {
 	size_t i;
 
-	pt_sb_addf(out, "\"%s\":[", key);
+	pt_sb_add_json_key(out, key, 1);
+	pt_sb_addc(out, '[');
 	for (i = 0; i < n; i++) {
 		if (i)
 			pt_sb_addc(out, ',');
