@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "util/json.h"
+#include "util/jsontok.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -241,6 +242,72 @@ static void test_numbers_exact(void **state)
 	expect_error("[0,\n 1.5e400]", 13, 5, "number out of range");
 	snprintf(doc, sizeof(doc), "[%s]", "-1e309");
 	expect_error(doc, strlen(doc), 1, "number out of range");
+}
+
+/* The tokenizer under the DOM and the summary reader (util/jsontok.h):
+ * table-named members in any order, a repeated name and unknown ones as
+ * PT_JTOK_UNKNOWN, skipping of nested values, and the fixed-buffer mode
+ * that never allocates. */
+static void test_tokenizer(void **state)
+{
+	static const pt_jtok_name names[] = { PT_JTOK_NAME("a"), PT_JTOK_NAME("bb"),
+					      PT_JTOK_NAME("c") };
+	const char *doc = "{ \"bb\" : \"x\\ty\", \"zz\": [1, {\"a\": null}], \"a\":-2.5e1,"
+			  "\"bb\":3 ,\"c\":true }";
+	int want[] = { 1, PT_JTOK_UNKNOWN, 0, PT_JTOK_UNKNOWN, 2, PT_JTOK_END }, k, i = 0;
+	char small[32];
+	const char *v;
+	size_t n;
+	double d;
+	pt_error e;
+	pt_jtok t;
+	pt_jtok_obj o;
+
+	pt_error_clear(&e);
+	pt_jtok_init(&t, doc, strlen(doc), &e);
+	pt_jtok_obj_begin(&t, &o);
+	while ((k = pt_jtok_obj_next(&t, &o, names, 3)) != PT_JTOK_END) {
+		assert_true(k != -1);
+		assert_int_equal(k, want[i]);
+		i++;
+		if (k == 1) {
+			assert_int_equal(pt_jtok_string(&t, &v, &n), 0);
+			assert_int_equal(n, 3);
+			assert_memory_equal(v, "x\ty", 3);
+		} else if (k == 0) {
+			assert_int_equal(pt_jtok_number(&t, &d), 0);
+			assert_true(d == -25);
+		} else {
+			assert_int_equal(pt_jtok_skip_value(&t, 1), 0);
+		}
+	}
+	assert_int_equal(want[i], PT_JTOK_END);
+	assert_int_equal(t.pos, strlen(doc));
+	assert_int_equal(o.seen, 7);
+	pt_jtok_release(&t);
+
+	/* fixed buffer: an escaped string that fits decodes into it... */
+	pt_jtok_init_fixed(&t, "\"a\\nb\"", 7, small, sizeof(small));
+	assert_int_equal(pt_jtok_string(&t, &v, &n), 0);
+	assert_ptr_equal(v, small);
+	assert_int_equal(n, 3);
+	/* ...one that might not fit is refused, and the buffer is not grown */
+	pt_jtok_init_fixed(&t, "\"\\n0123456789\"", 14, small, 16);
+	assert_int_equal(pt_jtok_string(&t, &v, &n), -1);
+	assert_ptr_equal(t.tmp, small);
+	assert_int_equal(t.tmpcap, 16);
+	/* errors carry the offset, and only the first one counts */
+	pt_error_clear(&e);
+	pt_jtok_init(&t, "[1,,2]", 6, &e);
+	t.pos = 1;
+	assert_int_equal(pt_jtok_number(&t, &d), 0);
+	t.pos++;
+	assert_int_equal(pt_jtok_skip_value(&t, 1), -1);
+	assert_int_equal(e.offset, 3);
+	assert_non_null(strstr(e.msg, "unexpected character ','"));
+	pt_jtok_fail(&t, PT_EPARSE, 5, "later");
+	assert_int_equal(e.offset, 3);
+	pt_jtok_release(&t);
 }
 
 static void test_escapes(void **state)
@@ -496,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_numbers_exact),
 		cmocka_unit_test(test_long_number),
+		cmocka_unit_test(test_tokenizer),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_string_errors),
 		cmocka_unit_test(test_containers),
