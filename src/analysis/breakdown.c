@@ -540,11 +540,12 @@ static const char *const cause_names[PT_IDLE_COUNT] = {
 	"sync", "dataloader", "launch", "host", "none",
 };
 
-static void put_num(pt_sb *sb, const char *k, double v)
+/* A number member (strbuf's key and number emitters); first: no ',' before
+ * it.  Non-finite values (never expected) are written as 0. */
+static void put_num(pt_sb *sb, const char *k, double v, int first)
 {
-	pt_sb_addf(sb, "\"%s\":", k);
+	pt_sb_add_json_key(sb, k, first);
 	pt_sb_add_double(sb, isfinite(v) ? v : 0.0);
-	pt_sb_addc(sb, ',');
 }
 
 void pt_breakdown_write(const pt_breakdown *b, pt_sb *out)
@@ -553,39 +554,37 @@ void pt_breakdown_write(const pt_breakdown *b, pt_sb *out)
 	int c;
 
 	pt_sb_addc(out, '{');
-	put_num(out, "window_ms", b->window_ms);
-	put_num(out, "compute_ms", b->compute_ms);
-	put_num(out, "communication_ms", b->comm_ms);
-	put_num(out, "memory_ms", b->memory_ms);
-	put_num(out, "idle_ms", b->idle_ms);
-	put_num(out, "communication_total_ms", b->comm_total_ms);
-	pt_sb_adds(out, "\"idle\":{");
+	put_num(out, "window_ms", b->window_ms, 1);
+	put_num(out, "compute_ms", b->compute_ms, 0);
+	put_num(out, "communication_ms", b->comm_ms, 0);
+	put_num(out, "memory_ms", b->memory_ms, 0);
+	put_num(out, "idle_ms", b->idle_ms, 0);
+	put_num(out, "communication_total_ms", b->comm_total_ms, 0);
+	pt_sb_add_json_key(out, "idle", 0);
+	pt_sb_addc(out, '{');
 	for (c = 0; c < PT_IDLE_COUNT; c++)
-		put_num(out, cause_names[c], b->idle_ms_by[c]);
-	if (!out->oom && out->len && out->buf[out->len - 1] == ',')
-		out->len--;
-	pt_sb_adds(out, "},");
+		put_num(out, cause_names[c], b->idle_ms_by[c], c == 0);
+	pt_sb_addc(out, '}');
 	if (b->sync_top) {
-		pt_sb_adds(out, "\"sync_top\":");
+		pt_sb_add_json_key(out, "sync_top", 0);
 		pt_sb_add_json_str(out, b->sync_top, strlen(b->sync_top));
-		pt_sb_addc(out, ',');
-		put_num(out, "sync_top_ms", b->sync_top_ms);
+		put_num(out, "sync_top_ms", b->sync_top_ms, 0);
 	}
-	pt_sb_adds(out, "\"idle_functions\":[");
+	pt_sb_add_json_key(out, "idle_functions", 0);
+	pt_sb_addc(out, '[');
 	for (i = 0; i < b->nfuncs; i++) {
-		pt_sb_adds(out, i ? ",{\"key\":" : "{\"key\":");
+		pt_sb_adds(out, i ? ",{" : "{");
+		pt_sb_add_json_key(out, "key", 1);
 		pt_sb_add_json_str(out, b->funcs[i].key, strlen(b->funcs[i].key));
-		pt_sb_adds(out, ",\"idle_ms\":");
+		pt_sb_add_json_key(out, "idle_ms", 0);
 		pt_sb_add_double(out, b->funcs[i].idle_ms);
 		pt_sb_addc(out, '}');
 	}
-	pt_sb_adds(out, "],");
-	pt_sb_addf(out, "\"kernels\":%llu,\"short_kernels\":%llu,\"launches\":%llu,",
+	pt_sb_addc(out, ']');
+	pt_sb_addf(out, ",\"kernels\":%llu,\"short_kernels\":%llu,\"launches\":%llu",
 		   (unsigned long long)b->nkernels, (unsigned long long)b->nsmall,
 		   (unsigned long long)b->nlaunches);
-	put_num(out, "short_kernel_ms", b->small_kernel_ms);
-	if (!out->oom && out->len)
-		out->len--; /* the comma */
+	put_num(out, "short_kernel_ms", b->small_kernel_ms, 0);
 	pt_sb_addc(out, '}');
 }
 

@@ -483,7 +483,8 @@ static void strs(pt_sb *out, const char *key, char *const *v, size_t n)
 {
 	size_t i;
 
-	pt_sb_addf(out, "\"%s\":[", key);
+	pt_sb_add_json_key(out, key, 1);
+	pt_sb_addc(out, '[');
 	for (i = 0; i < n; i++) {
 		if (i)
 			pt_sb_addc(out, ',');
@@ -496,9 +497,7 @@ void pt_coll_write(const pt_summary *s, pt_sb *out)
 {
 	size_t i;
 
-	if (!s->ncoll_chans)
-		return;
-	pt_sb_adds(out, "\"collectives\":{");
+	pt_sb_addc(out, '{');
 	strs(out, "channels", s->coll_chans, s->ncoll_chans);
 	pt_sb_addc(out, ',');
 	strs(out, "names", s->coll_names, s->ncoll_names);
@@ -519,7 +518,7 @@ void pt_coll_write(const pt_summary *s, pt_sb *out)
 		pt_sb_addf(out, "%s%u,%u,%lld", i ? "," : "", c->inst, c->pat,
 			   (long long)llround(c->ms * 1e3));
 	}
-	pt_sb_adds(out, "]},");
+	pt_sb_adds(out, "]}");
 }
 
 static int bad(pt_error *err, const char *fmt, const char *what)

@@ -62,8 +62,8 @@ int pt_coll_finish(pt_coll_build *b, const pt_store *st, const pt_window *w,
 		   const uint32_t *patmap, size_t npat, pt_summary *s);
 void pt_coll_build_free(pt_coll_build *b);  /* zeroed: no-op */
 
-/* "collectives" member (docs/summary.md), followed by ','; nothing when
- * the summary has no channels. */
+/* The value of the "collectives" member (docs/summary.md); the summary
+ * writer leaves the member out when the summary has no channels. */
 void pt_coll_write(const pt_summary *s, pt_sb *out);
 /* Parse the "collectives" value buf[0..len) into s (which must hold no
  * collectives yet) and check it against s->npatterns when known (npat,

@@ -214,7 +214,7 @@ void pt_summary_write(const pt_summary *s, pt_sb *out);
  * first and gets path as subject.  PT_OK, PT_EIO, PT_ENOMEM or PT_EINVAL
  * (path too long). */
 int pt_summary_write_file(const pt_summary *s, const char *path, pt_error *err);
-/* Parse a summary JSON file: checks "format", "version" (1) and every
+/* Parse a summary JSON file: checks "format", "version" (1 or 2) and every
  * member's type; unknown members are ignored.  NULL with err filled (subject
  * = path; PT_EIO, PT_EPARSE with offset, PT_EFORMAT naming the member). */
 pt_summary *pt_summary_read_file(const char *path, pt_error *err);

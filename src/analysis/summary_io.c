@@ -1,8 +1,9 @@
 /*
  * summary_io.c - the versioned summary JSON (docs/summary.md): the writer
- * used by `summarize` on every node, and the file side of the validating
- * reader the master uses on thousands of these (the parser itself is
- * summary_parse.c).
+ * used by `summarize` on every node, which walks the member tables of
+ * summary_format.c (the reader, summary_parse.c, matches against the same
+ * rows), and the file side of the validating reader the master uses on
+ * thousands of these.
  *
  * Flow: pt_summary --pt_summary_write_file--> SUMMARY.json (shared file
  * system) --pt_summary_read_file--> pt_summary --> src/diagnose.
@@ -12,6 +13,7 @@
 #include "summary.h"
 #include "collectives.h"
 #include "summary_parse.h"
+#include "summary_format.h"
 #include "breakdown.h"
 #include "../model/commkind.h"
 #include "../model/samples.h"
@@ -24,40 +26,21 @@
 
 /* ---- writer -------------------------------------------------------------- */
 
-static void add_key(pt_sb *sb, const char *k)
+/* Members through strbuf's JSON emitters (the one number rule,
+ * pt_sb_add_double); key() writes the ',' before every member but the
+ * first of its object. */
+static void key(pt_sb *sb, const char *k, int *first)
 {
-	pt_sb_addc(sb, '"');
-	pt_sb_adds(sb, k);
-	pt_sb_adds(sb, "\":");
+	pt_sb_add_json_key(sb, k, *first);
+	*first = 0;
 }
 
-static void add_str(pt_sb *sb, const char *k, const char *v)
+static void str_or_null(pt_sb *sb, const char *v)
 {
-	add_key(sb, k);
 	if (v)
 		pt_sb_add_json_str(sb, v, strlen(v));
 	else
-		pt_sb_adds(sb, "null");
-	pt_sb_addc(sb, ',');
-}
-
-static void add_i64(pt_sb *sb, const char *k, int64_t v)
-{
-	add_key(sb, k);
-	pt_sb_addf(sb, "%lld,", (long long)v);
-}
-
-static void add_u64(pt_sb *sb, const char *k, uint64_t v)
-{
-	add_key(sb, k);
-	pt_sb_addf(sb, "%llu,", (unsigned long long)v);
-}
-
-static void add_dbl(pt_sb *sb, const char *k, double v)
-{
-	add_key(sb, k);
-	pt_sb_add_double(sb, v);
-	pt_sb_addc(sb, ',');
+		pt_sb_add(sb, "null", 4);
 }
 
 /* A per-step value: ms made of whole ns (patterns.c sums integer ns), so
@@ -85,186 +68,156 @@ static void add_ms_ns(pt_sb *sb, double ms)
 	pt_sb_add(sb, buf, (size_t)n);
 }
 
-/* Replace the trailing ',' of the last member by c. */
-static void close_with(pt_sb *sb, char c)
+/* ---- the member tables (summary_format.c) --------------------------------- */
+
+static double num_at(const char *f, int type)
 {
-	if (!sb->oom && sb->len && sb->buf[sb->len - 1] == ',')
-		sb->buf[sb->len - 1] = c;
-	else
-		pt_sb_addc(sb, c);
+	switch (type) {
+	case PT_SF_I64: return (double)*(const int64_t *)f;
+	case PT_SF_U64: return (double)*(const uint64_t *)f;
+	case PT_SF_U32: return (double)*(const uint32_t *)f;
+	default: return *(const double *)f;
+	}
 }
 
-static void write_pattern(pt_sb *sb, const pt_pattern *p)
+/* Does the writer write row m of the struct at base?  prev: the row above
+ * was written. */
+static int row_written(const pt_summary *s, const void *base, const pt_sf_member *m, int prev)
 {
-	pt_sb_addc(sb, '{');
-	add_str(sb, "key", p->key ? p->key : "");
-	add_str(sb, "class", pt_class_name(p->cls));
-	add_str(sb, "kind", pt_kind_name(p->kind));
-	add_u64(sb, "count", p->count);
-	add_dbl(sb, "total_ms", p->total_ms);
-	add_dbl(sb, "median_ms", p->median_ms);
-	add_dbl(sb, "p10_ms", p->p10_ms);
-	add_dbl(sb, "p90_ms", p->p90_ms);
-	add_dbl(sb, "mad_ms", p->mad_ms);
-	add_dbl(sb, "bottleneck", p->bottleneck);
-	add_dbl(sb, "exec_ratio", p->exec_ratio);
-	/* Communication extras only when known, to keep files small. */
-	if (p->bytes > 0)
-		add_dbl(sb, "bytes", p->bytes);
-	if (p->algbw_gbps > 0)
-		add_dbl(sb, "algbw_gbps", p->algbw_gbps);
-	if (p->busbw_gbps > 0)
-		add_dbl(sb, "busbw_gbps", p->busbw_gbps);
-	if (p->group)
-		add_u64(sb, "group", p->group);
-	if (p->cls == PT_C_COMM && p->role)
-		add_str(sb, "role", pt_commkind_role_name(p->role));
-	if (p->eff_n) {
-		add_u64(sb, "eff_n", p->eff_n);
-		add_dbl(sb, "occupancy_pct", p->occupancy_pct);
-		add_dbl(sb, "blocks_per_sm", p->blocks_per_sm);
-		add_dbl(sb, "registers", p->registers);
-		add_dbl(sb, "shared_mem", p->shared_mem);
-	}
-	if (p->step_ms && p->nstep_ms) {
-		size_t j;
+	const char *f = (const char *)base + m->off;
 
-		add_key(sb, "step_ms");
+	switch (m->when) {
+	case PT_SF_IF_PREV:
+		return prev;
+	case PT_SF_IF_SET:
+		if (m->type == PT_SF_HW)
+			return ((const pt_pattern *)base)->nhw != 0;
+		if (m->type == PT_SF_COLLECTIVES)
+			return s->ncoll_chans != 0;
+		if (m->type == PT_SF_STEP_MS)
+			return ((const pt_pattern *)base)->step_ms && ((const pt_pattern *)base)->nstep_ms;
+		return *(const void *const *)f != NULL;
+	case PT_SF_IF_POSITIVE:
+		return num_at(f, m->type) > 0;
+	case PT_SF_IF_NONNEG:
+		return num_at(f, m->type) >= 0;
+	default:
+		return 1;
+	}
+}
+
+static void write_obj(pt_sb *sb, const pt_summary *s, const void *base, const pt_sf_table *tb);
+
+/* Row m of the struct at base (s: the summary being written) as a member
+ * of the object being written. */
+static void write_row(pt_sb *sb, const pt_summary *s, const void *base, const pt_sf_member *m,
+		      int *first)
+{
+	const char *f = (const char *)base + m->off, *k = m->name.name;
+	const pt_pattern *pt = base;
+	size_t i;
+	int c, f2;
+
+	if (m->type == PT_SF_ROLE && !(pt->cls == PT_C_COMM && pt->role))
+		return;
+	key(sb, k, first);
+	switch (m->type) {
+	case PT_SF_STR:
+	case PT_SF_KEY:
+		str_or_null(sb, *(char *const *)f ? *(char *const *)f : "");
+		break;
+	case PT_SF_STR_NULL: str_or_null(sb, *(char *const *)f); break;
+	case PT_SF_CHARS: str_or_null(sb, f); break;
+	case PT_SF_I64: pt_sb_addf(sb, "%lld", (long long)*(const int64_t *)f); break;
+	case PT_SF_U64: pt_sb_addf(sb, "%llu", (unsigned long long)*(const uint64_t *)f); break;
+	case PT_SF_U32: pt_sb_addf(sb, "%llu", (unsigned long long)*(const uint32_t *)f); break;
+	case PT_SF_DBL:
+	case PT_SF_DBL_IN:
+	case PT_SF_DBL_POS:
+		pt_sb_add_double(sb, *(const double *)f);
+		break;
+	case PT_SF_BOOL: pt_sb_adds(sb, *(const int *)f ? "true" : "false"); break;
+	case PT_SF_CLASS: str_or_null(sb, pt_class_name(*(const uint8_t *)f)); break;
+	case PT_SF_KIND: str_or_null(sb, pt_kind_name(*(const uint8_t *)f)); break;
+	case PT_SF_ROLE: str_or_null(sb, pt_commkind_role_name(pt->role)); break;
+	case PT_SF_FORMAT: str_or_null(sb, PT_SUMMARY_FORMAT); break;
+	case PT_SF_VERSION: pt_sb_addf(sb, "%d", PT_SUMMARY_VERSION); break;
+	case PT_SF_WINDOW: write_obj(sb, s, s, &pt_sf_window); break;
+	case PT_SF_HW_GPU: write_obj(sb, s, &s->hw_gpu, &pt_sf_hw_gpu); break;
+	case PT_SF_STEPS:
 		pt_sb_addc(sb, '[');
-		for (j = 0; j < p->nstep_ms; j++) {
-			if (j)
+		for (i = 0; i < s->nsteps; i++) {
+			pt_sf_step row = { s->step_numbers[i], s->step_ms[i] };
+
+			if (i)
 				pt_sb_addc(sb, ',');
-			add_ms_ns(sb, p->step_ms[j]);
+			write_obj(sb, s, &row, &pt_sf_step_tab);
 		}
-		pt_sb_adds(sb, "],");
-	}
-	if (p->nhw) {
-		/* Link throughput from hardware samples (docs/hardware.md). */
-		uint32_t j;
-
-		add_key(sb, "hw");
+		pt_sb_addc(sb, ']');
+		break;
+	case PT_SF_CLASS_MS:
+		pt_sb_addc(sb, '{');
+		for (c = PT_C_COUNT - 1, f2 = 1; c >= 0; c--) {
+			key(sb, pt_class_name(c), &f2);
+			pt_sb_add_double(sb, s->class_ms[c]);
+		}
+		pt_sb_addc(sb, '}');
+		break;
+	case PT_SF_BREAKDOWN: pt_breakdown_write(s->breakdown, sb); break;
+	case PT_SF_HW_SERIES: pt_samples_to_json(s->hw_series, sb); break;
+	case PT_SF_COLLECTIVES: pt_coll_write(s, sb); break;
+	case PT_SF_PATTERNS:
 		pt_sb_addc(sb, '[');
-		for (j = 0; j < p->nhw; j++) {
-			const pt_hw_link *h = &p->hw[j];
-
-			pt_sb_addc(sb, '{');
-			add_str(sb, "group", h->group);
-			add_dbl(sb, "avg_tput_pct", h->avg_pct);
-			add_dbl(sb, "std_tput_pct", h->std_pct);
-			add_dbl(sb, "peak_tput_pct", h->peak_pct);
-			add_u64(sb, "samples", h->samples);
-			add_u64(sb, "kernels", h->kernels);
-			close_with(sb, '}');
-			pt_sb_addc(sb, ',');
+		for (i = 0; i < s->npatterns; i++) {
+			if (i)
+				pt_sb_addc(sb, ',');
+			write_obj(sb, s, &s->patterns[i], &pt_sf_pattern);
 		}
-		close_with(sb, ']');
-		pt_sb_addc(sb, ',');
+		pt_sb_addc(sb, ']');
+		break;
+	case PT_SF_STEP_MS:
+		pt_sb_addc(sb, '[');
+		for (i = 0; i < pt->nstep_ms; i++) {
+			if (i)
+				pt_sb_addc(sb, ',');
+			add_ms_ns(sb, pt->step_ms[i]);
+		}
+		pt_sb_addc(sb, ']');
+		break;
+	case PT_SF_HW:
+		/* Link throughput from hardware samples (docs/hardware.md). */
+		pt_sb_addc(sb, '[');
+		for (i = 0; i < pt->nhw; i++) {
+			if (i)
+				pt_sb_addc(sb, ',');
+			write_obj(sb, s, &pt->hw[i], &pt_sf_hw_link);
+		}
+		pt_sb_addc(sb, ']');
+		break;
 	}
-	close_with(sb, '}');
 }
 
-/* GPU state during compute kernels; unknown (-1) members are left out. */
-static void write_hw_gpu(pt_sb *sb, const pt_summary *s)
+/* The struct at base as the object of table tb.  A failed worker's
+ * summary (s->error) has the identity rows only. */
+static void write_obj(pt_sb *sb, const pt_summary *s, const void *base, const pt_sf_table *tb)
 {
-	const pt_hw_gpu *g = &s->hw_gpu;
+	int i, prev = 1, first = 1;
 
-	add_str(sb, "hw_source", s->hw_source);
-	add_key(sb, "hw_gpu");
 	pt_sb_addc(sb, '{');
-	add_u64(sb, "samples", g->samples);
-	if (g->sm_active_pct >= 0)
-		add_dbl(sb, "sm_active_pct", g->sm_active_pct);
-	if (g->gpu_util_pct >= 0)
-		add_dbl(sb, "gpu_util_pct", g->gpu_util_pct);
-	if (g->sm_clock_mhz >= 0)
-		add_dbl(sb, "sm_clock_mhz", g->sm_clock_mhz);
-	if (g->sm_clock_max_mhz >= 0)
-		add_dbl(sb, "sm_clock_max_mhz", g->sm_clock_max_mhz);
-	if (g->throttle_frac >= 0) {
-		add_dbl(sb, "throttle_frac", g->throttle_frac);
-		add_u64(sb, "throttle_reasons", g->throttle_reasons);
+	for (i = 0; i < tb->n; i++) {
+		const pt_sf_member *m = &tb->m[i];
+
+		prev = (!s->error || (m->flags & PT_SF_IDENTITY) || tb != &pt_sf_top) &&
+		       row_written(s, base, m, prev);
+		if (prev)
+			write_row(sb, s, base, m, &first);
 	}
-	if (g->temperature_c >= 0)
-		add_dbl(sb, "temperature_c", g->temperature_c);
-	if (g->power_w >= 0)
-		add_dbl(sb, "power_w", g->power_w);
-	close_with(sb, '}');
-	pt_sb_addc(sb, ',');
+	pt_sb_addc(sb, '}');
 }
 
 void pt_summary_write(const pt_summary *s, pt_sb *out)
 {
-	size_t i;
-	int c;
-
-	pt_sb_addc(out, '{');
-	add_str(out, "format", PT_SUMMARY_FORMAT);
-	add_i64(out, "version", PT_SUMMARY_VERSION);
-	add_str(out, "worker", s->worker ? s->worker : "");
-	add_str(out, "file", s->file ? s->file : "");
-	add_str(out, "host", s->host ? s->host : "");
-	add_i64(out, "rank", s->rank);
-	add_i64(out, "pid", s->pid);
-	if (s->error) {
-		add_str(out, "error", s->error);
-		close_with(out, '}');
-		return;
-	}
-	add_i64(out, "world_size", s->world_size);
-	add_str(out, "backend", s->backend ? s->backend : "");
-	add_str(out, "device", s->device ? s->device : "");
-	add_str(out, "warning", s->warning);
-	add_u64(out, "nwarnings", s->nwarnings);
-	add_key(out, "truncated");
-	pt_sb_adds(out, s->truncated ? "true," : "false,");
-	add_key(out, "window");
-	pt_sb_addc(out, '{');
-	add_dbl(out, "start_us", s->window_start_us);
-	add_dbl(out, "ms", s->window_ms);
-	add_key(out, "from_steps");
-	pt_sb_adds(out, s->window_from_steps ? "true}," : "false},");
-	add_key(out, "steps");
-	pt_sb_addc(out, '[');
-	for (i = 0; i < s->nsteps; i++) {
-		pt_sb_addc(out, '{');
-		add_i64(out, "number", s->step_numbers[i]);
-		add_dbl(out, "ms", s->step_ms[i]);
-		close_with(out, '}');
-		pt_sb_addc(out, ',');
-	}
-	close_with(out, ']');
-	pt_sb_addc(out, ',');
-	add_dbl(out, "gpu_util", s->gpu_util);
-	if (s->gpu_compute_util >= 0)
-		add_dbl(out, "gpu_compute_util", s->gpu_compute_util);
-	add_key(out, "class_ms");
-	pt_sb_addc(out, '{');
-	for (c = PT_C_COUNT - 1; c >= 0; c--)
-		add_dbl(out, pt_class_name(c), s->class_ms[c]);
-	close_with(out, '}');
-	pt_sb_addc(out, ',');
-	add_u64(out, "nevents", s->nevents);
-	if (s->breakdown) {
-		add_key(out, "gpu_breakdown");
-		pt_breakdown_write(s->breakdown, out);
-		pt_sb_addc(out, ',');
-	}
-	if (s->hw_source)
-		write_hw_gpu(out, s);
-	if (s->hw_series) {
-		add_key(out, "hw_series");
-		pt_samples_to_json(s->hw_series, out);
-		pt_sb_addc(out, ',');
-	}
-	pt_coll_write(s, out);
-	add_key(out, "patterns");
-	pt_sb_addc(out, '[');
-	for (i = 0; i < s->npatterns; i++) {
-		write_pattern(out, &s->patterns[i]);
-		pt_sb_addc(out, ',');
-	}
-	close_with(out, ']');
-	pt_sb_addc(out, '}');
+	write_obj(out, s, s, &pt_sf_top);
 }
 
 int pt_summary_write_file(const pt_summary *s, const char *path, pt_error *err)

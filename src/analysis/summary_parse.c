@@ -1,28 +1,28 @@
 /*
  * summary_parse.c - the master's summary reader: one pass over the bytes of
- * a summary JSON (docs/summary.md) straight into a pt_summary, with the
- * strictness of the JSON DOM (src/util/json.c) it replaces and the same
- * results, and the shared key set of summary_parse.h.
+ * a summary JSON (docs/summary.md) straight into a pt_summary, no DOM in
+ * between, and the shared key set of summary_parse.h.
  *
  * Flow: SUMMARY.json (from `summarize` on every node) --summary_io.c reads
  * the file--> pt_summary_parse --> pt_summary --> src/diagnose.
  *
- * Why not the DOM: it spent its time in strtod (most of a summary's
- * numbers have 16-17 significant digits, which glibc converts slowly) and
- * in copying every string twice.  Here numbers go
- * through an exact fast path (Clinger's for up to 15-16 digits,
- * Eisel-Lemire's 128-bit product for up to 19), strings are scanned 8 bytes
- * at a time and copied once, expected member names are matched by one
- * memcmp, and unknown members are validated and skipped without building
- * anything: several times the DOM's speed (docs/bench.md, "Code shaped
- * for speed"; docs/summary.md "Measured").
+ * The tokens come from util/jsontok.c (the DOM's tokenizer too, so both
+ * accept and reject the same bytes with the same messages): strings scanned
+ * 8 bytes at a time and copied once, exact numbers (util/jsonnum.c),
+ * expected member names matched by one memcmp, unknown members validated
+ * and skipped without building anything: several times the speed of a DOM
+ * with strtod (docs/bench.md, "Code shaped for speed"; docs/summary.md
+ * "Measured").
  */
 #include "summary_parse.h"
+#include "summary_format.h"
+#include "../model/strtab.h"
 #include "breakdown.h"
 #include "../model/commkind.h"
 #include "collectives.h"
 #include "../model/samples.h"
 #include "../util/json.h"
+#include "../util/jsontok.h"
 #include "../util/utf8.h"
 #include "../util/xalloc.h"
 
@@ -35,124 +35,24 @@
 #include <string.h>
 
 /* A member or value name and its length. */
-typedef struct member {
-	const char *name;
-	size_t len;
-} member;
+typedef pt_jtok_name member;
 
-#define M(s) { s, sizeof(s) - 1 }
+#define M(s) PT_JTOK_NAME(s)
 
 /* Class and kind names (src/model/store.c), with lengths, set up once. */
 static member class_names[PT_C_COUNT], kind_names[PT_K_COUNT];
 
-/* ---- numbers ------------------------------------------------------------- */
+/* ---- set-up ---------------------------------------------------------------- */
 
-/* 5^q for q in [P5_MIN, P5_MAX] as t * 2^e with t in [2^127, 2^128); the
- * table holds T = floor(t) (hi:lo) and e.  The range covers every decimal
- * exponent whose value with up to 19 digits can be a finite normal double;
- * the rest goes to strtod.  Built once (parser_init). */
-#define P5_MIN (-342)
-#define P5_MAX 308
-
-typedef struct pow5 {
-	uint64_t hi, lo;
-	int32_t e;
-} pow5;
-
-static pow5 p5_tab[P5_MAX - P5_MIN + 1];
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-/* Little big numbers for building the table once (exact integer
- * arithmetic, 40 x 32 bits: 5^308 has 716 bits, 2^1024 / 5^k 1025). */
-#define BIG_LIMBS 40
-#define BIG_N 1024 /* negative powers: floor(2^BIG_N / 5^k), 2^BIG_N >= 2^127 * 5^342 */
-
-typedef struct big {
-	uint32_t d[BIG_LIMBS];
-	int n;
-} big;
-
-static int big_bits(const big *b)
-{
-	return b->n ? (b->n - 1) * 32 + (32 - __builtin_clz(b->d[b->n - 1])) : 0;
-}
-
-static void big_mul5(big *b)
-{
-	uint64_t carry = 0;
-	int i;
-
-	for (i = 0; i < b->n; i++) {
-		uint64_t v = (uint64_t)b->d[i] * 5 + carry;
-		b->d[i] = (uint32_t)v;
-		carry = v >> 32;
-	}
-	if (carry)
-		b->d[b->n++] = (uint32_t)carry;
-}
-
-static void big_div5(big *b)
-{
-	uint64_t rem = 0;
-	int i;
-
-	for (i = b->n - 1; i >= 0; i--) {
-		uint64_t v = (rem << 32) | b->d[i];
-		b->d[i] = (uint32_t)(v / 5);
-		rem = v % 5;
-	}
-	while (b->n && !b->d[b->n - 1])
-		b->n--;
-}
-
-/* The top 128 bits of b (shifted left when b is shorter): floor(b / 2^(L-128)). */
-static void big_top128(const big *b, pow5 *out, int32_t eoff)
-{
-	int L = big_bits(b), j;
-
-	out->hi = out->lo = 0;
-	for (j = 0; j < 128; j++) {
-		int src = L - 128 + j;
-		uint64_t bit = src >= 0 ? (b->d[src / 32] >> (src % 32)) & 1 : 0;
-
-		if (j < 64)
-			out->lo |= bit << j;
-		else
-			out->hi |= bit << (j - 64);
-	}
-	out->e = L - 128 + eoff;
-}
-
-static void p5_init(void)
-{
-	big b;
-	int q;
-
-	/* q >= 0: 5^q exactly, truncated to 128 bits beyond q = 55. */
-	memset(&b, 0, sizeof(b));
-	b.d[0] = 1;
-	b.n = 1;
-	for (q = 0; q <= P5_MAX; q++) {
-		big_top128(&b, &p5_tab[q - P5_MIN], 0);
-		big_mul5(&b);
-	}
-	/* q < 0: A = floor(2^N / 5^k) by repeated exact division (floor of a
-	 * floor is the floor of the quotient), whose top 128 bits are
-	 * floor(2^(N-s) / 5^k), i.e. 5^-k = T * 2^(s-N) with T <= t < T+1. */
-	memset(&b, 0, sizeof(b));
-	b.d[BIG_N / 32] = 1;
-	b.n = BIG_N / 32 + 1;
-	for (q = -1; q >= P5_MIN; q--) {
-		big_div5(&b);
-		big_top128(&b, &p5_tab[q - P5_MIN], -BIG_N);
-	}
-}
+static void masks_init(void);
 
 static void parser_init(void)
 {
 	int i;
 
-	p5_init();
+	masks_init();
 	for (i = 0; i < PT_C_COUNT; i++) {
 		class_names[i].name = pt_class_name(i);
 		class_names[i].len = strlen(class_names[i].name);
@@ -163,379 +63,26 @@ static void parser_init(void)
 	}
 }
 
-/* Exact powers of ten representable in a double (10^22 < 2^53 * 2^22). */
-static const double p10_exact[23] = {
-	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-
-/* w * 10^q (w != 0, q in the table's range) correctly rounded, as in
- * Eisel and Lemire, "Number parsing at a gigabyte per second" (2021):
- * with w normalised to 64 bits and T <= t < T+1, the true value of
- * w*t/2^64 lies in [P, P+2) where P = floor(w*T / 2^64) is computed
- * exactly from two 64x64 products.  The 54 bits under P's top bit give the
- * mantissa and the rounding bit; the bits below them decide the rounding
- * unless they are within 2 of a boundary (then the +2 uncertainty or an
- * exact tie could change the result), where we return -1 and the caller
- * uses strtod.  For an inexact value that happens with probability about
- * 2^-72; exact values with a negative exponent (1.5 as 15e-1) land there
- * too, which is why num_parse drops a fraction's trailing zeros first.
- * No number of the benchmark summaries goes to strtod (docs/bench.md).
- * Results that would be subnormal or overflow also return -1. */
-static int eisel_lemire(uint64_t w, int q, int neg, double *out)
-{
-	const pow5 *t = &p5_tab[q - P5_MIN];
-	int lz = __builtin_clzll(w), sh;
-	unsigned __int128 P, mask, rem;
-	uint64_t m54, m53, bits;
-	int64_t E, be;
-
-	w <<= lz;
-	P = (unsigned __int128)w * t->hi + (((unsigned __int128)w * t->lo) >> 64);
-	sh = (P >> 127) ? 74 : 73; /* leave 54 bits */
-	mask = ((unsigned __int128)1 << sh) - 1;
-	rem = P & mask;
-	if (rem >= mask - 1)
-		return -1;
-	m54 = (uint64_t)(P >> sh);
-	if ((m54 & 1) && rem == 0)
-		return -1;
-	m53 = (m54 >> 1) + (m54 & 1);
-	/* value = w*t * 2^(e+q-lz) ~ m54 * 2^(sh+64+e+q-lz) */
-	E = (int64_t)sh + 1 + 64 + t->e + q - lz;
-	if (m53 == (uint64_t)1 << 53) {
-		m53 >>= 1;
-		E++;
-	}
-	be = E + 52 + 1023;
-	if (be < 1 || be > 2046)
-		return -1;
-	bits = ((uint64_t)be << 52) | (m53 & (((uint64_t)1 << 52) - 1));
-	if (neg)
-		bits |= (uint64_t)1 << 63;
-	memcpy(out, &bits, sizeof(bits));
-	return 0;
-}
-
-enum { NUM_OK, NUM_BAD, NUM_BAD_FRAC, NUM_BAD_EXP, NUM_RANGE, NUM_NOMEM };
-
 static inline int is_digit(unsigned char c)
 {
 	return (unsigned)(c - '0') <= 9;
 }
 
-/* x (8 bytes, little-endian) all ASCII digits?  Then *v = their value. */
-static inline int digits8(uint64_t x, uint64_t *v)
-{
-	const uint64_t hi = 0xf0f0f0f0f0f0f0f0ull;
-
-	/* every byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 */
-	if ((x & hi) != 0x3030303030303030ull ||
-	    ((x + 0x0606060606060606ull) & hi) != 0x3030303030303030ull)
-		return 0;
-	x -= 0x3030303030303030ull;
-	/* pairs, then quads, then the 8 digits (first digit most significant) */
-	x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffull;
-	x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffull;
-	x = (x * 10000 + (x >> 32)) & 0x00000000ffffffffull;
-	*v = x;
-	return 1;
-}
-
-/* The JSON number grammar of json.c, then the conversion.  *end: bytes
- * consumed, or the offset of the error.  p5_tab must be initialised. */
-static int num_parse(const unsigned char *s, size_t len, double *out, size_t *end)
-{
-	size_t i = 0;
-	int neg = 0, nd = 0, inexact = 0;
-	uint64_t w = 0;
-	int64_t e10 = 0;
-
-	if (i < len && s[i] == '-') {
-		neg = 1;
-		i++;
-	}
-	if (i >= len || !is_digit(s[i])) {
-		*end = i;
-		return NUM_BAD;
-	}
-	if (s[i] == '0') {
-		i++;
-	} else {
-		for (; i < len && is_digit(s[i]); i++) {
-			if (nd < 19) {
-				w = w * 10 + (s[i] - '0');
-				nd++;
-			} else {
-				e10++;
-				inexact |= s[i] != '0';
-			}
-		}
-	}
-	if (i < len && s[i] == '.') {
-		i++;
-		if (i >= len || !is_digit(s[i])) {
-			*end = i;
-			return NUM_BAD_FRAC;
-		}
-		if (!w) /* 0.000123: leading zeros only move the point */
-			for (; i < len && s[i] == '0'; i++)
-				e10--;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		/* Eight digits per step: the writer's ratios have 16-17
-		 * significant digits, and the byte loop alone slowed the whole
-		 * parse (docs/bench.md, "Code shaped for speed"). */
-		while (nd + 8 <= 19 && len - i >= 8) {
-			uint64_t x, v;
-
-			memcpy(&x, s + i, 8);
-			if (!digits8(x, &v))
-				break;
-			w = w * 100000000 + v;
-			nd += w ? 8 : 0;
-			e10 -= 8;
-			i += 8;
-		}
-#endif
-		for (; i < len && is_digit(s[i]); i++) {
-			if (nd < 19) {
-				w = w * 10 + (s[i] - '0');
-				e10--;
-				nd += w != 0; /* leading zeros are not significant */
-			} else {
-				inexact |= s[i] != '0';
-			}
-		}
-	}
-	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-		int eneg = 0;
-		int64_t ex = 0;
-
-		i++;
-		if (i < len && (s[i] == '+' || s[i] == '-'))
-			eneg = s[i++] == '-';
-		if (i >= len || !is_digit(s[i])) {
-			*end = i;
-			return NUM_BAD_EXP;
-		}
-		for (; i < len && is_digit(s[i]); i++)
-			if (ex < 100000000)
-				ex = ex * 10 + (s[i] - '0');
-		e10 += eneg ? -ex : ex;
-	}
-	*end = i;
-	if (!w) {
-		*out = neg ? -0.0 : 0.0;
-		return NUM_OK;
-	}
-	if (!inexact) {
-		/* 1694128201426674.0 (the window start, in absolute µs): an
-		 * exact value that Eisel-Lemire below cannot tell from a tie;
-		 * without the fraction's zeros it is a Clinger case. */
-		if (e10 < 0 && w > (uint64_t)1 << 53)
-			while (e10 < 0 && w % 10 == 0) {
-				w /= 10;
-				e10++;
-			}
-#if FLT_EVAL_METHOD == 0
-		/* Clinger: w and 10^|q| are exact doubles, so one IEEE operation
-		 * rounds the exact value once.  Integers and short decimals. */
-		if (w <= (uint64_t)1 << 53 && e10 >= -22 && e10 <= 22) {
-			double d = (double)w;
-
-			d = e10 >= 0 ? d * p10_exact[e10] : d / p10_exact[-e10];
-			*out = neg ? -d : d;
-			return NUM_OK;
-		}
-#endif
-		if (e10 >= P5_MIN && e10 <= P5_MAX && !eisel_lemire(w, (int)e10, neg, out))
-			return NUM_OK;
-	}
-	/* More than 19 digits, extreme exponents, subnormals, overflow: strtod
-	 * on a NUL-terminated copy. */
-	{
-		char small[64], *copy = small, *ep;
-		double v;
-		int rc = NUM_OK;
-
-		if (i >= sizeof(small) && !(copy = x_malloc(i + 1)))
-			return NUM_NOMEM;
-		memcpy(copy, s, i);
-		copy[i] = 0;
-		errno = 0;
-		v = strtod(copy, &ep);
-		if (ep != copy + i)
-			rc = NUM_BAD;
-		else if (errno == ERANGE && isinf(v))
-			rc = NUM_RANGE;
-		if (copy != small)
-			x_free(copy);
-		if (rc != NUM_OK) {
-			*end = 0;
-			return rc;
-		}
-		*out = v;
-		return NUM_OK;
-	}
-}
-
-long pt_summary_parse_number(const char *s, size_t len, double *out, size_t *err_at)
-{
-	size_t end = 0;
-	int rc;
-
-	pthread_once(&init_once, parser_init);
-	rc = num_parse((const unsigned char *)s, len, out, &end);
-	if (rc == NUM_OK)
-		return (long)end;
-	if (err_at)
-		*err_at = end;
-	return rc == NUM_RANGE ? -1 : 0;
-}
-
-/* ---- the shared key set ---------------------------------------------------- */
-
-/* 64 shards, each a mutex and an open-addressing table, so the reading
- * threads seldom wait on each other. */
-#define KS_SHARDS 64
-
-typedef struct ks_entry {
-	uint64_t hash;
-	size_t len;
-	char *str;
-} ks_entry;
-
-typedef struct ks_shard {
-	pthread_mutex_t mu;
-	ks_entry *tab;
-	size_t cap, n;
-	char pad[64];
-} ks_shard;
-
-struct pt_summary_keys {
-	ks_shard sh[KS_SHARDS];
-};
-
-static inline uint64_t mix8(uint64_t h, uint64_t x)
-{
-	h = (h ^ x) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
-
-/* Multiply-xorshift over 8-byte words in four independent chains (keys
- * average 240 bytes; one chain made the multiply latency the limit: the
- * hash was half of the pattern reader's time in perf). */
-static uint64_t ks_hash(const char *s, size_t n)
-{
-	uint64_t a = 0x6a09e667f3bcc909ull ^ n, b = 0xbb67ae8584caa73bull;
-	uint64_t c = 0x3c6ef372fe94f82bull, d = 0xa54ff53a5f1d36f1ull, x[4];
-	size_t i = 0;
-
-	for (; i + 32 <= n; i += 32) {
-		memcpy(x, s + i, 32);
-		a = mix8(a, x[0]);
-		b = mix8(b, x[1]);
-		c = mix8(c, x[2]);
-		d = mix8(d, x[3]);
-	}
-	a ^= (b << 16 | b >> 48) ^ (c << 32 | c >> 32) ^ (d << 48 | d >> 16);
-	for (; i + 8 <= n; i += 8) {
-		memcpy(x, s + i, 8);
-		a = mix8(a, x[0]);
-	}
-	x[0] = 0;
-	memcpy(x, s + i, n - i);
-	a = mix8(a, x[0]);
-	a *= 0x9e3779b97f4a7c15ull;
-	return a ^ (a >> 32);
-}
+/* ---- the shared key set (model/strtab.c) --------------------------------------- */
 
 pt_summary_keys *pt_summary_keys_new(void)
 {
-	pt_summary_keys *ks = x_calloc(1, sizeof(*ks));
-	int i;
-
-	if (!ks)
-		return NULL;
-	for (i = 0; i < KS_SHARDS; i++)
-		pthread_mutex_init(&ks->sh[i].mu, NULL);
-	return ks;
+	return pt_strset_new();
 }
 
 void pt_summary_keys_free(pt_summary_keys *ks)
 {
-	size_t j;
-	int i;
-
-	if (!ks)
-		return;
-	for (i = 0; i < KS_SHARDS; i++) {
-		for (j = 0; j < ks->sh[i].cap; j++)
-			x_free(ks->sh[i].tab[j].str);
-		x_free(ks->sh[i].tab);
-		pthread_mutex_destroy(&ks->sh[i].mu);
-	}
-	x_free(ks);
+	pt_strset_free(ks);
 }
 
 size_t pt_summary_keys_count(const pt_summary_keys *ks)
 {
-	size_t n = 0;
-	int i;
-
-	for (i = 0; ks && i < KS_SHARDS; i++)
-		n += ks->sh[i].n;
-	return n;
-}
-
-static int ks_grow(ks_shard *sh)
-{
-	size_t ncap = sh->cap ? sh->cap * 2 : 64, i, j;
-	ks_entry *nt;
-
-	if (ncap > SIZE_MAX / sizeof(*nt) || !(nt = x_calloc(ncap, sizeof(*nt))))
-		return -1;
-	for (i = 0; i < sh->cap; i++) {
-		if (!sh->tab[i].str)
-			continue;
-		for (j = sh->tab[i].hash & (ncap - 1); nt[j].str; j = (j + 1) & (ncap - 1))
-			;
-		nt[j] = sh->tab[i];
-	}
-	x_free(sh->tab);
-	sh->tab = nt;
-	sh->cap = ncap;
-	return 0;
-}
-
-/* The set's copy of s[0..n), added if new; NULL when out of memory. */
-static char *ks_intern(pt_summary_keys *ks, const char *s, size_t n)
-{
-	uint64_t h = ks_hash(s, n);
-	ks_shard *sh = &ks->sh[h >> 58];
-	char *r = NULL;
-	size_t j;
-
-	pthread_mutex_lock(&sh->mu);
-	if ((sh->n + 1) * 2 > sh->cap && ks_grow(sh))
-		goto out;
-	for (j = h & (sh->cap - 1); sh->tab[j].str; j = (j + 1) & (sh->cap - 1)) {
-		ks_entry *e = &sh->tab[j];
-
-		if (e->hash == h && e->len == n && !memcmp(e->str, s, n)) {
-			r = e->str;
-			goto out;
-		}
-	}
-	if ((r = x_strndup(s, n))) {
-		sh->tab[j].hash = h;
-		sh->tab[j].len = n;
-		sh->tab[j].str = r;
-		sh->n++;
-	}
-out:
-	pthread_mutex_unlock(&sh->mu);
-	return r;
+	return pt_strset_count(ks);
 }
 
 void pt_summary_free_shared(pt_summary *s)
@@ -555,10 +102,7 @@ typedef enum { CTX_TOP, CTX_WINDOW, CTX_CLASS_MS, CTX_STEP, CTX_PATTERN } ctx_ki
 typedef enum { VER_NONE, VER_OK, VER_NOTNUM, VER_UNSUP } ver_state;
 
 typedef struct sp {
-	const unsigned char *s;
-	size_t len, pos;
-	pt_error *err;
-	int failed;
+	pt_jtok t;          /* the cursor over the input (util/jsontok.h) */
 	pt_summary *sm;
 	pt_summary_keys *ks;
 	size_t patcap, stepcap, stepmscap;
@@ -576,44 +120,15 @@ typedef struct sp {
 	int has_pending;
 	int64_t pend_off;
 	char pend_msg[PT_ERROR_MSG_MAX];
-	/* Scratch for strings with escapes. */
-	char *tmp;
-	size_t tmpcap;
 } sp;
 
-static int fail(sp *p, int code, size_t off, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(sp *p, int code, size_t off, const char *fmt, ...)
-{
-	char m[PT_ERROR_MSG_MAX];
-	va_list ap;
-
-	if (!p->failed) {
-		p->failed = 1;
-		va_start(ap, fmt);
-		vsnprintf(m, sizeof(m), fmt, ap);
-		va_end(ap);
-		pt_error_set(p->err, code, off == (size_t)-1 ? -1 : (int64_t)off, "%s", m);
-	}
-	return -1;
-}
-
-static int fail_char(sp *p, size_t off, const char *what)
-{
-	unsigned c;
-
-	if (off >= p->len)
-		return fail(p, PT_EPARSE, off, "unexpected end of input");
-	c = p->s[off];
-	if (c >= 0x20 && c < 0x7f)
-		return fail(p, PT_EPARSE, off, "unexpected character '%c', expected %s", c, what);
-	return fail(p, PT_EPARSE, off, "unexpected byte 0x%02x, expected %s", c, what);
-}
+/* The tokenizer's error reporting (the first error counts). */
+#define fail(p, ...) pt_jtok_fail(&(p)->t, __VA_ARGS__)
+#define fail_char(p, off, what) pt_jtok_fail_char(&(p)->t, off, what)
 
 static int oom(sp *p)
 {
-	return fail(p, PT_ENOMEM, p->pos, "out of memory");
+	return fail(p, PT_ENOMEM, p->t.pos, "out of memory");
 }
 
 static void where(const sp *p, char *buf, size_t cap)
@@ -654,323 +169,31 @@ static int semerr(sp *p, size_t off, const char *fmt, ...)
 	return p->confirmed ? fail_pending(p) : 0;
 }
 
-static inline void skip_ws(sp *p)
-{
-	while (p->pos < p->len) {
-		unsigned char c = p->s[p->pos];
+/* The tokenizer at the cursor (util/jsontok.h). */
+#define skip_ws(p) pt_jtok_skip_ws(&(p)->t)
+#define at_value(p) pt_jtok_at_value(&(p)->t)
+#define scan_string(p, out, n) pt_jtok_string(&(p)->t, out, n)
+#define match_lit(p, lit, n) pt_jtok_literal(&(p)->t, lit, n)
+#define parse_number(p, out) pt_jtok_number(&(p)->t, out)
+#define skip_value(p, depth) pt_jtok_skip_value(&(p)->t, depth)
 
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-			break;
-		p->pos++;
-	}
-}
-
-/* Skip whitespace and require a value to follow. */
-static inline int at_value(sp *p)
-{
-	if (p->pos < p->len && p->s[p->pos] > ' ')
-		return 0;
-	skip_ws(p);
-	if (p->pos >= p->len)
-		return fail(p, PT_EPARSE, p->pos, "unexpected end of input");
-	return 0;
-}
-
-/* Nonzero when one of the 8 bytes (little-endian word) is '"', '\\', a
- * control byte or >= 0x80; its lowest set bit marks the first such byte
- * (the borrow tricks can only add false marks above a true one). */
-static inline uint64_t special8(uint64_t x)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-
-	return (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x) & high;
-}
-
-/* Decode the rest of a string with escapes, from s[i] (the first
- * backslash) on, after the plain bytes s[start+1 .. i).  Out of line so
- * that scan_string's loop keeps its registers: inlined, it cost more
- * instructions per string (docs/bench.md, "Code shaped for speed"). */
-static __attribute__((noinline)) int string_slow(sp *p, size_t start, size_t i, const char **out, size_t *outlen)
-{
-	const char *msg;
-	int rc = pt_utf8_unquote(p->s, p->len, start, &i, &p->tmp, &p->tmpcap, outlen, &msg);
-
-	if (rc == PT_ENOMEM)
-		return oom(p);
-	if (rc != PT_OK)
-		return fail(p, rc, i, "%s", msg);
-	p->pos = i;
-	*out = p->tmp;
-	return 0;
-}
-
-/* The string whose opening quote is at p->pos: *out / *outlen is its
- * decoded text (in the input when it has no escapes, else in p->tmp, valid
- * until the next string), not NUL-terminated. */
-static int scan_string(sp *p, const char **out, size_t *outlen)
-{
-	const unsigned char *s = p->s;
-	size_t start = p->pos, i = start + 1, len = p->len;
-
-	for (;;) {
-		unsigned c;
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		/* 8 bytes per step to the next byte that needs a look: most of
-		 * a summary's bytes are in strings (long keys), and a byte loop
-		 * alone slowed the whole parse (docs/bench.md, "Code shaped
-		 * for speed"). */
-		while (i + 8 <= len) {
-			uint64_t x, m;
-
-			memcpy(&x, s + i, 8);
-			if ((m = special8(x))) {
-				i += (size_t)__builtin_ctzll(m) >> 3;
-				break;
-			}
-			i += 8;
-		}
-#endif
-		while (i < len && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
-			i++;
-		if (i >= len)
-			return fail(p, PT_EPARSE, start, "unterminated string");
-		c = s[i];
-		if (c == '"') {
-			*out = (const char *)s + start + 1;
-			*outlen = i - start - 1;
-			p->pos = i + 1;
-			return 0;
-		}
-		if (c == '\\')
-			return string_slow(p, start, i, out, outlen);
-		if (c < 0x20)
-			return fail(p, PT_EPARSE, i, "control character in string");
-		c = (unsigned)pt_utf8_len(s + i, len - i);
-		if (!c)
-			return fail(p, PT_EPARSE, i, "invalid utf-8 in string");
-		i += c;
-	}
-}
-
-static int match_lit(sp *p, const char *lit, size_t n)
-{
-	if (p->len - p->pos < n || memcmp(p->s + p->pos, lit, n) != 0)
-		return fail_char(p, p->pos, "a json value");
-	p->pos += n;
-	return 0;
-}
-
-static int parse_number(sp *p, double *out)
-{
-	size_t end = 0, start = p->pos;
-
-	switch (num_parse(p->s + start, p->len - start, out, &end)) {
-	case NUM_OK:
-		p->pos = start + end;
-		return 0;
-	case NUM_BAD_FRAC:
-		return fail(p, PT_EPARSE, start + end, "invalid number: digit expected after '.'");
-	case NUM_BAD_EXP:
-		return fail(p, PT_EPARSE, start + end, "invalid number: digit expected in exponent");
-	case NUM_RANGE:
-		return fail(p, PT_EPARSE, start, "number out of range");
-	case NUM_NOMEM:
-		return fail(p, PT_ENOMEM, start, "out of memory");
-	default:
-		return fail(p, PT_EPARSE, start + end, "invalid number");
-	}
-}
-
-/* Validate and skip the value at p->pos (after whitespace), which sits at
- * nesting depth `depth` (the root is 0; json.c's limit applies).
- * Iterative, so hostile nesting costs no stack. */
-static int skip_value(sp *p, int depth)
-{
-	unsigned char obj[PT_JSON_MAX_DEPTH];
-	size_t open[PT_JSON_MAX_DEPTH];
-	const char *str;
-	size_t slen;
-	double num;
-	int n = 0;
-
-	for (;;) {
-		unsigned char c;
-
-		/* A value. */
-		if (at_value(p))
-			return -1;
-		c = p->s[p->pos];
-		if (c == '{' || c == '[') {
-			if (depth + n >= PT_JSON_MAX_DEPTH)
-				return fail(p, PT_EPARSE, p->pos, "nesting deeper than 256 levels");
-			obj[n] = c == '{';
-			open[n++] = p->pos++;
-			skip_ws(p);
-			if (p->pos < p->len && p->s[p->pos] == (c == '{' ? '}' : ']')) {
-				p->pos++;
-				n--;
-			} else {
-				if (c == '{') {
-					if (p->pos >= p->len || p->s[p->pos] != '"')
-						return fail_char(p, p->pos, "'\"' starting an object key");
-					if (scan_string(p, &str, &slen))
-						return -1;
-					skip_ws(p);
-					if (p->pos >= p->len || p->s[p->pos] != ':')
-						return fail_char(p, p->pos, "':'");
-					p->pos++;
-				}
-				continue;
-			}
-		} else if (c == '"') {
-			if (scan_string(p, &str, &slen))
-				return -1;
-		} else if (c == 't') {
-			if (match_lit(p, "true", 4))
-				return -1;
-		} else if (c == 'f') {
-			if (match_lit(p, "false", 5))
-				return -1;
-		} else if (c == 'n') {
-			if (match_lit(p, "null", 4))
-				return -1;
-		} else if (c == '-' || is_digit(c)) {
-			if (parse_number(p, &num))
-				return -1;
-		} else {
-			return fail_char(p, p->pos, "a json value");
-		}
-		/* After a value: close containers, or go on to the next element. */
-		for (;;) {
-			if (!n)
-				return 0;
-			skip_ws(p);
-			if (p->pos >= p->len)
-				return fail(p, PT_EPARSE, open[n - 1],
-					    obj[n - 1] ? "unterminated object" : "unterminated array");
-			c = p->s[p->pos];
-			if (c == ',') {
-				p->pos++;
-				if (obj[n - 1]) {
-					skip_ws(p);
-					if (p->pos >= p->len || p->s[p->pos] != '"')
-						return fail_char(p, p->pos, "'\"' starting an object key");
-					if (scan_string(p, &str, &slen))
-						return -1;
-					skip_ws(p);
-					if (p->pos >= p->len || p->s[p->pos] != ':')
-						return fail_char(p, p->pos, "':'");
-					p->pos++;
-				}
-				break;
-			}
-			if (c == (obj[n - 1] ? '}' : ']')) {
-				p->pos++;
-				n--;
-				continue;
-			}
-			return fail_char(p, p->pos, obj[n - 1] ? "',' or '}'" : "',' or ']'");
-		}
-	}
-}
-
-/* ---- objects of known shape ------------------------------------------------ */
-
-#define MEMBER_END (-2)
-#define MEMBER_UNKNOWN (-3)
-
-typedef struct objit {
-	size_t open;  /* offset of '{' */
-	int first;
-	int hint;     /* the member expected next (writer order) */
-	uint32_t seen;
-} objit;
-
-static void obj_begin(sp *p, objit *it)
-{
-	it->open = p->pos++;
-	it->first = 1;
-	it->hint = 0;
-	it->seen = 0;
-}
-
-/* The next member of the object: its index in tab (or MEMBER_UNKNOWN)
- * with p->pos at its value, MEMBER_END after the closing brace, or -1.
- * The member the writer puts next is tried first with one memcmp of its
- * quoted name; a member seen before (duplicate key) comes back as
- * MEMBER_UNKNOWN, so the first one counts, as with json.c's lookup. */
-static int obj_next(sp *p, objit *it, const member *tab, int ntab)
-{
-	const unsigned char *s = p->s;
-	const char *k;
-	size_t kn;
-	int id = MEMBER_UNKNOWN, h, i;
-
-	skip_ws(p);
-	if (it->first) {
-		it->first = 0;
-		if (p->pos < p->len && s[p->pos] == '}') {
-			p->pos++;
-			return MEMBER_END;
-		}
-	} else {
-		if (p->pos >= p->len)
-			return fail(p, PT_EPARSE, it->open, "unterminated object");
-		if (s[p->pos] == '}') {
-			p->pos++;
-			return MEMBER_END;
-		}
-		if (s[p->pos] != ',')
-			return fail_char(p, p->pos, "',' or '}'");
-		p->pos++;
-		skip_ws(p);
-	}
-	if (p->pos >= p->len || s[p->pos] != '"')
-		return fail_char(p, p->pos, "'\"' starting an object key");
-	h = it->hint;
-	if (h < ntab && p->len - p->pos >= tab[h].len + 2 && s[p->pos + 1 + tab[h].len] == '"' &&
-	    !memcmp(s + p->pos + 1, tab[h].name, tab[h].len)) {
-		id = h;
-		p->pos += tab[h].len + 2;
-	} else {
-		if (scan_string(p, &k, &kn))
-			return -1;
-		for (i = 0; i < ntab; i++) {
-			if (tab[i].len == kn && !memcmp(tab[i].name, k, kn)) {
-				id = i;
-				break;
-			}
-		}
-	}
-	if (id >= 0) {
-		it->hint = id + 1;
-		if (it->seen & ((uint32_t)1 << id))
-			id = MEMBER_UNKNOWN;
-		else
-			it->seen |= (uint32_t)1 << id;
-	}
-	if (p->pos >= p->len || s[p->pos] != ':') {
-		skip_ws(p);
-		if (p->pos >= p->len || s[p->pos] != ':')
-			return fail_char(p, p->pos, "':'");
-	}
-	p->pos++;
-	if (at_value(p))
-		return -1;
-	return id;
-}
+/* Objects whose members come from a table. */
+typedef pt_jtok_obj objit;
+#define MEMBER_END PT_JTOK_END
+#define obj_begin(p, it) pt_jtok_obj_begin(&(p)->t, it)
+#define obj_next(p, it, tab, n) pt_jtok_obj_next(&(p)->t, it, tab, n)
+#define obj_next_row(p, it, tb) \
+	pt_jtok_obj_next_row(&(p)->t, it, &(tb)->m[0].name, (tb)->n, sizeof((tb)->m[0]))
 
 /* ---- typed values ------------------------------------------------------------ */
 
-/* Each reader takes the value at p->pos (whitespace skipped).  A value of
+/* Each reader takes the value at p->t.pos (whitespace skipped).  A value of
  * another type is validated, skipped and reported through semerr. */
 
 static int rd_num(sp *p, int depth, const char *key, double *out)
 {
-	unsigned char c = p->s[p->pos];
-	size_t off = p->pos;
+	unsigned char c = p->t.s[p->t.pos];
+	size_t off = p->t.pos;
 
 	if (c == '-' || is_digit(c))
 		return parse_number(p, out);
@@ -985,21 +208,18 @@ static int rd_num(sp *p, int depth, const char *key, double *out)
 	return semerr(p, off, "'%s' is not a number", key);
 }
 
-/* Durations above this (about 11.6 days) are not from a profiled window
- * of a few steps: a value like 1e308 would overflow every sum into inf. */
-#define MAX_MS 1e9
 
 /* A number in [lo, hi] (null, the writer's NaN, passes: "unknown").  Out
  * of range is an error naming the member and the value. */
 static int rd_num_in(sp *p, int depth, const char *key, double lo, double hi, double *out)
 {
-	size_t off = p->pos;
+	size_t off = p->t.pos;
 
 	if (rd_num(p, depth, key, out))
 		return -1;
 	/* A number the input ends in may be cut short ("1.5e-05" -> "1.5"):
 	 * the end of input is the error then, reported next. */
-	if (isnan(*out) || (*out >= lo && *out <= hi) || p->pos >= p->len)
+	if (isnan(*out) || (*out >= lo && *out <= hi) || p->t.pos >= p->t.len)
 		return 0;
 	return semerr(p, off, "'%s' is %g, out of range [%g, %g]", key, *out, lo, hi);
 }
@@ -1007,23 +227,23 @@ static int rd_num_in(sp *p, int depth, const char *key, double lo, double hi, do
 /* An integer >= lo.  A plain integer token is taken exactly (int64: a
  * legacy trace's pid, 5468608689857868806, is beyond a double's 2^53, and
  * the writer prints int64s); other number forms (3.0, 1e3) count when the
- * double is an integer up to 2^53, as json.c's readers had it. */
+ * double is an integer up to 2^53 (what pt_json_num gives, exactly). */
 static int rd_int(sp *p, int depth, const char *key, double lo, int64_t *out)
 {
-	const unsigned char *s = p->s;
-	size_t off = p->pos, i = off;
+	const unsigned char *s = p->t.s;
+	size_t off = p->t.pos, i = off;
 	int neg = s[i] == '-';
 	double v;
 
 	i += neg;
-	if (i < p->len && is_digit(s[i])) {
+	if (i < p->t.len && is_digit(s[i])) {
 		uint64_t u = 0;
 		int over = 0;
 
 		if (s[i] == '0') {
 			i++;
 		} else {
-			for (; i < p->len && is_digit(s[i]); i++) {
+			for (; i < p->t.len && is_digit(s[i]); i++) {
 				unsigned d = s[i] - '0';
 
 				if (u > (UINT64_MAX - d) / 10)
@@ -1032,8 +252,8 @@ static int rd_int(sp *p, int depth, const char *key, double lo, int64_t *out)
 					u = u * 10 + d;
 			}
 		}
-		if (i >= p->len || (s[i] != '.' && s[i] != 'e' && s[i] != 'E' && !is_digit(s[i]))) {
-			p->pos = i;
+		if (i >= p->t.len || (s[i] != '.' && s[i] != 'e' && s[i] != 'E' && !is_digit(s[i]))) {
+			p->t.pos = i;
 			if (!over && u <= (uint64_t)INT64_MAX + neg) {
 				int64_t x = !neg ? (int64_t)u
 					  : u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
@@ -1048,7 +268,7 @@ static int rd_int(sp *p, int depth, const char *key, double lo, int64_t *out)
 		/* a fraction or an exponent: the general path below */
 	}
 	if (s[off] == '-' || is_digit(s[off])) {
-		p->pos = off;
+		p->t.pos = off;
 		if (parse_number(p, &v))
 			return -1;
 		if (v == floor(v) && v >= lo && v <= 9007199254740992.0) {
@@ -1065,8 +285,8 @@ bad:
 
 static int rd_bool(sp *p, int depth, const char *key, int *out)
 {
-	unsigned char c = p->s[p->pos];
-	size_t off = p->pos;
+	unsigned char c = p->t.s[p->t.pos];
+	size_t off = p->t.pos;
 
 	if (c == 't' || c == 'f') {
 		if (match_lit(p, c == 't' ? "true" : "false", c == 't' ? 4 : 5))
@@ -1084,8 +304,8 @@ static int rd_bool(sp *p, int depth, const char *key, int *out)
 static int rd_span(sp *p, int depth, const char *key, int nullable, const char **out,
 		   size_t *n)
 {
-	unsigned char c = p->s[p->pos];
-	size_t off = p->pos;
+	unsigned char c = p->t.s[p->t.pos];
+	size_t off = p->t.pos;
 
 	if (c == '"')
 		return scan_string(p, out, n);
@@ -1126,41 +346,149 @@ static int name_index(const char *s, size_t n, const member *names, int count)
 	return -1;
 }
 
-/* ---- the members ------------------------------------------------------------- */
+/* ---- the members (summary_format.c's tables) ---------------------------------- */
 
-enum { W_START, W_MS, W_FROM_STEPS, W_N };
-static const member window_members[W_N] = { M("start_us"), M("ms"), M("from_steps") };
+/* Bit i set: row i of the table is required (built once). */
+static const pt_sf_table *const mask_tabs[] = {
+	&pt_sf_top, &pt_sf_window, &pt_sf_step_tab, &pt_sf_pattern, &pt_sf_hw_link, &pt_sf_hw_gpu,
+};
+#define NMASK (sizeof(mask_tabs) / sizeof(mask_tabs[0]))
+static uint64_t masks[NMASK];
 
-static int rd_window(sp *p)
+static void masks_init(void)
 {
-	pt_summary *s = p->sm;
+	size_t t;
+	int i;
+
+	for (t = 0; t < NMASK; t++)
+		for (i = 0; i < mask_tabs[t]->n; i++)
+			if (mask_tabs[t]->m[i].required)
+				masks[t] |= (uint64_t)1 << i;
+}
+
+static inline uint64_t required_mask(const pt_sf_table *tb)
+{
+	size_t t;
+
+	for (t = 0; t < NMASK; t++)
+		if (mask_tabs[t] == tb)
+			return masks[t];
+	return ~(uint64_t)0;
+}
+
+static int rd_table(sp *p, void *base, const pt_sf_table *tb);
+static int rd_special(sp *p, void *base, const pt_sf_member *m);
+static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n);
+static int rd_pattern_hw(sp *p, pt_pattern *pt);
+
+/* The value of row m of table tb into the struct at base.  Inlined into
+ * its two callers: as a call the table-driven reader cost more
+ * instructions than the hand-written one it replaced, inlined fewer
+ * (docs/bench.md, "One JSON core"). */
+static inline __attribute__((always_inline)) int rd_row(sp *p, void *base, const pt_sf_table *tb,
+						   const pt_sf_member *m)
+{
+	char *f = (char *)base + m->off, lb[64];
+	const char *key = m->name.name, *v;
+	pt_pattern *pt = base;
+	int depth = tb->depth, rc, x;
+	size_t n, off = p->t.pos;
+	int64_t i64 = 0;
+
+	if (tb->prefix[0]) { /* "hw group": messages name the object too */
+		snprintf(lb, sizeof(lb), "%s%s", tb->prefix, key);
+		key = lb;
+	}
+	switch (m->type) {
+	case PT_SF_STR: return rd_str(p, depth, key, 0, (char **)f);
+	case PT_SF_STR_NULL: return rd_str(p, depth, key, 1, (char **)f);
+	case PT_SF_CHARS:
+		if ((rc = rd_span(p, depth, key, 0, &v, &n)))
+			return rc < 0 ? -1 : 0;
+		if (n >= PT_SF_CHARS_MAX)
+			return semerr(p, off, "'%s' is too long", key);
+		memcpy(f, v, n);
+		f[n] = 0;
+		return 0;
+	case PT_SF_KEY:
+		if ((rc = rd_span(p, depth, key, 0, &v, &n)))
+			return rc < 0 ? -1 : 0;
+		if (!(*(char **)f = p->ks ? (char *)pt_strset_intern(p->ks, v, n) : x_strndup(v, n)))
+			return oom(p);
+		return 0;
+	case PT_SF_I64: return rd_int(p, depth, key, m->lo, (int64_t *)f);
+	case PT_SF_U64:
+		rc = rd_int(p, depth, key, 0, &i64);
+		*(uint64_t *)f = (uint64_t)i64;
+		return rc;
+	case PT_SF_U32:
+		if ((rc = rd_int(p, depth, key, 0, &i64)))
+			return rc;
+		if (i64 > (int64_t)UINT32_MAX)
+			return semerr(p, off, "'%s' is too large", key);
+		*(uint32_t *)f = (uint32_t)i64;
+		return 0;
+	case PT_SF_DBL: return rd_num(p, depth, key, (double *)f);
+	case PT_SF_DBL_IN: return rd_num_in(p, depth, key, m->lo, m->hi, (double *)f);
+	case PT_SF_DBL_POS:
+		/* Every ratio divides by it: it must be a real, positive length. */
+		rc = rd_num(p, depth, key, (double *)f);
+		if (!rc && !(*(double *)f > 0 && *(double *)f <= m->hi) && p->t.pos < p->t.len)
+			rc = semerr(p, off, "'%s' is %g, out of range (0, %g]", key, *(double *)f, m->hi);
+		return rc;
+	case PT_SF_BOOL: return rd_bool(p, depth, key, (int *)f);
+	case PT_SF_CLASS:
+	case PT_SF_KIND:
+		if ((rc = rd_span(p, depth, key, 0, &v, &n)))
+			return rc < 0 ? -1 : 0;
+		x = m->type == PT_SF_CLASS ? name_index(v, n, class_names, PT_C_COUNT)
+					   : name_index(v, n, kind_names, PT_K_COUNT);
+		if (x < 0 || (m->type == PT_SF_CLASS && x < PT_C_PYTHON)) /* idle is no pattern class */
+			return semerr(p, off, "unknown %s '%.*s'", key, (int)(n < 200 ? n : 200), v);
+		*(uint8_t *)f = (uint8_t)x;
+		return 0;
+	case PT_SF_ROLE:
+		if ((rc = rd_span(p, depth, key, 0, &v, &n)))
+			return rc < 0 ? -1 : 0;
+		x = pt_commkind_role_parse(v, n);
+		/* a role this build does not know reads as "collective" */
+		*(uint8_t *)f = (uint8_t)(x < 0 ? PT_ROLE_COLLECTIVE : x);
+		return 0;
+	case PT_SF_STEP_MS:
+		n = 0;
+		rc = rd_step_ms(p, pt, &n);
+		pt->nstep_ms = n;
+		return rc;
+	case PT_SF_HW:
+		return rd_pattern_hw(p, pt);
+	default:
+		return rd_special(p, base, m);
+	}
+}
+
+/* The object at the cursor into the struct at base, member by member as
+ * the table says; then the members it requires, in their order. */
+static int rd_table(sp *p, void *base, const pt_sf_table *tb)
+{
 	objit it;
-	int id, rc = 0;
+	int id, rc = 0, r, i;
 
 	obj_begin(p, &it);
-	p->ctx = CTX_WINDOW;
-	while (!rc && (id = obj_next(p, &it, window_members, W_N)) != MEMBER_END) {
-		switch (id) {
-		case -1: return -1;
-		case W_START: rc = rd_num(p, 2, "start_us", &s->window_start_us); break;
-		case W_MS: {
-			size_t off = p->pos;
-
-			/* Every ratio divides by it: it must be a real, positive length. */
-			rc = rd_num(p, 2, "ms", &s->window_ms);
-			if (!rc && !(s->window_ms > 0 && s->window_ms <= MAX_MS) && p->pos < p->len)
-				rc = semerr(p, off, "'ms' is %g, out of range (0, %g]", s->window_ms,
-					    MAX_MS);
-			break;
-		}
-		case W_FROM_STEPS: rc = rd_bool(p, 2, "from_steps", &s->window_from_steps); break;
-		default: rc = skip_value(p, 2); break;
-		}
+	while (!rc && (id = obj_next_row(p, &it, tb)) != MEMBER_END) {
+		if (id == -1)
+			return -1;
+		rc = id >= 0 ? rd_row(p, base, tb, &tb->m[id]) : skip_value(p, tb->depth);
 	}
-	for (id = 0; !rc && id < W_N; id++)
-		if (!(it.seen & (1u << id)))
-			rc = semerr(p, it.open, "'%s' is missing", window_members[id].name);
-	p->ctx = CTX_TOP;
+	/* (the loop below is a quarter of the reader's time when run for
+	 * every pattern: only when one is missing) */
+	for (r = 1; !rc && (it.seen & required_mask(tb)) != required_mask(tb); r++) {
+		for (i = 0; i < tb->n && tb->m[i].required != r; i++)
+			;
+		if (i == tb->n)
+			break;
+		if (!(it.seen & ((uint64_t)1 << i)))
+			rc = semerr(p, it.open, "'%s%s' is missing", tb->prefix, tb->m[i].name.name);
+	}
 	return rc;
 }
 
@@ -1176,68 +504,31 @@ static int rd_class_ms(sp *p)
 	int id, c, rc = 0;
 
 	obj_begin(p, &it);
-	p->ctx = CTX_CLASS_MS;
 	while (!rc && (id = obj_next(p, &it, class_members, PT_C_COUNT)) != MEMBER_END) {
 		if (id == -1)
 			return -1;
 		if (id >= 0)
-			rc = rd_num_in(p, 2, class_members[id].name, 0, MAX_MS,
+			rc = rd_num_in(p, 2, class_members[id].name, 0, PT_SF_MAX_MS,
 				       &s->class_ms[PT_C_COUNT - 1 - id]);
 		else
 			rc = skip_value(p, 2);
 	}
-	/* json.c's reader asked for them from idle up. */
+	/* missing ones are reported from idle (class 0) up */
 	for (c = 0; !rc && c < PT_C_COUNT; c++)
 		if (!(it.seen & (1u << (PT_C_COUNT - 1 - c))))
 			rc = semerr(p, it.open, "'%s' is missing", pt_class_name(c));
-	p->ctx = CTX_TOP;
 	return rc;
 }
 
-enum { S_NUMBER, S_MS, S_N };
-static const member step_members[S_N] = { M("number"), M("ms") };
-
-static int rd_step(sp *p, int64_t *number, double *ms)
-{
-	objit it;
-	int id, rc = 0;
-
-	obj_begin(p, &it);
-	while (!rc && (id = obj_next(p, &it, step_members, S_N)) != MEMBER_END) {
-		switch (id) {
-		case -1: return -1;
-		case S_NUMBER: rc = rd_int(p, 3, "number", -1e18, number); break;
-		case S_MS: rc = rd_num_in(p, 3, "ms", 0, MAX_MS, ms); break;
-		default: rc = skip_value(p, 3); break;
-		}
-	}
-	for (id = 0; !rc && id < S_N; id++)
-		if (!(it.seen & (1u << id)))
-			rc = semerr(p, it.open, "'%s' is missing", step_members[id].name);
-	return rc;
-}
-
-enum {
-	P_KEY, P_CLASS, P_KIND, P_COUNT, P_TOTAL, P_MEDIAN, P_P10, P_P90, P_MAD, P_BOTTLENECK,
-	P_EXEC, P_BYTES, P_ALGBW, P_BUSBW, P_GROUP, P_ROLE, P_EFF_N, P_OCC, P_BPS, P_REGS,
-	P_SMEM, P_STEP_MS, P_HW, P_N, P_REQUIRED = P_BYTES
-};
-static const member pattern_members[P_N] = {
-	M("key"), M("class"), M("kind"), M("count"), M("total_ms"), M("median_ms"),
-	M("p10_ms"), M("p90_ms"), M("mad_ms"), M("bottleneck"), M("exec_ratio"),
-	M("bytes"), M("algbw_gbps"), M("busbw_gbps"), M("group"), M("role"), M("eff_n"),
-	M("occupancy_pct"), M("blocks_per_sm"), M("registers"), M("shared_mem"), M("step_ms"),
-	M("hw"),
-};
 
 /* "step_ms": an array of numbers, one per step (the summary's "steps" may
  * come later, so the count is checked by the caller after the parse). */
 static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 {
-	size_t open = p->pos, cap = 0;
+	size_t open = p->t.pos, cap = 0;
 	double v;
 
-	if (p->s[p->pos] != '[') {
+	if (p->t.s[p->t.pos] != '[') {
 		if (skip_value(p, 3))
 			return -1;
 		return semerr(p, open, "'step_ms' is not an array");
@@ -1245,18 +536,18 @@ static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 	if (pt->step_ms) { /* a duplicate: the first counts */
 		return skip_value(p, 3);
 	}
-	p->pos++;
+	p->t.pos++;
 	skip_ws(p);
 	*n = 0;
-	if (p->pos < p->len && p->s[p->pos] == ']') {
-		p->pos++;
+	if (p->t.pos < p->t.len && p->t.s[p->t.pos] == ']') {
+		p->t.pos++;
 		return 0;
 	}
 	for (;;) {
 		if (at_value(p))
 			return -1;
 		if (*n >= 1000000) {
-			size_t off = p->pos;
+			size_t off = p->t.pos;
 			if (skip_value(p, 4))
 				return -1;
 			return semerr(p, off, "'step_ms' has over 1000000 values");
@@ -1267,94 +558,42 @@ static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 			return oom(p);
 		pt->step_ms[(*n)++] = v;
 		skip_ws(p);
-		if (p->pos >= p->len)
+		if (p->t.pos >= p->t.len)
 			return fail(p, PT_EPARSE, open, "unterminated array");
-		if (p->s[p->pos] == ',') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ',') {
+			p->t.pos++;
 			continue;
 		}
-		if (p->s[p->pos] == ']') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ']') {
+			p->t.pos++;
 			return 0;
 		}
-		return fail_char(p, p->pos, "',' or ']'");
+		return fail_char(p, p->t.pos, "',' or ']'");
 	}
-}
-
-/* ---- hardware-sample members (docs/hardware.md; hwjoin.c writes them) ---- */
-
-enum { H_GROUP, H_AVG, H_STD, H_PEAK, H_SAMPLES, H_KERNELS, H_N, H_REQUIRED = H_PEAK };
-static const member hw_link_members[H_N] = {
-	M("group"), M("avg_tput_pct"), M("std_tput_pct"), M("peak_tput_pct"), M("samples"),
-	M("kernels"),
-};
-
-static int rd_hw_link(sp *p, pt_hw_link *h)
-{
-	objit it;
-	const char *v;
-	size_t n, off;
-	int64_t i64;
-	int id, rc = 0;
-
-	obj_begin(p, &it);
-	while (!rc && (id = obj_next(p, &it, hw_link_members, H_N)) != MEMBER_END) {
-		switch (id) {
-		case -1: return -1;
-		case H_GROUP:
-			off = p->pos;
-			if ((rc = rd_span(p, 5, "hw group", 0, &v, &n)))
-				rc = rc < 0 ? -1 : 0;
-			else if (n >= sizeof(h->group))
-				rc = semerr(p, off, "'hw group' is too long");
-			else {
-				memcpy(h->group, v, n);
-				h->group[n] = 0;
-			}
-			break;
-		case H_AVG: rc = rd_num(p, 5, "hw avg_tput_pct", &h->avg_pct); break;
-		case H_STD: rc = rd_num(p, 5, "hw std_tput_pct", &h->std_pct); break;
-		case H_PEAK: rc = rd_num(p, 5, "hw peak_tput_pct", &h->peak_pct); break;
-		case H_SAMPLES:
-		case H_KERNELS:
-			i64 = 0;
-			rc = rd_int(p, 5, id == H_SAMPLES ? "hw samples" : "hw kernels", 0, &i64);
-			if (id == H_SAMPLES)
-				h->samples = (uint64_t)i64;
-			else
-				h->kernels = (uint64_t)i64;
-			break;
-		default: rc = skip_value(p, 5); break;
-		}
-	}
-	for (id = 0; !rc && id < H_REQUIRED; id++)
-		if (!(it.seen & (1u << id)))
-			rc = semerr(p, it.open, "'hw %s' is missing", hw_link_members[id].name);
-	return rc;
 }
 
 /* "hw": [{...}, ...] of one pattern. */
 static int rd_pattern_hw(sp *p, pt_pattern *pt)
 {
-	size_t open = p->pos, cap = pt->nhw;
+	size_t open = p->t.pos, cap = pt->nhw;
 	int rc;
 
-	if (p->s[p->pos] != '[') {
+	if (p->t.s[p->t.pos] != '[') {
 		if (skip_value(p, 3))
 			return -1;
 		return semerr(p, open, "'hw' is not an array");
 	}
-	p->pos++;
+	p->t.pos++;
 	skip_ws(p);
-	if (p->pos < p->len && p->s[p->pos] == ']') {
-		p->pos++;
+	if (p->t.pos < p->t.len && p->t.s[p->t.pos] == ']') {
+		p->t.pos++;
 		return 0;
 	}
 	for (;;) {
 		if (at_value(p))
 			return -1;
-		if (p->s[p->pos] != '{') {
-			size_t off = p->pos;
+		if (p->t.s[p->t.pos] != '{') {
+			size_t off = p->t.pos;
 
 			if (skip_value(p, 4) || semerr(p, off, "'hw' entry is not an object"))
 				return -1;
@@ -1362,7 +601,7 @@ static int rd_pattern_hw(sp *p, pt_pattern *pt)
 			if (pt->nhw >= 64) {
 				/* Four link groups per kernel are written; anything
 				 * near this is not our file. */
-				size_t off = p->pos;
+				size_t off = p->t.pos;
 
 				if (skip_value(p, 4) || semerr(p, off, "'hw' has over 64 entries"))
 					return -1;
@@ -1372,189 +611,41 @@ static int rd_pattern_hw(sp *p, pt_pattern *pt)
 				return oom(p);
 			memset(&pt->hw[pt->nhw], 0, sizeof(pt->hw[0]));
 			pt->nhw++;
-			if ((rc = rd_hw_link(p, &pt->hw[pt->nhw - 1])))
+			if ((rc = rd_table(p, &pt->hw[pt->nhw - 1], &pt_sf_hw_link)))
 				return -1;
 		}
 next:
 		skip_ws(p);
-		if (p->pos >= p->len)
+		if (p->t.pos >= p->t.len)
 			return fail(p, PT_EPARSE, open, "unterminated array");
-		if (p->s[p->pos] == ',') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ',') {
+			p->t.pos++;
 			continue;
 		}
-		if (p->s[p->pos] == ']') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ']') {
+			p->t.pos++;
 			return 0;
 		}
-		return fail_char(p, p->pos, "',' or ']'");
+		return fail_char(p, p->t.pos, "',' or ']'");
 	}
-}
-
-enum { G_SAMPLES, G_ACTIVE, G_UTIL, G_CLOCK, G_CLOCK_MAX, G_THR_FRAC, G_THR_REASONS, G_TEMP,
-       G_POWER, G_N };
-static const member hw_gpu_members[G_N] = {
-	M("samples"), M("sm_active_pct"), M("gpu_util_pct"), M("sm_clock_mhz"),
-	M("sm_clock_max_mhz"), M("throttle_frac"), M("throttle_reasons"), M("temperature_c"),
-	M("power_w"),
-};
-
-static int rd_hw_gpu(sp *p)
-{
-	pt_hw_gpu *g = &p->sm->hw_gpu;
-	size_t off = p->pos;
-	objit it;
-	int64_t i64;
-	int id, rc = 0;
-
-	if (p->s[off] != '{') {
-		if (skip_value(p, 1))
-			return -1;
-		return semerr(p, off, "'hw_gpu' is not an object");
-	}
-	obj_begin(p, &it);
-	while (!rc && (id = obj_next(p, &it, hw_gpu_members, G_N)) != MEMBER_END) {
-		switch (id) {
-		case -1: return -1;
-		case G_SAMPLES:
-		case G_THR_REASONS:
-			i64 = 0;
-			rc = rd_int(p, 2, id == G_SAMPLES ? "hw_gpu samples" : "hw_gpu throttle_reasons",
-				    0, &i64);
-			if (id == G_SAMPLES)
-				g->samples = (uint64_t)i64;
-			else
-				g->throttle_reasons = (uint64_t)i64;
-			break;
-		case G_ACTIVE: rc = rd_num(p, 2, "hw_gpu sm_active_pct", &g->sm_active_pct); break;
-		case G_UTIL: rc = rd_num(p, 2, "hw_gpu gpu_util_pct", &g->gpu_util_pct); break;
-		case G_CLOCK: rc = rd_num(p, 2, "hw_gpu sm_clock_mhz", &g->sm_clock_mhz); break;
-		case G_CLOCK_MAX: rc = rd_num(p, 2, "hw_gpu sm_clock_max_mhz", &g->sm_clock_max_mhz); break;
-		case G_THR_FRAC: rc = rd_num(p, 2, "hw_gpu throttle_frac", &g->throttle_frac); break;
-		case G_TEMP: rc = rd_num(p, 2, "hw_gpu temperature_c", &g->temperature_c); break;
-		case G_POWER: rc = rd_num(p, 2, "hw_gpu power_w", &g->power_w); break;
-		default: rc = skip_value(p, 2); break;
-		}
-	}
-	return rc;
-}
-
-static int rd_pattern(sp *p, pt_pattern *pt)
-{
-	objit it;
-	const char *v;
-	size_t n;
-	int64_t i64;
-	size_t off;
-	int id, rc = 0, x;
-
-	obj_begin(p, &it);
-	while (!rc && (id = obj_next(p, &it, pattern_members, P_N)) != MEMBER_END) {
-		switch (id) {
-		case -1:
-			return -1;
-		case P_KEY:
-			if ((rc = rd_span(p, 3, "key", 0, &v, &n)))
-				rc = rc < 0 ? -1 : 0;
-			else if (!(pt->key = p->ks ? ks_intern(p->ks, v, n) : x_strndup(v, n)))
-				rc = oom(p);
-			break;
-		case P_CLASS:
-		case P_KIND:
-			off = p->pos;
-			if ((rc = rd_span(p, 3, pattern_members[id].name, 0, &v, &n))) {
-				rc = rc < 0 ? -1 : 0;
-				break;
-			}
-			x = id == P_CLASS ? name_index(v, n, class_names, PT_C_COUNT)
-					  : name_index(v, n, kind_names, PT_K_COUNT);
-			if (x < 0 || (id == P_CLASS && x < PT_C_PYTHON)) /* idle is no pattern class */
-				rc = semerr(p, off, "unknown %s '%.*s'",
-					    pattern_members[id].name, (int)(n < 200 ? n : 200), v);
-			else if (id == P_CLASS)
-				pt->cls = (uint8_t)x;
-			else
-				pt->kind = (uint8_t)x;
-			break;
-		case P_COUNT:
-			i64 = 0;
-			rc = rd_int(p, 3, "count", 0, &i64);
-			pt->count = (uint64_t)i64;
-			break;
-		case P_TOTAL: rc = rd_num_in(p, 3, "total_ms", 0, MAX_MS, &pt->total_ms); break;
-		case P_MEDIAN: rc = rd_num_in(p, 3, "median_ms", 0, MAX_MS, &pt->median_ms); break;
-		case P_P10: rc = rd_num_in(p, 3, "p10_ms", 0, MAX_MS, &pt->p10_ms); break;
-		case P_P90: rc = rd_num_in(p, 3, "p90_ms", 0, MAX_MS, &pt->p90_ms); break;
-		case P_MAD: rc = rd_num_in(p, 3, "mad_ms", 0, MAX_MS, &pt->mad_ms); break;
-		case P_BOTTLENECK: rc = rd_num_in(p, 3, "bottleneck", 0, 1 + 1e-6, &pt->bottleneck); break;
-		case P_EXEC: rc = rd_num(p, 3, "exec_ratio", &pt->exec_ratio); break;
-		case P_BYTES: rc = rd_num(p, 3, "bytes", &pt->bytes); break;
-		case P_ALGBW: rc = rd_num(p, 3, "algbw_gbps", &pt->algbw_gbps); break;
-		case P_BUSBW: rc = rd_num(p, 3, "busbw_gbps", &pt->busbw_gbps); break;
-		case P_GROUP: {
-			off = p->pos;
-			i64 = 0;
-			if ((rc = rd_int(p, 3, "group", 0, &i64)))
-				break;
-			if (i64 > (int64_t)UINT32_MAX)
-				rc = semerr(p, off, "'group' is too large");
-			else
-				pt->group = (uint32_t)i64;
-			break;
-		}
-		case P_HW: rc = rd_pattern_hw(p, pt); break;
-		case P_ROLE:
-			off = p->pos;
-			if ((rc = rd_span(p, 3, "role", 0, &v, &n))) {
-				rc = rc < 0 ? -1 : 0;
-				break;
-			}
-			x = pt_commkind_role_parse(v, n);
-			/* a role this build does not know reads as "collective" */
-			pt->role = (uint8_t)(x < 0 ? PT_ROLE_COLLECTIVE : x);
-			break;
-		case P_EFF_N:
-			i64 = 0;
-			rc = rd_int(p, 3, "eff_n", 0, &i64);
-			pt->eff_n = (uint64_t)i64;
-			break;
-		case P_OCC: rc = rd_num(p, 3, "occupancy_pct", &pt->occupancy_pct); break;
-		case P_BPS: rc = rd_num(p, 3, "blocks_per_sm", &pt->blocks_per_sm); break;
-		case P_REGS: rc = rd_num(p, 3, "registers", &pt->registers); break;
-		case P_SMEM: rc = rd_num(p, 3, "shared_mem", &pt->shared_mem); break;
-		case P_STEP_MS: {
-			size_t ns = 0;
-			rc = rd_step_ms(p, pt, &ns);
-			pt->nstep_ms = ns;
-			break;
-		}
-		default:
-			rc = skip_value(p, 3);
-			break;
-		}
-	}
-	for (id = 0; !rc && id < P_REQUIRED; id++)
-		if (!(it.seen & (1u << id)))
-			rc = semerr(p, it.open, "'%s' is missing", pattern_members[id].name);
-	return rc;
 }
 
 /* An array of objects ("steps", "patterns"); el reads one element into
  * slot i after making room. */
 static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size_t i))
 {
-	size_t open = p->pos, i = 0;
+	size_t open = p->t.pos, i = 0;
 	int rc = 0;
 
-	if (p->s[p->pos] != '[') {
+	if (p->t.s[p->t.pos] != '[') {
 		if (skip_value(p, 1))
 			return -1;
 		return semerr(p, open, "'%s' is missing or not an array", name);
 	}
-	p->pos++;
+	p->t.pos++;
 	skip_ws(p);
-	if (p->pos < p->len && p->s[p->pos] == ']') {
-		p->pos++;
+	if (p->t.pos < p->t.len && p->t.s[p->t.pos] == ']') {
+		p->t.pos++;
 		return 0;
 	}
 	for (;;) {
@@ -1562,8 +653,8 @@ static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size
 			return -1;
 		p->ctx = ctx;
 		p->idx = i;
-		if (p->s[p->pos] != '{') {
-			size_t off = p->pos;
+		if (p->t.s[p->t.pos] != '{') {
+			size_t off = p->t.pos;
 
 			if (skip_value(p, 2) || semerr(p, off, "is not an object"))
 				return -1;
@@ -1573,23 +664,25 @@ static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size
 		p->ctx = CTX_TOP;
 		i++;
 		skip_ws(p);
-		if (p->pos >= p->len)
+		if (p->t.pos >= p->t.len)
 			return fail(p, PT_EPARSE, open, "unterminated array");
-		if (p->s[p->pos] == ',') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ',') {
+			p->t.pos++;
 			continue;
 		}
-		if (p->s[p->pos] == ']') {
-			p->pos++;
+		if (p->t.s[p->t.pos] == ']') {
+			p->t.pos++;
 			return 0;
 		}
-		return fail_char(p, p->pos, "',' or ']'");
+		return fail_char(p, p->t.pos, "',' or ']'");
 	}
 }
 
 static int el_step(sp *p, size_t i)
 {
 	pt_summary *s = p->sm;
+	pt_sf_step row = { 0, 0 };
+	int rc;
 
 	if (X_GROW(s->step_numbers, p->stepcap, i + 1) || X_GROW(s->step_ms, p->stepmscap, i + 1))
 		return oom(p);
@@ -1597,7 +690,10 @@ static int el_step(sp *p, size_t i)
 	memset(&s->step_numbers[s->nsteps], 0, (i + 1 - s->nsteps) * sizeof(s->step_numbers[0]));
 	memset(&s->step_ms[s->nsteps], 0, (i + 1 - s->nsteps) * sizeof(s->step_ms[0]));
 	s->nsteps = i + 1;
-	return rd_step(p, &s->step_numbers[i], &s->step_ms[i]);
+	rc = rd_table(p, &row, &pt_sf_step_tab);
+	s->step_numbers[i] = row.number;
+	s->step_ms[i] = row.ms;
+	return rc;
 }
 
 static int el_pattern(sp *p, size_t i)
@@ -1611,33 +707,19 @@ static int el_pattern(sp *p, size_t i)
 	 * summary frees garbage (fuzz_summary: {"patterns":[null,true,{}). */
 	memset(&s->patterns[s->npatterns], 0, (i + 1 - s->npatterns) * sizeof(s->patterns[0]));
 	s->npatterns = i + 1;
-	return rd_pattern(p, &s->patterns[i]);
+	return rd_table(p, &s->patterns[i], &pt_sf_pattern);
 }
-
-enum {
-	T_FORMAT, T_VERSION, T_WORKER, T_FILE, T_HOST, T_RANK, T_PID, T_WORLD, T_BACKEND,
-	T_DEVICE, T_WARNING, T_NWARN, T_TRUNC, T_WINDOW, T_STEPS, T_GPU, T_CLASS_MS, T_NEVENTS,
-	T_PATTERNS, T_ERROR, T_HW_SOURCE, T_HW_GPU, T_HW_SERIES, T_GPU_COMPUTE, T_BREAKDOWN,
-	T_COLLECTIVES, T_N
-};
-static const member top_members[T_N] = {
-	M("format"), M("version"), M("worker"), M("file"), M("host"), M("rank"), M("pid"),
-	M("world_size"), M("backend"), M("device"), M("warning"), M("nwarnings"),
-	M("truncated"), M("window"), M("steps"), M("gpu_util"), M("class_ms"), M("nevents"),
-	M("patterns"), M("error"), M("hw_source"), M("hw_gpu"), M("hw_series"),
-	M("gpu_compute_util"), M("gpu_breakdown"), M("collectives"),
-};
 
 /* "gpu_breakdown": parsed by breakdown.c (a few hundred bytes). */
 static int rd_breakdown(sp *p)
 {
-	size_t off = p->pos;
+	size_t off = p->t.pos;
 	pt_breakdown *b;
 	pt_error e;
 
 	if (skip_value(p, 1))
 		return -1;
-	if (p->s[off] != '{')
+	if (p->t.s[off] != '{')
 		return semerr(p, off, "'gpu_breakdown' is not an object");
 	if (p->sm->breakdown)
 		return 0;
@@ -1645,7 +727,7 @@ static int rd_breakdown(sp *p)
 	if (!b)
 		return oom(p);
 	pt_error_clear(&e);
-	if (pt_breakdown_parse((const char *)p->s + off, p->pos - off, b, &e)) {
+	if (pt_breakdown_parse((const char *)p->t.s + off, p->t.pos - off, b, &e)) {
 		x_free(b);
 		if (e.code == PT_ENOMEM)
 			return oom(p);
@@ -1659,17 +741,17 @@ static int rd_breakdown(sp *p)
  * reader (a few numbers per instance, read once per summary). */
 static int rd_collectives(sp *p)
 {
-	size_t off = p->pos;
+	size_t off = p->t.pos;
 	pt_error e;
 
 	if (skip_value(p, 1))
 		return -1;
-	if (p->s[off] != '{')
+	if (p->t.s[off] != '{')
 		return semerr(p, off, "'collectives' is not an object");
 	if (p->sm->coll_chans || p->sm->coll) /* a duplicate key: the first counts */
 		return 0;
 	pt_error_clear(&e);
-	if (pt_coll_parse((const char *)p->s + off, p->pos - off, p->sm, &e)) {
+	if (pt_coll_parse((const char *)p->t.s + off, p->t.pos - off, p->sm, &e)) {
 		pt_coll_free(p->sm);
 		if (e.code == PT_ENOMEM)
 			return oom(p);
@@ -1682,13 +764,13 @@ static int rd_collectives(sp *p)
  * it; a few tens of KB, once per summary). */
 static int rd_hw_series(sp *p)
 {
-	size_t off = p->pos;
+	size_t off = p->t.pos;
 	pt_samples *h;
 	pt_error e;
 
 	if (skip_value(p, 1))
 		return -1;
-	if (p->s[off] != '{')
+	if (p->t.s[off] != '{')
 		return semerr(p, off, "'hw_series' is not an object");
 	if (p->sm->hw_series) /* a duplicate key: the first counts */
 		return 0;
@@ -1696,7 +778,7 @@ static int rd_hw_series(sp *p)
 	if (!h)
 		return oom(p);
 	pt_error_clear(&e);
-	if (pt_samples_parse((const char *)p->s + off, p->pos - off, h, &e)) {
+	if (pt_samples_parse((const char *)p->t.s + off, p->t.pos - off, h, &e)) {
 		x_free(h);
 		if (e.code == PT_ENOMEM)
 			return oom(p);
@@ -1722,17 +804,18 @@ static int check_confirmed(sp *p)
 	return p->has_pending ? fail_pending(p) : 0;
 }
 
-static int rd_member(sp *p, int id)
+/* The top-level members with code of their own. */
+static int rd_special(sp *p, void *base, const pt_sf_member *m)
 {
 	pt_summary *s = p->sm;
-	int64_t i64 = 0;
-	size_t off = p->pos;
+	size_t off = p->t.pos;
 	const char *v;
 	size_t n;
 	int rc;
 
-	switch (id) {
-	case T_FORMAT:
+	(void)base;
+	switch (m->type) {
+	case PT_SF_FORMAT:
 		rc = rd_span(p, 1, "format", 0, &v, &n);
 		if (rc < 0)
 			return -1;
@@ -1741,9 +824,9 @@ static int rd_member(sp *p, int id)
 				    PT_SUMMARY_FORMAT "\")");
 		p->fmt_ok = 1;
 		return check_confirmed(p);
-	case T_VERSION:
+	case PT_SF_VERSION:
 		p->ver_off = off;
-		if (p->s[off] == '-' || is_digit(p->s[off])) {
+		if (p->t.s[off] == '-' || is_digit(p->t.s[off])) {
 			if (parse_number(p, &p->version))
 				return -1;
 			p->ver = p->version >= PT_SUMMARY_VERSION_MIN &&
@@ -1757,58 +840,32 @@ static int rd_member(sp *p, int id)
 			p->ver = VER_NOTNUM;
 		}
 		return check_confirmed(p);
-	case T_WORKER: return rd_str(p, 1, "worker", 0, &s->worker);
-	case T_FILE: return rd_str(p, 1, "file", 0, &s->file);
-	case T_HOST: return rd_str(p, 1, "host", 0, &s->host);
-	case T_BACKEND: return rd_str(p, 1, "backend", 0, &s->backend);
-	case T_DEVICE: return rd_str(p, 1, "device", 0, &s->device);
-	case T_ERROR: return rd_str(p, 1, "error", 0, &s->error);
-	case T_WARNING: return rd_str(p, 1, "warning", 1, &s->warning);
-	case T_RANK: return rd_int(p, 1, "rank", -1, &s->rank);
-	case T_PID: return rd_int(p, 1, "pid", -1, &s->pid);
-	case T_WORLD: return rd_int(p, 1, "world_size", -1, &s->world_size);
-	case T_NWARN:
-		rc = rd_int(p, 1, "nwarnings", 0, &i64);
-		s->nwarnings = (uint64_t)i64;
-		return rc;
-	case T_NEVENTS:
-		rc = rd_int(p, 1, "nevents", 0, &i64);
-		s->nevents = (uint64_t)i64;
-		return rc;
-	case T_TRUNC: return rd_bool(p, 1, "truncated", &s->truncated);
-	case T_GPU: return rd_num_in(p, 1, "gpu_util", 0, 1 + 1e-6, &s->gpu_util);
-	case T_WINDOW:
-	case T_CLASS_MS:
-		if (p->s[off] == '{')
-			return id == T_WINDOW ? rd_window(p) : rd_class_ms(p);
+	case PT_SF_WINDOW:
+	case PT_SF_CLASS_MS:
+		if (p->t.s[off] == '{') {
+			p->ctx = m->type == PT_SF_WINDOW ? CTX_WINDOW : CTX_CLASS_MS;
+			rc = m->type == PT_SF_WINDOW ? rd_table(p, s, &pt_sf_window) : rd_class_ms(p);
+			p->ctx = CTX_TOP;
+			return rc;
+		}
 		if (skip_value(p, 1))
 			return -1;
-		return semerr(p, off, "'%s' is missing or not an object", top_members[id].name);
-	case T_STEPS: return rd_array(p, "steps", CTX_STEP, el_step);
-	case T_PATTERNS: return rd_array(p, "patterns", CTX_PATTERN, el_pattern);
-	case T_HW_SOURCE: return rd_str(p, 1, "hw_source", 1, &s->hw_source);
-	case T_HW_GPU: return rd_hw_gpu(p);
-	case T_HW_SERIES: return rd_hw_series(p);
-	case T_GPU_COMPUTE: return rd_num(p, 1, "gpu_compute_util", &s->gpu_compute_util);
-	case T_BREAKDOWN: return rd_breakdown(p);
-	case T_COLLECTIVES: return rd_collectives(p);
+		return semerr(p, off, "'%s' is missing or not an object", m->name.name);
+	case PT_SF_HW_GPU:
+		if (p->t.s[off] == '{')
+			return rd_table(p, &s->hw_gpu, &pt_sf_hw_gpu);
+		if (skip_value(p, 1))
+			return -1;
+		return semerr(p, off, "'hw_gpu' is not an object");
+	case PT_SF_STEPS: return rd_array(p, "steps", CTX_STEP, el_step);
+	case PT_SF_PATTERNS: return rd_array(p, "patterns", CTX_PATTERN, el_pattern);
+	case PT_SF_HW_SERIES: return rd_hw_series(p);
+	case PT_SF_BREAKDOWN: return rd_breakdown(p);
+	case PT_SF_COLLECTIVES: return rd_collectives(p);
 	default: return skip_value(p, 1);
 	}
 }
 
-/* What json.c's reader required, in its order (a failed worker's summary
- * has only the identity and "error"). */
-static const struct {
-	int id;
-	const char *what;
-} required[] = {
-	{ T_WORKER, "is missing" }, { T_FILE, "is missing" }, { T_RANK, "is missing" },
-	{ T_PID, "is missing" }, { T_WORLD, "is missing" }, { T_GPU, "is missing" },
-	{ T_NEVENTS, "is missing" }, { T_WINDOW, "is missing or not an object" },
-	{ T_CLASS_MS, "is missing or not an object" }, { T_STEPS, "is missing or not an array" },
-	{ T_PATTERNS, "is missing or not an array" },
-};
-#define REQUIRED_FOR_FAILED 4
 
 static void free_parsed(sp *p)
 {
@@ -1884,34 +941,34 @@ static void shrink(pt_summary *s)
 static int parse_root(sp *p)
 {
 	pt_summary *s = p->sm;
+	const pt_sf_table *tb = &pt_sf_top;
 	objit it;
-	size_t k, nreq;
-	int id;
+	int id, r, i;
 
 	skip_ws(p);
-	if (p->pos >= p->len)
-		return fail(p, PT_EPARSE, p->pos,
-			    p->len ? "no json value (only whitespace)" : "empty input");
-	if (p->s[p->pos] != '{') {
-		size_t off = p->pos;
+	if (p->t.pos >= p->t.len)
+		return fail(p, PT_EPARSE, p->t.pos,
+			    p->t.len ? "no json value (only whitespace)" : "empty input");
+	if (p->t.s[p->t.pos] != '{') {
+		size_t off = p->t.pos;
 
 		if (skip_value(p, 0))
 			return -1;
 		skip_ws(p);
-		if (p->pos < p->len)
-			return fail(p, PT_EPARSE, p->pos, "trailing characters after the json value");
+		if (p->t.pos < p->t.len)
+			return fail(p, PT_EPARSE, p->t.pos, "trailing characters after the json value");
 		return fail(p, PT_EFORMAT, off, "not a perftracker summary (not a json object)");
 	}
 	obj_begin(p, &it);
-	while ((id = obj_next(p, &it, top_members, T_N)) != MEMBER_END) {
+	while ((id = obj_next_row(p, &it, tb)) != MEMBER_END) {
 		if (id == -1)
 			return -1;
-		if (rd_member(p, id))
+		if (id >= 0 ? rd_row(p, s, tb, &tb->m[id]) : skip_value(p, 1))
 			return -1;
 	}
 	skip_ws(p);
-	if (p->pos < p->len)
-		return fail(p, PT_EPARSE, p->pos, "trailing characters after the json value");
+	if (p->t.pos < p->t.len)
+		return fail(p, PT_EPARSE, p->t.pos, "trailing characters after the json value");
 	if (!p->fmt_ok)
 		return fail(p, PT_EFORMAT, it.open, "not a perftracker summary (no \"format\": \""
 			    PT_SUMMARY_FORMAT "\")");
@@ -1919,16 +976,30 @@ static int parse_root(sp *p)
 		return fail(p, PT_EFORMAT, it.open, "invalid summary: 'version' is missing");
 	if (check_confirmed(p))
 		return -1;
-	nreq = s->error ? REQUIRED_FOR_FAILED : sizeof(required) / sizeof(required[0]);
-	for (k = 0; k < nreq; k++)
-		if (!(it.seen & (1u << required[k].id)))
-			return fail(p, PT_EFORMAT, it.open, "invalid summary: '%s' %s",
-				    top_members[required[k].id].name, required[k].what);
+	/* Required members in their order; a failed worker's summary has
+	 * only the identity and "error". */
+	for (r = 1;; r++) {
+		const pt_sf_member *m;
+
+		for (i = 0; i < tb->n && tb->m[i].required != r; i++)
+			;
+		if (i == tb->n)
+			break;
+		m = &tb->m[i];
+		if ((s->error && !(m->flags & PT_SF_IDENTITY)) || (it.seen & ((uint64_t)1 << i)))
+			continue;
+		return fail(p, PT_EFORMAT, it.open, "invalid summary: '%s' %s", m->name.name,
+			    m->type == PT_SF_WINDOW || m->type == PT_SF_CLASS_MS
+				    ? "is missing or not an object"
+			    : m->type == PT_SF_STEPS || m->type == PT_SF_PATTERNS
+				    ? "is missing or not an array"
+				    : "is missing");
+	}
 	if (s->error) {
 		keep_identity(p);
 	} else if (pt_coll_check(s, NULL)) {
-		pt_coll_check(s, p->err);
-		p->failed = 1;
+		pt_coll_check(s, p->t.err);
+		p->t.failed = 1;
 		return -1;
 	}
 	return 0;
@@ -1941,9 +1012,7 @@ pt_summary *pt_summary_parse(const char *buf, size_t len, pt_summary_keys *ks, p
 
 	pthread_once(&init_once, parser_init);
 	memset(&p, 0, sizeof(p));
-	p.s = (const unsigned char *)(buf ? buf : "");
-	p.len = buf ? len : 0;
-	p.err = err;
+	pt_jtok_init(&p.t, buf, len, err);
 	p.ks = ks;
 	p.sm = x_calloc(1, sizeof(*p.sm));
 	if (!p.sm) {
@@ -1969,6 +1038,6 @@ pt_summary *pt_summary_parse(const char *buf, size_t len, pt_summary_keys *ks, p
 	}
 	shrink(s);
 out:
-	x_free(p.tmp);
+	pt_jtok_release(&p.t);
 	return s;
 }

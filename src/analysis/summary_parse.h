@@ -14,13 +14,10 @@
 
 #include "summary.h"
 
-/* A thread-safe set of pattern keys shared by the summaries read with it.
- * The summaries of one job repeat the same few hundred keys (the 8-rank
- * DLRM set: 377 distinct keys among 2.8 M patterns of 10,000 workers, 68 KB
- * of key text per summary): 10,000 summaries held in memory take 430 MB
- * with a shared set, 1,040 MB without.  Free the set only after every
- * summary read with it. */
-typedef struct pt_summary_keys pt_summary_keys;
+/* A thread-safe set of pattern keys shared by the summaries read with it:
+ * a pt_strset (model/strtab.h, where the numbers are).  Free the set only
+ * after every summary read with it. */
+typedef struct pt_strset pt_summary_keys; /* model/strtab.h */
 
 pt_summary_keys *pt_summary_keys_new(void);     /* NULL when out of memory */
 void pt_summary_keys_free(pt_summary_keys *ks); /* NULL is a no-op */
@@ -42,14 +39,5 @@ pt_summary *pt_summary_read_file_shared(const char *path, pt_summary_keys *ks, p
 /* Free a summary whose pattern keys belong to a pt_summary_keys set (the
  * keys are left to the set).  NULL is a no-op. */
 void pt_summary_free_shared(pt_summary *s);
-
-/* The JSON number at s[0..len) (RFC 8259 grammar, no leading '+', no
- * surrounding space) converted exactly as strtod would (round to nearest
- * even): an exact fast path for up to 19 significant digits, strtod for the
- * rest.  Returns the bytes consumed, 0 when s does not start with a valid
- * number (*err_at = offset of the offending byte), or -1 when the value is
- * out of range (overflows to infinity).  Exposed for the tests, which
- * check it against strtod bit for bit. */
-long pt_summary_parse_number(const char *s, size_t len, double *out, size_t *err_at);
 
 #endif

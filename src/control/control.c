@@ -23,6 +23,7 @@
 
 #include "../util/file.h"
 #include "../util/json.h"
+#include "../util/jsontok.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 
@@ -1049,26 +1050,43 @@ int pt_control_stacks_request(const char *dir, char *id, size_t cap, pt_error *e
 	return write_sb(path, &sb, err);
 }
 
+/* The tokenizer of util/jsontok.h over the record, without allocating:
+ * the watchdog calls this while the hung process may hold any lock. */
 int pt_control_stacks_request_parse(const char *text, char *id, size_t cap, double *time)
 {
-	const char *p = strstr(text, "\"id\":\""), *q;
-	size_t n;
-	char *end;
+	static const pt_jtok_name names[] = { PT_JTOK_NAME("id"), PT_JTOK_NAME("time") };
+	char scratch[PT_STACKS_REQUEST_MAX + 32];
+	const char *v;
+	size_t n, len = strlen(text);
+	int got = 0, k;
+	pt_jtok t;
+	pt_jtok_obj o;
 
-	if (!p || cap == 0)
+	if (cap == 0 || len > PT_STACKS_REQUEST_MAX)
 		return -1;
-	p += 6;
-	q = strchr(p, '"');
-	if (!q)
+	pt_jtok_init_fixed(&t, text, len, scratch, sizeof(scratch));
+	pt_jtok_skip_ws(&t);
+	if (t.pos >= t.len || t.s[t.pos] != '{')
 		return -1;
-	n = (size_t)(q - p);
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(id, p, n);
-	id[n] = 0;
-	p = strstr(text, "\"time\":");
-	if (!p)
-		return -1;
-	*time = strtod(p + 7, &end);
-	return end == p + 7 || !id[0] ? -1 : 0;
+	pt_jtok_obj_begin(&t, &o);
+	while ((k = pt_jtok_obj_next(&t, &o, names, 2)) != PT_JTOK_END) {
+		if (k == -1)
+			return -1;
+		if (k == 0 && t.s[t.pos] == '"') {
+			if (pt_jtok_string(&t, &v, &n))
+				return -1;
+			if (n >= cap)
+				n = cap - 1;
+			memcpy(id, v, n);
+			id[n] = 0;
+			got |= n ? 1 : 0;
+		} else if (k == 1 && (t.s[t.pos] == '-' || (t.s[t.pos] >= '0' && t.s[t.pos] <= '9'))) {
+			if (pt_jtok_number(&t, time))
+				return -1;
+			got |= 2;
+		} else if (pt_jtok_skip_value(&t, 1)) {
+			return -1;
+		}
+	}
+	return got == 3 ? 0 : -1;
 }

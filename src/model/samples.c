@@ -206,7 +206,7 @@ size_t pt_samples_window_stats(const pt_series *s, int64_t t0, int64_t t1, int a
 
 static void add_key_str(pt_sb *sb, const char *key, const char *v)
 {
-	pt_sb_addf(sb, "\"%s\":", key);
+	pt_sb_add_json_key(sb, key, 1);
 	pt_sb_add_json_str(sb, v ? v : "", strlen(v ? v : ""));
 }
 

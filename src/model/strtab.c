@@ -1,5 +1,8 @@
 /*
- * strtab.c - open-addressing hash table over an append-only byte arena.
+ * strtab.c - the interning of PerfTracker: pt_strtab, an open-addressing
+ * hash table over an append-only byte arena (ids, one worker's store), and
+ * pt_strset, a sharded thread-safe set of stable strings (pattern keys
+ * shared by the summaries the master reads); one hash for both.
  *
  * Strings live in one arena (offsets, not pointers, so the arena can grow by
  * realloc); the hash slots store id+1 and the full hash, so lookups touch
@@ -9,6 +12,9 @@
  */
 #include "strtab.h"
 #include "../util/xalloc.h"
+
+#include <pthread.h>
+#include <string.h>
 
 struct pt_strtab {
 	char *arena;
@@ -21,31 +27,41 @@ struct pt_strtab {
 	uint32_t nslots;  /* power of two */
 };
 
-/* Word-at-a-time multiply-xor hash.  Replaced byte-wise FNV-1a, which cost
- * several cycles per byte on the ~300-byte kernel names the Kineto reader
- * interns (docs/bench.md, "Code shaped for speed"). */
-static uint32_t hash(const char *s, size_t n)
+static inline uint64_t mix8(uint64_t h, uint64_t x)
 {
-	const uint64_t k = 0xff51afd7ed558ccdULL;
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
+	h = (h ^ x) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
 
-	while (n >= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * k;
-		h ^= h >> 32;
-		s += 8;
-		n -= 8;
+/* Multiply-xorshift over 8-byte words in four independent chains, for
+ * both tables below.  Kernel names and pattern keys run to hundreds of
+ * bytes: byte-wise FNV-1a cost several cycles per byte, and with one chain
+ * the multiply latency was the limit (docs/bench.md, "Code shaped for
+ * speed"). */
+static uint64_t hash64(const char *s, size_t n)
+{
+	uint64_t a = 0x6a09e667f3bcc909ull ^ n, b = 0xbb67ae8584caa73bull;
+	uint64_t c = 0x3c6ef372fe94f82bull, d = 0xa54ff53a5f1d36f1ull, x[4];
+	size_t i = 0;
+
+	for (; i + 32 <= n; i += 32) {
+		memcpy(x, s + i, 32);
+		a = mix8(a, x[0]);
+		b = mix8(b, x[1]);
+		c = mix8(c, x[2]);
+		d = mix8(d, x[3]);
 	}
-	if (n) {
-		w = 0;
-		memcpy(&w, s, n);
-		h = (h ^ w) * k;
-		h ^= h >> 32;
+	a ^= (b << 16 | b >> 48) ^ (c << 32 | c >> 32) ^ (d << 48 | d >> 16);
+	for (; i + 8 <= n; i += 8) {
+		memcpy(x, s + i, 8);
+		a = mix8(a, x[0]);
 	}
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return (uint32_t)h;
+	x[0] = 0;
+	if (n > i)
+		memcpy(x, s + i, n - i);
+	a = mix8(a, x[0]);
+	a *= 0x9e3779b97f4a7c15ull;
+	return a ^ (a >> 32);
 }
 
 pt_strtab *pt_strtab_new(void)
@@ -115,7 +131,7 @@ uint32_t pt_strtab_intern(pt_strtab *t, const char *s, size_t n)
 
 	if (n > UINT32_MAX - 1)
 		return UINT32_MAX;
-	h = hash(s, n);
+	h = (uint32_t)hash64(s, n);
 	j = h & (t->nslots - 1);
 	while (t->slots[j]) {
 		id = t->slots[j] - 1;
@@ -169,4 +185,115 @@ size_t pt_strtab_bytes(const pt_strtab *t)
 		return 0;
 	return t->acap + (size_t)t->cap * (sizeof(uint64_t) + sizeof(uint32_t)) +
 	       (size_t)t->nslots * 2 * sizeof(uint32_t);
+}
+
+/* ---- the shared set ----------------------------------------------------------- */
+
+/* 64 shards, each a mutex and an open-addressing table, so reading threads
+ * seldom wait on each other; strings are separate allocations, so their
+ * addresses never move. */
+#define SET_SHARDS 64
+
+typedef struct set_entry {
+	uint64_t hash;
+	size_t len;
+	char *str;
+} set_entry;
+
+typedef struct set_shard {
+	pthread_mutex_t mu;
+	set_entry *tab;
+	size_t cap, n;
+	char pad[64];
+} set_shard;
+
+struct pt_strset {
+	set_shard sh[SET_SHARDS];
+};
+
+pt_strset *pt_strset_new(void)
+{
+	pt_strset *ks = x_calloc(1, sizeof(*ks));
+	int i;
+
+	if (!ks)
+		return NULL;
+	for (i = 0; i < SET_SHARDS; i++)
+		pthread_mutex_init(&ks->sh[i].mu, NULL);
+	return ks;
+}
+
+void pt_strset_free(pt_strset *ks)
+{
+	size_t j;
+	int i;
+
+	if (!ks)
+		return;
+	for (i = 0; i < SET_SHARDS; i++) {
+		for (j = 0; j < ks->sh[i].cap; j++)
+			x_free(ks->sh[i].tab[j].str);
+		x_free(ks->sh[i].tab);
+		pthread_mutex_destroy(&ks->sh[i].mu);
+	}
+	x_free(ks);
+}
+
+size_t pt_strset_count(const pt_strset *ks)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; ks && i < SET_SHARDS; i++)
+		n += ks->sh[i].n;
+	return n;
+}
+
+static int set_grow(set_shard *sh)
+{
+	size_t ncap = sh->cap ? sh->cap * 2 : 64, i, j;
+	set_entry *nt;
+
+	if (ncap > SIZE_MAX / sizeof(*nt) || !(nt = x_calloc(ncap, sizeof(*nt))))
+		return -1;
+	for (i = 0; i < sh->cap; i++) {
+		if (!sh->tab[i].str)
+			continue;
+		for (j = sh->tab[i].hash & (ncap - 1); nt[j].str; j = (j + 1) & (ncap - 1))
+			;
+		nt[j] = sh->tab[i];
+	}
+	x_free(sh->tab);
+	sh->tab = nt;
+	sh->cap = ncap;
+	return 0;
+}
+
+const char *pt_strset_intern(pt_strset *ks, const char *s, size_t n)
+{
+	uint64_t h = hash64(s, n);
+	set_shard *sh = &ks->sh[h >> 58];
+	char *r = NULL;
+	size_t j;
+
+	pthread_mutex_lock(&sh->mu);
+	if ((sh->n + 1) * 2 > sh->cap && set_grow(sh))
+		goto out;
+	for (j = h & (sh->cap - 1); sh->tab[j].str; j = (j + 1) & (sh->cap - 1)) {
+		set_entry *e = &sh->tab[j];
+
+		if (e->hash == h && e->len == n && !memcmp(e->str, s, n)) {
+			r = e->str;
+			goto out;
+		}
+	}
+	if ((r = x_strndup(s, n))) {
+		sh->tab[j].hash = h;
+		sh->tab[j].len = n;
+		sh->tab[j].str = r;
+		sh->n++;
+	}
+out:
+	pthread_mutex_unlock(&sh->mu);
+	return r;
 }

@@ -1,14 +1,13 @@
 /*
  * report.c - the report model (an ordered JSON tree in one arena) and its
- * JSON writer (see report.h).  Filled by src/diagnose, written by the CLI
+ * JSON writer (see report.h), with strbuf's emitters (Python's json.dumps
+ * layout: ASCII strings, repr numbers).  Filled by src/diagnose, written by the CLI
  * as report.json (which the PerfDisplay page embeds) and printed in the
  * text report.
  */
 #include "report.h"
-#include "../util/utf8.h"
 #include "../util/xalloc.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,116 +171,9 @@ const pt_rv *pt_rv_get(const pt_rv *o, const char *key)
 	return NULL;
 }
 
-/* A JSON string as Python's json.dumps writes it with ensure_ascii=True. */
 static void put_str(pt_sb *sb, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	size_t n = strlen(str), i = 0, run = 0;
-
-	pt_sb_addc(sb, '"');
-	while (i < n) {
-		unsigned c = s[i];
-		uint32_t cp = 0xfffd;
-		size_t l;
-
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-			i++;
-			run++;
-			continue;
-		}
-		pt_sb_add(sb, (const char *)s + i - run, run);
-		run = 0;
-		if (c < 0x80) {
-			i++;
-			switch (c) {
-			case '"': pt_sb_add(sb, "\\\"", 2); break;
-			case '\\': pt_sb_add(sb, "\\\\", 2); break;
-			case '\n': pt_sb_add(sb, "\\n", 2); break;
-			case '\r': pt_sb_add(sb, "\\r", 2); break;
-			case '\t': pt_sb_add(sb, "\\t", 2); break;
-			case '\b': pt_sb_add(sb, "\\b", 2); break;
-			case '\f': pt_sb_add(sb, "\\f", 2); break;
-			default: pt_sb_addf(sb, "\\u%04x", c); break;
-			}
-			continue;
-		}
-		l = pt_utf8_decode(s + i, n - i, &cp);  /* 0: invalid, written as U+FFFD */
-		i += l ? l : 1;
-		if (cp >= 0x10000) {
-			cp -= 0x10000;
-			pt_sb_addf(sb, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
-		} else {
-			pt_sb_addf(sb, "\\u%04x", cp);
-		}
-	}
-	pt_sb_add(sb, (const char *)s + i - run, run);
-	pt_sb_addc(sb, '"');
-}
-
-static int roundtrips(double v, int prec, char *buf, size_t cap)
-{
-	snprintf(buf, cap, "%.*g", prec, v);
-	return strtod(buf, NULL) == v;
-}
-
-/* A double as Python's repr() writes it: the shortest decimal that reads
- * back as the same value.  pt_sb_add_double finds it by trying 1..17
- * digits; a report for 10,000 workers holds ~10^5 numbers, most of which
- * need 16-17 digits, so try 15 first and binary-search below it (fewer
- * digits round-trip only if more do): writing a 10,000-worker report is
- * several times faster (docs/bench.md, "Code shaped for speed"). */
-static void put_double(pt_sb *sb, double v)
-{
-	char buf[40], best[40];
-	int lo, hi;
-
-	if (!isfinite(v) || (v == floor(v) && fabs(v) < 1e15)) {
-		pt_sb_add_double(sb, v);
-		return;
-	}
-	/* At most 4 decimals (trace times in whole us written in ms, the
-	 * "display" heatmap rounded to 4 decimals): the decimal k / 10^4 is the
-	 * shortest form, since two decimals of at most 15 significant digits
-	 * never read back as the same double, and repr writes it in fixed
-	 * notation (1e-4 <= |v| < 1e16).  The half million heatmap cells of
-	 * a 10,000-worker report took 0.5-0.8 s through the search below,
-	 * 0.09 s here. */
-	if (fabs(v) < 1e11) {
-		double k = round(v * 1e4);
-
-		if (k / 1e4 == v) {
-			long long ak = llabs((long long)k), frac = ak % 10000;
-			int nd = 4;
-
-			while (frac % 10 == 0) {  /* v is no integer: frac != 0 */
-				frac /= 10;
-				nd--;
-			}
-			snprintf(buf, sizeof(buf), "%s%lld.%0*lld", v < 0 ? "-" : "", ak / 10000,
-				 nd, frac);
-			pt_sb_adds(sb, buf);
-			return;
-		}
-	}
-	if (!roundtrips(v, 15, best, sizeof(best))) {
-		if (!roundtrips(v, 16, best, sizeof(best)))
-			roundtrips(v, 17, best, sizeof(best));
-		pt_sb_adds(sb, best);
-		return;
-	}
-	lo = 1;
-	hi = 15;  /* best holds the 15-digit form */
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-
-		if (roundtrips(v, mid, buf, sizeof(buf))) {
-			hi = mid;
-			memcpy(best, buf, sizeof(buf));
-		} else {
-			lo = mid + 1;
-		}
-	}
-	pt_sb_adds(sb, best);
+	pt_sb_add_json_str_ascii(sb, str, strlen(str));
 }
 
 static void indent(pt_sb *sb, int level)
@@ -299,7 +191,7 @@ static void put_val(const pt_rv *v, int level, pt_sb *sb)
 
 	switch (v->type) {
 	case PT_RV_NULL: pt_sb_add(sb, "null", 4); break;
-	case PT_RV_NUM: put_double(sb, v->num); break;
+	case PT_RV_NUM: pt_sb_add_double(sb, v->num); break;
 	case PT_RV_INT: pt_sb_addf(sb, "%lld", (long long)v->i); break;
 	case PT_RV_BOOL: pt_sb_adds(sb, v->i ? "true" : "false"); break;
 	case PT_RV_STR: put_str(sb, v->str); break;

@@ -1,20 +1,18 @@
 /*
- * json.c - strict, bounded-depth JSON DOM parser (see json.h).
+ * json.c - strict, bounded-depth JSON DOM parser (see json.h) on the
+ * tokenizer of jsontok.c.
  *
- * Reads the small files PerfTracker writes itself (worker summaries,
- * control records) for src/diagnose, src/report and the tests; raw traces go
- * through the streaming reader in src/trace instead.  One arena per document:
- * nodes and decoded strings are carved from it, pt_json_free releases it.
- * The children of every array/object are stored contiguously, so
- * pt_json_at is O(1) while the ->next links still work.
+ * One arena per document: nodes and decoded strings are carved from it,
+ * pt_json_free releases it.  Strings are copied once, from the input (or
+ * the tokenizer's scratch when they hold escapes) into the arena.  The
+ * children of every array/object are stored contiguously, so pt_json_at is
+ * O(1) while the ->next links still work.
  */
 #include "json.h"
 #include "file.h"
-#include "utf8.h"
+#include "jsontok.h"
 #include "xalloc.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,17 +34,11 @@ typedef struct doc {
 } doc;
 
 typedef struct parser {
-	const unsigned char *s;
-	size_t len, pos;
-	pt_error *err;
-	int failed;
+	pt_jtok t;   /* the cursor (jsontok.h): strings, numbers, errors */
 	doc *d;
 	/* Pending children of all open containers, innermost on top. */
 	pt_json *stack;
 	size_t nstack, capstack;
-	/* Scratch for decoding strings before copying them into the arena. */
-	char *tmp;
-	size_t tmpcap;
 } parser;
 
 #define BLOCK_HDR ((sizeof(block) + 15) & ~(size_t)15)
@@ -75,124 +67,35 @@ static void *arena_alloc(parser *p, size_t n)
 	return r;
 }
 
-static int fail(parser *p, int code, size_t off, const char *msg)
-{
-	if (!p->failed) {
-		p->failed = 1;
-		pt_error_set(p->err, code, (int64_t)off, "%s", msg);
-	}
-	return -1;
-}
+#define fail(p, code, off, msg) pt_jtok_fail(&(p)->t, code, off, "%s", msg)
+#define fail_char(p, off, what) pt_jtok_fail_char(&(p)->t, off, what)
+#define skip_ws(p) pt_jtok_skip_ws(&(p)->t)
 
-static int fail_char(parser *p, size_t off, const char *what)
-{
-	char m[96];
-
-	if (off >= p->len)
-		return fail(p, PT_EPARSE, off, "unexpected end of input");
-	if (p->s[off] >= 0x20 && p->s[off] < 0x7f)
-		snprintf(m, sizeof(m), "unexpected character '%c', expected %s", p->s[off], what);
-	else
-		snprintf(m, sizeof(m), "unexpected byte 0x%02x, expected %s", p->s[off], what);
-	return fail(p, PT_EPARSE, off, m);
-}
-
-static void skip_ws(parser *p)
-{
-	while (p->pos < p->len) {
-		unsigned char c = p->s[p->pos];
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-			break;
-		p->pos++;
-	}
-}
-
-/* Parse the string starting at the opening quote (pt_utf8_unquote decodes
- * it into p->tmp); the decoded copy goes to the arena. */
+/* The string at the cursor (the tokenizer decodes it only when it has
+ * escapes), copied once into the arena with a NUL. */
 static int parse_string(parser *p, const char **out, size_t *outlen)
 {
-	size_t start = p->pos, pos = start + 1, o = 0;
-	const char *msg;
+	size_t start = p->t.pos, n;
+	const char *v;
 	char *dst;
-	int rc;
 
-	rc = pt_utf8_unquote(p->s, p->len, start, &pos, &p->tmp, &p->tmpcap, &o, &msg);
-	if (rc != PT_OK)
-		return fail(p, rc, pos, msg);
-	p->pos = pos;
-	dst = arena_alloc(p, o + 1);
+	if (pt_jtok_string(&p->t, &v, &n))
+		return -1;
+	dst = arena_alloc(p, n + 1);
 	if (!dst)
 		return fail(p, PT_ENOMEM, start, "out of memory");
-	if (o)
-		memcpy(dst, p->tmp, o);
-	dst[o] = 0;
+	if (n)
+		memcpy(dst, v, n);
+	dst[n] = 0;
 	*out = dst;
-	*outlen = o;
-	return 0;
-}
-
-/* JSON number grammar, then strtod on a NUL-terminated copy. */
-static int parse_number(parser *p, double *out)
-{
-	size_t start = p->pos, i = p->pos, n;
-	char small[64], *copy = small;
-	char *end;
-	double v;
-	int rc = 0;
-
-	if (i < p->len && p->s[i] == '-')
-		i++;
-	if (i >= p->len || p->s[i] < '0' || p->s[i] > '9')
-		return fail(p, PT_EPARSE, i, "invalid number");
-	if (p->s[i] == '0') {
-		i++;
-	} else {
-		while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
-			i++;
-	}
-	if (i < p->len && p->s[i] == '.') {
-		i++;
-		if (i >= p->len || p->s[i] < '0' || p->s[i] > '9')
-			return fail(p, PT_EPARSE, i, "invalid number: digit expected after '.'");
-		while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
-			i++;
-	}
-	if (i < p->len && (p->s[i] == 'e' || p->s[i] == 'E')) {
-		i++;
-		if (i < p->len && (p->s[i] == '+' || p->s[i] == '-'))
-			i++;
-		if (i >= p->len || p->s[i] < '0' || p->s[i] > '9')
-			return fail(p, PT_EPARSE, i, "invalid number: digit expected in exponent");
-		while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
-			i++;
-	}
-	n = i - start;
-	if (n >= sizeof(small)) {
-		copy = x_malloc(n + 1);
-		if (!copy)
-			return fail(p, PT_ENOMEM, start, "out of memory");
-	}
-	memcpy(copy, p->s + start, n);
-	copy[n] = 0;
-	errno = 0;
-	v = strtod(copy, &end);
-	if (end != copy + n)
-		rc = fail(p, PT_EPARSE, start, "invalid number");
-	else if (errno == ERANGE && isinf(v))
-		rc = fail(p, PT_EPARSE, start, "number out of range");
-	if (copy != small)
-		x_free(copy);
-	if (rc)
-		return rc;
-	*out = v;
-	p->pos = i;
+	*outlen = n;
 	return 0;
 }
 
 static int push(parser *p, const pt_json *v)
 {
 	if (X_GROW(p->stack, p->capstack, p->nstack + 1))
-		return fail(p, PT_ENOMEM, p->pos, "out of memory");
+		return fail(p, PT_ENOMEM, p->t.pos, "out of memory");
 	p->stack[p->nstack++] = *v;
 	return 0;
 }
@@ -208,10 +111,10 @@ static int close_container(parser *p, pt_json *v, size_t n)
 	if (!n)
 		return 0;
 	if (n > SIZE_MAX / sizeof(pt_json))
-		return fail(p, PT_ENOMEM, p->pos, "out of memory");
+		return fail(p, PT_ENOMEM, p->t.pos, "out of memory");
 	kids = arena_alloc(p, n * sizeof(pt_json));
 	if (!kids)
-		return fail(p, PT_ENOMEM, p->pos, "out of memory");
+		return fail(p, PT_ENOMEM, p->t.pos, "out of memory");
 	memcpy(kids, p->stack + p->nstack - n, n * sizeof(pt_json));
 	for (i = 0; i + 1 < n; i++)
 		kids[i].next = &kids[i + 1];
@@ -221,36 +124,28 @@ static int close_container(parser *p, pt_json *v, size_t n)
 	return 0;
 }
 
-static int match_lit(parser *p, const char *lit, size_t n)
-{
-	if (p->len - p->pos < n || memcmp(p->s + p->pos, lit, n) != 0)
-		return fail_char(p, p->pos, "a json value");
-	p->pos += n;
-	return 0;
-}
-
 static int parse_value(parser *p, pt_json *v, int depth)
 {
 	unsigned char c;
 
 	memset(v, 0, sizeof(*v));
 	skip_ws(p);
-	if (p->pos >= p->len)
-		return fail(p, PT_EPARSE, p->pos, "unexpected end of input");
-	c = p->s[p->pos];
+	if (p->t.pos >= p->t.len)
+		return fail(p, PT_EPARSE, p->t.pos, "unexpected end of input");
+	c = p->t.s[p->t.pos];
 	switch (c) {
 	case '{':
 	case '[': {
-		size_t n = 0, open = p->pos;
+		size_t n = 0, open = p->t.pos;
 		int obj = c == '{';
 
 		if (depth >= PT_JSON_MAX_DEPTH)
-			return fail(p, PT_EPARSE, p->pos, "nesting deeper than 256 levels");
+			return fail(p, PT_EPARSE, p->t.pos, "nesting deeper than 256 levels");
 		v->type = obj ? PT_JSON_OBJ : PT_JSON_ARR;
-		p->pos++;
+		p->t.pos++;
 		skip_ws(p);
-		if (p->pos < p->len && p->s[p->pos] == (obj ? '}' : ']')) {
-			p->pos++;
+		if (p->t.pos < p->t.len && p->t.s[p->t.pos] == (obj ? '}' : ']')) {
+			p->t.pos++;
 			return close_container(p, v, 0);
 		}
 		for (;;) {
@@ -260,14 +155,14 @@ static int parse_value(parser *p, pt_json *v, int depth)
 
 			skip_ws(p);
 			if (obj) {
-				if (p->pos >= p->len || p->s[p->pos] != '"')
-					return fail_char(p, p->pos, "'\"' starting an object key");
+				if (p->t.pos >= p->t.len || p->t.s[p->t.pos] != '"')
+					return fail_char(p, p->t.pos, "'\"' starting an object key");
 				if (parse_string(p, &key, &keylen))
 					return -1;
 				skip_ws(p);
-				if (p->pos >= p->len || p->s[p->pos] != ':')
-					return fail_char(p, p->pos, "':'");
-				p->pos++;
+				if (p->t.pos >= p->t.len || p->t.s[p->t.pos] != ':')
+					return fail_char(p, p->t.pos, "':'");
+				p->t.pos++;
 			}
 			if (parse_value(p, &kid, depth + 1))
 				return -1;
@@ -277,17 +172,17 @@ static int parse_value(parser *p, pt_json *v, int depth)
 				return -1;
 			n++;
 			skip_ws(p);
-			if (p->pos >= p->len)
+			if (p->t.pos >= p->t.len)
 				return fail(p, PT_EPARSE, open, obj ? "unterminated object" : "unterminated array");
-			if (p->s[p->pos] == ',') {
-				p->pos++;
+			if (p->t.s[p->t.pos] == ',') {
+				p->t.pos++;
 				continue;
 			}
-			if (p->s[p->pos] == (obj ? '}' : ']')) {
-				p->pos++;
+			if (p->t.s[p->t.pos] == (obj ? '}' : ']')) {
+				p->t.pos++;
 				break;
 			}
-			return fail_char(p, p->pos, obj ? "',' or '}'" : "',' or ']'");
+			return fail_char(p, p->t.pos, obj ? "',' or '}'" : "',' or ']'");
 		}
 		return close_container(p, v, n);
 	}
@@ -296,19 +191,19 @@ static int parse_value(parser *p, pt_json *v, int depth)
 		return parse_string(p, &v->str, &v->len);
 	case 't':
 		v->type = PT_JSON_TRUE;
-		return match_lit(p, "true", 4);
+		return pt_jtok_literal(&p->t, "true", 4);
 	case 'f':
 		v->type = PT_JSON_FALSE;
-		return match_lit(p, "false", 5);
+		return pt_jtok_literal(&p->t, "false", 5);
 	case 'n':
 		v->type = PT_JSON_NULL;
-		return match_lit(p, "null", 4);
+		return pt_jtok_literal(&p->t, "null", 4);
 	default:
 		if (c == '-' || (c >= '0' && c <= '9')) {
 			v->type = PT_JSON_NUM;
-			return parse_number(p, &v->num);
+			return pt_jtok_number(&p->t, &v->num);
 		}
-		return fail_char(p, p->pos, "a json value");
+		return fail_char(p, p->t.pos, "a json value");
 	}
 }
 
@@ -328,9 +223,7 @@ pt_json *pt_json_parse(const char *buf, size_t len, pt_error *err)
 	doc *d;
 
 	memset(&p, 0, sizeof(p));
-	p.s = (const unsigned char *)(buf ? buf : "");
-	p.len = buf ? len : 0;
-	p.err = err;
+	pt_jtok_init(&p.t, buf, len, err);
 	d = x_calloc(1, sizeof(*d));
 	if (!d) {
 		pt_error_set(err, PT_ENOMEM, -1, "out of memory");
@@ -338,20 +231,20 @@ pt_json *pt_json_parse(const char *buf, size_t len, pt_error *err)
 	}
 	p.d = d;
 	skip_ws(&p);
-	if (p.pos >= p.len) {
-		fail(&p, PT_EPARSE, p.pos, p.len ? "no json value (only whitespace)" : "empty input");
+	if (p.t.pos >= p.t.len) {
+		fail(&p, PT_EPARSE, p.t.pos, p.t.len ? "no json value (only whitespace)" : "empty input");
 		goto out;
 	}
 	if (parse_value(&p, &d->root, 0))
 		goto out;
 	skip_ws(&p);
-	if (p.pos < p.len) {
-		fail(&p, PT_EPARSE, p.pos, "trailing characters after the json value");
+	if (p.t.pos < p.t.len) {
+		fail(&p, PT_EPARSE, p.t.pos, "trailing characters after the json value");
 		goto out;
 	}
 	root = &d->root;
 out:
-	x_free(p.tmp);
+	pt_jtok_release(&p.t);
 	x_free(p.stack);
 	if (!root && d) {
 		free_blocks(d->blocks);

@@ -1,12 +1,17 @@
 /*
- * json.h - a small, strict JSON DOM for the files PerfTracker writes itself
- * (worker summaries, control-directory records) and for tests.
+ * json.h - a small, strict JSON DOM for the records PerfTracker writes and
+ * reads back whole: control-directory and node-channel records, report.json
+ * (compare, the page), hardware-sample files, and the members of a summary
+ * that have their own readers ("gpu_breakdown", "collectives",
+ * "hw_series"); also the tests.
  *
- * Raw traces are NOT read with this (they can be gigabytes): src/trace has a
- * streaming reader for those.  This parser checks sizes and depth, never
- * reads past len, and reports the byte offset of the first error.
- * Objects keep their keys in input order.  One allocation arena per
- * document; pt_json_free frees it all.  Thread-safe for distinct documents.
+ * Not for whole summaries (analysis/summary_parse.c reads those in one pass
+ * into a pt_summary, on the same tokenizer) nor for raw traces (gigabytes:
+ * src/trace has a streaming reader).  Built on util/jsontok.h: numbers are
+ * exact (util/jsonnum.h), sizes and depth are checked, nothing is read past
+ * len, and errors carry the byte offset.  Objects keep their keys in input
+ * order.  One allocation arena per document; pt_json_free frees it all.
+ * Thread-safe for distinct documents.
  */
 #ifndef PT_JSON_H
 #define PT_JSON_H
@@ -15,6 +20,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "jsontok.h" /* PT_JSON_MAX_DEPTH */
 
 typedef enum { PT_JSON_NULL, PT_JSON_FALSE, PT_JSON_TRUE, PT_JSON_NUM,
 	       PT_JSON_STR, PT_JSON_ARR, PT_JSON_OBJ } pt_json_type;
@@ -30,8 +36,6 @@ struct pt_json {
 	pt_json *child;    /* first child (ARR/OBJ) */
 	pt_json *next;     /* next sibling */
 };
-
-#define PT_JSON_MAX_DEPTH 256
 
 /* Parse buf[0..len).  Returns the root (owned by the caller, free with
  * pt_json_free) or NULL with err filled (code PT_EPARSE and the offset). */

@@ -53,49 +53,99 @@ void pt_sb_addf(pt_sb *sb, const char *fmt, ...)
 	sb->len += (size_t)n;
 }
 
-void pt_sb_add_json_str(pt_sb *sb, const char *s, size_t n)
+/* One JSON string writer for both styles: ascii (Python's json.dumps
+ * default, for report.json: everything from 0x7f up as \uXXXX, \b and \f
+ * short) or UTF-8 passed through (summaries and records: smaller).  Runs of
+ * plain bytes go over in one copy. */
+static void json_str(pt_sb *sb, const char *str, size_t n, int ascii)
 {
-	const unsigned char *p = (const unsigned char *)s, *end = p + n, *run = p;
+	const unsigned char *s = (const unsigned char *)str;
+	unsigned top = ascii ? 0x7f : 0x80;
+	size_t i = 0, run = 0;
 
 	pt_sb_addc(sb, '"');
-	while (p < end) {
-		unsigned c = *p;
+	while (i < n) {
+		unsigned c = s[i];
+		uint32_t cp = 0xfffd;
 		size_t l;
 
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			p++;
+		if (c >= 0x20 && c < top && c != '"' && c != '\\') {
+			i++;
+			run++;
 			continue;
 		}
-		pt_sb_add(sb, (const char *)run, (size_t)(p - run));
-		if (c == '"' || c == '\\') {
-			pt_sb_addc(sb, '\\');
-			pt_sb_addc(sb, (char)c);
-			p++;
-		} else if (c < 0x20) {
+		pt_sb_add(sb, (const char *)s + i - run, run);
+		run = 0;
+		if (c < 0x80) {
+			i++;
 			switch (c) {
+			case '"': pt_sb_add(sb, "\\\"", 2); break;
+			case '\\': pt_sb_add(sb, "\\\\", 2); break;
 			case '\n': pt_sb_add(sb, "\\n", 2); break;
-			case '\t': pt_sb_add(sb, "\\t", 2); break;
 			case '\r': pt_sb_add(sb, "\\r", 2); break;
+			case '\t': pt_sb_add(sb, "\\t", 2); break;
+			case '\b':
+			case '\f':
+				if (ascii) {
+					pt_sb_add(sb, c == '\b' ? "\\b" : "\\f", 2);
+					break;
+				}
+				/* fall through */
 			default: pt_sb_addf(sb, "\\u%04x", c); break;
 			}
-			p++;
-		} else if ((l = pt_utf8_len(p, (size_t)(end - p))) != 0) {
-			pt_sb_add(sb, (const char *)p, l);
-			p += l;
-		} else {
-			pt_sb_add(sb, "\xef\xbf\xbd", 3);
-			p++;
+			continue;
 		}
-		run = p;
+		l = pt_utf8_decode(s + i, n - i, &cp);  /* 0: invalid, written as U+FFFD */
+		if (!ascii) {
+			if (l)
+				pt_sb_add(sb, (const char *)s + i, l);
+			else
+				pt_sb_add(sb, "\xef\xbf\xbd", 3);
+			i += l ? l : 1;
+			continue;
+		}
+		i += l ? l : 1;
+		if (cp >= 0x10000) {
+			cp -= 0x10000;
+			pt_sb_addf(sb, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
+		} else {
+			pt_sb_addf(sb, "\\u%04x", cp);
+		}
 	}
-	pt_sb_add(sb, (const char *)run, (size_t)(p - run));
+	pt_sb_add(sb, (const char *)s + i - run, run);
 	pt_sb_addc(sb, '"');
 }
 
+void pt_sb_add_json_str(pt_sb *sb, const char *s, size_t n)
+{
+	json_str(sb, s, n, 0);
+}
+
+void pt_sb_add_json_str_ascii(pt_sb *sb, const char *s, size_t n)
+{
+	json_str(sb, s, n, 1);
+}
+
+static int roundtrips(double v, int prec, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%.*g", prec, v);
+	return strtod(buf, NULL) == v;
+}
+
+/* The number rule of every JSON writer: Python's repr().  Most doubles
+ * need 16-17 digits, so try 15 first and binary-search below it (fewer
+ * digits round-trip only if more do) instead of trying 1, 2, ... 17: a
+ * 10,000-worker report is written several times faster.  Values on a
+ * 10^-4 grid (trace times in whole us written in ms, heatmap cells rounded
+ * to 4 decimals) are printed directly: two decimals of at most 15
+ * significant digits never read back as the same double, so k / 10^4 is
+ * the shortest form, in fixed notation like repr (1e-4 <= |v| < 1e16);
+ * that report's heatmap cells go several times faster this way
+ * (docs/bench.md, "Code shaped for speed"). */
 void pt_sb_add_double(pt_sb *sb, double v)
 {
-	char tmp[40];
-	int prec;
+	char buf[40], best[40];
+	int lo, hi;
 
 	if (!isfinite(v)) {
 		pt_sb_add(sb, "null", 4);
@@ -107,13 +157,42 @@ void pt_sb_add_double(pt_sb *sb, double v)
 		pt_sb_addf(sb, "%.1f", v);
 		return;
 	}
-	/* Shortest representation that round-trips, like Python's repr(). */
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
-		if (strtod(tmp, NULL) == v)
-			break;
+	if (fabs(v) < 1e11) {
+		double k = round(v * 1e4);
+
+		if (k / 1e4 == v) {
+			long long ak = llabs((long long)k), frac = ak % 10000;
+			int nd = 4;
+
+			while (frac % 10 == 0) {  /* v is no integer: frac != 0 */
+				frac /= 10;
+				nd--;
+			}
+			snprintf(buf, sizeof(buf), "%s%lld.%0*lld", v < 0 ? "-" : "", ak / 10000,
+				 nd, frac);
+			pt_sb_adds(sb, buf);
+			return;
+		}
 	}
-	pt_sb_adds(sb, tmp);
+	if (!roundtrips(v, 15, best, sizeof(best))) {
+		if (!roundtrips(v, 16, best, sizeof(best)))
+			roundtrips(v, 17, best, sizeof(best));
+		pt_sb_adds(sb, best);
+		return;
+	}
+	lo = 1;
+	hi = 15;  /* best holds the 15-digit form */
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (roundtrips(v, mid, buf, sizeof(buf))) {
+			hi = mid;
+			memcpy(best, buf, sizeof(buf));
+		} else {
+			lo = mid + 1;
+		}
+	}
+	pt_sb_adds(sb, best);
 }
 
 void pt_sb_reset(pt_sb *sb)

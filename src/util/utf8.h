@@ -3,10 +3,10 @@
  * validation, code point encoding and backslash-escape decoding that every
  * JSON reader and writer in PerfTracker uses.
  *
- * Readers: util/json.c (the DOM), analysis/summary_parse.c (the summary
- * reader), trace/kineto.c (escaped names in traces).  Writers:
- * util/strbuf.c, report/report.c.  The readers keep their own fast paths
- * for plain ASCII runs; what is here handles the other bytes.
+ * Readers: util/jsontok.c (the tokenizer of the DOM and of the summary
+ * reader), trace/kineto.c (escaped names in traces).  Writer:
+ * util/strbuf.c (every JSON writer's strings).  The readers keep their own
+ * fast paths for plain ASCII runs; what is here handles the other bytes.
  * Pure functions of their arguments (pt_utf8_unquote also grows the buffer
  * it is given): thread-safe.
  */

@@ -589,6 +589,48 @@ static void test_request(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* The watchdog's reading of a request record (control.c, on the JSON
+ * tokenizer, no allocation): members in any order and spacing, escapes
+ * decoded, an "id" inside another member not taken, the id cut to cap,
+ * and anything that is not an object with a string id and a numeric time
+ * refused. */
+static void test_request_parse(void **state)
+{
+	static const char *bad[] = {
+		"", "[]", "\"id\"", "{\"id\":\"x\",\"time\":\"1\"}", "{\"id\":7,\"time\":1}",
+		"{\"id\":\"\",\"time\":1}", "{\"id\":\"x\",\"time\":1", "{\"id\":\"x\" \"time\":1}",
+		"{\"id\":\"x\",\"time\":1e999}", "{\"id\":\"x\",\"time\":0x10}",
+		"{\"other\":{\"id\":\"x\",\"time\":1}}",
+	};
+	char got[16], big[PT_STACKS_REQUEST_MAX + 64];
+	double t = 0;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(pt_control_stacks_request_parse(
+				 "{\"format\":\"perftracker-stack-request\",\"id\":\"20261201-1\","
+				 "\"time\":1764612345.25,\"host\":\"h\",\"pid\":7}\n",
+				 got, sizeof(got), &t), 0);
+	assert_string_equal(got, "20261201-1");
+	assert_true(t == 1764612345.25);
+	assert_int_equal(pt_control_stacks_request_parse(
+				 " { \"time\" : 2.5e1 ,\n \"x\": [1, {\"id\": \"no\"}], \"id\" : \"a\\u0062\\\"c\" }",
+				 got, sizeof(got), &t), 0);
+	assert_string_equal(got, "ab\"c");
+	assert_true(t == 25);
+	assert_int_equal(pt_control_stacks_request_parse("{\"id\":\"0123456789abcdefXYZ\",\"time\":1}",
+							  got, sizeof(got), &t), 0);
+	assert_string_equal(got, "0123456789abcde");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (pt_control_stacks_request_parse(bad[i], got, sizeof(got), &t) != -1)
+			fail_msg("accepted '%s'", bad[i]);
+	/* longer than a request can be: refused, not read */
+	memset(big, ' ', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	memcpy(big, "{\"id\":\"x\",\"time\":1}", 19);
+	assert_int_equal(pt_control_stacks_request_parse(big, got, sizeof(got), &t), -1);
+}
+
 /* Automatic profiling: steady 0.125 s steps, then 0.25 s from step 100
  * (binary fractions, so the means are exact).  Window 20 iterations and at
  * least 2.5 s: at step 100+j the window starts at step 80+j and its mean is
@@ -704,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_not_hung),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_request),
+		cmocka_unit_test(test_request_parse),
 		cmocka_unit_test(test_autoprof),
 	};
 

@@ -10,12 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "util/json.h"
+#include "util/jsontok.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 static pt_json *parse(const char *s)
@@ -110,6 +113,201 @@ static void test_long_number(void **state)
 	assert_non_null(j);
 	assert_true(j->num > 1.1e149 && j->num < 1.2e149);
 	pt_json_free(j);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Bits of a double (so -0.0 and 0.0 differ, and NaN never passes). */
+static uint64_t bits(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+/* The DOM's numbers are exact (util/jsonnum.c, no strtod on the text):
+ * the hard cases give the double strtod gives, bit for bit, and what
+ * pt_sb_add_double writes reads back as the same double. */
+static void test_numbers_exact(void **state)
+{
+	static const struct { const char *s; uint64_t want; } cases[] = {
+		{ "0.1", 0x3fb999999999999aull },
+		{ "-0", 0x8000000000000000ull },
+		{ "-0.0e5", 0x8000000000000000ull },
+		{ "1e-320", 0x00000000000007e8ull },                 /* subnormal */
+		{ "4.9406564584124654e-324", 0x0000000000000001ull }, /* smallest subnormal */
+		{ "2.4703282292062327e-324", 0x0000000000000000ull }, /* just under half of it */
+		{ "2.4703282292062328e-324", 0x0000000000000001ull }, /* just over */
+		{ "2.2250738585072011e-308", 0x000fffffffffffffull }, /* largest subnormal */
+		{ "2.2250738585072014e-308", 0x0010000000000000ull }, /* smallest normal */
+		{ "1.7976931348623157e308", 0x7fefffffffffffffull },  /* largest */
+		{ "0.30000000000000004", 0x3fd3333333333334ull },      /* 17 digits */
+		{ "0.45458318920788654", 0x3fdd17e416bd6466ull },
+		{ "9007199254740993", 0x4340000000000000ull },         /* tie, to even */
+		{ "9007199254740995", 0x4340000000000002ull },
+		{ "1694128201426674.0", 0x43181333d6999bc8ull },       /* a window start */
+		{ "1e23", 0x44b52d02c7e14af6ull },
+		{ "1e-999999999999999999999", 0x0000000000000000ull }, /* huge exponents */
+		{ "0e999999999999999999999", 0x0000000000000000ull },
+		{ "123456789012345678901234567890", 0x45f8ee90ff6c373eull },
+	};
+	static const char *roundtrip[] = {
+		"0.1", "1e-320", "5e-324", "0.30000000000000004", "1.7976931348623157e308",
+		"123.456", "-2.5e-7", "6.02214076e23", "1694128201426674.5", "0.001",
+	};
+	char buf[1200], doc[64];
+	pt_sb sb = { 0 };
+	pt_json *j, *k;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		j = parse(cases[i].s);
+		if (!j || j->type != PT_JSON_NUM || bits(j->num) != cases[i].want ||
+		    bits(j->num) != bits(strtod(cases[i].s, NULL)))
+			fail_msg("'%s': %016llx, want %016llx", cases[i].s,
+				 j ? (unsigned long long)bits(j->num) : 0ull,
+				 (unsigned long long)cases[i].want);
+		pt_json_free(j);
+	}
+	/* 1,000 significant digits (the slow path keeps 800 and a sticky
+	 * digit): 0.1 followed by digits that decide the rounding only far
+	 * beyond the 17th. */
+	memcpy(buf, "0.", 2);
+	for (i = 2; i < 1002; i++)
+		buf[i] = "1000000000000000055511151231257827021181583404541015625"[(i - 2) % 55];
+	buf[1002] = 0;
+	j = parse(buf);
+	assert_non_null(j);
+	assert_true(bits(j->num) == bits(strtod(buf, NULL)));
+	pt_json_free(j);
+	/* A midpoint exactly, then one 1 far past the 800th digit: the
+	 * sticky digit must turn the tie to even into rounding up. */
+	memset(buf, '0', sizeof(buf));
+	memcpy(buf, "9007199254740993.", 17);
+	buf[1100] = '1';
+	buf[1101] = 0;
+	j = parse(buf);
+	assert_non_null(j);
+	assert_true(j->num == 9007199254740994.0);
+	assert_true(bits(j->num) == bits(strtod(buf, NULL)));
+	pt_json_free(j);
+	/* Random long digit strings near the double grid (the slow path's
+	 * rewrite): strtod's double, bit for bit. */
+	for (i = 0; i < 3000; i++) {
+		size_t nd = 20 + (size_t)(next_rand() % 1000), d, o = 0;
+		double want;
+
+		if (next_rand() % 2)
+			buf[o++] = '-';
+		for (d = 0; d < nd; d++) {
+			buf[o++] = (char)('0' + (d ? next_rand() % 10 : 1 + next_rand() % 9));
+			if (d == (size_t)(next_rand() % nd) && !memchr(buf, '.', o))
+				buf[o++] = '.';
+		}
+		if (buf[o - 1] == '.')
+			buf[o++] = '5';
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "e%d", (int)(next_rand() % 700) - 350 - (int)nd / 2);
+		j = parse(buf);
+		want = strtod(buf, NULL);
+		if (isinf(want) ? j != NULL : !j || bits(j->num) != bits(want))
+			fail_msg("%zu digits: %.17g, strtod %.17g", nd, j ? j->num : 0.0, want);
+		pt_json_free(j);
+	}
+	/* Written back (pt_sb_add_double) and read again: the same double. */
+	for (i = 0; i < sizeof(roundtrip) / sizeof(roundtrip[0]); i++) {
+		j = parse(roundtrip[i]);
+		assert_non_null(j);
+		pt_sb_reset(&sb);
+		pt_sb_add_double(&sb, j->num);
+		k = parse(sb.buf);
+		if (!k || bits(k->num) != bits(j->num))
+			fail_msg("'%s' written as '%s' reads back differently", roundtrip[i], sb.buf);
+		pt_json_free(k);
+		pt_json_free(j);
+	}
+	pt_sb_free(&sb);
+	/* Errors inside a document name the byte. */
+	expect_error("{\"a\":[1,2,1.e5]}", 16, 12, "digit expected after '.'");
+	expect_error("{\"a\":[1,-x]}", 12, 9, "invalid number");
+	expect_error("[0,1e+]", 7, 6, "digit expected in exponent");
+	expect_error("[0,\n 1.5e400]", 13, 5, "number out of range");
+	snprintf(doc, sizeof(doc), "[%s]", "-1e309");
+	expect_error(doc, strlen(doc), 1, "number out of range");
+}
+
+/* The tokenizer under the DOM and the summary reader (util/jsontok.h):
+ * table-named members in any order, a repeated name and unknown ones as
+ * PT_JTOK_UNKNOWN, skipping of nested values, and the fixed-buffer mode
+ * that never allocates. */
+static void test_tokenizer(void **state)
+{
+	static const pt_jtok_name names[] = { PT_JTOK_NAME("a"), PT_JTOK_NAME("bb"),
+					      PT_JTOK_NAME("c") };
+	const char *doc = "{ \"bb\" : \"x\\ty\", \"zz\": [1, {\"a\": null}], \"a\":-2.5e1,"
+			  "\"bb\":3 ,\"c\":true }";
+	int want[] = { 1, PT_JTOK_UNKNOWN, 0, PT_JTOK_UNKNOWN, 2, PT_JTOK_END }, k, i = 0;
+	char small[32];
+	const char *v;
+	size_t n;
+	double d;
+	pt_error e;
+	pt_jtok t;
+	pt_jtok_obj o;
+
+	pt_error_clear(&e);
+	pt_jtok_init(&t, doc, strlen(doc), &e);
+	pt_jtok_obj_begin(&t, &o);
+	while ((k = pt_jtok_obj_next(&t, &o, names, 3)) != PT_JTOK_END) {
+		assert_true(k != -1);
+		assert_int_equal(k, want[i]);
+		i++;
+		if (k == 1) {
+			assert_int_equal(pt_jtok_string(&t, &v, &n), 0);
+			assert_int_equal(n, 3);
+			assert_memory_equal(v, "x\ty", 3);
+		} else if (k == 0) {
+			assert_int_equal(pt_jtok_number(&t, &d), 0);
+			assert_true(d == -25);
+		} else {
+			assert_int_equal(pt_jtok_skip_value(&t, 1), 0);
+		}
+	}
+	assert_int_equal(want[i], PT_JTOK_END);
+	assert_int_equal(t.pos, strlen(doc));
+	assert_int_equal(o.seen, 7);
+	pt_jtok_release(&t);
+
+	/* fixed buffer: an escaped string that fits decodes into it... */
+	pt_jtok_init_fixed(&t, "\"a\\nb\"", 7, small, sizeof(small));
+	assert_int_equal(pt_jtok_string(&t, &v, &n), 0);
+	assert_ptr_equal(v, small);
+	assert_int_equal(n, 3);
+	/* ...one that might not fit is refused, and the buffer is not grown */
+	pt_jtok_init_fixed(&t, "\"\\n0123456789\"", 14, small, 16);
+	assert_int_equal(pt_jtok_string(&t, &v, &n), -1);
+	assert_ptr_equal(t.tmp, small);
+	assert_int_equal(t.tmpcap, 16);
+	/* errors carry the offset, and only the first one counts */
+	pt_error_clear(&e);
+	pt_jtok_init(&t, "[1,,2]", 6, &e);
+	t.pos = 1;
+	assert_int_equal(pt_jtok_number(&t, &d), 0);
+	t.pos++;
+	assert_int_equal(pt_jtok_skip_value(&t, 1), -1);
+	assert_int_equal(e.offset, 3);
+	assert_non_null(strstr(e.msg, "unexpected character ','"));
+	pt_jtok_fail(&t, PT_EPARSE, 5, "later");
+	assert_int_equal(e.offset, 3);
+	pt_jtok_release(&t);
 }
 
 static void test_escapes(void **state)
@@ -363,7 +561,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scalars),
 		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_numbers_exact),
 		cmocka_unit_test(test_long_number),
+		cmocka_unit_test(test_tokenizer),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_string_errors),
 		cmocka_unit_test(test_containers),

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
 
 #include <cmocka.h>
 
@@ -106,6 +107,84 @@ static void test_intern_many(void **state)
 		x_free(big);
 	}
 	pt_strtab_free(t);
+}
+
+/* The shared set: four threads intern the same 5,000 keys (long and
+ * short, binary bytes included) in different orders; every key is held
+ * once, each thread got the same address for it, and the text is intact. */
+#define SET_KEYS 5000
+#define SET_THREADS 4
+
+static const char *set_got[SET_THREADS][SET_KEYS];
+static pt_strset *the_set;
+
+static size_t set_key(int i, char *buf)
+{
+	/* lengths 0..299 (pattern keys average 240 bytes), a NUL inside some */
+	size_t n = (size_t)(i * 7919) % 300, j;
+
+	for (j = 0; j < n; j++)
+		buf[j] = (char)((i * 31 + (int)j * 17) % 256);
+	if (n > 4) { /* the number first, then a NUL: keys differ, bytes are binary */
+		buf[0] = (char)('0' + i / 1000 % 10);
+		buf[1] = (char)('0' + i / 100 % 10);
+		buf[2] = (char)('0' + i / 10 % 10);
+		buf[3] = (char)('0' + i % 10);
+		buf[4] = 0;
+	}
+	return n;
+}
+
+static void *set_worker(void *arg)
+{
+	int t = (int)(intptr_t)arg, k;
+	char buf[300];
+
+	for (k = 0; k < SET_KEYS; k++) {
+		int i = t % 2 ? SET_KEYS - 1 - k : k;
+		size_t n = set_key(i, buf);
+
+		set_got[t][i] = pt_strset_intern(the_set, buf, n);
+	}
+	return NULL;
+}
+
+static void test_strset_threads(void **state)
+{
+	pthread_t th[SET_THREADS];
+	char buf[300];
+	int t, i, distinct = 0;
+
+	(void)state;
+	the_set = pt_strset_new();
+	assert_non_null(the_set);
+	for (t = 0; t < SET_THREADS; t++)
+		assert_int_equal(pthread_create(&th[t], NULL, set_worker, (void *)(intptr_t)t), 0);
+	for (t = 0; t < SET_THREADS; t++)
+		pthread_join(th[t], NULL);
+	for (i = 0; i < SET_KEYS; i++) {
+		size_t n = set_key(i, buf);
+		int j, dup = 0;
+
+		assert_non_null(set_got[0][i]);
+		for (t = 1; t < SET_THREADS; t++)
+			assert_ptr_equal(set_got[t][i], set_got[0][i]);
+		assert_memory_equal(set_got[0][i], buf, n);
+		assert_int_equal(set_got[0][i][n], 0);
+		/* keys can repeat (same length and bytes): count distinct ones */
+		for (j = 0; j < i && !dup; j++)
+			dup = set_got[0][j] == set_got[0][i];
+		distinct += !dup;
+	}
+	assert_int_equal(pt_strset_count(the_set), distinct);
+	assert_true(distinct > SET_KEYS / 2);
+	/* once more from this thread: the same address, no new entry */
+	assert_ptr_equal(pt_strset_intern(the_set, buf, set_key(SET_KEYS - 1, buf)),
+			 set_got[0][SET_KEYS - 1]);
+	assert_int_equal(pt_strset_count(the_set), distinct);
+	pt_strset_free(the_set);
+	pt_strset_free(NULL);
+	assert_int_equal(pt_strset_count(NULL), 0);
 }
 
 static void test_sb_basic(void **state)
@@ -212,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_intern_basic),
 		cmocka_unit_test(test_intern_binary),
 		cmocka_unit_test(test_intern_many),
+		cmocka_unit_test(test_strset_threads),
 		cmocka_unit_test(test_sb_basic),
 		cmocka_unit_test(test_sb_json_str),
 		cmocka_unit_test(test_sb_double),

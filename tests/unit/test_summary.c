@@ -26,6 +26,8 @@
 
 #include "perftracker.h" /* the installed umbrella: must be enough */
 #include "analysis/summary_parse.h"
+#include "util/jsonnum.h"
+#include "analysis/summary_format.h"
 #include "util/xalloc.h"
 
 static const char *root_dir(void)
@@ -514,6 +516,21 @@ static void test_from_trace_errors(void **state)
 }
 
 
+/* The number reader (util/jsonnum.c) as the tests below use it: bytes
+ * consumed, 0 for a grammar error (*err_at: the offending byte), -1 for
+ * out of range. */
+static long num_read(const char *s, size_t len, double *out, size_t *err_at)
+{
+	size_t end = 0;
+	pt_jsonnum_status st = pt_jsonnum_parse(s, len, out, &end);
+
+	if (st == PT_JSONNUM_OK)
+		return (long)end;
+	if (err_at)
+		*err_at = end;
+	return st == PT_JSONNUM_RANGE ? -1 : 0;
+}
+
 /* ---- the single-pass reader (summary_parse.c) -------------------------------- */
 
 /* Every number token of a summary's JSON (after ':' '[' or ','), read by
@@ -535,7 +552,7 @@ static size_t check_numbers(const char *json, size_t len)
 		assert_true(j - i < sizeof(tok));
 		memcpy(tok, json + i, j - i);
 		tok[j - i] = 0;
-		r = pt_summary_parse_number(json + i, j - i, &a, &used);
+		r = num_read(json + i, j - i, &a, &used);
 		b = strtod(tok, NULL);
 		if (r != (long)(j - i) || memcmp(&a, &b, sizeof(a)))
 			fail_msg("number '%s': parsed %.17g (%ld), strtod %.17g", tok, a, r, b);
@@ -686,7 +703,7 @@ static void num_ok(const char *txt, double want)
 {
 	double v = -12345;
 	size_t at = 0;
-	long r = pt_summary_parse_number(txt, strlen(txt), &v, &at);
+	long r = num_read(txt, strlen(txt), &v, &at);
 
 	if (r != (long)strlen(txt) || memcmp(&v, &want, sizeof(v)))
 		fail_msg("'%s': %ld, %.17g (want %.17g)", txt, r, v, want);
@@ -696,7 +713,7 @@ static void num_bad(const char *txt, long want_r, size_t want_at)
 {
 	double v;
 	size_t at = 12345;
-	long r = pt_summary_parse_number(txt, strlen(txt), &v, &at);
+	long r = num_read(txt, strlen(txt), &v, &at);
 
 	if (r != want_r || (want_r == 0 && at != want_at))
 		fail_msg("'%s': %ld at %zu (want %ld at %zu)", txt, r, at, want_r, want_at);
@@ -751,8 +768,8 @@ static void test_numbers(void **state)
 	{
 		double v;
 
-		assert_int_equal(pt_summary_parse_number("01", 2, &v, NULL), 1);
-		assert_int_equal(pt_summary_parse_number("1.5,", 4, &v, NULL), 3);
+		assert_int_equal(num_read("01", 2, &v, NULL), 1);
+		assert_int_equal(num_read("1.5,", 4, &v, NULL), 3);
 	}
 	/* random doubles, shortest and 17-digit forms, random digit strings */
 	for (k = 0; k < 300000; k++) {
@@ -785,7 +802,7 @@ static void test_numbers(void **state)
 				 (int)(next_rand() % 660) - 340);
 		}
 		}
-		r = pt_summary_parse_number(buf, strlen(buf), &a, &at);
+		r = num_read(buf, strlen(buf), &a, &at);
 		b = strtod(buf, NULL);
 		if (r < 0 && isinf(b))
 			continue;
@@ -1189,6 +1206,76 @@ static void test_reader_strings(void **state)
 	free(doc);
 }
 
+/* The member tables (summary_format.c) that the writer and the reader
+ * share: names unique per object, required members numbered 1..n without
+ * gaps, none newer than the oldest version this build reads (a version-1
+ * summary must still load), none newer than the version it writes, and
+ * every row a member the writer does write for a full summary. */
+static void test_format_tables(void **state)
+{
+	const pt_sf_table *tabs[] = { &pt_sf_top, &pt_sf_window, &pt_sf_step_tab, &pt_sf_pattern,
+				      &pt_sf_hw_link, &pt_sf_hw_gpu };
+	size_t t;
+	int i, j, nreq;
+
+	(void)state;
+	for (t = 0; t < sizeof(tabs) / sizeof(tabs[0]); t++) {
+		const pt_sf_table *tb = tabs[t];
+
+		assert_true(tb->n > 0 && tb->n <= 64);
+		nreq = 0;
+		for (i = 0; i < tb->n; i++) {
+			const pt_sf_member *m = &tb->m[i];
+
+			assert_int_equal(strlen(m->name.name), m->name.len);
+			for (j = 0; j < i; j++)
+				if (!strcmp(tb->m[j].name.name, m->name.name))
+					fail_msg("'%s' twice in one table", m->name.name);
+			assert_true(m->version >= 1 && m->version <= PT_SUMMARY_VERSION);
+			if (m->required) {
+				nreq++;
+				if (m->version > PT_SUMMARY_VERSION_MIN)
+					fail_msg("'%s' (version %d) is required: version-%d summaries "
+						 "would not load", m->name.name, m->version,
+						 PT_SUMMARY_VERSION_MIN);
+				/* a conditionally written member cannot be required */
+				assert_int_equal(m->when, PT_SF_ALWAYS);
+			}
+		}
+		for (i = 1; i <= nreq; i++) {
+			int found = 0;
+
+			for (j = 0; j < tb->n; j++)
+				found += tb->m[j].required == i;
+			if (found != 1)
+				fail_msg("required number %d used %d times", i, found);
+		}
+	}
+	/* A version-1 summary (no "collectives") loads, version 2 fields
+	 * empty. */
+	{
+		const char *v1 = "{\"format\":\"perftracker-summary\",\"version\":1,"
+				 "\"worker\":\"w\",\"file\":\"f\",\"rank\":0,\"pid\":1,"
+				 "\"world_size\":1,\"gpu_util\":0.5,\"nevents\":3,"
+				 "\"window\":{\"start_us\":0,\"ms\":2,\"from_steps\":false},"
+				 "\"class_ms\":{\"compute\":1,\"communication\":0,\"memory\":0,"
+				 "\"runtime\":0,\"python\":0,\"idle\":1},\"steps\":[],"
+				 "\"patterns\":[]}";
+		pt_error err;
+		pt_summary *s;
+
+		pt_error_clear(&err);
+		s = pt_summary_read_mem(v1, strlen(v1), &err);
+		if (!s)
+			fail_msg("%s", err.msg);
+		assert_int_equal(s->version, 1);
+		assert_int_equal(s->ncoll, 0);
+		assert_null(s->coll_chans);
+		assert_true(s->window_ms == 2);
+		pt_summary_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1209,6 +1296,7 @@ int main(void)
 		cmocka_unit_test(test_reader_forward_compat),
 		cmocka_unit_test(test_shared_keys),
 		cmocka_unit_test(test_reader_strings),
+		cmocka_unit_test(test_format_tables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
