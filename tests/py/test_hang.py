@@ -282,6 +282,11 @@ class DeadWorker(unittest.TestCase):
         job = Job(tmp, 3, ["--hang-ranks", "0,1,2", "--hang-step", "10"])
         try:
             job.wait_steps(10, exact=True)
+            # Every rank silent for longer than --hang-timeout before the
+            # trigger looks: a rank that reached step 10 later than the
+            # first (0.4 s on a loaded CI machine) was still "running"
+            # when the first one's silence started the hang diagnosis.
+            time.sleep(2.5)
             ids = job.ids()
             job.procs[2].kill()
             job.procs[2].wait()
