@@ -1493,7 +1493,14 @@ static int refill(reader *r, size_t keep)
 
 /* Run the state machine over the buffer until it needs more input (NEED,
  * r->pos = first byte still needed), finishes (OK) or fails (ERR).
- */
+ *
+ * Over 150 lines on purpose: this is the reader's hot loop, run for every
+ * byte of the trace, and it is kept as one function so that the compiler
+ * keeps its state (the cursor p, end, the state) in registers across
+ * the states instead of storing it to the reader and reloading it at
+ * each call (docs/bench.md, "Code shaped for speed", `scan`).  The work
+ * of each state lives in the parse_* helpers; only the transitions are
+ * here. */
 static int scan(reader *r)
 {
 	const char *p = r->buf + r->pos, *end = r->buf + r->len;
