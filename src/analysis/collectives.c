@@ -83,54 +83,61 @@ void pt_coll_build_free(pt_coll_build *b)
 	memset(b, 0, sizeof(*b));
 }
 
-int pt_coll_find(const pt_store *st, const pt_window *w, pt_coll_build *b)
+/* The collective instances that start in the window, in *cp (*ncp of
+ * them): NCCL kernels when there are any (the CPU ops around them,
+ * record_param_comms and nccl:*, only enqueue and do not block); else
+ * gloo's ops, which run on ProcessGroupGloo's worker threads (taking
+ * turns: one channel for all of them), from the start of the collective
+ * to its end; else the other CPU collectives per thread.  Sets *gpu or
+ * *gloo for the kind found.  -1: out of memory. */
+static int find_candidates(const pt_store *st, const pt_window *w, cand **cp, size_t *ncp,
+			   int *gpu, int *gloo)
 {
-	cand *c = NULL;
-	lane_ord *lo = NULL;
-	uint32_t *lchan = NULL;
-	size_t nc = 0, ccap = 0, i, nlo = 0, main_n = 0, k;
-	uint32_t main_chan = 0;
-	int gpu = 0, gloo = 0, pass, rc = PT_ENOMEM;
+	size_t nc = 0, ccap = 0, i;
+	int pass;
 
-	memset(b, 0, sizeof(*b));
-	/* NCCL kernels when there are any: the CPU ops around them
-	 * (record_param_comms, nccl:*) only enqueue and do not block. */
-	/* Else gloo's ops, which run on ProcessGroupGloo's worker threads
-	 * (taking turns: one channel for all of them), from the start of the
-	 * collective to its end; else the other CPU collectives per thread. */
 	for (pass = 2; pass >= 0 && !nc; pass--) {
 		int kind = pass == 2 ? PT_K_COMM_KERNEL : PT_K_CPU_COMM;
-		gpu = pass == 2;
-		gloo = pass == 1;
+		*gpu = pass == 2;
+		*gloo = pass == 1;
 		for (i = 0; i < st->n; i++) {
 			const pt_event *e = &st->ev[i];
 			if (e->kind != kind || e->ts < w->start || e->ts > w->end)
 				continue;
-			if (gloo) {
+			if (*gloo) {
 				size_t len;
 				const char *nm = pt_strtab_get(st->strs, e->name, &len);
 				if (!nm || len < 5 || memcmp(nm, "gloo:", 5))
 					continue;
 			}
-			if (X_GROW(c, ccap, nc + 1))
-				goto out;
-			c[nc].ts = e->ts;
-			c[nc].end = pt_end(e->ts, e->dur);
-			c[nc].lane = e->lane;
-			c[nc].name = e->name;
-			c[nc].chan = e->lane;
-			if (gloo)
-				c[nc].lane = 0; /* one channel: the process group */
+			if (X_GROW(*cp, ccap, nc + 1))
+				return -1;
+			(*cp)[nc].ts = e->ts;
+			(*cp)[nc].end = pt_end(e->ts, e->dur);
+			(*cp)[nc].lane = e->lane;
+			(*cp)[nc].name = e->name;
+			(*cp)[nc].chan = e->lane;
+			if (*gloo)
+				(*cp)[nc].lane = 0; /* one channel: the process group */
 			nc++;
 		}
 	}
-	if (!nc) {
-		rc = PT_OK;
-		goto out;
-	}
-	/* Channels: the lanes that have instances, in a worker-independent order. */
-	lchan = x_malloc((st->nlanes ? st->nlanes : 1) * sizeof(*lchan));
-	lo = x_malloc((st->nlanes ? st->nlanes : 1) * sizeof(*lo));
+	*ncp = nc;
+	return 0;
+}
+
+/* Channels: the lanes that have instances, in a worker-independent order
+ * (GPU streams by thread and process id, CPU lanes by their first
+ * instance), named into b->chans; each instance gets its channel and
+ * they are sorted by channel, then time.  -1: out of memory. */
+static int name_channels(const pt_store *st, pt_coll_build *b, cand *c, size_t nc, int gpu,
+			 int gloo)
+{
+	uint32_t *lchan = x_malloc((st->nlanes ? st->nlanes : 1) * sizeof(*lchan));
+	lane_ord *lo = x_malloc((st->nlanes ? st->nlanes : 1) * sizeof(*lo));
+	size_t i, nlo = 0;
+	int rc = -1;
+
 	if (!lchan || !lo)
 		goto out;
 	for (i = 0; i < st->nlanes; i++)
@@ -160,25 +167,41 @@ int pt_coll_find(const pt_store *st, const pt_window *w, pt_coll_build *b)
 	for (i = 0; i < nc; i++)
 		c[i].chan = lchan[c[i].lane];
 	qsort(c, nc, sizeof(*c), cand_cmp);
+	rc = 0;
+out:
+	x_free(lo);
+	x_free(lchan);
+	return rc;
+}
 
-	/* CPU collectives: the outermost per thread (c10d::allreduce_ holds
-	 * gloo:all_reduce, record_param_comms the op it records). */
-	if (!gpu && !gloo) {
-		size_t j = 0;
-		int64_t open_end = INT64_MIN;
-		uint32_t cur = UINT32_MAX;
-		for (i = 0; i < nc; i++) {
-			if (c[i].chan != cur) {
-				cur = c[i].chan;
-				open_end = INT64_MIN;
-			}
-			if (c[i].ts < open_end)
-				continue;
-			open_end = c[i].end;
-			c[j++] = c[i];
+/* CPU collectives: keeps the outermost per thread (c10d::allreduce_
+ * holds gloo:all_reduce, record_param_comms the op it records) of the
+ * sorted c[0..nc); returns how many are left. */
+static size_t outermost(cand *c, size_t nc)
+{
+	size_t i, j = 0;
+	int64_t open_end = INT64_MIN;
+	uint32_t cur = UINT32_MAX;
+
+	for (i = 0; i < nc; i++) {
+		if (c[i].chan != cur) {
+			cur = c[i].chan;
+			open_end = INT64_MIN;
 		}
-		nc = j;
+		if (c[i].ts < open_end)
+			continue;
+		open_end = c[i].end;
+		c[j++] = c[i];
 	}
+	return j;
+}
+
+/* The instances into b's arrays (at most PT_COLL_MAX).  -1: out of
+ * memory. */
+static int keep_instances(pt_coll_build *b, const cand *c, size_t nc)
+{
+	size_t i;
+
 	if (nc > PT_COLL_MAX)
 		nc = PT_COLL_MAX;
 	b->arr = x_malloc(nc * sizeof(*b->arr));
@@ -186,7 +209,7 @@ int pt_coll_find(const pt_store *st, const pt_window *w, pt_coll_build *b)
 	b->chan = x_malloc(nc * sizeof(*b->chan));
 	b->name = x_malloc(nc * sizeof(*b->name));
 	if (!b->arr || !b->end || !b->chan || !b->name)
-		goto out;
+		return -1;
 	b->n = nc;
 	for (i = 0; i < nc; i++) {
 		b->arr[i] = c[i].ts;
@@ -194,8 +217,18 @@ int pt_coll_find(const pt_store *st, const pt_window *w, pt_coll_build *b)
 		b->chan[i] = c[i].chan;
 		b->name[i] = c[i].name;
 	}
+	return 0;
+}
 
-	/* The main channel's spans: previous end (window start) to arrival. */
+/* The main channel (the one with most instances, the first of equals):
+ * its spans, from the previous instance's end (the window's start) to
+ * each arrival.  -1: out of memory. */
+static int main_spans(pt_coll_build *b, const pt_window *w)
+{
+	size_t i, k, nc = b->n, main_n = 0;
+	uint32_t main_chan = 0;
+	int64_t prev = w->start;
+
 	for (i = 0; i < nc;) {
 		size_t j = i;
 		while (j < nc && b->chan[j] == b->chan[i])
@@ -211,31 +244,48 @@ int pt_coll_find(const pt_store *st, const pt_window *w, pt_coll_build *b)
 	b->ginst = x_malloc(main_n * sizeof(*b->ginst));
 	b->gt = x_calloc(main_n ? main_n : 1, sizeof(*b->gt));
 	if (!b->gs || !b->ge || !b->ginst || !b->gt)
-		goto out;
-	{
-		int64_t prev = w->start;
-		for (k = 0; k < nc; k++) {
-			int64_t s, e;
-			if (b->chan[k] != main_chan)
-				continue;
-			s = prev;
-			e = b->arr[k];
-			if (b->ngap && s < b->ge[b->ngap - 1])
-				s = b->ge[b->ngap - 1];
-			if (e < s)
-				e = s;
-			b->gs[b->ngap] = s;
-			b->ge[b->ngap] = e;
-			b->ginst[b->ngap] = (uint32_t)k;
-			b->ngap++;
-			if (b->end[k] > prev)
-				prev = b->end[k];
-		}
+		return -1;
+	for (k = 0; k < nc; k++) {
+		int64_t s, e;
+		if (b->chan[k] != main_chan)
+			continue;
+		s = prev;
+		e = b->arr[k];
+		if (b->ngap && s < b->ge[b->ngap - 1])
+			s = b->ge[b->ngap - 1];
+		if (e < s)
+			e = s;
+		b->gs[b->ngap] = s;
+		b->ge[b->ngap] = e;
+		b->ginst[b->ngap] = (uint32_t)k;
+		b->ngap++;
+		if (b->end[k] > prev)
+			prev = b->end[k];
 	}
+	return 0;
+}
+
+int pt_coll_find(const pt_store *st, const pt_window *w, pt_coll_build *b)
+{
+	cand *c = NULL;
+	size_t nc = 0;
+	int gpu = 0, gloo = 0, rc = PT_ENOMEM;
+
+	memset(b, 0, sizeof(*b));
+	if (find_candidates(st, w, &c, &nc, &gpu, &gloo))
+		goto out;
+	if (!nc) {
+		rc = PT_OK;
+		goto out;
+	}
+	if (name_channels(st, b, c, nc, gpu, gloo))
+		goto out;
+	if (!gpu && !gloo)
+		nc = outermost(c, nc);
+	if (keep_instances(b, c, nc) || main_spans(b, w))
+		goto out;
 	rc = PT_OK;
 out:
-	x_free(lo);
-	x_free(lchan);
 	x_free(c);
 	if (rc)
 		pt_coll_build_free(b);

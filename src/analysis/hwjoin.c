@@ -340,10 +340,151 @@ void pt_hw_gpu_init(pt_hw_gpu *g)
 	g->throttle_frac = g->temperature_c = g->power_w = -1;
 }
 
+/* The communication pattern of name id `name` (pat_of caches the answer
+ * per name: UINT32_MAX not looked up, UINT32_MAX - 1 none); >=
+ * s->npatterns when there is none. */
+static uint32_t comm_pattern(const pt_store *st, const pt_summary *s, uint32_t *pat_of,
+			     uint32_t name)
+{
+	if (pat_of[name] == UINT32_MAX) {
+		const char *nm = pt_strtab_get(st->strs, name, NULL);
+		size_t k;
+
+		pat_of[name] = UINT32_MAX - 1; /* looked up, not found */
+		for (k = 0; k < s->npatterns; k++)
+			if (s->patterns[k].cls == PT_C_COMM && !strcmp(s->patterns[k].key, nm)) {
+				pat_of[name] = (uint32_t)k;
+				break;
+			}
+	}
+	return pat_of[name];
+}
+
+/* Adds the link throughput samples of device d under kernel e (both
+ * links, both directions) to its pattern's accumulators a[0..4). */
+static void add_kernel(scache *sc, const pt_event *e, int64_t d, lacc *a4)
+{
+	int l, dir;
+
+	for (l = 0; l < 2; l++)
+		for (dir = 0; dir < 2; dir++) {
+			const pt_series *ser = find_series_c(sc, series_names[l][dir], (int)d);
+			double m, sd, mx, cap;
+			size_t n;
+			lacc *a;
+
+			/* The capacity was worked out once per series (it may
+			 * scan the whole series for its peak). */
+			if (!ser || !((cap = d < CACHE_DEV ? sc->cap[d][l * 2 + dir]
+						     : link_cap(ser)) > 0))
+				continue;
+			n = pt_hwjoin_window(ser, e->ts, pt_end(e->ts, e->dur), cap, &m, &sd, &mx);
+			if (!n)
+				continue;
+			a = &a4[(size_t)l * 2 + (size_t)dir];
+			a->n += (double)n;
+			a->mean_n += m * (double)n;
+			a->std_n += sd * (double)n;
+			a->max_n += mx * (double)n;
+			a->kernels++;
+		}
+}
+
+/* Every communication kernel of the window with a pattern and a device:
+ * its samples into acc[pattern * 4 + link * 2 + dir].  -1: out of
+ * memory. */
+static int join_kernels(const pt_store *st, const pt_window *w, const pt_summary *s,
+			scache *sc, lacc *acc)
+{
+	uint32_t nstr = pt_strtab_count(st->strs);
+	uint32_t *pat_of = x_malloc((size_t)nstr * sizeof(*pat_of));
+	size_t i;
+
+	if (!pat_of)
+		return -1;
+	memset(pat_of, 0xff, (size_t)nstr * sizeof(*pat_of));
+	for (i = 0; i < st->n; i++) {
+		const pt_event *e = &st->ev[i];
+		uint32_t p;
+		int64_t d;
+
+		if (e->kind != PT_K_COMM_KERNEL || e->dur <= 0 || e->name >= nstr ||
+		    e->lane >= st->nlanes || !pt_window_hits(w, e->ts, e->dur))
+			continue;
+		p = comm_pattern(st, s, pat_of, e->name);
+		if (p >= s->npatterns)
+			continue;
+		d = st->lanes[e->lane].pid;
+		if (d < 0 || d > 4096)
+			continue;
+		add_kernel(sc, e, d, &acc[(size_t)p * 4]);
+	}
+	x_free(pat_of);
+	return 0;
+}
+
+/* Each pattern's link groups ("<link> <algorithm> <dir>") with samples:
+ * average, std and peak share of the link.  -1: out of memory. */
+static int fill_links(pt_summary *s, const lacc *acc)
+{
+	size_t i;
+
+	for (i = 0; i < s->npatterns; i++) {
+		pt_pattern *p = &s->patterns[i];
+		char algo[32];
+		int k, nk = 0;
+
+		for (k = 0; k < 4; k++)
+			nk += acc[i * 4 + (size_t)k].n > 0;
+		if (!nk)
+			continue;
+		p->hw = x_calloc((size_t)nk, sizeof(*p->hw));
+		if (!p->hw)
+			return -1;
+		pt_hwjoin_algo(p->key, algo, sizeof(algo));
+		for (k = 0; k < 4; k++) {
+			const lacc *a = &acc[i * 4 + (size_t)k];
+			pt_hw_link *h;
+
+			if (!(a->n > 0))
+				continue;
+			h = &p->hw[p->nhw++];
+			snprintf(h->group, sizeof(h->group), "%s %s %s", link_names[k / 2], algo,
+				 dir_names[k % 2]);
+			h->avg_pct = a->mean_n / a->n;
+			h->std_pct = a->std_n / a->n;
+			h->peak_pct = a->max_n / a->n;
+			h->samples = (uint64_t)a->n;
+			h->kernels = a->kernels;
+		}
+	}
+	return 0;
+}
+
+/* Names the sources of the files used ("nvml+proc", "nsys+nvml+proc")
+ * in s->hw_source.  -1: out of memory. */
+static int name_sources(pt_summary *s, const pt_samples *const *hw, size_t nhw, const char *use)
+{
+	char src[128] = "";
+	size_t len = 0, i;
+
+	for (i = 0; i < nhw; i++) {
+		const char *x = use[i] && hw[i]->source[0] ? hw[i]->source : NULL;
+
+		if (!x || strstr(src, x))
+			continue;
+		len += (size_t)snprintf(src + len, len < sizeof(src) ? sizeof(src) - len : 0,
+					"%s%s", len ? "+" : "", x);
+		if (len >= sizeof(src))
+			len = sizeof(src) - 1;
+	}
+	s->hw_source = x_strndup(src[0] ? src : "samples", strlen(src[0] ? src : "samples"));
+	return s->hw_source ? 0 : -1;
+}
+
 int pt_hwjoin_apply(const pt_store *st, const pt_window *w, pt_summary *s,
 		    const pt_samples *const *hw, size_t nhw, pt_error *err)
 {
-	uint32_t *pat_of = NULL, nstr;
 	lacc *acc = NULL;   /* [pattern][link][dir] */
 	scache *sc = NULL;
 	char *use = NULL;
@@ -371,113 +512,13 @@ int pt_hwjoin_apply(const pt_store *st, const pt_window *w, pt_summary *s,
 	sc->nhw = nhw;
 	sc->use = use;
 
-	/* Communication kernels -> their pattern (by name id). */
-	nstr = pt_strtab_count(st->strs);
-	pat_of = x_malloc((size_t)nstr * sizeof(*pat_of));
 	acc = x_calloc(s->npatterns ? s->npatterns * 4 : 1, sizeof(*acc));
-	if (!pat_of || !acc)
+	if (!acc || join_kernels(st, w, s, sc, acc) || fill_links(s, acc))
 		goto oom;
-	memset(pat_of, 0xff, (size_t)nstr * sizeof(*pat_of));
-	for (i = 0; i < st->n; i++) {
-		const pt_event *e = &st->ev[i];
-		uint32_t p;
-		int64_t d;
-		int l, dir;
-
-		if (e->kind != PT_K_COMM_KERNEL || e->dur <= 0 || e->name >= nstr ||
-		    e->lane >= st->nlanes || !pt_window_hits(w, e->ts, e->dur))
-			continue;
-		if (pat_of[e->name] == UINT32_MAX) {
-			const char *name = pt_strtab_get(st->strs, e->name, NULL);
-			size_t k;
-
-			pat_of[e->name] = UINT32_MAX - 1; /* looked up, not found */
-			for (k = 0; k < s->npatterns; k++)
-				if (s->patterns[k].cls == PT_C_COMM && !strcmp(s->patterns[k].key, name)) {
-					pat_of[e->name] = (uint32_t)k;
-					break;
-				}
-		}
-		p = pat_of[e->name];
-		if (p >= s->npatterns)
-			continue;
-		d = st->lanes[e->lane].pid;
-		if (d < 0 || d > 4096)
-			continue;
-		for (l = 0; l < 2; l++)
-			for (dir = 0; dir < 2; dir++) {
-				const pt_series *ser = find_series_c(sc, series_names[l][dir], (int)d);
-				double m, sd, mx, cap;
-				size_t n;
-				lacc *a;
-
-				/* The capacity was worked out once per series (it may
-				 * scan the whole series for its peak). */
-				if (!ser || !((cap = d < CACHE_DEV ? sc->cap[d][l * 2 + dir]
-							     : link_cap(ser)) > 0))
-					continue;
-				n = pt_hwjoin_window(ser, e->ts, pt_end(e->ts, e->dur), cap, &m, &sd,
-						     &mx);
-				if (!n)
-					continue;
-				a = &acc[(size_t)p * 4 + (size_t)l * 2 + (size_t)dir];
-				a->n += (double)n;
-				a->mean_n += m * (double)n;
-				a->std_n += sd * (double)n;
-				a->max_n += mx * (double)n;
-				a->kernels++;
-			}
-	}
-	for (i = 0; i < s->npatterns; i++) {
-		pt_pattern *p = &s->patterns[i];
-		char algo[32];
-		int k, nk = 0;
-
-		for (k = 0; k < 4; k++)
-			nk += acc[i * 4 + (size_t)k].n > 0;
-		if (!nk)
-			continue;
-		p->hw = x_calloc((size_t)nk, sizeof(*p->hw));
-		if (!p->hw)
-			goto oom;
-		pt_hwjoin_algo(p->key, algo, sizeof(algo));
-		for (k = 0; k < 4; k++) {
-			const lacc *a = &acc[i * 4 + (size_t)k];
-			pt_hw_link *h;
-
-			if (!(a->n > 0))
-				continue;
-			h = &p->hw[p->nhw++];
-			snprintf(h->group, sizeof(h->group), "%s %s %s", link_names[k / 2], algo,
-				 dir_names[k % 2]);
-			h->avg_pct = a->mean_n / a->n;
-			h->std_pct = a->std_n / a->n;
-			h->peak_pct = a->max_n / a->n;
-			h->samples = (uint64_t)a->n;
-			h->kernels = a->kernels;
-		}
-	}
 	if ((rc = join_compute(st, w, s, sc)))
 		goto oom;
-	{
-		/* Name the sources of the files used ("nvml+proc", "nsys+nvml+proc"). */
-		char src[128] = "";
-		size_t len = 0;
-
-		for (i = 0; i < nhw; i++) {
-			const char *x = use[i] && hw[i]->source[0] ? hw[i]->source : NULL;
-
-			if (!x || strstr(src, x))
-				continue;
-			len += (size_t)snprintf(src + len, len < sizeof(src) ? sizeof(src) - len : 0,
-						"%s%s", len ? "+" : "", x);
-			if (len >= sizeof(src))
-				len = sizeof(src) - 1;
-		}
-		s->hw_source = x_strndup(src[0] ? src : "samples", strlen(src[0] ? src : "samples"));
-		if (!s->hw_source)
-			goto oom;
-	}
+	if (name_sources(s, hw, nhw, use))
+		goto oom;
 	goto out;
 oom:
 	for (i = 0; i < s->npatterns; i++) {
@@ -492,7 +533,6 @@ oom:
 out:
 	x_free(sc);
 	x_free(acc);
-	x_free(pat_of);
 	x_free(use);
 	return rc;
 }

@@ -1111,6 +1111,321 @@ static int order_cmp(const void *pa, const void *pb, void *arg)
 	return pattern_cmp(&p[*(const uint32_t *)pa], &p[*(const uint32_t *)pb]);
 }
 
+/* Sets up the builder: the name and event maps, room for the frames and
+ * non-frame items, and the root node.  -1: out of memory. */
+static int builder_init(builder *b, const pt_store *st, const pt_window *w, pt_coll_build *coll)
+{
+	memset(b, 0, sizeof(*b));
+	b->st = st;
+	b->w = *w;
+	b->coll = coll && coll->ngap ? coll : NULL;
+	b->nnames = pt_strtab_count(st->strs);
+	b->loc = pt_strtab_new();
+	b->norm = x_malloc((b->nnames ? b->nnames : 1) * sizeof(uint32_t));
+	b->evpat = x_malloc((st->n ? st->n : 1) * sizeof(*b->evpat));
+	/* Frames and non-frame items get room for every event: only the part
+	 * used is ever touched, so it costs address space, not memory. */
+	b->fo = x_malloc((st->n ? st->n : 1) * sizeof(*b->fo));
+	b->nfib = st->n > 1 ? pt_bits(st->n - 1) : 0;
+	b->nfmask = b->nfib ? ~0ULL >> (64 - b->nfib) : 0;
+	if (pt_bits((uint64_t)w->end - (uint64_t)w->start) + b->nfib <= 64)
+		b->nf = x_malloc((st->n ? st->n : 1) * sizeof(*b->nf));
+	else
+		b->nfkv = x_malloc((st->n ? st->n : 1) * sizeof(*b->nfkv));
+	if (!b->loc || !b->norm || !b->evpat || !b->fo || (!b->nf && !b->nfkv) ||
+	    node_get(b, NONE32, 0) != ROOT)
+		return -1;
+	memset(b->norm, 0xff, b->nnames * sizeof(uint32_t));
+	memset(b->evpat, 0xff, st->n * sizeof(*b->evpat));
+	return 0;
+}
+
+/* Counts the events of the GPU, runtime and collective classes (one
+ * pattern per (class, name), one item each), collects the CPU frames for
+ * nesting in *nfr, and sorts the non-frame items by start (stable: equal
+ * starts in event order).  -1: out of memory. */
+static int count_items(builder *b, size_t *nfr)
+{
+	const pt_store *st = b->st;
+	size_t i;
+
+	for (i = 0; i < st->n; i++) {
+		const pt_event *e = &st->ev[i];
+		int cls = pt_kind_class(e->kind);
+		uint32_t p;
+
+		if (cls == PT_C_NONE || !pt_window_hits(&b->w, e->ts, e->dur))
+			continue;
+		if (cls != PT_C_PYTHON) {
+			p = named_pat(b, cls, e->name);
+			if (p == NONE32 || count_ev(b, p, (uint32_t)i, e->ts, pt_end(e->ts, e->dur)))
+				return -1;
+			nf_add(b, (uint32_t)i, e->ts, pt_end(e->ts, e->dur));
+		}
+		if (is_frame_kind(e->kind))
+			b->fo[(*nfr)++] = (uint32_t)i;
+	}
+	if (b->nnf) {
+		void *tmp = x_malloc(b->nnf * (b->nf ? sizeof(*b->nf) : sizeof(*b->nfkv)));
+		if (!tmp)
+			return -1;
+		if (b->nf)
+			pt_sort_packed(b->nf, tmp, b->nnf, b->nfib);
+		else
+			pt_sort_kv(b->nfkv, tmp, b->nnf);
+		x_free(tmp);
+	}
+	return 0;
+}
+
+/* The GPU events by start (from the sorted non-frame items), for the
+ * breakdown: it needs their idle gaps before the frames are nested.
+ * Returns the caller's array of *ngev ids, NULL when out of memory. */
+static uint32_t *gpu_by_start(const builder *b, size_t *ngev)
+{
+	uint32_t *gev = x_malloc((b->nnf ? b->nnf : 1) * sizeof(*gev));
+	size_t i;
+
+	if (!gev)
+		return NULL;
+	for (i = 0; i < b->nnf; i++) {
+		uint32_t id = b->nf ? (uint32_t)(b->nf[i] & b->nfmask) : b->nfkv[i].v;
+		if (b->st->ev[id].flags & PT_EV_GPU)
+			gev[(*ngev)++] = id;
+	}
+	return gev;
+}
+
+/* The attribution sweep: merges the non-frame items and the frame
+ * segments, which come thread by thread, each thread's in time order,
+ * made as it goes (run_next).  Fills owned[pattern] and *tot, then frees
+ * the item arrays it no longer needs.  -1: out of memory. */
+static int sweep_items(builder *b, double *owned, pt_attr_totals *tot)
+{
+	pt_item_runs runs = { b->nruns + (b->nnf > 0), run_next, b };
+
+	b->nfbuf = x_malloc(SEG_CHUNK * sizeof(*b->nfbuf));
+	if (!b->nfbuf ||
+	    pt_attr_sweep_runs(NULL, 0, &runs, b->w.start, b->w.end, owned, tot))
+		return -1;
+	x_free(b->nf);
+	x_free(b->nfkv);
+	x_free(b->fo);
+	b->nf = NULL;
+	b->nfkv = NULL;
+	b->fo = NULL;
+	return 0;
+}
+
+/* The window's totals into out: time per class, GPU utilization and the
+ * breakdown.  -1: out of memory. */
+static int window_totals(builder *b, const pt_attr_totals *tot, double wns, pt_summary *out)
+{
+	int c;
+
+	for (c = 0; c < PT_C_COUNT; c++)
+		out->class_ms[c] = (double)tot->class_ns[c] / 1e6;
+	out->gpu_util = wns > 0 ? (double)tot->gpu_busy_ns / wns : 0;
+	out->breakdown = x_calloc(1, sizeof(*out->breakdown));
+	if (!out->breakdown || pt_bd_finish(b->bd, b->node_parent, b->nnodes, bd_key, b,
+					    out->breakdown))
+		return -1;
+	out->gpu_compute_util = wns > 0 ? out->breakdown->compute_ms * 1e6 / wns : 0;
+	return 0;
+}
+
+/* Which patterns to keep: all but Python; Python stacks owning at least
+ * min_python_ratio, the max_python largest.  Returns the caller's array
+ * of *nkeep pattern ids, NULL when out of memory. */
+static uint32_t *choose_patterns(const builder *b, const double *owned, double wns,
+				 const pt_summary_options *opt, size_t *nkeep)
+{
+	uint32_t *keep = x_malloc((b->npats ? b->npats : 1) * sizeof(*keep));
+	size_t i, n = 0, npy = 0;
+
+	if (!keep)
+		return NULL;
+	for (i = 0; i < b->npats; i++)
+		if (b->pats[i].cls != PT_C_PYTHON)
+			keep[n++] = (uint32_t)i;
+	for (i = 0; i < b->npats; i++) {
+		double r = wns > 0 ? owned[i] / wns : 0;
+		if (b->pats[i].cls == PT_C_PYTHON && r >= opt->min_python_ratio)
+			keep[n + npy++] = (uint32_t)i;
+	}
+	qsort_r(keep + n, npy, sizeof(*keep), python_cmp, (void *)owned);
+	if (npy > opt->max_python)
+		npy = opt->max_python;
+	*nkeep = n + npy;
+	return keep;
+}
+
+/* Groups the counted events by pattern (counting sort): pattern p's
+ * events are evs[off[p] .. off[p + 1]); *maxcount is the largest group.
+ * Frees b->evpat.  -1: out of memory. */
+static int group_events(builder *b, uint32_t **offp, uint32_t **evsp, size_t *maxcount)
+{
+	const pt_store *st = b->st;
+	uint32_t *off, *evs;
+	size_t i;
+
+	off = *offp = x_calloc(b->npats + 1, sizeof(*off));
+	evs = *evsp = x_malloc((b->nrec ? b->nrec : 1) * sizeof(*evs));
+	if (!off || !evs)
+		return -1;
+	for (i = 0; i < st->n; i++)
+		if (b->evpat[i] != NONE32)
+			off[b->evpat[i] + 1]++;
+	for (i = 0; i < b->npats; i++) {
+		if (off[i + 1] > *maxcount)
+			*maxcount = off[i + 1];
+		off[i + 1] += off[i];
+	}
+	for (i = 0; i < st->n; i++)
+		if (b->evpat[i] != NONE32)
+			evs[off[b->evpat[i]]++] = (uint32_t)i;
+	for (i = b->npats; i > 0; i--) /* off[p] is now the end: shift back */
+		off[i] = off[i - 1];
+	off[0] = 0;
+	x_free(b->evpat);
+	b->evpat = NULL;
+	return 0;
+}
+
+/* With two steps or more: per-step values for the functions of at least
+ * 0.2% of the window, and at most max(16, 20,000 / steps) of them (the
+ * largest), so that a window of many steps keeps the summary small:
+ * 20,000 numbers are about 150 KB.  Sets *floor, *steps (the steps in
+ * time order) and *step_sum (room for their sums), the caller's arrays.
+ * -1: out of memory. */
+static int step_setup(const builder *b, const uint32_t *keep, size_t nkeep, double wns,
+		      double *floor, pt_step **steps, uint64_t **step_sum)
+{
+	const pt_store *st = b->st;
+	size_t cap = 20000 / st->nsteps, nbig = 0, j;
+	uint64_t *cl;
+
+	if (cap < 16)
+		cap = 16;
+	*floor = 0.002 * wns;
+	cl = x_malloc(2 * (nkeep ? nkeep : 1) * sizeof(*cl)); /* values, then scratch */
+	*steps = x_malloc(st->nsteps * sizeof(**steps));
+	*step_sum = x_malloc(st->nsteps * sizeof(**step_sum));
+	if (!*steps || !*step_sum || !cl) {
+		x_free(cl);
+		return -1;
+	}
+	for (j = 0; j < nkeep; j++)
+		if ((double)b->pats[keep[j]].clipped_ns >= *floor)
+			cl[nbig++] = b->pats[keep[j]].clipped_ns;
+	if (nbig > cap) {
+		pt_sort_u64(cl, cl + nkeep, nbig);
+		*floor = (double)cl[nbig - cap];
+	}
+	x_free(cl);
+	memcpy(*steps, st->steps, st->nsteps * sizeof(**steps));
+	qsort(*steps, st->nsteps, sizeof(**steps), step_cmp);
+	return 0;
+}
+
+/* Room in sc for pattern_stats on a group of up to maxcount events.
+ * -1: out of memory. */
+static int scratch_alloc(scratch *sc, size_t maxcount)
+{
+	sc->ix = x_malloc((maxcount + 1) * sizeof(*sc->ix));
+	if (!sc->ix)
+		return -1;
+	sc->u = x_malloc((maxcount + 1) * sizeof(*sc->u));
+	sc->t = x_malloc((maxcount + 1) * sizeof(*sc->t));
+	sc->d = x_malloc((maxcount + 1) * sizeof(*sc->d));
+	sc->d2 = x_malloc((maxcount + 1) * sizeof(*sc->d2));
+	return sc->u && sc->t && sc->d && sc->d2 ? 0 : -1;
+}
+
+/* One pt_pattern per kept pattern, in keep's order: key, class, count,
+ * owned and executed share, per-step values (for those above
+ * step_floor) and the statistics of pattern_stats.  -1: out of memory. */
+static int emit_patterns(const builder *b, const uint32_t *keep, size_t nkeep, const double *owned,
+			 const uint32_t *off, const uint32_t *evs, double wns, double step_floor,
+			 scratch *sc, pt_summary *out)
+{
+	const pt_store *st = b->st;
+	size_t j;
+
+	out->patterns = x_calloc(nkeep ? nkeep : 1, sizeof(*out->patterns));
+	if (!out->patterns)
+		return -1;
+	for (j = 0; j < nkeep; j++) {
+		uint32_t p = keep[j];
+		const bpat *bp = &b->pats[p];
+		pt_pattern *pp = &out->patterns[out->npatterns];
+
+		if (bp->cls == PT_C_PYTHON) {
+			pp->key = node_key(b, bp->key);
+		} else {
+			size_t len;
+			const char *s = pt_strtab_get(st->strs, bp->key, &len);
+			pp->key = x_strndup(s, len);
+		}
+		if (!pp->key)
+			return -1;
+		out->npatterns++;
+		pp->cls = bp->cls;
+		pp->count = bp->count;
+		pp->bottleneck = wns > 0 ? owned[p] / wns : 0;
+		pp->exec_ratio = wns > 0 ? (double)bp->clipped_ns / wns : 0;
+		/* Per step (the step-to-step comparison, src/diagnose/steps.c):
+		 * the functions above step_floor; filled by pattern_stats. */
+		if (sc->steps && (double)bp->clipped_ns >= step_floor) {
+			if (!(pp->step_ms = x_calloc(st->nsteps, sizeof(*pp->step_ms))))
+				return -1;
+			pp->nstep_ms = st->nsteps;
+		}
+		pattern_stats(b, evs + off[p], off[p + 1] - off[p], pp, sc);
+	}
+	return 0;
+}
+
+/* Sorts out->patterns (pattern_cmp).  With collectives, sorts an index
+ * instead, to know where each kept pattern went: the spans' functions
+ * name patterns by their place (pt_coll_finish).  -1: out of memory. */
+static int order_patterns(const builder *b, pt_coll_build *coll, const uint32_t *keep,
+			  size_t nkeep, pt_summary *out)
+{
+	uint32_t *ord, *patmap;
+	pt_pattern *sorted;
+	size_t j;
+	int rc = -1;
+
+	if (!coll || !coll->n) {
+		qsort(out->patterns, out->npatterns, sizeof(*out->patterns), pattern_cmp);
+		return 0;
+	}
+	ord = x_malloc((nkeep ? nkeep : 1) * sizeof(*ord));
+	patmap = x_malloc((b->npats ? b->npats : 1) * sizeof(*patmap));
+	sorted = x_malloc((nkeep ? nkeep : 1) * sizeof(*sorted));
+	if (!ord || !patmap || !sorted) {
+		x_free(sorted);
+		goto out;
+	}
+	for (j = 0; j < out->npatterns; j++)
+		ord[j] = (uint32_t)j;
+	qsort_r(ord, out->npatterns, sizeof(*ord), order_cmp, out->patterns);
+	memset(patmap, 0xff, b->npats * sizeof(*patmap));
+	for (j = 0; j < out->npatterns; j++) {
+		sorted[j] = out->patterns[ord[j]];
+		patmap[keep[ord[j]]] = (uint32_t)j;
+	}
+	x_free(out->patterns);
+	out->patterns = sorted;
+	if (pt_coll_finish(coll, b->st, &b->w, patmap, b->npats, out) == 0)
+		rc = 0;
+out:
+	x_free(patmap);
+	x_free(ord);
+	return rc;
+}
+
 int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_options *opt,
 		      pt_summary *out, pt_error *err)
 {
@@ -1121,260 +1436,48 @@ int pt_patterns_build_coll(const pt_store *st, const pt_window *w, const pt_summ
 			   pt_coll_build *coll, pt_summary *out, pt_error *err)
 {
 	builder b;
-	size_t nfr = 0, i, j, nkeep = 0, npy = 0;
+	size_t nfr = 0, nkeep = 0, ngev = 0, maxcount = 0;
 	double *owned = NULL;
 	uint32_t *keep = NULL, *off = NULL, *evs = NULL, *gev = NULL;
 	pt_step *steps = NULL;
 	uint64_t *step_sum = NULL;
 	double step_floor = 0;
-	size_t ngev = 0;
 	pt_attr_totals tot;
 	scratch sc = { 0 };
 	double wns = (double)((uint64_t)w->end - (uint64_t)w->start);
-	size_t maxcount = 0;
-	int rc = PT_ENOMEM, c;
+	int rc = PT_ENOMEM;
 
-	memset(&b, 0, sizeof(b));
-	b.st = st;
-	b.w = *w;
-	b.coll = coll && coll->ngap ? coll : NULL;
-	b.nnames = pt_strtab_count(st->strs);
 	if (st->n >= NONE32) {
+		memset(&b, 0, sizeof(b));
 		rc = pt_error_set(err, PT_ENOMEM, -1, "too many events (%zu) for one summary", st->n);
 		goto out;
 	}
-	b.loc = pt_strtab_new();
-	b.norm = x_malloc((b.nnames ? b.nnames : 1) * sizeof(uint32_t));
-	b.evpat = x_malloc((st->n ? st->n : 1) * sizeof(*b.evpat));
-	/* Frames and non-frame items get room for every event: only the part
-	 * used is ever touched, so it costs address space, not memory. */
-	b.fo = x_malloc((st->n ? st->n : 1) * sizeof(*b.fo));
-	b.nfib = st->n > 1 ? pt_bits(st->n - 1) : 0;
-	b.nfmask = b.nfib ? ~0ULL >> (64 - b.nfib) : 0;
-	if (pt_bits((uint64_t)w->end - (uint64_t)w->start) + b.nfib <= 64)
-		b.nf = x_malloc((st->n ? st->n : 1) * sizeof(*b.nf));
-	else
-		b.nfkv = x_malloc((st->n ? st->n : 1) * sizeof(*b.nfkv));
-	if (!b.loc || !b.norm || !b.evpat || !b.fo || (!b.nf && !b.nfkv) ||
-	    node_get(&b, NONE32, 0) != ROOT)
+	if (builder_init(&b, st, w, coll) || count_items(&b, &nfr))
 		goto fail;
-	memset(b.norm, 0xff, b.nnames * sizeof(uint32_t));
-	memset(b.evpat, 0xff, st->n * sizeof(*b.evpat));
-
-	/* Events of the GPU, runtime and collective classes: one pattern per
-	 * (class, name), one item each; CPU frames are collected for nesting. */
-	for (i = 0; i < st->n; i++) {
-		const pt_event *e = &st->ev[i];
-		int cls = pt_kind_class(e->kind);
-		uint32_t p;
-
-		if (cls == PT_C_NONE || !pt_window_hits(w, e->ts, e->dur))
-			continue;
-		if (cls != PT_C_PYTHON) {
-			p = named_pat(&b, cls, e->name);
-			if (p == NONE32 || count_ev(&b, p, (uint32_t)i, e->ts, pt_end(e->ts, e->dur)))
-				goto fail;
-			nf_add(&b, (uint32_t)i, e->ts, pt_end(e->ts, e->dur));
-		}
-		if (is_frame_kind(e->kind))
-			b.fo[nfr++] = (uint32_t)i;
-	}
-	/* The non-frame items by start (stable: equal starts in event order). */
-	if (b.nnf) {
-		void *tmp = x_malloc(b.nnf * (b.nf ? sizeof(*b.nf) : sizeof(*b.nfkv)));
-		if (!tmp)
-			goto fail;
-		if (b.nf)
-			pt_sort_packed(b.nf, tmp, b.nnf, b.nfib);
-		else
-			pt_sort_kv(b.nfkv, tmp, b.nnf);
-		x_free(tmp);
-	}
-	/* The GPU events by start, for the breakdown (it needs their idle
-	 * gaps before the frames are nested). */
-	gev = x_malloc((b.nnf ? b.nnf : 1) * sizeof(*gev));
-	if (!gev)
+	if (!(gev = gpu_by_start(&b, &ngev)))
 		goto fail;
-	for (i = 0; i < b.nnf; i++) {
-		uint32_t id = b.nf ? (uint32_t)(b.nf[i] & b.nfmask) : b.nfkv[i].v;
-		if (st->ev[id].flags & PT_EV_GPU)
-			gev[ngev++] = id;
-	}
 	b.main_lane = pt_bd_main_lane(st);
 	b.bd = pt_bd_new(st, w->start, w->end, gev, ngev, b.main_lane);
-	if (!b.bd)
+	if (!b.bd || do_frames(&b, nfr))
 		goto fail;
-	if (do_frames(&b, nfr))
+	if (!(owned = x_calloc(b.npats, sizeof(*owned))) || sweep_items(&b, owned, &tot) ||
+	    window_totals(&b, &tot, wns, out))
 		goto fail;
-
-	/* The sweep merges the non-frame items and the frame segments, which
-	 * come thread by thread, each thread's in time order, made as it goes
-	 * (run_next). */
-	{
-		pt_item_runs runs = { b.nruns + (b.nnf > 0), run_next, &b };
-		owned = x_calloc(b.npats, sizeof(*owned));
-		b.nfbuf = x_malloc(SEG_CHUNK * sizeof(*b.nfbuf));
-		if (!owned || !b.nfbuf ||
-		    pt_attr_sweep_runs(NULL, 0, &runs, w->start, w->end, owned, &tot))
-			goto fail;
-	}
-	x_free(b.nf);
-	x_free(b.nfkv);
-	x_free(b.fo);
-	b.nf = NULL;
-	b.nfkv = NULL;
-	b.fo = NULL;
-	for (c = 0; c < PT_C_COUNT; c++)
-		out->class_ms[c] = (double)tot.class_ns[c] / 1e6;
-	out->gpu_util = wns > 0 ? (double)tot.gpu_busy_ns / wns : 0;
-	out->breakdown = x_calloc(1, sizeof(*out->breakdown));
-	if (!out->breakdown || pt_bd_finish(b.bd, b.node_parent, b.nnodes, bd_key, &b,
-					    out->breakdown))
-		goto fail;
-	out->gpu_compute_util = wns > 0 ? out->breakdown->compute_ms * 1e6 / wns : 0;
 	x_free(gev);
 	gev = NULL;
 
-	/* Which patterns to keep: all but Python; Python stacks owning at
-	 * least min_python_ratio, the max_python largest. */
-	keep = x_malloc((b.npats ? b.npats : 1) * sizeof(*keep));
-	if (!keep)
+	if (!(keep = choose_patterns(&b, owned, wns, opt, &nkeep)) ||
+	    group_events(&b, &off, &evs, &maxcount))
 		goto fail;
-	for (i = 0; i < b.npats; i++)
-		if (b.pats[i].cls != PT_C_PYTHON)
-			keep[nkeep++] = (uint32_t)i;
-	for (i = 0; i < b.npats; i++) {
-		double r = wns > 0 ? owned[i] / wns : 0;
-		if (b.pats[i].cls == PT_C_PYTHON && r >= opt->min_python_ratio)
-			keep[nkeep + npy++] = (uint32_t)i;
-	}
-	qsort_r(keep + nkeep, npy, sizeof(*keep), python_cmp, owned);
-	if (npy > opt->max_python)
-		npy = opt->max_python;
-	nkeep += npy;
-
-	/* Group the counted events by pattern (counting sort). */
-	off = x_calloc(b.npats + 1, sizeof(*off));
-	evs = x_malloc((b.nrec ? b.nrec : 1) * sizeof(*evs));
-	if (!off || !evs)
+	if (st->nsteps >= 2 && step_setup(&b, keep, nkeep, wns, &step_floor, &steps, &step_sum))
 		goto fail;
-	for (i = 0; i < st->n; i++)
-		if (b.evpat[i] != NONE32)
-			off[b.evpat[i] + 1]++;
-	for (i = 0; i < b.npats; i++) {
-		if (off[i + 1] > maxcount)
-			maxcount = off[i + 1];
-		off[i + 1] += off[i];
-	}
-	for (i = 0; i < st->n; i++)
-		if (b.evpat[i] != NONE32)
-			evs[off[b.evpat[i]]++] = (uint32_t)i;
-	for (i = b.npats; i > 0; i--) /* off[p] is now the end: shift back */
-		off[i] = off[i - 1];
-	off[0] = 0;
-	x_free(b.evpat);
-	b.evpat = NULL;
-
-	if (st->nsteps >= 2) {
-		/* Per-step values for the functions of at least 0.2% of the
-		 * window, and at most max(16, 20,000 / steps) of them (the
-		 * largest), so that a window of many steps keeps the summary
-		 * small: 20,000 numbers are about 150 KB. */
-		size_t cap = 20000 / st->nsteps, nbig = 0;
-		uint64_t *cl;
-
-		if (cap < 16)
-			cap = 16;
-		step_floor = 0.002 * wns;
-		cl = x_malloc(2 * (nkeep ? nkeep : 1) * sizeof(*cl)); /* values, then scratch */
-		steps = x_malloc(st->nsteps * sizeof(*steps));
-		step_sum = x_malloc(st->nsteps * sizeof(*step_sum));
-		if (!steps || !step_sum || !cl) {
-			x_free(cl);
-			goto fail;
-		}
-		for (j = 0; j < nkeep; j++)
-			if ((double)b.pats[keep[j]].clipped_ns >= step_floor)
-				cl[nbig++] = b.pats[keep[j]].clipped_ns;
-		if (nbig > cap) {
-			pt_sort_u64(cl, cl + nkeep, nbig);
-			step_floor = (double)cl[nbig - cap];
-		}
-		x_free(cl);
-		memcpy(steps, st->steps, st->nsteps * sizeof(*steps));
-		qsort(steps, st->nsteps, sizeof(*steps), step_cmp);
-	}
 	sc.steps = steps;
 	sc.nsteps = st->nsteps;
 	sc.step_sum = step_sum;
-	sc.ix = x_malloc((maxcount + 1) * sizeof(*sc.ix));
-	if (!sc.ix)
+	if (scratch_alloc(&sc, maxcount) ||
+	    emit_patterns(&b, keep, nkeep, owned, off, evs, wns, step_floor, &sc, out) ||
+	    order_patterns(&b, coll, keep, nkeep, out))
 		goto fail;
-	sc.u = x_malloc((maxcount + 1) * sizeof(*sc.u));
-	sc.t = x_malloc((maxcount + 1) * sizeof(*sc.t));
-	sc.d = x_malloc((maxcount + 1) * sizeof(*sc.d));
-	sc.d2 = x_malloc((maxcount + 1) * sizeof(*sc.d2));
-	out->patterns = x_calloc(nkeep ? nkeep : 1, sizeof(*out->patterns));
-	if (!sc.u || !sc.t || !sc.d || !sc.d2 || !out->patterns)
-		goto fail;
-	for (j = 0; j < nkeep; j++) {
-		uint32_t p = keep[j];
-		const bpat *bp = &b.pats[p];
-		pt_pattern *pp = &out->patterns[out->npatterns];
-
-		if (bp->cls == PT_C_PYTHON) {
-			pp->key = node_key(&b, bp->key);
-		} else {
-			size_t len;
-			const char *s = pt_strtab_get(st->strs, bp->key, &len);
-			pp->key = x_strndup(s, len);
-		}
-		if (!pp->key)
-			goto fail;
-		out->npatterns++;
-		pp->cls = bp->cls;
-		pp->count = bp->count;
-		pp->bottleneck = wns > 0 ? owned[p] / wns : 0;
-		pp->exec_ratio = wns > 0 ? (double)bp->clipped_ns / wns : 0;
-		/* Per step (the step-to-step comparison, src/diagnose/steps.c):
-		 * the functions above step_floor; filled by pattern_stats. */
-		if (steps && (double)bp->clipped_ns >= step_floor) {
-			if (!(pp->step_ms = x_calloc(st->nsteps, sizeof(*pp->step_ms))))
-				goto fail;
-			pp->nstep_ms = st->nsteps;
-		}
-		pattern_stats(&b, evs + off[p], off[p + 1] - off[p], pp, &sc);
-	}
-	if (!coll || !coll->n) {
-		qsort(out->patterns, out->npatterns, sizeof(*out->patterns), pattern_cmp);
-	} else {
-		/* Sort an index instead, to know where each kept pattern went:
-		 * the spans' functions name patterns by their place. */
-		uint32_t *ord = x_malloc((nkeep ? nkeep : 1) * sizeof(*ord));
-		uint32_t *patmap = x_malloc((b.npats ? b.npats : 1) * sizeof(*patmap));
-		pt_pattern *sorted = x_malloc((nkeep ? nkeep : 1) * sizeof(*sorted));
-		if (!ord || !patmap || !sorted) {
-			x_free(ord);
-			x_free(patmap);
-			x_free(sorted);
-			goto fail;
-		}
-		for (j = 0; j < out->npatterns; j++)
-			ord[j] = (uint32_t)j;
-		qsort_r(ord, out->npatterns, sizeof(*ord), order_cmp, out->patterns);
-		memset(patmap, 0xff, b.npats * sizeof(*patmap));
-		for (j = 0; j < out->npatterns; j++) {
-			sorted[j] = out->patterns[ord[j]];
-			patmap[keep[ord[j]]] = (uint32_t)j;
-		}
-		x_free(out->patterns);
-		out->patterns = sorted;
-		j = pt_coll_finish(coll, st, w, patmap, b.npats, out);
-		x_free(patmap);
-		x_free(ord);
-		if (j)
-			goto fail;
-	}
 	rc = PT_OK;
 	goto out;
 fail:

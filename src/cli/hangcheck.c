@@ -90,46 +90,35 @@ static int read_stacks(const char *dir, const char *wid, pt_hang_dump *d, char *
 	return 1;
 }
 
-int cli_hang_check(const cli_hang *h, const pt_worker_entry *e, const int *exited, size_t n,
-		   cli_hang_run *run)
+/* Whether worker i can answer: not dead, lost or exited. */
+static int can_answer(const cli_hang *h, const cli_hang_run *run, const int *exited, size_t i,
+		      const char *node, double now)
 {
-	char node[PT_CONTROL_HOST_MAX];
-	pt_worker_entry *fresh = NULL;
-	size_t nfresh = 0, pending;
-	int *got = NULL, rc = -1;
-	double t0, now, last_line = 0;
-	pt_error err;
+	return !(exited && exited[i]) && !pt_control_worker_dead(&run->e[i], node) &&
+	       pt_control_worker_alive(&run->e[i], now, h->stale, node);
+}
 
-	memset(run, 0, sizeof(*run));
-	pt_control_nodename(node, sizeof(node));
-	run->n = n;
-	run->e = x_calloc(n, sizeof(*run->e));
-	run->w = x_calloc(n, sizeof(*run->w));
-	run->dumps = x_calloc(n, sizeof(*run->dumps));
-	run->notes = x_calloc(n, sizeof(*run->notes));
-	run->texts = x_calloc(n, sizeof(char *));
-	got = x_calloc(n, sizeof(int));
-	if (!run->e || !run->w || !run->dumps || !run->notes || !run->texts || !got)
-		die("out of memory");
-	memcpy(run->e, e, n * sizeof(*e));
-	pt_error_clear(&err);
-	if (pt_control_stacks_request(h->dir, run->request, sizeof(run->request), &err)) {
-		error_pt(&err);
-		goto out;
-	}
-	/* Wait for the answers: each watchdog polls every 250 ms (by default)
-	 * and writes in a few milliseconds.  Dead, lost and exited workers
-	 * cannot answer: not waited for. */
-	t0 = cli_now();
+/* Waits for the answers to run->request: each watchdog polls every
+ * 250 ms (by default) and writes in a few milliseconds.  Dead, lost and
+ * exited workers cannot answer: not waited for.  got[i] is set for each
+ * answer (its dump and text in run); returns at the first moment none is
+ * pending, or after h->stack_wait seconds (a progress line every 2 s
+ * when h->progress). */
+static void wait_answers(const cli_hang *h, cli_hang_run *run, int *got, const int *exited,
+			 const char *node)
+{
+	double t0 = cli_now(), last_line = 0;
+	size_t n = run->n;
+
 	for (;;) {
-		pending = 0;
-		now = pt_control_now();
+		size_t pending = 0;
+		double now = pt_control_now();
+
 		for (size_t i = 0; i < n; i++) {
 			pt_hang_dump d;
 			char *text = NULL;
 
-			if (got[i] || (exited && exited[i]) || pt_control_worker_dead(&run->e[i], node) ||
-			    !pt_control_worker_alive(&run->e[i], now, h->stale, node))
+			if (got[i] || !can_answer(h, run, exited, i, node, now))
 				continue;
 			if (read_stacks(h->dir, run->e[i].info.id, &d, &text, 0)) {
 				if (!strcmp(d.request, run->request)) {
@@ -154,81 +143,132 @@ int cli_hang_check(const cli_hang *h, const pt_worker_entry *e, const int *exite
 		}
 		cli_sleep(0.05);
 	}
-	/* Fresh heartbeats: the steps and liveness as of now. */
+}
+
+/* Fresh heartbeats: the steps and liveness as of now. */
+static void refresh_entries(const cli_hang *h, cli_hang_run *run)
+{
+	pt_worker_entry *fresh = NULL;
+	size_t nfresh = 0;
+
 	if (pt_nodechan_workers(h->dir, &fresh, &nfresh, NULL) == PT_OK)
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < run->n; i++)
 			for (size_t k = 0; k < nfresh; k++)
 				if (!strcmp(fresh[k].info.id, run->e[i].info.id)) {
 					run->e[i] = fresh[k];
 					break;
 				}
-	now = pt_control_now();
-	for (size_t i = 0; i < n; i++) {
-		pt_hang_worker *w = &run->w[i];
-		const pt_worker_entry *x = &run->e[i];
-		double step_time = x->has_hb ? x->hb.step_time : 0;
+	x_free(fresh);
+}
 
-		w->id = x->info.id;
-		w->host = x->info.host;
-		w->rank = x->info.rank;
-		w->pid = x->info.pid;
-		w->step = x->hb.step;
-		w->stacks = run->notes[i];
-		if (exited && exited[i]) {
-			w->state = PT_HANG_EXITED;
-			snprintf(run->notes[i], sizeof(run->notes[i]), "none: the process exited");
-		} else if (pt_control_worker_dead(x, node)) {
-			w->state = PT_HANG_DEAD;
-			snprintf(run->notes[i], sizeof(run->notes[i]), "none: the process is gone");
-		} else if (!pt_control_worker_alive(x, now, h->stale, node)) {
-			w->state = PT_HANG_LOST;
-			snprintf(run->notes[i], sizeof(run->notes[i]), "none: no heartbeat for %.0f s",
-				 now - (x->has_hb ? x->hb.time : x->info.started));
-		} else {
-			w->state = PT_HANG_RUNNING;
-			if (!got[i]) {
-				/* No answer: the watchdog's own dump of this stall,
-				 * if it is still where it was. */
-				pt_hang_dump d;
-				char *text = NULL;
+/* A running worker that did not answer: the watchdog's own dump of this
+ * stall, if it is still where it was (got[i] set), else a note that
+ * none came. */
+static void unanswered(const cli_hang *h, cli_hang_run *run, size_t i, int *got, double now)
+{
+	const pt_worker_entry *x = &run->e[i];
+	pt_hang_dump d;
+	char *text = NULL;
 
-				if (read_stacks(h->dir, x->info.id, &d, &text, 1) && d.step >= x->hb.step) {
-					snprintf(run->notes[i], sizeof(run->notes[i]),
-						 "%s dump from %.1f s ago (no answer within %.1f s)",
-						 !strcmp(d.reason, "stalled") ? "automatic" : "earlier",
-						 now - d.time, h->stack_wait);
-					run->dumps[i] = d;
-					run->texts[i] = text;
-					got[i] = 1;
-				} else {
-					if (text) {
-						pt_hang_dump_free(&d);
-						x_free(text);
-					}
-					snprintf(run->notes[i], sizeof(run->notes[i]),
-						 "none: no answer within %.1f s (no watchdog?)", h->stack_wait);
-				}
-			} else {
-				snprintf(run->notes[i], sizeof(run->notes[i]), "on request");
-			}
+	if (read_stacks(h->dir, x->info.id, &d, &text, 1) && d.step >= x->hb.step) {
+		snprintf(run->notes[i], sizeof(run->notes[i]),
+			 "%s dump from %.1f s ago (no answer within %.1f s)",
+			 !strcmp(d.reason, "stalled") ? "automatic" : "earlier",
+			 now - d.time, h->stack_wait);
+		run->dumps[i] = d;
+		run->texts[i] = text;
+		got[i] = 1;
+	} else {
+		if (text) {
+			pt_hang_dump_free(&d);
+			x_free(text);
 		}
-		/* The watchdog saw the last step more precisely than the
-		 * heartbeat (written at most every second). */
-		if (got[i] && run->dumps[i].step >= w->step && run->dumps[i].step_time > 0) {
-			w->step = run->dumps[i].step;
-			step_time = run->dumps[i].step_time;
-		}
-		/* Never stepped: as long as it has run (stuck before its first
-		 * step, e.g. in init_process_group). */
-		if (step_time <= 0 && w->step <= 0)
-			step_time = x->info.started;
-		w->since_step = step_time > 0 ? now - step_time : -1;
-		if (w->since_step < 0 && step_time > 0)
-			w->since_step = 0;
-		if (w->state == PT_HANG_RUNNING && w->since_step >= h->hang_timeout)
-			w->state = PT_HANG_HUNG;
-		w->dump = got[i] ? &run->dumps[i] : NULL;
+		snprintf(run->notes[i], sizeof(run->notes[i]),
+			 "none: no answer within %.1f s (no watchdog?)", h->stack_wait);
 	}
+}
+
+/* Worker i for the analysis (run->w[i]): its state (exited, dead, lost,
+ * running, hung), where its stacks came from, its last step and the
+ * seconds since. */
+static void classify(const cli_hang *h, cli_hang_run *run, size_t i, int *got,
+		     const int *exited, const char *node, double now)
+{
+	pt_hang_worker *w = &run->w[i];
+	const pt_worker_entry *x = &run->e[i];
+	double step_time = x->has_hb ? x->hb.step_time : 0;
+
+	w->id = x->info.id;
+	w->host = x->info.host;
+	w->rank = x->info.rank;
+	w->pid = x->info.pid;
+	w->step = x->hb.step;
+	w->stacks = run->notes[i];
+	if (exited && exited[i]) {
+		w->state = PT_HANG_EXITED;
+		snprintf(run->notes[i], sizeof(run->notes[i]), "none: the process exited");
+	} else if (pt_control_worker_dead(x, node)) {
+		w->state = PT_HANG_DEAD;
+		snprintf(run->notes[i], sizeof(run->notes[i]), "none: the process is gone");
+	} else if (!pt_control_worker_alive(x, now, h->stale, node)) {
+		w->state = PT_HANG_LOST;
+		snprintf(run->notes[i], sizeof(run->notes[i]), "none: no heartbeat for %.0f s",
+			 now - (x->has_hb ? x->hb.time : x->info.started));
+	} else {
+		w->state = PT_HANG_RUNNING;
+		if (!got[i])
+			unanswered(h, run, i, got, now);
+		else
+			snprintf(run->notes[i], sizeof(run->notes[i]), "on request");
+	}
+	/* The watchdog saw the last step more precisely than the
+	 * heartbeat (written at most every second). */
+	if (got[i] && run->dumps[i].step >= w->step && run->dumps[i].step_time > 0) {
+		w->step = run->dumps[i].step;
+		step_time = run->dumps[i].step_time;
+	}
+	/* Never stepped: as long as it has run (stuck before its first
+	 * step, e.g. in init_process_group). */
+	if (step_time <= 0 && w->step <= 0)
+		step_time = x->info.started;
+	w->since_step = step_time > 0 ? now - step_time : -1;
+	if (w->since_step < 0 && step_time > 0)
+		w->since_step = 0;
+	if (w->state == PT_HANG_RUNNING && w->since_step >= h->hang_timeout)
+		w->state = PT_HANG_HUNG;
+	w->dump = got[i] ? &run->dumps[i] : NULL;
+}
+
+int cli_hang_check(const cli_hang *h, const pt_worker_entry *e, const int *exited, size_t n,
+		   cli_hang_run *run)
+{
+	char node[PT_CONTROL_HOST_MAX];
+	int *got = NULL, rc = -1;
+	double now;
+	pt_error err;
+
+	memset(run, 0, sizeof(*run));
+	pt_control_nodename(node, sizeof(node));
+	run->n = n;
+	run->e = x_calloc(n, sizeof(*run->e));
+	run->w = x_calloc(n, sizeof(*run->w));
+	run->dumps = x_calloc(n, sizeof(*run->dumps));
+	run->notes = x_calloc(n, sizeof(*run->notes));
+	run->texts = x_calloc(n, sizeof(char *));
+	got = x_calloc(n, sizeof(int));
+	if (!run->e || !run->w || !run->dumps || !run->notes || !run->texts || !got)
+		die("out of memory");
+	memcpy(run->e, e, n * sizeof(*e));
+	pt_error_clear(&err);
+	if (pt_control_stacks_request(h->dir, run->request, sizeof(run->request), &err)) {
+		error_pt(&err);
+		goto out;
+	}
+	wait_answers(h, run, got, exited, node);
+	refresh_entries(h, run);
+	now = pt_control_now();
+	for (size_t i = 0; i < n; i++)
+		classify(h, run, i, got, exited, node, now);
 	run->opt.hang_timeout = h->hang_timeout;
 	run->opt.detected_by = h->detected_by;
 	run->opt.now = now;
@@ -238,7 +278,6 @@ int cli_hang_check(const cli_hang *h, const pt_worker_entry *e, const int *exite
 	}
 	rc = 0;
 out:
-	x_free(fresh);
 	x_free(got);
 	return rc;
 }

@@ -297,7 +297,9 @@ static int hw_groups(dctx *c, const dkey *k, dmetric *mb, dmetric *ma, hwkey *hk
 		if (!r)
 			return -1;
 		hk->r[hk->ng] = r;
-		snprintf(hk->group[hk->ng], sizeof(hk->group[0]), "%s", all[g]);
+		/* at most 47 bytes of the name (the precision says so to GCC) */
+		snprintf(hk->group[hk->ng], sizeof(hk->group[0]), "%.*s",
+			 (int)sizeof(hk->group[0]) - 1, all[g]);
 		hk->ng++;
 		/* avg: the rule (lower costs time), then std and peak for the shape. */
 		dm_prepare(c, ma);
@@ -439,144 +441,180 @@ static int hw_finding(dctx *c, const dkey *k, const hwkey *hk, size_t j, const d
 	return 0;
 }
 
-void diag_comm(dctx *c)
+/* What the section collects over the communication functions: the
+ * abnormal workers of each function (rec), and one entry per (function,
+ * group) pointing at its run of rec. */
+typedef struct cstate {
+	centry *ent;
+	cabn *rec;
+	size_t nent, entcap, nrec, reccap;
+} cstate;
+
+/* The example of a normal worker so far: not abnormal, fewest differing
+ * features, closest to the median bottleneck ratio, then name. */
+typedef struct cnormal {
+	size_t best;          /* index in the bottleneck metric, (size_t)-1: none yet */
+	double dist;
+	int diff, abn;
+} cnormal;
+
+/* Tests worker j of the bottleneck metric (c->m[0]; jd and jw: its place
+ * in the median-duration and bus bandwidth metrics, (size_t)-1 when
+ * absent) on the three timing metrics and the hardware groups of hk.  An
+ * abnormal worker gets a record in cs and a finding (the link's shape
+ * when samples name the cause, else the timing).  Sets *diffp to its
+ * number of differing features and *abnormal.  -1: out of memory. */
+static int judge_worker(dctx *c, const dkey *k, const char *group, const hwkey *hk,
+			uint32_t late, size_t j, size_t jd, size_t jw, cstate *cs, int *diffp,
+			int *abnormal)
 {
-	pt_rv *sec = pt_rv_obj(c->rep, pt_report_root(c->rep), SEC);
-	dmetric *mb = &c->m[0], *md = &c->m[1], *mw = &c->m[2], ma;
-	centry *ent = NULL;
-	cabn *rec = NULL;
-	size_t nent = 0, entcap = 0, nrec = 0, reccap = 0, i, j;
-	pt_rv *g = NULL;
-	hwkey hk;
+	dmetric *mb = &c->m[0], *md = &c->m[1], *mw = &c->m[2];
+	uint32_t w = mb->wk[j];
+	double oth[3], imp[3], val[3] = { mb->val[j], 0, 0 }, himp = 0;
+	int abn[3] = { 0, 0, 0 }, diff = 0, top = -1, t, hdiff = 0;
+	size_t gi;
 
-	memset(&hk, 0, sizeof(hk));
-	if (dm_alloc(&ma, c->nw))
-		goto oom;
-	for (i = 0; i < c->nkeys; i++) {
-		const dkey *k = &c->keys[i];
-		size_t pd = 0, pw = 0, best = (size_t)-1, off, gi;
-		double bestdist = 0, med_b;
-		int bestdiff = 0, bestabn = 1;
-		uint32_t late;
-		char group[64];
+	diff += differs(c, mb, j);
+	abn[0] = dm_test(c, mb, j, PT_DIR_HIGH, dm_impact_ratio, &oth[0], &imp[0]);
+	if (jd != (size_t)-1) {
+		diff += differs(c, md, jd);
+		val[1] = md->val[jd];
+		abn[1] = dm_test(c, md, jd, PT_DIR_HIGH, dm_impact_duration, &oth[1], &imp[1]);
+	}
+	if (jw != (size_t)-1) {
+		diff += differs(c, mw, jw);
+		val[2] = mw->val[jw];
+		abn[2] = dm_test(c, mw, jw, PT_DIR_LOW, impact_busbw, &oth[2], &imp[2]);
+	}
+	for (t = 0; t < 3; t++)
+		if (abn[t] && (top < 0 || imp[t] > imp[top]))
+			top = t;
+	for (gi = 0; gi < hk->ng; gi++) {
+		const hwres *r = &hk->r[gi][j];
 
-		if (k->cls != PT_C_COMM)
-			continue;
-		pt_diag_comm_group(k->key, k->kind, group, sizeof(group));
-		dm_load(c, mb, k, M_BOTTLENECK);
-		dm_load(c, md, k, M_MEDIAN);
-		dm_load(c, mw, k, M_BUSBW);
-		med_b = dm_median(c, mb);
-		dm_prepare(c, mb);
-		dm_prepare(c, md);
-		dm_prepare(c, mw);
-		hwkey_free(&hk);
-		if (hw_groups(c, k, mb, &ma, &hk))
-			goto oom;
-		late = straggler(c, md);
-		off = nrec;
-		for (j = 0; j < mb->n; j++) {
-			uint32_t w = mb->wk[j];
-			size_t jd = find_w(md, &pd, w), jw = find_w(mw, &pw, w);
-			double oth[3], imp[3], val[3] = { mb->val[j], 0, 0 }, dist, himp = 0;
-			int abn[3] = { 0, 0, 0 }, diff = 0, top = -1, t, better, hdiff = 0;
+		hdiff |= r->has && r->differs;
+		if (r->has && r->abn && r->imp > himp)
+			himp = r->imp;
+	}
+	diff += hdiff;
+	*diffp = diff;
+	*abnormal = top >= 0 || himp > 0;
+	if (*abnormal) {
+		double ti = top >= 0 && imp[top] > himp ? imp[top] : himp;
 
-			diff += differs(c, mb, j);
-			abn[0] = dm_test(c, mb, j, PT_DIR_HIGH, dm_impact_ratio, &oth[0], &imp[0]);
-			if (jd != (size_t)-1) {
-				diff += differs(c, md, jd);
-				val[1] = md->val[jd];
-				abn[1] = dm_test(c, md, jd, PT_DIR_HIGH, dm_impact_duration, &oth[1],
-						 &imp[1]);
-			}
-			if (jw != (size_t)-1) {
-				diff += differs(c, mw, jw);
-				val[2] = mw->val[jw];
-				abn[2] = dm_test(c, mw, jw, PT_DIR_LOW, impact_busbw, &oth[2],
-						 &imp[2]);
-			}
-			for (t = 0; t < 3; t++)
-				if (abn[t] && (top < 0 || imp[t] > imp[top]))
-					top = t;
-			for (gi = 0; gi < hk.ng; gi++) {
-				const hwres *r = &hk.r[gi][j];
-
-				hdiff |= r->has && r->differs;
-				if (r->has && r->abn && r->imp > himp)
-					himp = r->imp;
-			}
-			diff += hdiff;
-			if (top >= 0 || himp > 0) {
-				double ti = top >= 0 && imp[top] > himp ? imp[top] : himp;
-
-				if (X_GROW(rec, reccap, nrec + 1))
-					goto oom;
-				rec[nrec].w = w;
-				rec[nrec].p = mb->pat[j];
-				rec[nrec].diff = diff;
-				rec[nrec++].imp = ti;
-				/* The shape of the link throughput names the cause when
-				 * samples exist; else the timing finding. */
-				if (!hk.ng || !hw_finding(c, k, &hk, j, &c->w[w], late, ti)) {
-					if (top >= 0)
-						comm_finding(c, k, group, &c->w[w], top, val[top],
-							     oth[top], imp[top]);
-				}
-			}
-			/* Example of a normal worker: not abnormal, fewest differing
-			 * features, closest to the median bottleneck ratio, then name. */
-			dist = fabs(mb->val[j] - med_b);
-			{
-				int abnormal = top >= 0 || himp > 0;
-
-				if (best == (size_t)-1)
-					better = 1;
-				else if (abnormal != bestabn)
-					better = !abnormal;
-				else if (diff != bestdiff)
-					better = diff < bestdiff;
-				else if (dist != bestdist)
-					better = dist < bestdist;
-				else
-					better = strcmp(c->w[w].id, c->w[mb->wk[best]].id) < 0;
-				if (better) {
-					best = j;
-					bestdist = dist;
-					bestdiff = diff;
-					bestabn = abnormal;
-				}
-			}
-		}
-		if (nrec - off > 1)
-			qsort_r(rec + off, nrec - off, sizeof(*rec), cmp_cabn, c);
-		/* One entry per group the function appears in: its link groups
-		 * when samples give them, else its name's group. */
-		for (gi = 0; gi < (hk.ng ? hk.ng : 1); gi++) {
-			centry *e;
-
-			if (X_GROW(ent, entcap, nent + 1))
-				goto oom;
-			e = &ent[nent++];
-			memset(e, 0, sizeof(*e));
-			e->k = (uint32_t)i;
-			e->hw = hk.ng > 0;
-			snprintf(e->group, sizeof(e->group), "%s", hk.ng ? hk.group[gi] : group);
-			e->med_b = med_b;
-			e->off = off;
-			e->n = nrec - off;
-			if (best != (size_t)-1) {
-				e->ex_w = mb->wk[best];
-				e->ex_p = mb->pat[best];
-				e->ex_diff = bestdiff;
-			}
+		if (X_GROW(cs->rec, cs->reccap, cs->nrec + 1))
+			return -1;
+		cs->rec[cs->nrec].w = w;
+		cs->rec[cs->nrec].p = mb->pat[j];
+		cs->rec[cs->nrec].diff = diff;
+		cs->rec[cs->nrec++].imp = ti;
+		/* The shape of the link throughput names the cause when
+		 * samples exist; else the timing finding. */
+		if (!hk->ng || !hw_finding(c, k, hk, j, &c->w[w], late, ti)) {
+			if (top >= 0)
+				comm_finding(c, k, group, &c->w[w], top, val[top], oth[top],
+					     imp[top]);
 		}
 	}
-	/* Groups ordered by their largest median bottleneck ratio. */
+	return 0;
+}
+
+/* Makes worker j (of mb) the example of a normal worker when it beats
+ * the one in *nb (see cnormal). */
+static void note_normal(const dctx *c, const dmetric *mb, size_t j, int abnormal, int diff,
+			double dist, cnormal *nb)
+{
+	int better;
+
+	if (nb->best == (size_t)-1)
+		better = 1;
+	else if (abnormal != nb->abn)
+		better = !abnormal;
+	else if (diff != nb->diff)
+		better = diff < nb->diff;
+	else if (dist != nb->dist)
+		better = dist < nb->dist;
+	else
+		better = strcmp(c->w[mb->wk[j]].id, c->w[mb->wk[nb->best]].id) < 0;
+	if (better) {
+		nb->best = j;
+		nb->dist = dist;
+		nb->diff = diff;
+		nb->abn = abnormal;
+	}
+}
+
+/* One communication function (key i): loads and prepares its metrics
+ * (c->m[0..2], its hardware groups in hk), judges every worker, sorts
+ * its abnormal workers and adds one entry per group the function appears
+ * in: its link groups when samples give them, else its name's group.
+ * -1: out of memory. */
+static int scan_key(dctx *c, size_t i, dmetric *ma, hwkey *hk, cstate *cs)
+{
+	const dkey *k = &c->keys[i];
+	dmetric *mb = &c->m[0], *md = &c->m[1], *mw = &c->m[2];
+	size_t pd = 0, pw = 0, off, gi, j;
+	cnormal nb = { (size_t)-1, 0, 0, 1 };
+	double med_b;
+	uint32_t late;
+	char group[64];
+
+	pt_diag_comm_group(k->key, k->kind, group, sizeof(group));
+	dm_load(c, mb, k, M_BOTTLENECK);
+	dm_load(c, md, k, M_MEDIAN);
+	dm_load(c, mw, k, M_BUSBW);
+	med_b = dm_median(c, mb);
+	dm_prepare(c, mb);
+	dm_prepare(c, md);
+	dm_prepare(c, mw);
+	hwkey_free(hk);
+	if (hw_groups(c, k, mb, ma, hk))
+		return -1;
+	late = straggler(c, md);
+	off = cs->nrec;
+	for (j = 0; j < mb->n; j++) {
+		uint32_t w = mb->wk[j];
+		size_t jd = find_w(md, &pd, w), jw = find_w(mw, &pw, w);
+		int diff, abnormal;
+
+		if (judge_worker(c, k, group, hk, late, j, jd, jw, cs, &diff, &abnormal))
+			return -1;
+		note_normal(c, mb, j, abnormal, diff, fabs(mb->val[j] - med_b), &nb);
+	}
+	if (cs->nrec - off > 1)
+		qsort_r(cs->rec + off, cs->nrec - off, sizeof(*cs->rec), cmp_cabn, c);
+	for (gi = 0; gi < (hk->ng ? hk->ng : 1); gi++) {
+		centry *e;
+
+		if (X_GROW(cs->ent, cs->entcap, cs->nent + 1))
+			return -1;
+		e = &cs->ent[cs->nent++];
+		memset(e, 0, sizeof(*e));
+		e->k = (uint32_t)i;
+		e->hw = hk->ng > 0;
+		snprintf(e->group, sizeof(e->group), "%s", hk->ng ? hk->group[gi] : group);
+		e->med_b = med_b;
+		e->off = off;
+		e->n = cs->nrec - off;
+		if (nb.best != (size_t)-1) {
+			e->ex_w = mb->wk[nb.best];
+			e->ex_p = mb->pat[nb.best];
+			e->ex_diff = nb.diff;
+		}
+	}
+	return 0;
+}
+
+/* Orders the entries: groups by their largest median bottleneck ratio
+ * (cmp_group, then the group's score), then cmp_centry within. */
+static void order_entries(dctx *c, centry *ent, size_t nent)
+{
+	size_t i, j, a;
+
 	if (nent > 1)
 		qsort_r(ent, nent, sizeof(*ent), cmp_group, c);
 	for (i = 0; i < nent; i = j) {
 		double mx = 0;
-		size_t a;
 
 		for (j = i; j < nent && !strcmp(ent[j].group, ent[i].group); j++)
 			if (ent[j].med_b > mx)
@@ -586,12 +624,21 @@ void diag_comm(dctx *c)
 	}
 	if (nent > 1)
 		qsort_r(ent, nent, sizeof(*ent), cmp_centry, c);
-	for (i = 0; i < nent; i++) {
-		const centry *e = &ent[i];
+}
+
+/* The section: per group, per function, its example of a normal worker
+ * and its abnormal workers with their features. */
+static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
+{
+	pt_rv *g = NULL;
+	size_t i, j;
+
+	for (i = 0; i < cs->nent; i++) {
+		const centry *e = &cs->ent[i];
 		const char *hg = e->hw ? e->group : NULL;
 		pt_rv *kk, *ex, *ab;
 
-		if (i == 0 || strcmp(e->group, ent[i - 1].group))
+		if (i == 0 || strcmp(e->group, cs->ent[i - 1].group))
 			g = pt_rv_obj(c->rep, sec, e->group);
 		kk = pt_rv_obj(c->rep, g, c->keys[e->k].key);
 		ex = pt_rv_obj(c->rep, kk, "example_of_normal_worker");
@@ -602,7 +649,7 @@ void diag_comm(dctx *c)
 		}
 		ab = pt_rv_arr(c->rep, kk, "abnormal_workers");
 		for (j = 0; j < e->n; j++) {
-			const cabn *r = &rec[e->off + j];
+			const cabn *r = &cs->rec[e->off + j];
 			pt_rv *o = pt_rv_obj(c->rep, ab, NULL);
 
 			pt_rv_str(c->rep, o, "worker", c->w[r->w].id);
@@ -610,12 +657,31 @@ void diag_comm(dctx *c)
 			features(c, o, r->p, hg);
 		}
 	}
+}
+
+void diag_comm(dctx *c)
+{
+	pt_rv *sec = pt_rv_obj(c->rep, pt_report_root(c->rep), SEC);
+	dmetric ma;
+	cstate cs;
+	hwkey hk;
+	size_t i;
+
+	memset(&cs, 0, sizeof(cs));
+	memset(&hk, 0, sizeof(hk));
+	if (dm_alloc(&ma, c->nw))
+		goto oom;
+	for (i = 0; i < c->nkeys; i++)
+		if (c->keys[i].cls == PT_C_COMM && scan_key(c, i, &ma, &hk, &cs))
+			goto oom;
+	order_entries(c, cs.ent, cs.nent);
+	report_entries(c, sec, &cs);
 	goto out;
 oom:
 	c->oom = 1;
 out:
 	hwkey_free(&hk);
 	dm_free(&ma);
-	x_free(rec);
-	x_free(ent);
+	x_free(cs.rec);
+	x_free(cs.ent);
 }

@@ -253,37 +253,15 @@ static void num_or_null(pt_report *r, pt_rv *o, const char *key, double v)
 		pt_rv_null(r, o, key);
 }
 
-void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_side *nw,
-			 size_t nfailed_a, size_t nfailed_b)
+/* "classes": each class's median step time on both sides, the change
+ * and its share of the step's change (null when the step did not
+ * change beyond the threshold). */
+static void add_classes(cctx *c, pt_rv *cmp)
 {
 	pt_report *r = c->r;
-	pt_rv *cmp = pt_rv_obj(r, pt_report_root(r), "Compare");
-	pt_rv *arr, *o, *a2;
-	size_t *order = NULL, nord = 0, i, k, nshown;
-	pt_sb sb = {0};
-	double rest;
-	char nm[96];
+	pt_rv *arr = pt_rv_arr(r, cmp, "classes"), *o;
+	size_t k;
 
-	order = x_malloc((c->nfd ? c->nfd : 1) * sizeof(*order));
-	if (!order) {
-		c->oom = 1;
-		return;
-	}
-	for (i = 0; i < c->nfd; i++)
-		order[nord++] = i;
-	summary_sentence(c, order, nord, &sb);
-	pt_rv_str(r, cmp, "summary", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
-	pt_sb_reset(&sb);
-	add_side(c, cmp, "baseline", base, 0, nfailed_a);
-	add_side(c, cmp, "new", nw, 1, nfailed_b);
-	pt_rv_str(r, cmp, "pairing", c->npair ? "rank" : "population");
-	pt_rv_int(r, cmp, "pairs", (int64_t)c->npair);
-	num_or_null(r, cmp, "ratio", c->step[0] > 0 ? c->step[1] / c->step[0] : NAN);
-	pt_rv_num(r, cmp, "delta_ms", c->dstep);
-	pt_rv_num(r, cmp, "threshold_ms", c->thr);
-	pt_rv_bool(r, cmp, "unrelated", c->unrelated);
-
-	arr = pt_rv_arr(r, cmp, "classes");
 	for (k = 0; k < NCLS; k++) {
 		int cls = cmp_class_order[k];
 		double a = cmp_class_median(c, 0, cls), b = cmp_class_median(c, 1, cls);
@@ -295,69 +273,79 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 		pt_rv_num(r, o, "delta_ms", b - a);
 		num_or_null(r, o, "share", fabs(c->dstep) > c->thr ? (b - a) / c->dstep : NAN);
 	}
+}
 
-	arr = pt_rv_arr(r, cmp, "findings");
-	nshown = c->o->max_findings && c->o->max_findings < nord ? c->o->max_findings : nord;
-	for (i = 0; i < nshown; i++) {
-		const cfind *x = &c->fd[order[i]];
-		double share = !x->pairs && fabs(c->dstep) > c->thr ? x->d / c->dstep : NAN;
+/* One finding (the rank-th) as an object of arr: what changed, where
+ * (a class, or a function and its kind), on which workers, the times and
+ * calls on both sides, and its explanation (written through sb). */
+static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb *sb)
+{
+	pt_report *r = c->r;
+	double share = !x->pairs && fabs(c->dstep) > c->thr ? x->d / c->dstep : NAN;
+	pt_rv *o = pt_rv_obj(r, arr, NULL), *a2;
+	char nm[96];
+	size_t k;
 
-		o = pt_rv_obj(r, arr, NULL);
-		pt_rv_int(r, o, "rank", (int64_t)i + 1);
-		pt_rv_str(r, o, "change", cmp_change_name[x->change]);
-		pt_rv_str(r, o, "scope", x->scope_class ? "class" : "function");
-		if (x->scope_class) {
-			pt_rv_str(r, o, "class", pt_class_name((int)x->f));
-			pt_rv_str(r, o, "function", class_label((int)x->f));
-			pt_rv_str(r, o, "name", class_label((int)x->f));
-		} else {
-			pt_rv_str(r, o, "class", pt_class_name(c->f[x->f].cls));
-			pt_rv_str(r, o, "kind", kind_label(c->f[x->f].cls));
-			if (c->f[x->f].grp) /* all stacks ending in this frame */
-				pt_rv_int(r, o, "stacks", (int64_t)c->f[x->f].nmem);
-			pt_rv_str(r, o, "function", c->f[x->f].key);
-			short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
-			pt_rv_str(r, o, "name", nm);
-		}
-		a2 = pt_rv_arr(r, o, "workers");
-		if (!x->pairs) {
-			pt_rv_str(r, a2, NULL, "all");
-		} else {
-			for (k = 0; k < x->npairs; k++)
-				pt_rv_str(r, a2, NULL, c->w[c->pair[x->pairs[k]][1]].s->worker);
-			a2 = pt_rv_arr(r, o, "ranks");
-			for (k = 0; k < x->npairs; k++)
-				pt_rv_int(r, a2, NULL, c->w[c->pair[x->pairs[k]][0]].s->rank);
-		}
-		pt_rv_num(r, o, "baseline_ms", x->a);
-		pt_rv_num(r, o, "new_ms", x->b);
-		pt_rv_num(r, o, "delta_ms", x->d);
-		num_or_null(r, o, "share", share);
-		if (!x->scope_class) {
-			num_or_null(r, o, "baseline_calls", x->ca);
-			num_or_null(r, o, "new_calls", x->cb);
-			num_or_null(r, o, "baseline_per_call_ms", x->pa);
-			num_or_null(r, o, "new_per_call_ms", x->pb);
-		} else {
-			num_or_null(r, o, "per_call_ratio", x->ratio);
-			a2 = pt_rv_arr(r, o, "functions");
-			for (k = 0; k < x->ntop; k++) {
-				pt_rv *t = pt_rv_obj(r, a2, NULL);
-
-				pt_rv_str(r, t, "function", c->f[x->top[k]].key);
-				pt_rv_num(r, t, "delta_ms", x->topd[k]);
-			}
-		}
-		explain(c, x, share, &sb);
-		pt_rv_str(r, o, "explanation", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
-		pt_sb_reset(&sb);
+	pt_rv_int(r, o, "rank", (int64_t)rank);
+	pt_rv_str(r, o, "change", cmp_change_name[x->change]);
+	pt_rv_str(r, o, "scope", x->scope_class ? "class" : "function");
+	if (x->scope_class) {
+		pt_rv_str(r, o, "class", pt_class_name((int)x->f));
+		pt_rv_str(r, o, "function", class_label((int)x->f));
+		pt_rv_str(r, o, "name", class_label((int)x->f));
+	} else {
+		pt_rv_str(r, o, "class", pt_class_name(c->f[x->f].cls));
+		pt_rv_str(r, o, "kind", kind_label(c->f[x->f].cls));
+		if (c->f[x->f].grp) /* all stacks ending in this frame */
+			pt_rv_int(r, o, "stacks", (int64_t)c->f[x->f].nmem);
+		pt_rv_str(r, o, "function", c->f[x->f].key);
+		short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
+		pt_rv_str(r, o, "name", nm);
 	}
-	pt_rv_int(r, cmp, "more_findings", (int64_t)(nord - nshown));
+	a2 = pt_rv_arr(r, o, "workers");
+	if (!x->pairs) {
+		pt_rv_str(r, a2, NULL, "all");
+	} else {
+		for (k = 0; k < x->npairs; k++)
+			pt_rv_str(r, a2, NULL, c->w[c->pair[x->pairs[k]][1]].s->worker);
+		a2 = pt_rv_arr(r, o, "ranks");
+		for (k = 0; k < x->npairs; k++)
+			pt_rv_int(r, a2, NULL, c->w[c->pair[x->pairs[k]][0]].s->rank);
+	}
+	pt_rv_num(r, o, "baseline_ms", x->a);
+	pt_rv_num(r, o, "new_ms", x->b);
+	pt_rv_num(r, o, "delta_ms", x->d);
+	num_or_null(r, o, "share", share);
+	if (!x->scope_class) {
+		num_or_null(r, o, "baseline_calls", x->ca);
+		num_or_null(r, o, "new_calls", x->cb);
+		num_or_null(r, o, "baseline_per_call_ms", x->pa);
+		num_or_null(r, o, "new_per_call_ms", x->pb);
+	} else {
+		num_or_null(r, o, "per_call_ratio", x->ratio);
+		a2 = pt_rv_arr(r, o, "functions");
+		for (k = 0; k < x->ntop; k++) {
+			pt_rv *t = pt_rv_obj(r, a2, NULL);
 
-	/* The waterfall: BASELINE's step, the whole-job changes, the rest, NEW's
-	 * step.  Without whole-job findings the classes make the bars. */
-	arr = pt_rv_arr(r, cmp, "waterfall");
-	rest = c->dstep;
+			pt_rv_str(r, t, "function", c->f[x->top[k]].key);
+			pt_rv_num(r, t, "delta_ms", x->topd[k]);
+		}
+	}
+	explain(c, x, share, sb);
+	pt_rv_str(r, o, "explanation", sb->oom ? "" : (pt_sb_addc(sb, 0), sb->buf));
+	pt_sb_reset(sb);
+}
+
+/* The waterfall: BASELINE's step, the whole-job changes, the rest, NEW's
+ * step.  Without whole-job findings the classes make the bars. */
+static void add_waterfall(cctx *c, pt_rv *cmp, const size_t *order, size_t nord, pt_sb *sb)
+{
+	pt_report *r = c->r;
+	pt_rv *arr = pt_rv_arr(r, cmp, "waterfall"), *o;
+	double rest = c->dstep;
+	char nm[96];
+	size_t i, k;
+
 	for (i = 0, k = 0; i < nord && k < WATERFALL_MAX && !c->unrelated; i++) {
 		const cfind *x = &c->fd[order[i]];
 
@@ -368,10 +356,10 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 			pt_rv_str(r, o, "label", class_label((int)x->f));
 		} else {
 			short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
-			pt_sb_addf(&sb, "%s%s", x->change == CH_APPEARED ? "new: " :
+			pt_sb_addf(sb, "%s%s", x->change == CH_APPEARED ? "new: " :
 				   x->change == CH_DISAPPEARED ? "gone: " : "", nm);
-			pt_rv_str(r, o, "label", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
-			pt_sb_reset(&sb);
+			pt_rv_str(r, o, "label", sb->oom ? "" : (pt_sb_addc(sb, 0), sb->buf));
+			pt_sb_reset(sb);
 			pt_rv_str(r, o, "function", c->f[x->f].key);
 		}
 		pt_rv_str(r, o, "change", cmp_change_name[x->change]);
@@ -395,8 +383,15 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 	pt_rv_str(r, o, "label", k ? "everything else" : "idle");
 	pt_rv_str(r, o, "change", "other");
 	pt_rv_num(r, o, "delta_ms", rest);
+}
 
-	arr = pt_rv_arr(r, cmp, "workers");
+/* "workers": each worker of both sides with its step times. */
+static void add_workers(cctx *c, pt_rv *cmp)
+{
+	pt_report *r = c->r;
+	pt_rv *arr = pt_rv_arr(r, cmp, "workers"), *o, *a2;
+	size_t i, k;
+
 	for (i = 0; i < c->nw; i++) {
 		const pt_summary *s = c->w[i].s;
 
@@ -414,6 +409,45 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 		if (!s->nsteps)
 			pt_rv_num(r, a2, NULL, s->window_ms);
 	}
+}
+
+void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_side *nw,
+			 size_t nfailed_a, size_t nfailed_b)
+{
+	pt_report *r = c->r;
+	pt_rv *cmp = pt_rv_obj(r, pt_report_root(r), "Compare");
+	pt_rv *arr;
+	size_t *order = NULL, nord = 0, i, nshown;
+	pt_sb sb = {0};
+
+	order = x_malloc((c->nfd ? c->nfd : 1) * sizeof(*order));
+	if (!order) {
+		c->oom = 1;
+		return;
+	}
+	for (i = 0; i < c->nfd; i++)
+		order[nord++] = i;
+	summary_sentence(c, order, nord, &sb);
+	pt_rv_str(r, cmp, "summary", sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
+	pt_sb_reset(&sb);
+	add_side(c, cmp, "baseline", base, 0, nfailed_a);
+	add_side(c, cmp, "new", nw, 1, nfailed_b);
+	pt_rv_str(r, cmp, "pairing", c->npair ? "rank" : "population");
+	pt_rv_int(r, cmp, "pairs", (int64_t)c->npair);
+	num_or_null(r, cmp, "ratio", c->step[0] > 0 ? c->step[1] / c->step[0] : NAN);
+	pt_rv_num(r, cmp, "delta_ms", c->dstep);
+	pt_rv_num(r, cmp, "threshold_ms", c->thr);
+	pt_rv_bool(r, cmp, "unrelated", c->unrelated);
+	add_classes(c, cmp);
+
+	arr = pt_rv_arr(r, cmp, "findings");
+	nshown = c->o->max_findings && c->o->max_findings < nord ? c->o->max_findings : nord;
+	for (i = 0; i < nshown; i++)
+		add_finding(c, arr, &c->fd[order[i]], i + 1, &sb);
+	pt_rv_int(r, cmp, "more_findings", (int64_t)(nord - nshown));
+
+	add_waterfall(c, cmp, order, nord, &sb);
+	add_workers(c, cmp);
 	/* Reserved for changes in the lockstep picture (docs/compare.md). */
 	pt_rv_null(r, cmp, "lockstep");
 	if (sb.oom)

@@ -66,104 +66,127 @@ static int cmp_same(const void *a, const void *b)
 	return r ? r : strcmp(x->function, y->function);
 }
 
-static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
+/* What grading one finding learns about its worker and function. */
+typedef struct grading {
+	const dfinding *f;
+	const dworker *w;
+	uint32_t wi;                 /* w's index in c->w */
+	const pt_pattern *mine;      /* the function on w, NULL: none */
+	double lost;                 /* impact as a share of w's window */
+	double next;                 /* highest share of any other worker */
+	double omed;                 /* the other workers' median duration */
+	size_t nmed;                 /* how many other workers run it */
+	double apart;                /* how far apart (x), NAN: unknown */
+	const char *steady;          /* which calls are slower */
+	size_t same;                 /* other workers flagged for it */
+	int within;                  /* measured against the worker itself */
+} grading;
+
+/* The function on the other workers: g->mine, g->next (the highest
+ * share), g->omed (their median duration) and g->nmed. */
+static void others_on_key(dctx *c, grading *g)
 {
-	const dworker *w = NULL;
-	const pt_pattern *mine = NULL;
-	uint32_t wi = 0, ki;
-	double lost, next = 0, omed = NAN, *med = NULL, apart = NAN;
-	size_t i, nmed = 0;
-	int cue_lost, cue_apart = FAIR, cue_steady = FAIR, good, poor, within;
-	const char *level, *steady = "unknown";
-	char ev[512], p1[32], p2[32];
-	pt_rv *cf;
+	uint32_t ki = find_key(c, g->f);
+	double *med;
+	size_t i;
 
-	if (!f->worker)
+	if (ki == UINT32_MAX)
 		return;
-	for (i = 0; i < c->nw; i++)
-		if (c->w[i].id == f->worker) {
-			w = &c->w[i];
-			wi = (uint32_t)i;
-			break;
-		}
-	if (!w || !(w->window_ms > 0))
-		return;
-	lost = f->impact_ms / w->window_ms;
-	/* Findings that compare a worker with itself: its steps, or the only
-	 * worker there is. */
-	within = c->nw < 2 || !strcmp(f->category, "Steps") ||
-		 !strcmp(f->category, "Time breakdown");
-	cue_lost = lost >= 0.10 ? GOOD : lost >= 0.03 ? FAIR : POOR;
+	med = c->m[0].tmp; /* scratch of nw doubles, unused after the sections */
+	for (i = 0; i < c->keys[ki].n; i++) {
+		const dent *e = &c->ent[c->keys[ki].off + i];
+		const pt_pattern *p = &c->w[e->w].pat[e->p];
 
-	ki = find_key(c, f);
-	if (ki != UINT32_MAX) {
-		const dkey *k = &c->keys[ki];
-
-		med = c->m[0].tmp; /* scratch of nw doubles, unused after the sections */
-		for (i = 0; i < k->n; i++) {
-			const dent *e = &c->ent[k->off + i];
-			const pt_pattern *p = &c->w[e->w].pat[e->p];
-
-			if (e->w == wi) {
-				mine = p;
-				continue;
-			}
-			if (p->bottleneck > next)
-				next = p->bottleneck;
-			if (med)
-				med[nmed++] = p->median_ms;
+		if (e->w == g->wi) {
+			g->mine = p;
+			continue;
 		}
-		if (nmed) {
-			qsort(med, nmed, sizeof(*med), cmp_dbl);
-			omed = nmed % 2 ? med[nmed / 2] : (med[nmed / 2 - 1] + med[nmed / 2]) / 2;
-		}
+		if (p->bottleneck > g->next)
+			g->next = p->bottleneck;
+		if (med)
+			med[g->nmed++] = p->median_ms;
 	}
+	if (g->nmed) {
+		size_t n = g->nmed;
+
+		qsort(med, n, sizeof(*med), cmp_dbl);
+		g->omed = n % 2 ? med[n / 2] : (med[n / 2 - 1] + med[n / 2]) / 2;
+	}
+}
+
+/* How far apart the worker is (x), NAN when nothing says. */
+static double apart_of(const grading *g)
+{
+	const dfinding *f = g->f;
+
 	if (!strcmp(f->category, "Steps"))
 		/* its slow steps against its median step: "slow steps" counts
 		 * them (impact: their extra ms), "slowest step" is one in ms */
-		apart = !(f->others > 0) ? NAN : !strcmp(f->metric, "slow steps") && f->value > 0 ?
+		return !(f->others > 0) ? NAN : !strcmp(f->metric, "slow steps") && f->value > 0 ?
 			(f->others + f->impact_ms / f->value) / f->others : f->value / f->others;
-	else if (mine && strstr(f->metric, "bottleneck"))
+	if (g->mine && strstr(f->metric, "bottleneck"))
 		/* a share of time: against the nearest other worker */
-		apart = next > 0 ? mine->bottleneck / next : INFINITY;
-	else if (f->value > 0 && f->others > 0)
+		return g->next > 0 ? g->mine->bottleneck / g->next : INFINITY;
+	if (f->value > 0 && f->others > 0)
 		/* a duration, bandwidth or utilization: against the others' median,
 		 * whichever way costs time */
-		apart = f->value > f->others ? f->value / f->others : f->others / f->value;
-	if (!isnan(apart))
-		cue_apart = apart >= 3 ? GOOD : apart >= 1.5 ? FAIR : POOR;
-	if (mine) {
-		if (!nmed && mine->cls == PT_C_PYTHON) {
-			/* summaries drop stacks below 0.05%: absent is not zero */
-			steady = "the other workers spend little or no time in it";
-			cue_steady = FAIR;
-		} else if (!nmed) {
-			steady = "only this worker runs it";
-			cue_steady = mine->count >= (w->s->nsteps ? w->s->nsteps : 1) ? GOOD : FAIR;
-		} else if (mine->p10_ms > omed * (1 + c->o->rel)) {
-			steady = "every call is slower";
-			cue_steady = GOOD;
-		} else if (mine->median_ms > omed * (1 + c->o->rel)) {
-			steady = "most calls are slower";
-			cue_steady = FAIR;
-		} else {
-			steady = "only some calls are slower";
-			cue_steady = POOR;
-		}
+		return f->value > f->others ? f->value / f->others : f->others / f->value;
+	return NAN;
+}
+
+/* Which calls are slower (g->steady) and the steady cue. */
+static int steady_cue(const dctx *c, grading *g)
+{
+	const pt_pattern *mine = g->mine;
+
+	g->steady = "unknown";
+	if (!mine)
+		return FAIR;
+	if (!g->nmed && mine->cls == PT_C_PYTHON) {
+		/* summaries drop stacks below 0.05%: absent is not zero */
+		g->steady = "the other workers spend little or no time in it";
+		return FAIR;
 	}
-	if (same)
+	if (!g->nmed) {
+		g->steady = "only this worker runs it";
+		return mine->count >= (g->w->s->nsteps ? g->w->s->nsteps : 1) ? GOOD : FAIR;
+	}
+	if (mine->p10_ms > g->omed * (1 + c->o->rel)) {
+		g->steady = "every call is slower";
+		return GOOD;
+	}
+	if (mine->median_ms > g->omed * (1 + c->o->rel)) {
+		g->steady = "most calls are slower";
+		return FAIR;
+	}
+	g->steady = "only some calls are slower";
+	return POOR;
+}
+
+/* The level from the three cues (lost, apart, steady): strong, moderate
+ * or weak (see the top of the file). */
+static const char *level_of(const dctx *c, grading *g)
+{
+	const dfinding *f = g->f;
+	int cue_lost, cue_apart = FAIR, cue_steady, good, poor;
+
+	cue_lost = g->lost >= 0.10 ? GOOD : g->lost >= 0.03 ? FAIR : POOR;
+	if (!isnan(g->apart))
+		cue_apart = g->apart >= 3 ? GOOD : g->apart >= 1.5 ? FAIR : POOR;
+	cue_steady = steady_cue(c, g);
+	if (g->same)
 		cue_apart = POOR;
 	if (!strcmp(f->category, "Lockstep")) {
 		/* the others' wait for it, against what they wait for anyone */
 		cue_steady = FAIR;
 		cue_apart = !(f->others > 0) || f->value >= 3 * f->others ? GOOD :
 			    f->value >= 1.5 * f->others ? FAIR : POOR;
-	} else if (within) {
+	} else if (g->within) {
 		/* measured against the worker itself (its other steps, its own
 		 * window): no other worker to be apart from or steady against */
 		cue_steady = FAIR;
-		if (!strcmp(f->category, "Steps") && isfinite(apart))
-			cue_apart = apart >= 1.5 ? GOOD : apart >= 1.1 ? FAIR : POOR;
+		if (!strcmp(f->category, "Steps") && isfinite(g->apart))
+			cue_apart = g->apart >= 1.5 ? GOOD : g->apart >= 1.1 ? FAIR : POOR;
 		else
 			cue_apart = FAIR;
 	}
@@ -171,60 +194,95 @@ static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
 	poor = (cue_lost == POOR) + (cue_apart == POOR) + (cue_steady == POOR);
 	/* One poor cue with nothing good (some calls slower and another worker
 	 * close: CPU contention, noise) is weak too. */
-	level = poor >= 2 || (poor && !good) ? "weak" : !poor && good >= 2 ? "strong" : "moderate";
+	return poor >= 2 || (poor && !good) ? "weak" : !poor && good >= 2 ? "strong" : "moderate";
+}
 
-	/* the sentence: lost, apart, steady */
-	{
-		int n = snprintf(ev, sizeof(ev), "loses %s of its time",
-				 df_pct(lost, p1, sizeof(p1)));
+/* The evidence sentence into ev: lost, apart, steady. */
+static void evidence(const grading *g, char *ev, size_t cap)
+{
+	const dfinding *f = g->f;
+	const pt_pattern *mine = g->mine;
+	char p1[32], p2[32];
+	int n = snprintf(ev, cap, "loses %s of its time", df_pct(g->lost, p1, sizeof(p1)));
 
-		if (!strcmp(f->category, "Lockstep")) {
-			if (!strcmp(f->metric, "others_waited_ms"))
-				snprintf(ev + n, sizeof(ev) - (size_t)n, "; the others waited %.3g ms each "
-					 "for it, %.3g ms for a median worker", f->value,
-					 f->others > 0 ? f->others : 0.0);
-			goto graded;
-		}
-		if (within) {
-			if (!strcmp(f->category, "Steps") && isfinite(apart))
-				snprintf(ev + n, sizeof(ev) - (size_t)n, "; %.2gx its median step",
-					 apart);
-			goto graded;
-		}
-		if (same)
-			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %zu other worker%s flagged "
-				      "for the same function", same, same == 1 ? " is" : "s are");
-		else if (mine && next > 0 && strstr(f->metric, "bottleneck"))
-			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %s of its time in it, at most "
-				      "%s on any other worker", df_pct(mine->bottleneck, p1, sizeof(p1)),
-				      df_pct(next, p2, sizeof(p2)));
-		else if (isfinite(apart)) {
-			/* the metric without its unit: "median cost per execution" */
-			size_t ml = strcspn(f->metric, "(");
-
-			while (ml > 0 && f->metric[ml - 1] == ' ')
-				ml--;
-			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %.2gx the other workers' "
-				      "%.*s", apart, (int)ml, f->metric);
-		}
-		else if (mine && !nmed)
-			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; %s", steady);
-		else if (mine)
-			n += snprintf(ev + n, sizeof(ev) - (size_t)n, "; no other worker spends time "
-				      "in it");
-		if (mine && nmed && n > 0 && (size_t)n < sizeof(ev))
-			snprintf(ev + n, sizeof(ev) - (size_t)n, "; %s", steady);
+	if (!strcmp(f->category, "Lockstep")) {
+		if (!strcmp(f->metric, "others_waited_ms"))
+			snprintf(ev + n, cap - (size_t)n, "; the others waited %.3g ms each "
+				 "for it, %.3g ms for a median worker", f->value,
+				 f->others > 0 ? f->others : 0.0);
+		return;
 	}
-graded:
+	if (g->within) {
+		if (!strcmp(f->category, "Steps") && isfinite(g->apart))
+			snprintf(ev + n, cap - (size_t)n, "; %.2gx its median step", g->apart);
+		return;
+	}
+	if (g->same)
+		n += snprintf(ev + n, cap - (size_t)n, "; %zu other worker%s flagged "
+			      "for the same function", g->same, g->same == 1 ? " is" : "s are");
+	else if (mine && g->next > 0 && strstr(f->metric, "bottleneck"))
+		n += snprintf(ev + n, cap - (size_t)n, "; %s of its time in it, at most "
+			      "%s on any other worker", df_pct(mine->bottleneck, p1, sizeof(p1)),
+			      df_pct(g->next, p2, sizeof(p2)));
+	else if (isfinite(g->apart)) {
+		/* the metric without its unit: "median cost per execution" */
+		size_t ml = strcspn(f->metric, "(");
+
+		while (ml > 0 && f->metric[ml - 1] == ' ')
+			ml--;
+		n += snprintf(ev + n, cap - (size_t)n, "; %.2gx the other workers' "
+			      "%.*s", g->apart, (int)ml, f->metric);
+	}
+	else if (mine && !g->nmed)
+		n += snprintf(ev + n, cap - (size_t)n, "; %s", g->steady);
+	else if (mine)
+		n += snprintf(ev + n, cap - (size_t)n, "; no other worker spends time "
+			      "in it");
+	if (mine && g->nmed && n > 0 && (size_t)n < cap)
+		snprintf(ev + n, cap - (size_t)n, "; %s", g->steady);
+}
+
+static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
+{
+	grading g;
+	const char *level;
+	char ev[512];
+	size_t i;
+	pt_rv *cf;
+
+	if (!f->worker)
+		return;
+	memset(&g, 0, sizeof(g));
+	g.f = f;
+	g.same = same;
+	g.omed = NAN;
+	for (i = 0; i < c->nw; i++)
+		if (c->w[i].id == f->worker) {
+			g.w = &c->w[i];
+			g.wi = (uint32_t)i;
+			break;
+		}
+	if (!g.w || !(g.w->window_ms > 0))
+		return;
+	g.lost = f->impact_ms / g.w->window_ms;
+	/* Findings that compare a worker with itself: its steps, or the only
+	 * worker there is. */
+	g.within = c->nw < 2 || !strcmp(f->category, "Steps") ||
+		   !strcmp(f->category, "Time breakdown");
+	others_on_key(c, &g);
+	g.apart = apart_of(&g);
+	level = level_of(c, &g);
+	evidence(&g, ev, sizeof(ev));
+
 	cf = pt_rv_obj(c->rep, o, "confidence");
 	pt_rv_str(c->rep, cf, "level", level);
-	pt_rv_num(c->rep, cf, "time lost (share of window)", lost);
-	if (isfinite(apart))
-		pt_rv_num(c->rep, cf, "apart (x)", apart);
+	pt_rv_num(c->rep, cf, "time lost (share of window)", g.lost);
+	if (isfinite(g.apart))
+		pt_rv_num(c->rep, cf, "apart (x)", g.apart);
 	else
 		pt_rv_null(c->rep, cf, "apart (x)");
 	pt_rv_int(c->rep, cf, "other workers flagged", (int64_t)same);
-	pt_rv_str(c->rep, cf, "calls", steady);
+	pt_rv_str(c->rep, cf, "calls", g.steady);
 	pt_rv_str(c->rep, cf, "evidence", ev);
 }
 

@@ -1068,15 +1068,183 @@ static int lost_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* A finding and a "mismatched" entry for each worker whose collectives do
+ * not match the others' (it is left out of the rest of the analysis). */
+static void report_mismatches(lk *L, pt_rv *sec)
+{
+	dctx *c = L->c;
+	pt_rv *mm = NULL;
+	char nb[600];
+	size_t i;
+
+	for (i = 0; i < L->nw; i++) {
+		const lkw *W = &L->w[i];
+		dfinding *f;
+		if (!W->mismatch)
+			continue;
+		if (!mm)
+			mm = pt_rv_arr(c->rep, sec, "mismatched");
+		{
+			pt_rv *o = pt_rv_obj(c->rep, mm, NULL);
+			pt_rv_str(c->rep, o, "worker", c->w[W->w].id);
+			pt_rv_int(c->rep, o, "rank", c->w[W->w].s->rank);
+			pt_rv_str(c->rep, o, "problem", W->mismatch);
+		}
+		f = df_add(c, "Lockstep", c->w[W->w].id, "", "collectives_mismatch", 1, NAN, 0);
+		df_explain(c, f, "%s: its collectives do not match the other workers' (%s); it is "
+			   "left out of the lockstep analysis (who waited for whom), the rest goes on.",
+			   wname(c, W->w, nb, sizeof(nb)), W->mismatch);
+	}
+}
+
+/* Stragglers: the time each peer waited for a worker, on average, in
+ * lost[] (most first) with the median of the others in medl[]; a worker
+ * is a straggler when that is at least min_lost, twice the median and a
+ * quarter of all waiting (*total_blame, ms). */
+static void find_stragglers(lk *L, double min_lost, dpair *lost, double *medl,
+			    double *total_blame)
+{
+	dctx *c = L->c;
+	size_t q;
+
+	for (q = 0; q < L->nm; q++) {
+		lost[q].name = c->w[L->w[L->m[q]].w].id;
+		lost[q].v = L->w[L->m[q]].blamed_us / 1e3 / (double)(L->nm - 1);
+		lost[q].idx = q;
+		*total_blame += L->w[L->m[q]].blamed_us / 1e3;
+	}
+	qsort(lost, L->nm, sizeof(*lost), lost_cmp);
+	for (q = 0; q < L->nm; q++) {
+		size_t k, n = 0;
+		double v = lost[q].v, med;
+		for (k = 0; k < L->nm; k++)
+			if (k != q)
+				L->tmp[n++] = lost[k].v;
+		med = median_of(L->tmp, n);
+		medl[q] = med;
+		if (v >= min_lost && v >= 2 * med &&
+		    v * (double)(L->nm - 1) >= 0.25 * *total_blame)
+			L->w[L->m[lost[q].idx]].straggler = 1;
+	}
+}
+
+/* The section's job-wide numbers: thresholds, instances, channels, the
+ * job's window and step, all waiting and the median clock residual. */
+static void report_job(lk *L, pt_rv *sec, double min_lost, double job_ms, double job_step_ms,
+		       double total_blame)
+{
+	dctx *c = L->c;
+	pt_rv *th, *a;
+	size_t i, q;
+
+	th = pt_rv_obj(c->rep, sec, "thresholds");
+	pt_rv_num(c->rep, th, "min others waited per peer (ms)", round3(min_lost));
+	pt_rv_num(c->rep, th, "min ratio to the median worker", 2);
+	pt_rv_num(c->rep, th, "min share of all waiting", 0.25);
+	pt_rv_int(c->rep, sec, "instances", (int64_t)(L->ninst - L->nbad));
+	if (L->nbad)
+		pt_rv_int(c->rep, sec, "instances left out (ends disagree)", (int64_t)L->nbad);
+	a = pt_rv_arr(c->rep, sec, "channels");
+	for (i = 0; i < L->nchan; i++)
+		pt_rv_str(c->rep, a, NULL, L->chans[i]);
+	pt_rv_num(c->rep, sec, "job window (ms)", round3(job_ms));
+	pt_rv_num(c->rep, sec, "job step (ms)", round3(job_step_ms));
+	pt_rv_num(c->rep, sec, "waiting in all (ms)", round3(total_blame));
+	for (q = 0; q < L->nm; q++)
+		L->tmp[q] = L->w[L->m[q]].resid_us;
+	pt_rv_num(c->rep, sec, "clock residual (us)", round3(median_of(L->tmp, L->nm)));
+}
+
+/* The "stragglers" array, most waited-for first: for each, what it cost,
+ * its causes (causes_of, kept in res[]), the step without it ("what
+ * if") and its finding (the first one also names the nfold symptoms its
+ * waiting explains).  -1: out of memory. */
+static int report_stragglers(lk *L, pt_rv *sec, const dpair *lost, const double *medl,
+			     sresult *res, double job_step_ms, double nsteps, size_t nfold)
+{
+	dctx *c = L->c;
+	pt_rv *sa = pt_rv_arr(c->rep, sec, "stragglers");
+	size_t i;
+
+	for (i = 0; i < L->nm; i++) {
+		size_t qq = lost[i].idx, j;
+		lkw *W = &L->w[L->m[qq]];
+		sresult *r = &res[qq];
+		pt_rv *o, *ca, *wi;
+		double saved_ms;
+
+		if (!W->straggler)
+			continue;
+		if (causes_of(L, qq, r))
+			return -1;
+		saved_ms = W->saved_us / 1e3 / nsteps;
+		o = pt_rv_obj(c->rep, sa, NULL);
+		pt_rv_str(c->rep, o, "worker", c->w[W->w].id);
+		pt_rv_int(c->rep, o, "rank", c->w[W->w].s->rank);
+		pt_rv_num(c->rep, o, "others waited for it (ms)", round3(W->blamed_us / 1e3));
+		pt_rv_num(c->rep, o, "per peer (ms)", round3(lost[i].v));
+		pt_rv_int(c->rep, o, "last arrivals", W->last);
+		pt_rv_num(c->rep, o, "late (ms)", round3(r->late_ms));
+		pt_rv_num(c->rep, o, "late in the span before (ms)", round3(r->span_extra_ms));
+		pt_rv_num(c->rep, o, "late before the span (ms)", round3(r->predates_ms));
+		pt_rv_bool(c->rep, o, "predates window",
+			   r->late_ms > 0 && r->predates_ms >= 0.5 * r->late_ms);
+		ca = pt_rv_arr(c->rep, o, "causes");
+		for (j = 0; j < r->ncauses; j++) {
+			pt_rv *x = pt_rv_obj(c->rep, ca, NULL);
+			pt_rv_str(c->rep, x, "function", r->causes[j].p->key);
+			pt_rv_str(c->rep, x, "class", pt_class_name(r->causes[j].p->cls));
+			pt_rv_num(c->rep, x, "extra (ms)", round3(r->causes[j].extra));
+			pt_rv_num(c->rep, x, "own (ms)", round3(r->causes[j].own));
+			pt_rv_num(c->rep, x, "others median (ms)", round3(r->causes[j].others));
+		}
+		wi = pt_rv_obj(c->rep, o, "what if");
+		pt_rv_num(c->rep, wi, "step (ms)", round3(job_step_ms - saved_ms));
+		pt_rv_num(c->rep, wi, "now (ms)", round3(job_step_ms));
+		pt_rv_num(c->rep, wi, "saved (ms)", round3(saved_ms));
+		pt_rv_num(c->rep, wi, "saved (%)",
+			  job_step_ms > 0 ? round3(100 * saved_ms / job_step_ms) : 0);
+		straggler_finding(L, qq, r, lost[i].v, medl[i],
+				  job_step_ms, nsteps, i == 0 ? nfold : 0);
+	}
+	return 0;
+}
+
+/* The "workers" object: per worker with collectives, its waiting, the
+ * waiting it caused, its clock fit and its own step (or its mismatch). */
+static void report_workers(lk *L, pt_rv *sec, double nsteps)
+{
+	dctx *c = L->c;
+	pt_rv *ws = pt_rv_obj(c->rep, sec, "workers");
+	size_t q;
+
+	for (q = 0; q < L->nw; q++) {
+		const lkw *W = &L->w[q];
+		pt_rv *o = pt_rv_obj(c->rep, ws, c->w[W->w].id);
+		pt_rv_int(c->rep, o, "rank", c->w[W->w].s->rank);
+		if (W->mismatch) {
+			pt_rv_str(c->rep, o, "mismatch", W->mismatch);
+			continue;
+		}
+		pt_rv_num(c->rep, o, "waited for others (ms)", round3(W->waited_us / 1e3));
+		pt_rv_num(c->rep, o, "others waited for it (ms)", round3(W->blamed_us / 1e3));
+		pt_rv_int(c->rep, o, "last arrivals", W->last);
+		pt_rv_num(c->rep, o, "clock offset (us)", round3(W->offset_us));
+		pt_rv_num(c->rep, o, "clock residual (us)", round3(W->resid_us));
+		pt_rv_num(c->rep, o, "own step (ms)",
+			  round3((c->w[W->w].window_ms - W->waited_us / 1e3) / nsteps));
+		pt_rv_bool(c->rep, o, "straggler", W->straggler);
+	}
+}
+
 void diag_lockstep(dctx *c)
 {
 	lk L;
-	pt_rv *sec, *ws, *mm, *ex, *th;
+	pt_rv *sec, *ex;
 	dpair *lost = NULL;
 	sresult *res = NULL;
 	double job_ms, nsteps, job_step_ms, total_blame = 0, min_lost, *medl = NULL;
-	size_t i, q, nstr = 0, nfold = 0, nvers1 = 0;
-	char nb[600];
+	size_t i, q, nfold = 0, nvers1 = 0;
 
 	memset(&L, 0, sizeof(L));
 	L.c = c;
@@ -1099,25 +1267,7 @@ void diag_lockstep(dctx *c)
 		goto oom;
 
 	sec = pt_rv_obj(c->rep, pt_report_root(c->rep), "Lockstep");
-	mm = NULL;
-	for (i = 0; i < L.nw; i++) {
-		const lkw *W = &L.w[i];
-		dfinding *f;
-		if (!W->mismatch)
-			continue;
-		if (!mm)
-			mm = pt_rv_arr(c->rep, sec, "mismatched");
-		{
-			pt_rv *o = pt_rv_obj(c->rep, mm, NULL);
-			pt_rv_str(c->rep, o, "worker", c->w[W->w].id);
-			pt_rv_int(c->rep, o, "rank", c->w[W->w].s->rank);
-			pt_rv_str(c->rep, o, "problem", W->mismatch);
-		}
-		f = df_add(c, "Lockstep", c->w[W->w].id, "", "collectives_mismatch", 1, NAN, 0);
-		df_explain(c, f, "%s: its collectives do not match the other workers' (%s); it is "
-			   "left out of the lockstep analysis (who waited for whom), the rest goes on.",
-			   wname(c, W->w, nb, sizeof(nb)), W->mismatch);
-	}
+	report_mismatches(&L, sec);
 	pt_rv_int(c->rep, sec, "workers with collectives", (int64_t)L.nw);
 	pt_rv_int(c->rep, sec, "workers matched", (int64_t)L.nm);
 	if (nvers1)
@@ -1138,55 +1288,14 @@ void diag_lockstep(dctx *c)
 	}
 	job_step_ms = job_ms / nsteps;
 
-	/* Stragglers: the time each peer waited for a worker, on average. */
 	lost = x_malloc(L.nm * sizeof(*lost));
 	medl = x_malloc(L.nm * sizeof(*medl));
 	res = x_calloc(L.nm, sizeof(*res));
 	if (!lost || !res || !medl)
 		goto oom;
-	for (q = 0; q < L.nm; q++) {
-		lost[q].name = c->w[L.w[L.m[q]].w].id;
-		lost[q].v = L.w[L.m[q]].blamed_us / 1e3 / (double)(L.nm - 1);
-		lost[q].idx = q;
-		total_blame += L.w[L.m[q]].blamed_us / 1e3;
-	}
-	qsort(lost, L.nm, sizeof(*lost), lost_cmp);
 	min_lost = 0.05 * job_ms;
-	for (q = 0; q < L.nm; q++) {
-		size_t k, n = 0;
-		double v = lost[q].v, med;
-		for (k = 0; k < L.nm; k++)
-			if (k != q)
-				L.tmp[n++] = lost[k].v;
-		med = median_of(L.tmp, n);
-		medl[q] = med;
-		if (v >= min_lost && v >= 2 * med &&
-		    v * (double)(L.nm - 1) >= 0.25 * total_blame) {
-			L.w[L.m[lost[q].idx]].straggler = 1;
-			nstr++;
-		}
-	}
-
-	th = pt_rv_obj(c->rep, sec, "thresholds");
-	pt_rv_num(c->rep, th, "min others waited per peer (ms)", round3(min_lost));
-	pt_rv_num(c->rep, th, "min ratio to the median worker", 2);
-	pt_rv_num(c->rep, th, "min share of all waiting", 0.25);
-	pt_rv_int(c->rep, sec, "instances", (int64_t)(L.ninst - L.nbad));
-	if (L.nbad)
-		pt_rv_int(c->rep, sec, "instances left out (ends disagree)", (int64_t)L.nbad);
-	{
-		pt_rv *a = pt_rv_arr(c->rep, sec, "channels");
-		for (i = 0; i < L.nchan; i++)
-			pt_rv_str(c->rep, a, NULL, L.chans[i]);
-	}
-	pt_rv_num(c->rep, sec, "job window (ms)", round3(job_ms));
-	pt_rv_num(c->rep, sec, "job step (ms)", round3(job_step_ms));
-	pt_rv_num(c->rep, sec, "waiting in all (ms)", round3(total_blame));
-	{
-		for (q = 0; q < L.nm; q++)
-			L.tmp[q] = L.w[L.m[q]].resid_us;
-		pt_rv_num(c->rep, sec, "clock residual (us)", round3(median_of(L.tmp, L.nm)));
-	}
+	find_stragglers(&L, min_lost, lost, medl, &total_blame);
+	report_job(&L, sec, min_lost, job_ms, job_step_ms, total_blame);
 
 	/* Symptoms explained by waiting, before the straggler findings. */
 	ex = pt_rv_arr(c->rep, sec, "explained");
@@ -1197,70 +1306,9 @@ void diag_lockstep(dctx *c)
 			pt_rv_int(c->rep, sec, "Communication entries of waiting workers removed",
 				  (int64_t)np);
 	}
-
-	{
-		pt_rv *sa = pt_rv_arr(c->rep, sec, "stragglers");
-		for (i = 0; i < L.nm; i++) {
-			size_t qq = lost[i].idx, j;
-			lkw *W = &L.w[L.m[qq]];
-			sresult *r = &res[qq];
-			pt_rv *o, *ca, *wi;
-			double saved_ms;
-
-			if (!W->straggler)
-				continue;
-			if (causes_of(&L, qq, r))
-				goto oom;
-			saved_ms = W->saved_us / 1e3 / nsteps;
-			o = pt_rv_obj(c->rep, sa, NULL);
-			pt_rv_str(c->rep, o, "worker", c->w[W->w].id);
-			pt_rv_int(c->rep, o, "rank", c->w[W->w].s->rank);
-			pt_rv_num(c->rep, o, "others waited for it (ms)", round3(W->blamed_us / 1e3));
-			pt_rv_num(c->rep, o, "per peer (ms)", round3(lost[i].v));
-			pt_rv_int(c->rep, o, "last arrivals", W->last);
-			pt_rv_num(c->rep, o, "late (ms)", round3(r->late_ms));
-			pt_rv_num(c->rep, o, "late in the span before (ms)", round3(r->span_extra_ms));
-			pt_rv_num(c->rep, o, "late before the span (ms)", round3(r->predates_ms));
-			pt_rv_bool(c->rep, o, "predates window",
-				   r->late_ms > 0 && r->predates_ms >= 0.5 * r->late_ms);
-			ca = pt_rv_arr(c->rep, o, "causes");
-			for (j = 0; j < r->ncauses; j++) {
-				pt_rv *x = pt_rv_obj(c->rep, ca, NULL);
-				pt_rv_str(c->rep, x, "function", r->causes[j].p->key);
-				pt_rv_str(c->rep, x, "class", pt_class_name(r->causes[j].p->cls));
-				pt_rv_num(c->rep, x, "extra (ms)", round3(r->causes[j].extra));
-				pt_rv_num(c->rep, x, "own (ms)", round3(r->causes[j].own));
-				pt_rv_num(c->rep, x, "others median (ms)", round3(r->causes[j].others));
-			}
-			wi = pt_rv_obj(c->rep, o, "what if");
-			pt_rv_num(c->rep, wi, "step (ms)", round3(job_step_ms - saved_ms));
-			pt_rv_num(c->rep, wi, "now (ms)", round3(job_step_ms));
-			pt_rv_num(c->rep, wi, "saved (ms)", round3(saved_ms));
-			pt_rv_num(c->rep, wi, "saved (%)",
-				  job_step_ms > 0 ? round3(100 * saved_ms / job_step_ms) : 0);
-			straggler_finding(&L, qq, r, lost[i].v, medl[i],
-					  job_step_ms, nsteps, i == 0 ? nfold : 0);
-		}
-	}
-
-	ws = pt_rv_obj(c->rep, sec, "workers");
-	for (q = 0; q < L.nw; q++) {
-		const lkw *W = &L.w[q];
-		pt_rv *o = pt_rv_obj(c->rep, ws, c->w[W->w].id);
-		pt_rv_int(c->rep, o, "rank", c->w[W->w].s->rank);
-		if (W->mismatch) {
-			pt_rv_str(c->rep, o, "mismatch", W->mismatch);
-			continue;
-		}
-		pt_rv_num(c->rep, o, "waited for others (ms)", round3(W->waited_us / 1e3));
-		pt_rv_num(c->rep, o, "others waited for it (ms)", round3(W->blamed_us / 1e3));
-		pt_rv_int(c->rep, o, "last arrivals", W->last);
-		pt_rv_num(c->rep, o, "clock offset (us)", round3(W->offset_us));
-		pt_rv_num(c->rep, o, "clock residual (us)", round3(W->resid_us));
-		pt_rv_num(c->rep, o, "own step (ms)",
-			  round3((c->w[W->w].window_ms - W->waited_us / 1e3) / nsteps));
-		pt_rv_bool(c->rep, o, "straggler", W->straggler);
-	}
+	if (report_stragglers(&L, sec, lost, medl, res, job_step_ms, nsteps, nfold))
+		goto oom;
+	report_workers(&L, sec, nsteps);
 	goto out;
 oom:
 	c->oom = 1;

@@ -698,137 +698,194 @@ static int two_level(const tctx *t, const pt_rv *v)
 	return any;
 }
 
-static void print_table(tctx *t, const pt_rv *v, int unit, size_t indent)
+/* The table's rows: v's members, or with two levels (two_level) the
+ * members of each member, their group beside them; at most top rows.
+ * *total is how many there are in all, *group_workers whether every
+ * group is a worker.  -1: out of memory. */
+static int collect_rows(tctx *t, const pt_rv *v, int twol, table *tb, size_t *total,
+			int *group_workers)
 {
-	table tb = {0};
 	const pt_rv *c, *g;
-	size_t total = 0, i, j, k, other = 0, namew, maxname = 0, groupw = 0;
-	int twol = two_level(t, v), group_workers = 1;
-	const char **keys = NULL;
-	char **names = NULL, h[64];
-	pt_sb line = {0};
 
 	for (c = v->child; c; c = c->next)
-		total += twol ? c->n : 1;
-	tb.r = x_calloc(total < t->o->top ? total : t->o->top, sizeof(*tb.r));
-	if (!tb.r)
-		goto oom;
-	for (c = v->child; c && tb.nr < t->o->top; c = c->next) {
+		*total += twol ? c->n : 1;
+	tb->r = x_calloc(*total < t->o->top ? *total : t->o->top, sizeof(*tb->r));
+	if (!tb->r)
+		return -1;
+	for (c = v->child; c && tb->nr < t->o->top; c = c->next) {
 		if (!twol) {
-			tb.r[tb.nr].key = c->key;
-			tb.r[tb.nr++].v = c;
+			tb->r[tb->nr].key = c->key;
+			tb->r[tb->nr++].v = c;
 			continue;
 		}
 		if (!label_of(t, c->key))
-			group_workers = 0;
-		for (g = c->child; g && tb.nr < t->o->top; g = g->next) {
-			tb.r[tb.nr].group = c->key;
-			tb.r[tb.nr].key = g->key;
-			tb.r[tb.nr++].v = g;
+			*group_workers = 0;
+		for (g = c->child; g && tb->nr < t->o->top; g = g->next) {
+			tb->r[tb->nr].group = c->key;
+			tb->r[tb->nr].key = g->key;
+			tb->r[tb->nr++].v = g;
 		}
 	}
 	if (twol)
-		col_index(&tb, group_workers ? "worker" : "group");
-	for (i = 0; i < tb.nr; i++) {
-		row *r = &tb.r[i];
+		col_index(tb, *group_workers ? "worker" : "group");
+	return 0;
+}
+
+/* Each row's cells: its group, then a worker map, an object's members
+ * (flatten) or a single value.  -1: out of memory. */
+static int fill_cells(tctx *t, table *tb, int twol, int group_workers, int unit)
+{
+	size_t i;
+
+	for (i = 0; i < tb->nr; i++) {
+		row *r = &tb->r[i];
 		pt_sb sb = {0};
 
 		if (twol) {
 			const char *l = label_of(t, r->group);
 			char esc[256];
 
-			add_cell(&tb, r, group_workers ? "worker" : "group",
+			add_cell(tb, r, group_workers ? "worker" : "group",
 				 l ? l : pt_name_fit(r->group, 24, esc, sizeof(esc)), 0);
 		}
 		if (r->v->type == PT_RV_OBJ && is_worker_map(t, r->v)) {
 			fmt_worker_map(t, unit, r->v, &sb, 2);
-			add_cell(&tb, r, "workers", sb.buf ? sb.buf : "", 0);
+			add_cell(tb, r, "workers", sb.buf ? sb.buf : "", 0);
 		} else if (r->v->type == PT_RV_OBJ) {
-			flatten(t, &tb, r, r->v, NULL, unit);
+			flatten(t, tb, r, r->v, NULL, unit);
 		} else {
 			fmt_value(t, unit, r->v, &sb);
-			add_cell(&tb, r, "value", sb.buf ? sb.buf : "",
+			add_cell(tb, r, "value", sb.buf ? sb.buf : "",
 				 r->v->type == PT_RV_NUM || r->v->type == PT_RV_INT);
 		}
 		pt_sb_free(&sb);
 	}
-	if (tb.oom)
-		goto oom;
-	tb.colw = x_calloc(tb.ncol + 1, sizeof(*tb.colw));
-	tb.colnum = x_calloc(tb.ncol + 1, sizeof(*tb.colnum));
-	keys = x_calloc(tb.nr + 1, sizeof(*keys));
-	names = x_calloc(tb.nr + 1, sizeof(*names));
-	if (!tb.colw || !tb.colnum || !keys || !names)
-		goto oom;
-	for (k = 0; k < tb.ncol; k++) {
-		tb.colw[k] = pt_name_width(tb.col[k]);
-		tb.colnum[k] = 1;
+	return tb->oom ? -1 : 0;
+}
+
+/* Column widths (the widest cell or header; a text column wider than 40
+ * is cut: names of workers, long lists) and alignment (every cell
+ * numeric: right).  Sets *other to the columns' width with their gaps.
+ * -1: out of memory. */
+static int size_columns(table *tb, size_t *other)
+{
+	size_t i, j, k;
+
+	tb->colw = x_calloc(tb->ncol + 1, sizeof(*tb->colw));
+	tb->colnum = x_calloc(tb->ncol + 1, sizeof(*tb->colnum));
+	if (!tb->colw || !tb->colnum)
+		return -1;
+	for (k = 0; k < tb->ncol; k++) {
+		tb->colw[k] = pt_name_width(tb->col[k]);
+		tb->colnum[k] = 1;
 	}
-	for (i = 0; i < tb.nr; i++)
-		for (j = 0; j < tb.r[i].nc; j++) {
-			cell *ce = &tb.r[i].c[j];
+	for (i = 0; i < tb->nr; i++)
+		for (j = 0; j < tb->r[i].nc; j++) {
+			cell *ce = &tb->r[i].c[j];
 			size_t w = pt_name_width(ce->s);
 
-			if (w > tb.colw[ce->col])
-				tb.colw[ce->col] = w;
+			if (w > tb->colw[ce->col])
+				tb->colw[ce->col] = w;
 			if (!ce->num)
-				tb.colnum[ce->col] = 0;
+				tb->colnum[ce->col] = 0;
 		}
-	/* a text column wider than 40 is cut (names of workers, long lists) */
-	for (k = 0; k < tb.ncol; k++) {
-		if (tb.colw[k] > 40)
-			tb.colw[k] = 40;
-		other += tb.colw[k] + 2;
+	for (k = 0; k < tb->ncol; k++) {
+		if (tb->colw[k] > 40)
+			tb->colw[k] = 40;
+		*other += tb->colw[k] + 2;
 	}
-	(void)groupw;
-	for (i = 0; i < tb.nr; i++) {
-		const char *l = label_of(t, tb.r[i].key);
+	return 0;
+}
 
-		keys[i] = l ? l : tb.r[i].key;
+/* The rows' names (their labels, else keys), shortened together
+ * (pt_name_short_set) and fitted to the name column: what the line
+ * leaves beside the other columns, at least 30, at most the longest
+ * name.  Fills names[0..nr) (the caller frees them) and *namew.
+ * -1: out of memory. */
+static int row_names(tctx *t, const table *tb, size_t indent, size_t other, char **names,
+		     size_t *namew)
+{
+	const char **keys = x_calloc(tb->nr + 1, sizeof(*keys));
+	size_t i, maxname = 0;
+	int rc = -1;
+
+	if (!keys)
+		return -1;
+	for (i = 0; i < tb->nr; i++) {
+		const char *l = label_of(t, tb->r[i].key);
+
+		keys[i] = l ? l : tb->r[i].key;
 	}
-	if (pt_name_short_set(keys, tb.nr, 4096, names))
-		goto oom;
-	for (i = 0; i < tb.nr; i++)
+	if (pt_name_short_set(keys, tb->nr, 4096, names))
+		goto out;
+	for (i = 0; i < tb->nr; i++)
 		if (pt_name_width(names[i]) > maxname)
 			maxname = pt_name_width(names[i]);
-	namew = t->o->width - 1 > indent + other ? t->o->width - 1 - indent - other : 0;
-	if (namew < 30)
-		namew = 30;
-	if (maxname < namew)
-		namew = maxname < 4 ? 4 : maxname;
-	for (i = 0; i < tb.nr; i++) {
+	*namew = t->o->width - 1 > indent + other ? t->o->width - 1 - indent - other : 0;
+	if (*namew < 30)
+		*namew = 30;
+	if (maxname < *namew)
+		*namew = maxname < 4 ? 4 : maxname;
+	for (i = 0; i < tb->nr; i++) {
 		char *f = x_malloc(strlen(names[i]) + 8);
 
 		if (!f)
-			goto oom;
-		pt_name_fit(names[i], namew, f, strlen(names[i]) + 8);
+			goto out;
+		pt_name_fit(names[i], *namew, f, strlen(names[i]) + 8);
 		x_free(names[i]);
 		names[i] = f;
 	}
-	/* header */
-	pt_sb_addf(&line, "%*s%-*s", (int)indent, "", (int)namew, "name");
-	for (k = 0; k < tb.ncol; k++) {
-		pt_name_fit(tb.col[k], tb.colw[k], h, sizeof(h));
-		pt_sb_addf(&line, "  %*s%s", (int)(tb.colw[k] - pt_name_width(h)), "", "");
-		if (!tb.colnum[k]) { /* left-aligned: header left too */
-			line.len -= tb.colw[k] - pt_name_width(h);
-			line.buf[line.len] = 0;
-			pt_sb_adds(&line, h);
-			pt_sb_addf(&line, "%*s", (int)(tb.colw[k] - pt_name_width(h)), "");
+	rc = 0;
+out:
+	x_free(keys);
+	return rc;
+}
+
+/* Ends line at its last non-blank and prints it. */
+static void emit_trimmed(tctx *t, pt_sb *line)
+{
+	while (line->len && line->buf[line->len - 1] == ' ')
+		line->buf[--line->len] = 0;
+	emit(t, line->buf ? line->buf : "");
+}
+
+/* The header line: "name", then each column's header aligned as its
+ * cells are. */
+static void print_header(tctx *t, const table *tb, size_t namew, size_t indent, pt_sb *line)
+{
+	char h[64];
+	size_t k;
+
+	pt_sb_addf(line, "%*s%-*s", (int)indent, "", (int)namew, "name");
+	for (k = 0; k < tb->ncol; k++) {
+		pt_name_fit(tb->col[k], tb->colw[k], h, sizeof(h));
+		pt_sb_addf(line, "  %*s%s", (int)(tb->colw[k] - pt_name_width(h)), "", "");
+		if (!tb->colnum[k]) { /* left-aligned: header left too */
+			line->len -= tb->colw[k] - pt_name_width(h);
+			line->buf[line->len] = 0;
+			pt_sb_adds(line, h);
+			pt_sb_addf(line, "%*s", (int)(tb->colw[k] - pt_name_width(h)), "");
 		} else {
-			pt_sb_adds(&line, h);
+			pt_sb_adds(line, h);
 		}
 	}
-	while (line.len && line.buf[line.len - 1] == ' ')
-		line.buf[--line.len] = 0;
-	emit(t, line.buf ? line.buf : "");
-	for (i = 0; i < tb.nr; i++) {
-		row *r = &tb.r[i];
+	emit_trimmed(t, line);
+}
 
-		pt_sb_reset(&line);
-		pt_sb_addf(&line, "%*s%s%*s", (int)indent, "", names[i],
+/* One line per row: its name, then its cell of each column ("-" when
+ * none), numbers right-aligned, text left-aligned. */
+static void print_rows(tctx *t, const table *tb, char **names, size_t namew, size_t indent,
+		       pt_sb *line)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < tb->nr; i++) {
+		const row *r = &tb->r[i];
+
+		pt_sb_reset(line);
+		pt_sb_addf(line, "%*s%s%*s", (int)indent, "", names[i],
 			   (int)(namew - pt_name_width(names[i])), "");
-		for (k = 0; k < tb.ncol; k++) {
+		for (k = 0; k < tb->ncol; k++) {
 			const char *s = "";
 			char fit[512];
 			size_t w;
@@ -838,17 +895,33 @@ static void print_table(tctx *t, const pt_rv *v, int unit, size_t indent)
 					s = r->c[j].s;
 			if (!*s)
 				s = "-";
-			pt_name_fit(s, tb.colw[k], fit, sizeof(fit));
+			pt_name_fit(s, tb->colw[k], fit, sizeof(fit));
 			w = pt_name_width(fit);
-			if (tb.colnum[k])
-				pt_sb_addf(&line, "  %*s%s", (int)(tb.colw[k] - w), "", fit);
+			if (tb->colnum[k])
+				pt_sb_addf(line, "  %*s%s", (int)(tb->colw[k] - w), "", fit);
 			else
-				pt_sb_addf(&line, "  %s%*s", fit, (int)(tb.colw[k] - w), "");
+				pt_sb_addf(line, "  %s%*s", fit, (int)(tb->colw[k] - w), "");
 		}
-		while (line.len && line.buf[line.len - 1] == ' ')
-			line.buf[--line.len] = 0;
-		emit(t, line.buf ? line.buf : "");
+		emit_trimmed(t, line);
 	}
+}
+
+static void print_table(tctx *t, const pt_rv *v, int unit, size_t indent)
+{
+	table tb = {0};
+	size_t total = 0, i, other = 0, namew = 0;
+	int twol = two_level(t, v), group_workers = 1;
+	char **names = NULL;
+	pt_sb line = {0};
+
+	if (collect_rows(t, v, twol, &tb, &total, &group_workers) ||
+	    fill_cells(t, &tb, twol, group_workers, unit) || size_columns(&tb, &other))
+		goto oom;
+	names = x_calloc(tb.nr + 1, sizeof(*names));
+	if (!names || row_names(t, &tb, indent, other, names, &namew))
+		goto oom;
+	print_header(t, &tb, namew, indent, &line);
+	print_rows(t, &tb, names, namew, indent, &line);
 	if (total > tb.nr) {
 		pt_sb_reset(&line);
 		pt_sb_addf(&line, "%*s" ELL " %zu more in report.json", (int)indent, "",
@@ -864,7 +937,6 @@ out:
 	for (i = 0; names && i < tb.nr; i++)
 		x_free(names[i]);
 	x_free(names);
-	x_free(keys);
 	pt_sb_free(&line);
 	table_free(&tb);
 }

@@ -1070,13 +1070,156 @@ static int classify(const evf *f, const char *name, size_t n)
 /* Names in warnings: at most 80 bytes (they are not NUL-terminated). */
 #define SHOWN(n) ((int)((n) > 80 ? 80 : (n)))
 
+/* Whether a complete event's times are usable: a warning and 0 when its
+ * timestamp or duration is missing or out of range.  Cuts a name longer
+ * than PT_KEY_NAME_MAX (*n), with a warning. */
+static int usable(reader *r, const evf *f, const char *at, const char *name, size_t *n)
+{
+	pt_store *st = r->st;
+
+	if (!f->has_ts || f->ts_bad) {
+		pt_store_warn(st, "event '%.*s' at byte %llu has %s timestamp; skipped", SHOWN(*n),
+			      name, (unsigned long long)off_of(r, at),
+			      f->has_ts ? "an out-of-range" : "no");
+		return 0;
+	}
+	if (!f->has_dur) {
+		pt_store_warn(st, "complete event '%.*s' at byte %llu has no dur; skipped", SHOWN(*n),
+			      name, (unsigned long long)off_of(r, at));
+		return 0;
+	}
+	if (f->dur_bad || f->dur < 0 || f->dur > DUR_MAX_NS) {
+		pt_store_warn(st, "event '%.*s' at byte %llu has an %s duration; skipped", SHOWN(*n),
+			      name, (unsigned long long)off_of(r, at),
+			      f->dur < 0 && !f->dur_bad ? "negative" : "absurd (over a day)");
+		return 0;
+	}
+	if (*n > PT_KEY_NAME_MAX) {
+		pt_store_warn(st, "name of %zu bytes at byte %llu truncated to %zu", *n,
+			      (unsigned long long)off_of(r, at), PT_KEY_NAME_MAX);
+		*n = PT_KEY_NAME_MAX;
+	}
+	return 1;
+}
+
+/* The kernel's key into e->name (keys.c): the compute key first, since
+ * the memo of what is communication goes by its string id, one lookup
+ * per launch; a communication kernel gets its own key and kind. */
+static int kernel_name(reader *r, const evf *f, const char *name, size_t n, pt_event *e)
+{
+	const int64_t *grid = f->has_grid && f->has_block ? f->grid : NULL;
+	int role;
+
+	if (grow_tmp(&r->tmp, &r->tmpcap, n + PT_KEY_SHAPE_MAX))
+		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	if (intern(r, r->tmp, pt_key_kernel(r->tmp, name, n, PT_ROLE_NONE, grid, f->block),
+		   &e->name))
+		return ERR;
+	role = pt_key_kernel_role(&r->ck, e->name, name, n);
+	if (role < 0)
+		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	if (role > 0) {
+		e->kind = PT_K_COMM_KERNEL;
+		if (intern(r, r->tmp, pt_key_kernel(r->tmp, name, n, role, grid, f->block),
+			   &e->name))
+			return ERR;
+	}
+	return OK;
+}
+
+/* A CPU collective's name into e->name: record_param_comms wraps every
+ * collective; its "Collective name" arg says which one, so keep them
+ * apart ("record_param_comms:<collective>"). */
+static int cpu_comm_name(reader *r, const evf *f, const char *name, size_t n, pt_event *e)
+{
+	if (f->coll.s && f->coll.n && f->coll.n <= 256 && n == 18) {
+		const char *c;
+		size_t cn;
+		/* name is "record_param_comms" (n == 18): copy it before
+		 * unescape() reuses tmp2. */
+		if (grow_tmp(&r->tmp, &r->tmpcap, n + f->coll.n + 2))
+			return fail(r, PT_ENOMEM, NULL, "out of memory");
+		memcpy(r->tmp, "record_param_comms:", 19);
+		if (unescape(r, &f->coll, &c, &cn))
+			return ERR;
+		memcpy(r->tmp + 19, c, cn);
+		return intern(r, r->tmp, 19 + cn, &e->name) ? ERR : OK;
+	}
+	return intern(r, name, n, &e->name) ? ERR : OK;
+}
+
+/* A collective's bytes (elements of its larger side times the dtype's
+ * size) and process group into e. */
+static void comm_size(reader *r, const evf *f, pt_event *e)
+{
+	int64_t ne = -1;
+
+	if (f->has_in)
+		ne = f->in_n;
+	if (f->has_out && f->out_n > ne)
+		ne = f->out_n;
+	if (ne > 0 && f->dtype.s) {
+		const char *d;
+		size_t dn;
+		unsigned sz;
+		if (!unescape(r, &f->dtype, &d, &dn) && (sz = dtype_size(d, dn)) != 0 &&
+		    (uint64_t)ne <= UINT64_MAX / sz)
+			e->bytes = (uint64_t)ne * sz;
+	}
+	if (f->has_group && f->group > 0)
+		e->group = (uint16_t)(f->group > UINT16_MAX ? UINT16_MAX : f->group);
+}
+
+/* A step annotation: a new step into the store, or *dup set when the
+ * same step came already (under a second category: keep the first). */
+static int add_step(reader *r, const pt_event *e, const char *name, size_t n, int *dup)
+{
+	pt_store *st = r->st;
+	int64_t stepno = pt_key_step_number(name, n);
+	size_t k;
+
+	for (k = 0; k < st->nsteps; k++)
+		if (st->steps[k].number == stepno)
+			break;
+	if (k < st->nsteps) {
+		r->ndupsteps++;
+		*dup = 1;
+		return OK;
+	}
+	if (pt_store_add_step(st, stepno, e->ts, e->dur))
+		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	return OK;
+}
+
+/* The launch's efficiency numbers for the kernel just stored. */
+static int add_kinfo(reader *r, const evf *f)
+{
+	pt_kinfo k;
+
+	k.ev = (uint32_t)(r->st->n - 1);
+	/* Kineto writes 0 when it could not estimate the occupancy */
+	k.occupancy = f->has_eff & 1 && f->occ > 0 ? f->occ : -1;
+	k.blocks_per_sm = f->has_eff & 2 ? f->bps : -1;
+	k.registers = f->has_eff & 4 ? f->regs : -1;
+	k.shared_mem = f->has_eff & 8 ? f->smem : -1;
+	if (pt_store_add_kinfo(r->st, &k))
+		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	return OK;
+}
+
+/* One parsed trace event into the store: thread names from metadata
+ * events; complete events classified, checked, named (interned keys),
+ * with their bytes, group, stack, step and kernel efficiency.  Runs once
+ * per event: its helpers above are static with one caller each, so the
+ * compiler inlines them and the split costs no measurable time
+ * (docs/bench.md, "Code shaped for speed", `commit`). */
 static int commit(reader *r, const evf *f, const char *at)
 {
 	pt_store *st = r->st;
 	pt_event e;
 	const char *name;
 	size_t n;
-	int kind, gpu;
+	int kind, gpu, dup = 0;
 
 	r->nobjects++;
 	if (f->ph != 'X') {
@@ -1096,30 +1239,8 @@ static int commit(reader *r, const evf *f, const char *at)
 	if (unescape(r, &f->name, &name, &n))
 		return ERR;
 	kind = classify(f, name, n);
-	if (kind < 0)
+	if (kind < 0 || !usable(r, f, at, name, &n))
 		return OK;
-	if (!f->has_ts || f->ts_bad) {
-		pt_store_warn(st, "event '%.*s' at byte %llu has %s timestamp; skipped", SHOWN(n),
-			      name, (unsigned long long)off_of(r, at),
-			      f->has_ts ? "an out-of-range" : "no");
-		return OK;
-	}
-	if (!f->has_dur) {
-		pt_store_warn(st, "complete event '%.*s' at byte %llu has no dur; skipped", SHOWN(n),
-			      name, (unsigned long long)off_of(r, at));
-		return OK;
-	}
-	if (f->dur_bad || f->dur < 0 || f->dur > DUR_MAX_NS) {
-		pt_store_warn(st, "event '%.*s' at byte %llu has an %s duration; skipped", SHOWN(n),
-			      name, (unsigned long long)off_of(r, at),
-			      f->dur < 0 && !f->dur_bad ? "negative" : "absurd (over a day)");
-		return OK;
-	}
-	if (n > PT_KEY_NAME_MAX) {
-		pt_store_warn(st, "name of %zu bytes at byte %llu truncated to %zu", n,
-			      (unsigned long long)off_of(r, at), PT_KEY_NAME_MAX);
-		n = PT_KEY_NAME_MAX;
-	}
 	memset(&e, 0, sizeof(e));
 	e.ts = f->ts;
 	e.dur = f->dur;
@@ -1129,28 +1250,11 @@ static int commit(reader *r, const evf *f, const char *at)
 	e.flags = gpu ? PT_EV_GPU : 0;
 
 	switch (kind) {
-	case PT_K_KERNEL: {
-		/* The compute key first (keys.c): the memo of what is
-		 * communication goes by its string id, one lookup per launch. */
-		const int64_t *grid = f->has_grid && f->has_block ? f->grid : NULL;
-		int role;
-		if (grow_tmp(&r->tmp, &r->tmpcap, n + PT_KEY_SHAPE_MAX))
-			return fail(r, PT_ENOMEM, NULL, "out of memory");
-		if (intern(r, r->tmp, pt_key_kernel(r->tmp, name, n, PT_ROLE_NONE, grid, f->block),
-			   &e.name))
+	case PT_K_KERNEL:
+		if (kernel_name(r, f, name, n, &e))
 			return ERR;
-		role = pt_key_kernel_role(&r->ck, e.name, name, n);
-		if (role < 0)
-			return fail(r, PT_ENOMEM, NULL, "out of memory");
-		if (role > 0) {
-			kind = PT_K_COMM_KERNEL;
-			e.kind = (uint8_t)kind;
-			if (intern(r, r->tmp, pt_key_kernel(r->tmp, name, n, role, grid, f->block),
-				   &e.name))
-				return ERR;
-		}
+		kind = e.kind;
 		break;
-	}
 	case PT_K_CPU_OP:
 	case PT_K_PYTHON:
 	case PT_K_ANNOTATION: {
@@ -1160,24 +1264,7 @@ static int commit(reader *r, const evf *f, const char *at)
 		break;
 	}
 	case PT_K_CPU_COMM:
-		/* record_param_comms wraps every collective; its "Collective
-		 * name" arg says which one, so keep them apart. */
-		if (f->coll.s && f->coll.n && f->coll.n <= 256 && n == 18) {
-			const char *c;
-			size_t cn;
-			/* name is "record_param_comms" (n == 18): copy it before
-			 * unescape() reuses tmp2. */
-			if (grow_tmp(&r->tmp, &r->tmpcap, n + f->coll.n + 2))
-				return fail(r, PT_ENOMEM, NULL, "out of memory");
-			memcpy(r->tmp, "record_param_comms:", 19);
-			if (unescape(r, &f->coll, &c, &cn))
-				return ERR;
-			memcpy(r->tmp + 19, c, cn);
-			if (intern(r, r->tmp, 19 + cn, &e.name))
-				return ERR;
-			break;
-		}
-		if (intern(r, name, n, &e.name))
+		if (cpu_comm_name(r, f, name, n, &e))
 			return ERR;
 		break;
 	default:
@@ -1189,21 +1276,7 @@ static int commit(reader *r, const evf *f, const char *at)
 		if (f->has_bytes && f->bytes > 0)
 			e.bytes = (uint64_t)f->bytes;
 	} else if (kind == PT_K_COMM_KERNEL || kind == PT_K_CPU_COMM) {
-		int64_t ne = -1;
-		if (f->has_in)
-			ne = f->in_n;
-		if (f->has_out && f->out_n > ne)
-			ne = f->out_n;
-		if (ne > 0 && f->dtype.s) {
-			const char *d;
-			size_t dn;
-			unsigned sz;
-			if (!unescape(r, &f->dtype, &d, &dn) && (sz = dtype_size(d, dn)) != 0 &&
-			    (uint64_t)ne <= UINT64_MAX / sz)
-				e.bytes = (uint64_t)ne * sz;
-		}
-		if (f->has_group && f->group > 0)
-			e.group = (uint16_t)(f->group > UINT16_MAX ? UINT16_MAX : f->group);
+		comm_size(r, f, &e);
 	}
 	if (f->stack.s && f->stack.n && (kind == PT_K_CPU_OP || kind == PT_K_CPU_COMM ||
 					 kind == PT_K_ANNOTATION || kind == PT_K_STEP)) {
@@ -1216,35 +1289,13 @@ static int commit(reader *r, const evf *f, const char *at)
 		if (intern(r, s, sn, &e.stack))
 			return ERR;
 	}
-	if (kind == PT_K_STEP) {
-		int64_t stepno = pt_key_step_number(name, n);
-		size_t k;
-
-		for (k = 0; k < st->nsteps; k++)
-			if (st->steps[k].number == stepno)
-				break;
-		if (k < st->nsteps) {
-			/* Same step under a second category: keep the first. */
-			r->ndupsteps++;
-			return OK;
-		}
-		if (pt_store_add_step(st, stepno, e.ts, e.dur))
-			return fail(r, PT_ENOMEM, NULL, "out of memory");
-	}
+	if (kind == PT_K_STEP && (add_step(r, &e, name, n, &dup) || dup))
+		return dup ? OK : ERR;
 	e.lane = lane_of(r, f->pid, f->tid, gpu);
 	if (e.lane == UINT32_MAX || pt_store_add(st, &e))
 		return fail(r, PT_ENOMEM, NULL, "out of memory");
-	if (f->has_eff && kind == PT_K_KERNEL) {
-		pt_kinfo k;
-		k.ev = (uint32_t)(st->n - 1);
-		/* Kineto writes 0 when it could not estimate the occupancy */
-		k.occupancy = f->has_eff & 1 && f->occ > 0 ? f->occ : -1;
-		k.blocks_per_sm = f->has_eff & 2 ? f->bps : -1;
-		k.registers = f->has_eff & 4 ? f->regs : -1;
-		k.shared_mem = f->has_eff & 8 ? f->smem : -1;
-		if (pt_store_add_kinfo(st, &k))
-			return fail(r, PT_ENOMEM, NULL, "out of memory");
-	}
+	if (f->has_eff && kind == PT_K_KERNEL)
+		return add_kinfo(r, f);
 	return OK;
 }
 
@@ -1441,7 +1492,15 @@ static int refill(reader *r, size_t keep)
 }
 
 /* Run the state machine over the buffer until it needs more input (NEED,
- * r->pos = first byte still needed), finishes (OK) or fails (ERR). */
+ * r->pos = first byte still needed), finishes (OK) or fails (ERR).
+ *
+ * Over 150 lines on purpose: this is the reader's hot loop, run for every
+ * byte of the trace, and it is kept as one function so that the compiler
+ * keeps its state (the cursor p, end, the state) in registers across
+ * the states instead of storing it to the reader and reloading it at
+ * each call (docs/bench.md, "Code shaped for speed", `scan`).  The work
+ * of each state lives in the parse_* helpers; only the transitions are
+ * here. */
 static int scan(reader *r)
 {
 	const char *p = r->buf + r->pos, *end = r->buf + r->len;
