@@ -7,29 +7,24 @@
  * of ours or nowhere.
  */
 #include "collector_internal.h"
+#include "util/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
-/* Start the node agent unless one runs (local rank 0 only).  posix_spawn is
- * safe in a multi-threaded process where fork() is not; the agent detaches
- * itself (--detach) so the child we reap here exits at once. */
+/* Start the node agent unless one runs (local rank 0 only), through
+ * util/spawn.c: posix_spawn is safe in a multi-threaded process where fork()
+ * is not. */
 void ensure_agent(double now)
 {
-	pid_t pid;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, def;
+	pt_spawn_opts o = PT_SPAWN_OPTS_INIT;
+	pt_spawn_status st;
+	pt_error e;
 	char logp[PT_CONTROL_PATH_MAX + PT_CONTROL_HOST_MAX + 8], ad[PT_CONTROL_PATH_MAX];
-	int st, logfd = -1;
+	int logfd = -1;
 	struct stat lst, ast;
 
 	if (!G.agent_argv || pt_control_agent_running(G.dir, G.host, now, 30))
@@ -59,32 +54,25 @@ void ensure_agent(double now)
 			     why == EPERM ? "not a plain file of ours" : strerror(why));
 		}
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	/* The agent detaches itself (--detach): the child reaped here exits at
+	 * once.  A new session, no signal blocked and SIGPIPE/SIGINT/SIGTERM at
+	 * their defaults, whatever the training process set up. */
+	o.in_path = "/dev/null";
+	o.out_path = "/dev/null";
 	if (logfd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+		o.err_fd = logfd;
 	else
-		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawnattr_init(&at);
-	sigemptyset(&none);
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	sigaddset(&def, SIGINT);
-	sigaddset(&def, SIGTERM);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &def);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-				      POSIX_SPAWN_SETSID);
-	if (posix_spawn(&pid, G.agent_argv[0], &fa, &at, G.agent_argv, environ) == 0) {
-		dlog("started agent %s (pid %ld)", G.agent_argv[0], (long)pid);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
+		o.err_path = "/dev/null";
+	o.new_session = 1;
+	o.clean_signals = 1;
+	pt_error_clear(&e);
+	if (pt_spawn_run(G.agent_argv, &o, &st, &e) == PT_OK) {
+		dlog("started agent %s", G.agent_argv[0]);
 	} else {
-		plog("cannot start the agent '%s': %s", G.agent_argv[0], strerror(errno));
+		char buf[512];
+
+		plog("cannot start the agent: %s", pt_error_format(&e, buf, sizeof(buf)));
 	}
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
 	if (logfd >= 0)
 		close(logfd);
 }

@@ -143,7 +143,8 @@ int export_trace(window *w)
 		goto out;
 	}
 	out = NULL;
-	if (rename(tmp, w->final_path) != 0) {
+	/* util/file.c's commit: the temporary goes if the rename fails. */
+	if (pt_file_commit_tmp(tmp, w->final_path, NULL) != PT_OK) {
 		snprintf(w->error, sizeof(w->error), "cannot move trace to '%.300s': %s",
 			 w->final_path, strerror(errno));
 		goto out;

@@ -52,8 +52,31 @@ int pt_spawn_start(char *const argv[], const pt_spawn_opts *o, pid_t *pid, pt_er
 		rc = add_redirect(&fa, 1, o->out_path, o->out_fd, wflags);
 	if (!rc)
 		rc = add_redirect(&fa, 2, o->err_path, o->err_fd, wflags);
-	if (!rc && o->own_group && !(rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP)))
-		rc = posix_spawnattr_setpgroup(&at, 0);
+	if (!rc && (o->own_group || o->new_session || o->clean_signals)) {
+		short flags = 0;
+
+		if (o->own_group) {
+			flags |= POSIX_SPAWN_SETPGROUP;
+			rc = posix_spawnattr_setpgroup(&at, 0);
+		}
+		if (o->new_session)
+			flags |= POSIX_SPAWN_SETSID;
+		if (!rc && o->clean_signals) {
+			sigset_t empty, def;
+
+			sigemptyset(&empty);
+			sigemptyset(&def);
+			sigaddset(&def, SIGPIPE);
+			sigaddset(&def, SIGINT);
+			sigaddset(&def, SIGTERM);
+			flags |= POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+			rc = posix_spawnattr_setsigmask(&at, &empty);
+			if (!rc)
+				rc = posix_spawnattr_setsigdefault(&at, &def);
+		}
+		if (!rc)
+			rc = posix_spawnattr_setflags(&at, flags);
+	}
 	/* posix_spawn returns the error instead of setting errno. */
 	if (!rc)
 		rc = posix_spawn(pid, argv[0], &fa, &at, argv, environ);

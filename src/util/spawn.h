@@ -28,6 +28,12 @@ typedef struct pt_spawn_opts {
 	int own_group;        /* 1: the child leads a new process group and the
 			       * signals that end it reach the whole group (a
 			       * program that starts helpers of its own) */
+	int new_session;      /* 1: the child starts a new session (setsid), as
+			       * a daemon it starts does (no controlling
+			       * terminal, not in our process group) */
+	int clean_signals;    /* 1: the child starts with no signal blocked and
+			       * SIGPIPE, SIGINT, SIGTERM at their defaults,
+			       * whatever this process blocks or ignores */
 	double timeout_s;     /* > 0: ended once it ran this long */
 	const int *cancel;    /* not NULL: ended once *cancel (read atomically)
 			       * is non-zero, e.g. set by another thread */

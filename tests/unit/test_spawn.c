@@ -2,7 +2,9 @@
  * test_spawn.c - unit tests for running a program (src/util/spawn.c): exit
  * codes and signals as the status struct says, output redirected to a path
  * or a descriptor, a timeout and a cancel flag that end the child (and its
- * process group), polling, and the one-line error for a missing program.
+ * process group), polling, a new session and clean signal dispositions
+ * (the collector starting the node agent), and the one-line error for a
+ * missing program.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -273,6 +276,49 @@ static void test_cannot_start(void **state)
 	assert_string_equal(e.msg, "nothing to run");
 }
 
+/* new_session: the child leads its own session (field 6 of /proc/PID/stat
+ * is the session id); clean_signals: with SIGTERM blocked and SIGPIPE and
+ * SIGINT ignored here, the child starts with those three at their defaults. */
+static void test_session_and_signals(void **state)
+{
+	static const char *const own_sid =
+		"test \"$(cut -d' ' -f6 /proc/$$/stat)\" = \"$$\"";
+	/* SIGINT is bit 0x2, SIGPIPE 0x1000, SIGTERM 0x4000 of these masks
+	 * (others may be ignored by whoever started the test). */
+	static const char *const clean =
+		"b=$(awk '/^SigBlk/{print $2}' /proc/$$/status); "
+		"i=$(awk '/^SigIgn/{print $2}' /proc/$$/status); "
+		"test $(( 0x$b & 0x4000 )) -eq 0 && test $(( 0x$i & 0x1002 )) -eq 0";
+	pt_spawn_opts o = PT_SPAWN_OPTS_INIT;
+	pt_spawn_status st;
+	struct sigaction ign, old_pipe, old_int;
+	sigset_t term, old_mask;
+
+	(void)state;
+	st = run_sh(own_sid, &o);
+	assert_true(st.exited && st.code == 1);  /* inherited: our session */
+	o.new_session = 1;
+	st = run_sh(own_sid, &o);
+	assert_true(st.exited && st.code == 0);
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	sigaction(SIGINT, &ign, &old_int);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &term, &old_mask);
+	o.new_session = 0;
+	st = run_sh(clean, &o);
+	assert_true(st.exited && st.code == 1);  /* inherited: blocked, ignored */
+	o.clean_signals = 1;
+	st = run_sh(clean, &o);
+	assert_true(st.exited && st.code == 0);
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +328,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cancel_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poll, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cannot_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_session_and_signals, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
