@@ -1,7 +1,7 @@
 /*
  * stacks.h - the stacks file: its format and its parser, in one place.
  *
- * Each collector's watchdog thread (python/perftracker/_collector.c)
+ * Each collector's watchdog thread (python/perftracker/collector_watchdog.c)
  * writes the Python stacks of every thread of its process to
  * <control>/stacks/<worker>.txt, on request (a new id in
  * stacks/request.json, src/control/control.h) and by itself when no step

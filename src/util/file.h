@@ -4,8 +4,10 @@
  * reader, the control records), writing a file so that it appears whole
  * (write a temporary beside it, then rename: summaries, reports, the page,
  * control records, samples, kept traces) and `mkdir -p`.  Raw traces are
- * streamed instead (src/trace/input.h).  The collector's watchdog keeps its
- * own allocation-free writer (python/perftracker/_collector.c).
+ * streamed instead (src/trace/input.h).  The collector's watchdog writes its
+ * stack dumps with openat/renameat on a descriptor opened in advance
+ * (python/perftracker/collector_watchdog.c), using only pt_file_write_all
+ * and pt_file_random64 from here: neither allocates.
  */
 #ifndef PT_FILE_H
 #define PT_FILE_H

@@ -1,11 +1,11 @@
 /*
  * spawn.h - running another program and waiting for it: the one
  * spawn-and-wait of the tree (the node agent's nsys capture, the agent
- * starting `perftracker --trigger-on` on a slowdown).  posix_spawn with an
+ * starting `perftracker --trigger-on` on a slowdown, the collector starting
+ * its node's agent: python/perftracker/collector_agent.c).  posix_spawn with an
  * argv vector (no shell, no PATH search), optional stdin/stdout/stderr
  * redirection, a timeout or a cancel flag that ends the child (SIGTERM,
- * then SIGKILL), and the way it ended in a struct.  The collector's
- * watchdog keeps its own allocation-free path (_collector.c).
+ * then SIGKILL), and the way it ended in a struct.
  */
 #ifndef PT_SPAWN_H
 #define PT_SPAWN_H
