@@ -21,10 +21,22 @@ class SlowExistingFunction(unittest.TestCase):
                               "--slow-load-factor", "2", "--load-ms", "20"])
         try:
             job.wait_running()
-            res = job.trigger("--steps", "3")
-            if res.returncode != 0:
-                self.fail("trigger failed:\n%s\n%s" % (res.stdout, res.stderr))
-            rep = report_of(run_dir_of(res))
+            # torch 1.13 without Kineto exports times whose zero is off by
+            # up to a few hundred ms in some processes of a loaded host
+            # (docs/diagnose.md "Lockstep", clocks): the workers of this
+            # one host then disagree on their clock offsets and the
+            # periodic gloo instances may be matched a step apart.  Such a
+            # window is profiled again, up to three times; the assertions
+            # below hold for the last window whatever its clocks.
+            for attempt in range(3):
+                res = job.trigger("--steps", "8")
+                if res.returncode != 0:
+                    self.fail("trigger failed:\n%s\n%s" % (res.stdout, res.stderr))
+                rep = report_of(run_dir_of(res))
+                offs = [w.get("clock offset (us)") for w in
+                        (rep.get("Lockstep") or {}).get("workers", {}).values()]
+                if offs and None not in offs and max(offs) - min(offs) < 5000:
+                    break
             ws = job.workers()
             ids = {r: "node0_%d_%d.json" % (r, ws[r]["pid"]) for r in ws}
         finally:
