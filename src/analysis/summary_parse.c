@@ -527,6 +527,7 @@ static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 {
 	size_t open = p->t.pos, cap = 0;
 	double v;
+	int rc;
 
 	if (p->t.s[p->t.pos] != '[') {
 		if (skip_value(p, 3))
@@ -536,13 +537,9 @@ static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 	if (pt->step_ms) { /* a duplicate: the first counts */
 		return skip_value(p, 3);
 	}
-	p->t.pos++;
-	skip_ws(p);
 	*n = 0;
-	if (p->t.pos < p->t.len && p->t.s[p->t.pos] == ']') {
-		p->t.pos++;
+	if (!pt_jtok_open(&p->t, ']'))
 		return 0;
-	}
 	for (;;) {
 		if (at_value(p))
 			return -1;
@@ -557,18 +554,8 @@ static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 		if (X_GROW(pt->step_ms, cap, *n + 1))
 			return oom(p);
 		pt->step_ms[(*n)++] = v;
-		skip_ws(p);
-		if (p->t.pos >= p->t.len)
-			return fail(p, PT_EPARSE, open, "unterminated array");
-		if (p->t.s[p->t.pos] == ',') {
-			p->t.pos++;
-			continue;
-		}
-		if (p->t.s[p->t.pos] == ']') {
-			p->t.pos++;
-			return 0;
-		}
-		return fail_char(p, p->t.pos, "',' or ']'");
+		if ((rc = pt_jtok_next(&p->t, open, ']')) <= 0)
+			return rc;
 	}
 }
 
@@ -583,12 +570,8 @@ static int rd_pattern_hw(sp *p, pt_pattern *pt)
 			return -1;
 		return semerr(p, open, "'hw' is not an array");
 	}
-	p->t.pos++;
-	skip_ws(p);
-	if (p->t.pos < p->t.len && p->t.s[p->t.pos] == ']') {
-		p->t.pos++;
+	if (!pt_jtok_open(&p->t, ']'))
 		return 0;
-	}
 	for (;;) {
 		if (at_value(p))
 			return -1;
@@ -615,18 +598,8 @@ static int rd_pattern_hw(sp *p, pt_pattern *pt)
 				return -1;
 		}
 next:
-		skip_ws(p);
-		if (p->t.pos >= p->t.len)
-			return fail(p, PT_EPARSE, open, "unterminated array");
-		if (p->t.s[p->t.pos] == ',') {
-			p->t.pos++;
-			continue;
-		}
-		if (p->t.s[p->t.pos] == ']') {
-			p->t.pos++;
-			return 0;
-		}
-		return fail_char(p, p->t.pos, "',' or ']'");
+		if ((rc = pt_jtok_next(&p->t, open, ']')) <= 0)
+			return rc;
 	}
 }
 
@@ -642,12 +615,8 @@ static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size
 			return -1;
 		return semerr(p, open, "'%s' is missing or not an array", name);
 	}
-	p->t.pos++;
-	skip_ws(p);
-	if (p->t.pos < p->t.len && p->t.s[p->t.pos] == ']') {
-		p->t.pos++;
+	if (!pt_jtok_open(&p->t, ']'))
 		return 0;
-	}
 	for (;;) {
 		if (at_value(p))
 			return -1;
@@ -663,18 +632,8 @@ static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size
 		}
 		p->ctx = CTX_TOP;
 		i++;
-		skip_ws(p);
-		if (p->t.pos >= p->t.len)
-			return fail(p, PT_EPARSE, open, "unterminated array");
-		if (p->t.s[p->t.pos] == ',') {
-			p->t.pos++;
-			continue;
-		}
-		if (p->t.s[p->t.pos] == ']') {
-			p->t.pos++;
-			return 0;
-		}
-		return fail_char(p, p->t.pos, "',' or ']'");
+		if ((rc = pt_jtok_next(&p->t, open, ']')) <= 0)
+			return rc;
 	}
 }
 

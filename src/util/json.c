@@ -137,17 +137,13 @@ static int parse_value(parser *p, pt_json *v, int depth)
 	case '{':
 	case '[': {
 		size_t n = 0, open = p->t.pos;
-		int obj = c == '{';
+		int obj = c == '{', rc;
 
 		if (depth >= PT_JSON_MAX_DEPTH)
 			return fail(p, PT_EPARSE, p->t.pos, "nesting deeper than 256 levels");
 		v->type = obj ? PT_JSON_OBJ : PT_JSON_ARR;
-		p->t.pos++;
-		skip_ws(p);
-		if (p->t.pos < p->t.len && p->t.s[p->t.pos] == (obj ? '}' : ']')) {
-			p->t.pos++;
+		if (!pt_jtok_open(&p->t, obj ? '}' : ']'))
 			return close_container(p, v, 0);
-		}
 		for (;;) {
 			pt_json kid;
 			const char *key = NULL;
@@ -171,18 +167,11 @@ static int parse_value(parser *p, pt_json *v, int depth)
 			if (push(p, &kid))
 				return -1;
 			n++;
-			skip_ws(p);
-			if (p->t.pos >= p->t.len)
-				return fail(p, PT_EPARSE, open, obj ? "unterminated object" : "unterminated array");
-			if (p->t.s[p->t.pos] == ',') {
-				p->t.pos++;
-				continue;
-			}
-			if (p->t.s[p->t.pos] == (obj ? '}' : ']')) {
-				p->t.pos++;
+			rc = pt_jtok_next(&p->t, open, obj ? '}' : ']');
+			if (rc < 0)
+				return -1;
+			if (!rc)
 				break;
-			}
-			return fail_char(p, p->t.pos, obj ? "',' or '}'" : "',' or ']'");
 		}
 		return close_container(p, v, n);
 	}

@@ -297,15 +297,10 @@ int pt_jtok_obj_next_row(pt_jtok *t, pt_jtok_obj *o, const pt_jtok_name *names, 
 			return PT_JTOK_END;
 		}
 	} else {
-		if (t->pos >= t->len)
-			return pt_jtok_fail(t, PT_EPARSE, o->open, "unterminated object");
-		if (s[t->pos] == '}') {
-			t->pos++;
-			return PT_JTOK_END;
-		}
-		if (s[t->pos] != ',')
-			return pt_jtok_fail_char(t, t->pos, "',' or '}'");
-		t->pos++;
+		int rc = pt_jtok_next(t, o->open, '}');
+
+		if (rc <= 0)
+			return rc < 0 ? -1 : PT_JTOK_END;
 		pt_jtok_skip_ws(t);
 	}
 	if (t->pos >= t->len || s[t->pos] != '"')

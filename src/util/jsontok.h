@@ -78,6 +78,40 @@ static inline int pt_jtok_at_value(pt_jtok *t)
 	return 0;
 }
 
+/* Containers: with the cursor on '[' (or '{'), pt_jtok_open steps in and
+ * returns 0 when the container is empty (its close is consumed too), 1
+ * when an element follows.  After each element, pt_jtok_next: 1 with the
+ * cursor past ',' (another element), 0 past close, -1 with "unterminated
+ * array/object" (at open) or "expected ',' or ']'" set.  close is ']' or
+ * '}'. */
+static inline int pt_jtok_open(pt_jtok *t, int close)
+{
+	t->pos++;
+	pt_jtok_skip_ws(t);
+	if (t->pos < t->len && t->s[t->pos] == close) {
+		t->pos++;
+		return 0;
+	}
+	return 1;
+}
+
+static inline int pt_jtok_next(pt_jtok *t, size_t open, int close)
+{
+	pt_jtok_skip_ws(t);
+	if (t->pos >= t->len)
+		return pt_jtok_fail(t, PT_EPARSE, open,
+				    close == ']' ? "unterminated array" : "unterminated object");
+	if (t->s[t->pos] == ',') {
+		t->pos++;
+		return 1;
+	}
+	if (t->s[t->pos] == close) {
+		t->pos++;
+		return 0;
+	}
+	return pt_jtok_fail_char(t, t->pos, close == ']' ? "',' or ']'" : "',' or '}'");
+}
+
 /* The string whose opening quote is at the cursor: *out / *outlen is its
  * decoded text, in the input when it has no escapes, else in t->tmp (valid
  * until the next string); not NUL-terminated.  0, or -1 after an error. */
