@@ -333,20 +333,6 @@ static pt_json *read_json(const char *path, pt_error *err)
 	return j;
 }
 
-static void copy_str(char *dst, size_t cap, const pt_json *o, const char *key)
-{
-	snprintf(dst, cap, "%s", pt_json_strv(o, key, ""));
-}
-
-static int64_t get_i64(const pt_json *o, const char *key, int64_t def)
-{
-	const pt_json *v = pt_json_get(o, key);
-
-	if (!v || v->type != PT_JSON_NUM || !(v->num >= -9e18 && v->num <= 9e18))
-		return def;
-	return (int64_t)v->num;
-}
-
 static void add_kstr(pt_sb *sb, const char *key, const char *val)
 {
 	pt_sb_add_json_key(sb, key, 0);
@@ -405,21 +391,28 @@ int pt_control_unregister(const char *dir, const char *id, pt_error *err)
 	return rc;
 }
 
-static int parse_worker(const pt_json *j, pt_worker_info *w)
+int pt_control_worker_info_read(const pt_json *j, pt_worker_info *w)
 {
 	memset(w, 0, sizeof(*w));
-	if (strcmp(pt_json_strv(j, "format", ""), "perftracker-worker"))
-		return -1;
-	copy_str(w->id, sizeof(w->id), j, "id");
-	copy_str(w->host, sizeof(w->host), j, "host");
-	copy_str(w->node, sizeof(w->node), j, "node");
-	w->rank = get_i64(j, "rank", -1);
-	w->local_rank = get_i64(j, "local_rank", -1);
-	w->world_size = get_i64(j, "world_size", -1);
-	w->local_world_size = get_i64(j, "local_world_size", -1);
-	w->pid = get_i64(j, "pid", -1);
+	pt_json_copy_str(w->id, sizeof(w->id), j, "id");
+	pt_json_copy_str(w->host, sizeof(w->host), j, "host");
+	pt_json_copy_str(w->node, sizeof(w->node), j, "node");
+	w->rank = pt_json_i64(j, "rank", -1);
+	w->local_rank = pt_json_i64(j, "local_rank", -1);
+	w->world_size = pt_json_i64(j, "world_size", -1);
+	w->local_world_size = pt_json_i64(j, "local_world_size", -1);
+	w->pid = pt_json_i64(j, "pid", -1);
 	w->started = pt_json_num(j, "started", 0);
 	return w->id[0] ? 0 : -1;
+}
+
+static int parse_worker(const pt_json *j, pt_worker_info *w)
+{
+	if (strcmp(pt_json_strv(j, "format", ""), "perftracker-worker")) {
+		memset(w, 0, sizeof(*w));
+		return -1;
+	}
+	return pt_control_worker_info_read(j, w);
 }
 
 int pt_control_heartbeat_write(const char *dir, const char *id, const pt_heartbeat *h,
@@ -444,12 +437,12 @@ int pt_control_heartbeat_write(const char *dir, const char *id, const pt_heartbe
 static void parse_hb(const pt_json *j, pt_heartbeat *h)
 {
 	memset(h, 0, sizeof(*h));
-	h->step = get_i64(j, "step", 0);
+	h->step = pt_json_i64(j, "step", 0);
 	h->step_time = pt_json_num(j, "step_time", 0);
 	h->time = pt_json_num(j, "time", 0);
 	h->rate = pt_json_num(j, "rate", 0);
-	copy_str(h->state, sizeof(h->state), j, "state");
-	copy_str(h->trigger, sizeof(h->trigger), j, "trigger");
+	pt_json_copy_str(h->state, sizeof(h->state), j, "state");
+	pt_json_copy_str(h->trigger, sizeof(h->trigger), j, "trigger");
 }
 
 int pt_control_heartbeat_read(const char *dir, const char *id, pt_heartbeat *h, pt_error *err)
@@ -656,22 +649,22 @@ int pt_control_trigger_read(const char *dir, pt_trigger *t, pt_error *err)
 		rc = pt_error_set(err, PT_EFORMAT, -1, "not a perftracker trigger");
 		goto out;
 	}
-	copy_str(t->id, sizeof(t->id), j, "id");
-	copy_str(t->state, sizeof(t->state), j, "state");
-	t->start_step = get_i64(j, "start_step", 0);
-	t->steps = get_i64(j, "steps", 0);
-	t->wait = get_i64(j, "wait", 0);
+	pt_json_copy_str(t->id, sizeof(t->id), j, "id");
+	pt_json_copy_str(t->state, sizeof(t->state), j, "state");
+	t->start_step = pt_json_i64(j, "start_step", 0);
+	t->steps = pt_json_i64(j, "steps", 0);
+	t->wait = pt_json_i64(j, "wait", 0);
 	t->save_raw = pt_control_raw_policy(pt_json_strv(j, "save_raw_trace", "none"));
 	if (t->save_raw < 0)
 		t->save_raw = PT_RAW_NONE;
-	copy_str(t->run_dir, sizeof(t->run_dir), j, "run_dir");
-	copy_str(t->raw_dir, sizeof(t->raw_dir), j, "raw_dir");
+	pt_json_copy_str(t->run_dir, sizeof(t->run_dir), j, "run_dir");
+	pt_json_copy_str(t->raw_dir, sizeof(t->raw_dir), j, "raw_dir");
 	t->created = pt_json_num(j, "created", 0);
 	t->deadline = pt_json_num(j, "deadline", 0);
-	copy_str(t->host, sizeof(t->host), j, "host");
-	copy_str(t->node, sizeof(t->node), j, "node");
-	t->pid = get_i64(j, "pid", -1);
-	copy_str(t->reason, sizeof(t->reason), j, "reason");
+	pt_json_copy_str(t->host, sizeof(t->host), j, "host");
+	pt_json_copy_str(t->node, sizeof(t->node), j, "node");
+	t->pid = pt_json_i64(j, "pid", -1);
+	pt_json_copy_str(t->reason, sizeof(t->reason), j, "reason");
 	/* Its owner was killed: inactive now, not at its deadline. */
 	if (!strcmp(t->state, PT_TRIGGER_ACTIVE) && t->node[0] && t->pid > 0) {
 		char node[PT_CONTROL_HOST_MAX];
@@ -680,7 +673,7 @@ int pt_control_trigger_read(const char *dir, pt_trigger *t, pt_error *err)
 		if (!strcmp(node, t->node) && !pid_exists(t->pid))
 			snprintf(t->state, sizeof(t->state), "%s", PT_TRIGGER_DONE);
 	}
-	t->nsys_gpu_metrics = get_i64(j, "nsys_gpu_metrics", 0);
+	t->nsys_gpu_metrics = pt_json_i64(j, "nsys_gpu_metrics", 0);
 	if (t->nsys_gpu_metrics < 0)
 		t->nsys_gpu_metrics = 0;
 	ws = pt_json_get(j, "workers");
@@ -798,7 +791,7 @@ int pt_control_lock_stale(const char *path, const char *holder_json, double now,
 		goto out;
 	}
 	if (local_node && !strcmp(pt_json_strv(j, "node", ""), local_node) &&
-	    !pid_exists(get_i64(j, "pid", -1)))
+	    !pid_exists(pt_json_i64(j, "pid", -1)))
 		stale = 1;
 out:
 	pt_json_free(j);
@@ -840,14 +833,14 @@ int pt_control_status_read(const char *dir, const char *tid, const char *wid, pt
 	j = read_json(path, err);
 	if (!j)
 		return err ? err->code : PT_EIO;
-	copy_str(s->state, sizeof(s->state), j, "state");
-	copy_str(s->host, sizeof(s->host), j, "host");
-	s->rank = get_i64(j, "rank", -1);
-	s->start_step = get_i64(j, "start_step", -1);
-	s->end_step = get_i64(j, "end_step", -1);
+	pt_json_copy_str(s->state, sizeof(s->state), j, "state");
+	pt_json_copy_str(s->host, sizeof(s->host), j, "host");
+	s->rank = pt_json_i64(j, "rank", -1);
+	s->start_step = pt_json_i64(j, "start_step", -1);
+	s->end_step = pt_json_i64(j, "end_step", -1);
 	s->time = pt_json_num(j, "time", 0);
-	copy_str(s->trace, sizeof(s->trace), j, "trace");
-	copy_str(s->error, sizeof(s->error), j, "error");
+	pt_json_copy_str(s->trace, sizeof(s->trace), j, "trace");
+	pt_json_copy_str(s->error, sizeof(s->error), j, "error");
 	pt_json_free(j);
 	return PT_OK;
 }
@@ -985,7 +978,7 @@ int pt_control_agent_running(const char *dir, const char *host, double now, doub
 		goto out;
 	}
 	if (!strcmp(pt_json_strv(j, "node", ""), node)) {
-		running = pid_exists(get_i64(j, "pid", -1));
+		running = pid_exists(pt_json_i64(j, "pid", -1));
 	} else {
 		pt_json *hb;
 		char hbp[PT_CONTROL_PATH_MAX];

@@ -102,6 +102,13 @@ typedef struct pt_worker_info {
 /* Worker id and raw-trace base name: "<host>_<rank>_<pid>". */
 void pt_control_worker_id(char *out, size_t cap, const char *host, int64_t rank, int64_t pid);
 
+/* The fields of a worker record (workers/<id>.json, or the "worker" member
+ * of a node file's entry) from its JSON object; absent numbers read as -1
+ * (started 0), strings are cut to their buffers.  0, or -1 (w zeroed but
+ * for what was read) when it has no id.  Thread-safe. */
+struct pt_json;
+int pt_control_worker_info_read(const struct pt_json *j, pt_worker_info *w);
+
 /* workers/<id>.json */
 int pt_control_register(const char *dir, const pt_worker_info *w, pt_error *err);
 /* Remove a worker's registration and heartbeat (missing files are fine). */

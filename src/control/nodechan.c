@@ -211,11 +211,6 @@ static void add_kstr(pt_sb *sb, const char *key, const char *val, int first)
 	pt_sb_add_json_str(sb, val, strlen(val));
 }
 
-static void copy_str(char *dst, size_t cap, const pt_json *o, const char *key)
-{
-	snprintf(dst, cap, "%s", pt_json_strv(o, key, ""));
-}
-
 /* A worker id the node file can carry exactly: not empty, fits the
  * record's buffer uncut, valid UTF-8 (the writer replaces invalid bytes,
  * so such an id would come back as another one). */
@@ -229,15 +224,6 @@ static int id_ok(const char *s, size_t cap)
 		if (!(k = pt_utf8_len((const unsigned char *)s + i, n - i)))
 			return 0;
 	return 1;
-}
-
-static int64_t get_i64(const pt_json *o, const char *key, int64_t def)
-{
-	const pt_json *v = pt_json_get(o, key);
-
-	if (!v || v->type != PT_JSON_NUM || !(v->num >= -9e18 && v->num <= 9e18))
-		return def;
-	return (int64_t)v->num;
 }
 
 /* The worker's three parts; progress = 0 leaves out what changes with
@@ -304,37 +290,28 @@ static int parse_worker_json(const pt_json *j, pt_node_worker *w)
 	memset(w, 0, sizeof(*w));
 	if (!wi || wi->type != PT_JSON_OBJ || !id_ok(pt_json_strv(wi, "id", ""), sizeof(i->id)))
 		return -1;
-	copy_str(i->id, sizeof(i->id), wi, "id");
-	copy_str(i->host, sizeof(i->host), wi, "host");
-	copy_str(i->node, sizeof(i->node), wi, "node");
-	i->rank = get_i64(wi, "rank", -1);
-	i->local_rank = get_i64(wi, "local_rank", -1);
-	i->world_size = get_i64(wi, "world_size", -1);
-	i->local_world_size = get_i64(wi, "local_world_size", -1);
-	i->pid = get_i64(wi, "pid", -1);
-	i->started = pt_json_num(wi, "started", 0);
-	if (!i->id[0])
+	if (pt_control_worker_info_read(wi, i))
 		return -1;
 	if (hb && hb->type == PT_JSON_OBJ) {
 		w->e.has_hb = 1;
-		w->e.hb.step = get_i64(hb, "step", 0);
+		w->e.hb.step = pt_json_i64(hb, "step", 0);
 		w->e.hb.step_time = pt_json_num(hb, "step_time", 0);
 		w->e.hb.time = pt_json_num(hb, "time", 0);
 		w->e.hb.rate = pt_json_num(hb, "rate", 0);
-		copy_str(w->e.hb.state, sizeof(w->e.hb.state), hb, "state");
-		copy_str(w->e.hb.trigger, sizeof(w->e.hb.trigger), hb, "trigger");
+		pt_json_copy_str(w->e.hb.state, sizeof(w->e.hb.state), hb, "state");
+		pt_json_copy_str(w->e.hb.trigger, sizeof(w->e.hb.trigger), hb, "trigger");
 	}
 	if (st && st->type == PT_JSON_OBJ) {
 		w->has_status = 1;
-		copy_str(w->tid, sizeof(w->tid), st, "trigger");
-		copy_str(w->st.state, sizeof(w->st.state), st, "state");
-		copy_str(w->st.host, sizeof(w->st.host), st, "host");
-		w->st.rank = get_i64(st, "rank", -1);
-		w->st.start_step = get_i64(st, "start_step", 0);
-		w->st.end_step = get_i64(st, "end_step", 0);
+		pt_json_copy_str(w->tid, sizeof(w->tid), st, "trigger");
+		pt_json_copy_str(w->st.state, sizeof(w->st.state), st, "state");
+		pt_json_copy_str(w->st.host, sizeof(w->st.host), st, "host");
+		w->st.rank = pt_json_i64(st, "rank", -1);
+		w->st.start_step = pt_json_i64(st, "start_step", 0);
+		w->st.end_step = pt_json_i64(st, "end_step", 0);
 		w->st.time = pt_json_num(st, "time", 0);
-		copy_str(w->st.trace, sizeof(w->st.trace), st, "trace");
-		copy_str(w->st.error, sizeof(w->st.error), st, "error");
+		pt_json_copy_str(w->st.trace, sizeof(w->st.trace), st, "trace");
+		pt_json_copy_str(w->st.error, sizeof(w->st.error), st, "error");
 		v = pt_json_get(st, "summarized");
 		w->summarized = v && v->type == PT_JSON_TRUE;
 	}

@@ -301,3 +301,17 @@ const char *pt_json_strv(const pt_json *o, const char *key, const char *def)
 
 	return v && v->type == PT_JSON_STR ? v->str : def;
 }
+
+int64_t pt_json_i64(const pt_json *o, const char *key, int64_t def)
+{
+	const pt_json *v = pt_json_get(o, key);
+
+	if (!v || v->type != PT_JSON_NUM || !(v->num >= -9e18 && v->num <= 9e18))
+		return def;
+	return (int64_t)v->num;
+}
+
+void pt_json_copy_str(char *dst, size_t cap, const pt_json *o, const char *key)
+{
+	snprintf(dst, cap, "%s", pt_json_strv(o, key, ""));
+}

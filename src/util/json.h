@@ -51,5 +51,9 @@ const pt_json *pt_json_at(const pt_json *a, size_t i);
 /* Conveniences: the value if present and of the right type, else def. */
 double pt_json_num(const pt_json *o, const char *key, double def);
 const char *pt_json_strv(const pt_json *o, const char *key, const char *def);
+/* A number that fits int64_t (|v| <= 9e18, truncated toward zero), else def. */
+int64_t pt_json_i64(const pt_json *o, const char *key, int64_t def);
+/* The string member key (or "") into dst[cap], cut to fit, NUL-terminated. */
+void pt_json_copy_str(char *dst, size_t cap, const pt_json *o, const char *key);
 
 #endif
