@@ -427,6 +427,25 @@ static cfind *add_find(cctx *c, int scope_class, size_t f, int change, double a,
 	return x;
 }
 
+/* A paired finding's pairs: hit[0..nh) (indices into c->pair) and their
+ * differences hd[], copied into x, and x->d, their median.  -1 when out
+ * of memory (c->oom set). */
+static int set_pairs(cctx *c, cfind *x, const size_t *hit, const double *hd, size_t nh)
+{
+	memcpy(c->tmp, hd, nh * sizeof(*hd));
+	x->d = pt_robust_median(c->tmp, nh, 0);
+	x->pairs = x_malloc(nh * sizeof(*x->pairs));
+	x->pd = x_malloc(nh * sizeof(*x->pd));
+	if (!x->pairs || !x->pd) {
+		c->oom = 1;
+		return -1;
+	}
+	memcpy(x->pairs, hit, nh * sizeof(*hit));
+	memcpy(x->pd, hd, nh * sizeof(*hd));
+	x->npairs = nh;
+	return 0;
+}
+
 static int find_change(int present_a, int present_b, double d)
 {
 	if (!present_a && present_b)
@@ -601,18 +620,9 @@ static void pair_functions(cctx *c, int groups)
 				     a, b);
 			if (!x)
 				goto out;
-			memcpy(c->tmp, hd, nh * sizeof(*hd));
-			x->d = pt_robust_median(c->tmp, nh, 0);
-			x->beyond = beyond;
-			x->pairs = x_malloc(nh * sizeof(*x->pairs));
-			x->pd = x_malloc(nh * sizeof(*x->pd));
-			if (!x->pairs || !x->pd) {
-				c->oom = 1;
+			if (set_pairs(c, x, hit, hd, nh))
 				goto out;
-			}
-			memcpy(x->pairs, hit, nh * sizeof(*hit));
-			memcpy(x->pd, hd, nh * sizeof(*hd));
-			x->npairs = nh;
+			x->beyond = beyond;
 			x->ca = x->cb = x->pa = x->pb = 0;
 			for (k = 0; k < nh; k++) {
 				size_t ia = f * c->nw + c->pair[hit[k]][0], ib = f * c->nw + c->pair[hit[k]][1];
@@ -836,18 +846,9 @@ static void class_findings(cctx *c)
 			x = add_find(c, 1, (size_t)cls, s > 0 ? CH_SLOWER : CH_FASTER, a, b);
 			if (!x)
 				goto out;
-			memcpy(c->tmp, hd, nh * sizeof(*hd));
-			x->d = pt_robust_median(c->tmp, nh, 0);
-			x->beyond = fabs(b - a - x->d) > 1e-9;
-			x->pairs = x_malloc(nh * sizeof(*x->pairs));
-			x->pd = x_malloc(nh * sizeof(*x->pd));
-			if (!x->pairs || !x->pd) {
-				c->oom = 1;
+			if (set_pairs(c, x, hit, hd, nh))
 				goto out;
-			}
-			memcpy(x->pairs, hit, nh * sizeof(*hit));
-			memcpy(x->pd, hd, nh * sizeof(*hd));
-			x->npairs = nh;
+			x->beyond = fabs(b - a - x->d) > 1e-9;
 			class_detail(c, x, cls);
 		}
 	}
