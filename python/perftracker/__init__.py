@@ -6,7 +6,7 @@
     tracer.step()                             # once per iteration
 
 PerfTracker() registers the process in the control directory
-($PERFTRACKER_CONTROL_DIR, default /tmp/perftracker/control); step() is a C
+($PERFTRACKER_CONTROL_DIR, default: the job's own, docs/collector.md); step() is a C
 function that counts iterations.  `perftracker --trigger-on` on the master
 then profiles every worker for a few steps.  See docs/collector.md.
 
@@ -92,7 +92,7 @@ def _agent_argv(control_dir, local_rank):
     if not b:
         return None
     argv = [b, "agent", "--control-dir", control_dir, "--detach",
-            "--exit-when-idle", os.environ.get("PERFTRACKER_AGENT_IDLE_EXIT", "300")]
+            "--exit-when-idle", os.environ.get("PERFTRACKER_AGENT_IDLE_EXIT", "5")]
     spool = os.environ.get("PERFTRACKER_SPOOL_DIR")
     if spool:
         argv += ["--spool-dir", spool]
@@ -136,8 +136,10 @@ class PerfTracker(_Base):
             if os.environ.get("PERFTRACKER_DISABLE", "0") not in ("", "0") or _collector is None:
                 return
             from . import _window
+            # Without one: the job's own (MASTER_ADDR:MASTER_PORT, torchrun's
+            # run id, ...; docs/collector.md "Jobs on one host").
             cdir = control_dir or os.environ.get("PERFTRACKER_CONTROL_DIR") or \
-                "/tmp/perftracker/control"
+                _collector.default_control_dir()
             cdir = os.path.abspath(cdir)
             if rank is None:
                 rank = _env_int(("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"), 0)

@@ -216,7 +216,16 @@ static PyObject *mod_test_spin_gil(PyObject *m, PyObject *args)
 	return PyLong_FromUnsignedLongLong(spins);
 }
 
+/* The control directory a PerfTracker() without one uses: the job's own
+ * (control/job.h), so that two jobs on one host never share one. */
+static PyObject *mod_default_control_dir(PyObject *self, PyObject *unused)
+{
+	return PyUnicode_DecodeFSDefault(pt_control_default_dir());
+}
+
 static PyMethodDef module_methods[] = {
+	{ "default_control_dir", mod_default_control_dir, METH_NOARGS,
+	  "The default control directory of this process's job." },
 	{ "_test_spin_gil", mod_test_spin_gil, METH_VARARGS,
 	  "Busy-wait in C holding the GIL (tests only)." },
 	{ "shutdown", mod_shutdown, METH_VARARGS, "Stop the collector and unregister." },

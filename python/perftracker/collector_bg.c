@@ -92,6 +92,28 @@ static void bg_mode(bg *b, double now)
 	}
 }
 
+/* The step rate the master plans with (docs/collector.md, "The trigger"):
+ * over the recent steps, not since start-up, whose imports and rendezvous
+ * would make a fresh job look slow.  From the newest sample at least
+ * RATE_SPAN_S old with two steps since, taken after the first step;
+ * failing that the oldest such sample (a young job, slow steps). */
+#define RATE_SPAN_S 3.0
+static double recent_rate(const bg *b, double now, int64_t cur)
+{
+	int best = -1;
+
+	for (int k = 1; k < b->rs_n; k++) {
+		int i = (b->rs_i - 1 - k + RATE_SAMPLES * 2) % RATE_SAMPLES;
+
+		if (b->rs_c[i] < 1 || b->rs_c[i] >= cur || now - b->rs_t[i] <= 0.2)
+			continue;
+		best = i;
+		if (now - b->rs_t[i] >= RATE_SPAN_S && cur - b->rs_c[i] >= 2)
+			break;
+	}
+	return best < 0 ? 0 : (double)(cur - b->rs_c[best]) / (now - b->rs_t[best]);
+}
+
 /* The heartbeat (step, time of the last step, rate over the last samples,
  * state) into our record, and the record into the node channel (a tmpfs
  * write, whatever the mode) when due.  Returns whether a heartbeat to the
@@ -112,12 +134,7 @@ static int bg_heartbeat(bg *b, double now, int64_t cur)
 		b->rs_i = (b->rs_i + 1) % RATE_SAMPLES;
 		if (b->rs_n < RATE_SAMPLES)
 			b->rs_n++;
-		if (b->rs_n > 1) {
-			int old = (b->rs_i - b->rs_n + RATE_SAMPLES * 2) % RATE_SAMPLES;
-
-			if (now - b->rs_t[old] > 0)
-				rate = (double)(cur - b->rs_c[old]) / (now - b->rs_t[old]);
-		}
+		rate = recent_rate(b, now, cur);
 		memset(h, 0, sizeof(*h));
 		h->step = cur;
 		h->step_time = cur > 0 ? b->last_seen_t : 0;

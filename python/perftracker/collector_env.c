@@ -169,6 +169,15 @@ int config_load(const config_args *a)
 	}
 	pt_control_hostname(G.host, sizeof(G.host));
 	pt_control_nodename(G.node, sizeof(G.node));
+	/* Our traces go to the job's own folder of the spool (the agent of
+	 * another job sharing the spool never sees them: control/job.h). */
+	{
+		char root[PT_CONTROL_PATH_MAX];
+
+		snprintf(root, sizeof(root), "%s", G.spool);
+		if (pt_job_spool_dir(G.spool, sizeof(G.spool), root, G.dir, G.host))
+			snprintf(G.spool, sizeof(G.spool), "%s", root);
+	}
 	G.pid = getpid();
 	memset(&G.info, 0, sizeof(G.info));
 	pt_control_worker_id(G.info.id, sizeof(G.info.id), G.host, a->rank, G.pid);

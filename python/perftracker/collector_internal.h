@@ -43,6 +43,7 @@
 #include <time.h>
 
 #include "control/control.h"
+#include "control/job.h"
 #include "control/nodechan.h"
 
 #pragma GCC visibility push(hidden)
@@ -101,6 +102,9 @@ typedef struct window {
 	char error[512];
 	int status_dirty;
 	int use_tracer;
+	int abort;        /* the trigger was re-armed under a new id while this
+	                     window ran: step() drops it at its next step */
+	int64_t seen_step; /* the step count when the trigger was seen */
 } window;
 
 /* How the worker talks to the control directory:
@@ -146,6 +150,8 @@ extern struct collector {
 
 	window w;
 	char handled[PT_CONTROL_TID_MAX];
+	int repoll;       /* the window is over: read trigger.json again at once
+	                     (a round re-armed meanwhile is for us too) */
 	int io_failing;
 
 	/* Node channel (docs/collector.md, "Node channel"). */

@@ -84,7 +84,7 @@ static void as_str(PyObject *t, Py_ssize_t i, char *out, size_t cap)
  * GIL held; no lock held while Python runs. */
 static void on_action(int64_t c)
 {
-	int phase, use_tracer;
+	int phase, use_tracer, abort_now;
 	int64_t start, end;
 	char path[PT_CONTROL_PATH_MAX];
 	PyObject *r;
@@ -141,6 +141,26 @@ static void on_action(int64_t c)
 	}
 	if (phase != W_PROFILING) {
 		__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
+		return;
+	}
+	pthread_mutex_lock(&G.mu);
+	abort_now = G.w.abort;
+	pthread_mutex_unlock(&G.mu);
+	if (abort_now) {
+		/* Re-armed for other steps: this window is not the round's. */
+		tracer_stop();
+		__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
+		r = PyObject_CallMethod(G.hook, "abort", NULL);
+		Py_XDECREF(r);
+		PyErr_Clear();
+		pthread_mutex_lock(&G.mu);
+		G.w.phase = W_IDLE;
+		G.w.abort = 0;
+		if (path[0])
+			unlink(path);
+		__atomic_store_n(&G.repoll, 1, __ATOMIC_RELEASE);
+		pthread_cond_signal(&G.cond);
+		pthread_mutex_unlock(&G.mu);
 		return;
 	}
 	if (c < end) {

@@ -28,7 +28,7 @@ void write_status(const window *w, const char *state)
 	s.time = pt_control_now();
 	if (!strcmp(state, PT_STATE_TRACED))
 		snprintf(s.trace, sizeof(s.trace), "%s", w->final_path);
-	if (!strcmp(state, PT_STATE_FAILED))
+	if (!strcmp(state, PT_STATE_FAILED) || !strcmp(state, PT_STATE_LATE))
 		snprintf(s.error, sizeof(s.error), "%s", w->error);
 	/* The node channel always gets it (the agent publishes it in the node
 	 * file); the shared directory only when no agent carries it. */
@@ -81,8 +81,20 @@ static void maybe_arm(const pt_trigger *t, double now)
 	w->steps = t->steps;
 	w->deadline = t->deadline;
 	w->save_raw = t->save_raw;
-	/* Late (the trigger reached us after its start step): start at the
-	 * next step; the status records the steps actually profiled. */
+	w->seen_step = cur;
+	/* Late (the trigger reached us after its start step): profiling the
+	 * next steps would compare us with the others across different
+	 * iterations.  While the trigger may re-arm, say so and wait for the
+	 * next round; in its last round, start at the next step (the status
+	 * records the steps actually profiled). */
+	if (w->start <= cur && t->round < t->rounds) {
+		snprintf(w->error, sizeof(w->error), "saw the trigger at step %lld, after its start "
+			 "step %lld", (long long)cur, (long long)t->start_step);
+		write_status(w, PT_STATE_LATE);
+		dlog("late for %s: %s", w->tid, w->error);
+		w->phase = W_IDLE;
+		return;
+	}
 	if (w->start <= cur)
 		w->start = cur + 1;
 	if ((size_t)snprintf(sp, sizeof(sp), "%s/%s", G.spool, t->id) >= sizeof(sp) ||
@@ -132,6 +144,8 @@ void trigger_poll(tpoll *p, double now, double reread_s)
 	int changed = 0;
 	pt_trigger t;
 
+	if (__atomic_exchange_n(&G.repoll, 0, __ATOMIC_ACQ_REL))
+		p->last_read = -1e9;
 	if (stat(p->path, &tst) == 0) {
 		changed = tst.st_mtim.tv_sec != p->mtime.tv_sec ||
 			  tst.st_mtim.tv_nsec != p->mtime.tv_nsec || tst.st_size != p->size ||
@@ -153,6 +167,14 @@ void trigger_poll(tpoll *p, double now, double reread_s)
 			G.w.phase = W_IDLE;
 			tracer_free();
 			dlog("disarmed %s (trigger %s)", G.w.tid, t.state);
+		}
+		/* Re-armed under a new id while our window runs: that window's
+		 * steps are not the round's, drop it (step() does, at the next
+		 * step) and arm for the new round once it is gone. */
+		if (G.w.phase == W_PROFILING && strcmp(t.id, G.w.tid) &&
+		    !strcmp(t.state, PT_TRIGGER_ACTIVE) && !G.w.abort) {
+			G.w.abort = 1;
+			dlog("dropping window %s: re-armed as %s", G.w.tid, t.id);
 		}
 		maybe_arm(&t, now);
 		pthread_mutex_unlock(&G.mu);
@@ -212,6 +234,7 @@ int window_work(void)
 		write_status(&wc, ok ? PT_STATE_TRACED : PT_STATE_FAILED);
 		pthread_mutex_lock(&G.mu);
 		G.w.phase = W_IDLE;
+		__atomic_store_n(&G.repoll, 1, __ATOMIC_RELEASE);
 		return 1;
 	}
 	return 0;

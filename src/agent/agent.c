@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../control/job.h"
 #include "../control/nodechan.h"
 #include "../control/trigger.h"
 #include "../trace/nsys.h"
@@ -56,11 +57,16 @@ void pt_agent_init(pt_agent *a, const char *dir, const char *spool, const char *
 
 	memset(a, 0, sizeof(*a));
 	snprintf(a->dir, sizeof(a->dir), "%s", dir ? dir : pt_control_default_dir());
-	snprintf(a->spool, sizeof(a->spool), "%s", spool ? spool : pt_control_default_spool());
+	snprintf(a->spool_root, sizeof(a->spool_root), "%s",
+		 spool ? spool : pt_control_default_spool());
 	if (host)
 		snprintf(a->host, sizeof(a->host), "%s", host);
 	else
 		pt_control_hostname(a->host, sizeof(a->host));
+	/* The job's own folder of the spool: agents of other jobs that share
+	 * the spool never list, take or clean its traces. */
+	if (pt_job_spool_dir(a->spool, sizeof(a->spool), a->spool_root, a->dir, a->host))
+		snprintf(a->spool, sizeof(a->spool), "%s", a->spool_root);
 	pt_control_nodename(a->node, sizeof(a->node));
 	a->poll_s = 0.2;
 	a->hb_s = 5;
@@ -122,7 +128,8 @@ int pt_agent_lock(pt_agent *a, pt_error *err)
 		return pt_error_set(err, PT_EINVAL, -1, "path too long");
 	/* Directories another user could write through are refused before
 	 * anything is written there (docs/collector.md). */
-	if ((rc = pt_control_mkdirs(a->dir, err)) || (rc = pt_control_mkdirs(a->spool, err)))
+	if ((rc = pt_control_mkdirs(a->dir, err)) || (rc = pt_control_mkdirs(a->spool_root, err)) ||
+	    (rc = pt_control_mkdirs(a->spool, err)))
 		return rc;
 	pt_sb_adds(&sb, "{\"host\":");
 	pt_sb_add_json_str(&sb, a->host, strlen(a->host));
@@ -134,6 +141,13 @@ int pt_agent_lock(pt_agent *a, pt_error *err)
 	if (sb.oom) {
 		pt_sb_free(&sb);
 		return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	}
+	/* A live agent of this node and directory holds the channel's flock:
+	 * its lock file must not be judged stale and removed (it would then
+	 * exit at its next lock check, leaving the node without an agent). */
+	if (a->ndir[0] && pt_nodechan_agent_alive(a->ndir)) {
+		pt_sb_free(&sb);
+		return 1;
 	}
 	for (tries = 0; tries < 2; tries++) {
 		rc = pt_control_lock(path, sb.buf, holder, sizeof(holder), err);
@@ -171,6 +185,7 @@ int pt_agent_lock(pt_agent *a, pt_error *err)
 				a->ndir[0] = 0;
 			}
 		}
+		pt_agent_reap(a, pt_control_now());
 	}
 	return rc;
 }
@@ -1487,6 +1502,7 @@ int pt_agent_run(pt_agent *a, volatile int *stop, pt_error *err)
 		nanosleep(&ts, NULL);
 	}
 	a->in_run = 0;
+	pt_agent_leave(a, pt_control_now());
 	(void)err;
 	return PT_OK;
 }

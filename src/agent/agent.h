@@ -2,7 +2,8 @@
  * agent.h - the node agent: one per node and control directory.
  *
  * Flow: workers on this node drop raw traces in the node-local spool
- * (<spool>/<trigger-id>/<host>_<rank>_<pid>.json); the agent turns each into
+ * (<spool>/<host>-<16 hex>/<trigger-id>/<host>_<rank>_<pid>.json, one folder
+ * per control directory and host: src/control/job.h); the agent turns each into
  * a worker summary with the analyzer (pt_summary_from_trace), applies the
  * trigger's raw-trace policy (keep in <run>/raw_trace/ or delete) and writes
  * the summary to <control>/summaries/<trigger-id>/, which is all the master
@@ -30,7 +31,9 @@ typedef void (*pt_agent_log_fn)(void *ctx, const char *msg);
 typedef struct pt_agent {
 	/* Configuration: set by pt_agent_init, adjustable before running. */
 	char dir[PT_CONTROL_PATH_MAX];     /* control directory */
-	char spool[PT_CONTROL_PATH_MAX];   /* node-local spool */
+	char spool[PT_CONTROL_PATH_MAX];   /* this job's folder of the node-local
+	                                      spool (pt_job_spool_dir) */
+	char spool_root[PT_CONTROL_PATH_MAX]; /* the spool itself (--spool-dir) */
 	char host[PT_CONTROL_HOST_MAX];    /* logical host (PERFTRACKER_HOST) */
 	char node[PT_CONTROL_HOST_MAX];    /* gethostname() */
 	double poll_s;                     /* trigger/spool poll interval (0.2) */
@@ -124,7 +127,19 @@ int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const ch
 int pt_agent_tick(pt_agent *a, double now);
 
 /* Poll until *stop becomes non-zero, the lock is lost, or idle_exit_s
- * passes without a live worker of this host.  Writes the heartbeat. */
+ * passes without a live worker of this host.  Writes the heartbeat.  On
+ * the way out, pt_agent_leave. */
 int pt_agent_run(pt_agent *a, volatile int *stop, pt_error *err);
+
+/* reap.c.  Remove the node channels of this user whose agent is gone and
+ * whose workers are all dead (left alone for 30 s after they appear),
+ * with their spool folders in spool_root, and spool folders with no
+ * channel for an hour.  Returns how many were removed.  pt_agent_lock
+ * calls it once it holds the lock. */
+int pt_agent_reap(pt_agent *a, double now);
+/* The agent exits: its spool folder goes (unless a trigger is active: its
+ * traces wait for the next agent), and its node channel when no live
+ * worker's record is in it. */
+void pt_agent_leave(pt_agent *a, double now);
 
 #endif

@@ -236,7 +236,7 @@ static void auto_begin(autoctx *c, const pt_autoprof_options *apo, const pt_agen
 	c->host = a->host;
 	c->outdir = auto_out ? auto_out : getenv("PERFTRACKER_OUTPUT_DIR");
 	if (!c->outdir || !*c->outdir)
-		c->outdir = PT_CONTROL_DEFAULT_OUTPUT;
+		c->outdir = pt_control_default_output();
 	if (!c->ap || auto_start(c, argv0)) {
 		log_line((void *)a->host, "auto-profile: cannot start its thread");
 		return;
@@ -264,7 +264,7 @@ static void catch_stop_signals(void)
 int cmd_agent(int argc, char **argv)
 {
 	const char *dir = NULL, *spool = NULL, *host = NULL;
-	int detach = 0, once = 0, rc = 0, no_hw = 0;
+	int detach = 0, once = 0, rc = 0, no_hw = 0, print_spool = 0;
 	double idle = 0, poll = 0, check = 0;
 	int64_t hw_ms = 0, hw_slow_ms = 0;
 	double hw_budget = -1;
@@ -286,6 +286,9 @@ int cmd_agent(int argc, char **argv)
 		PT_OPT_DOUBLE(0, "exit-when-idle", PT_TO(&idle), "SEC",
 			      "exit after SEC seconds without a live worker here (0: never)"),
 		PT_OPT_FLAG(0, "once", PT_TO(&once), "handle what is there now and exit"),
+		PT_OPT_FLAG(0, "print-spool-dir", PT_TO(&print_spool),
+			    "print this job's folder of the spool (where its raw traces\n"
+			    "go: <spool>/<host>-<16 hex>) and exit"),
 		PT_OPT_INT('j', "jobs", PT_TO(&jobs), "N", "traces summarised in parallel (min(4, CPUs))"),
 		PT_OPT_DOUBLE(0, "poll", PT_TO(&poll), "SEC",
 			      "stat trigger.json every SEC (1; the spool and the\n"
@@ -324,6 +327,11 @@ int cmd_agent(int argc, char **argv)
 	if (npos > 0)
 		return cli_usage_unexpected(&usage, argv[1]);
 	pt_agent_init(&a, dir, spool, host);
+	if (print_spool) {
+		printf("%s\n", a.spool);
+		pt_agent_free(&a);
+		return 0;
+	}
 	/* --once handles traces whose windows are over: nothing to sample. */
 	a.hw_off = no_hw || once;
 	if (hw_ms)
@@ -352,7 +360,10 @@ int cmd_agent(int argc, char **argv)
 	a.log = log_line;
 	a.log_ctx = a.host;
 	pt_error_clear(&e);
-	if (pt_control_mkdirs(a.dir, &e) != PT_OK || pt_control_mkdirs(a.spool, &e) != PT_OK) {
+	/* The spool as given first, so that a refusal names it; then the
+	 * job's folder in it. */
+	if (pt_control_mkdirs(a.dir, &e) != PT_OK || pt_control_mkdirs(a.spool_root, &e) != PT_OK ||
+	    pt_control_mkdirs(a.spool, &e) != PT_OK) {
 		error_pt(&e);
 		return -1;
 	}

@@ -71,7 +71,12 @@ int cli_opt_nsys_hz(const pt_opt *o, const char *arg, void *target, pt_error *e)
 /* --control-dir DIR, the same for every command that looks at a job. */
 #define CLI_OPT_CONTROL_DIR(target) \
 	PT_OPT_STRING(0, "control-dir", PT_TO(target), "DIR", \
-		      "control directory ($PERFTRACKER_CONTROL_DIR, /tmp/perftracker/control)")
+		      "control directory ($PERFTRACKER_CONTROL_DIR, else the job's: docs/collector.md)")
+/* --job NAME: the job's default control directory (src/control/job.h). */
+#define CLI_OPT_JOB(target) \
+	PT_OPT_STRING(0, "job", PT_TO(target), "NAME", \
+		      "the job (MASTER_ADDR:MASTER_PORT, torchrun's run id, $PERFTRACKER_JOB)\n" \
+		      "whose default control directory to use (default: the only live one)")
 #define CLI_OPT_NSYS_HZ(target, help) \
 	PT_OPT_CALLBACK(0, "nsys-gpu-metrics", PT_TO(target), "HZ", cli_opt_nsys_hz, \
 			PT_OPT_OPTARG, help)
@@ -85,6 +90,11 @@ int cli_comm_kernels(int *argc, char **argv);
  * written back to *dir): *w (x_free it) and *n.  0, or -1 after printing
  * a one-line error (no such directory, unreadable records). */
 struct pt_worker_entry;
+/* The control directory a command means: *dir when given (--control-dir),
+ * else job's (--job), else the environment's, else the only live job's
+ * (pt_job_resolve_dir); written back to *dir (a static buffer).  0, or -1
+ * after printing the error (several jobs run: it names them). */
+int cli_resolve_dir(const char **dir, const char *job);
 int cli_control_workers(const char **dir, struct pt_worker_entry **w, size_t *n);
 
 int cmd_summarize(int argc, char **argv);

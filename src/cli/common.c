@@ -11,6 +11,7 @@
 #include "util/pool.h"
 #include "diagnose.h"
 #include "control/control.h"
+#include "control/job.h"
 #include "control/nodechan.h"
 #include "agent/nsys_capture.h"
 #include "model/commkind.h"
@@ -42,6 +43,22 @@ void cli_sleep(double s)
 	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
 
 	nanosleep(&ts, NULL);
+}
+
+int cli_resolve_dir(const char **dir, const char *job)
+{
+	static char buf[PT_CONTROL_PATH_MAX];
+	pt_error e;
+
+	if (*dir)
+		return 0;
+	pt_error_clear(&e);
+	if (pt_job_resolve_dir(job, buf, sizeof(buf), pt_control_now(), &e)) {
+		error_pt(&e);
+		return -1;
+	}
+	*dir = buf;
+	return 0;
 }
 
 int cli_control_workers(const char **dir, struct pt_worker_entry **w, size_t *n)

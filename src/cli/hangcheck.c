@@ -292,6 +292,10 @@ void cli_trigger_key(pt_report *r, const pt_trigger *t)
 	pt_rv_int(r, o, "pid", t->pid);
 	pt_rv_int(r, o, "start step", t->start_step);
 	pt_rv_int(r, o, "steps", t->steps);
+	/* Rounds: the start step was moved when a worker saw it too late
+	 * (docs/collector.md, "The trigger"); round 0 is the first. */
+	pt_rv_int(r, o, "round", t->round);
+	pt_rv_str(r, o, "first id", t->first_id[0] ? t->first_id : t->id);
 	pt_rv_num(r, o, "created", round(t->created * 1000) / 1000);
 }
 
@@ -418,6 +422,7 @@ int cmd_hang_check(int argc, char **argv)
 		       .detected_by = "hang-check", .progress = 1 };
 	const char *outdir = NULL;
 	int json = 0, rc = -1;
+	const char *job = NULL;
 	pt_worker_entry *all = NULL;
 	size_t n = 0;
 	pt_error e;
@@ -425,6 +430,7 @@ int cmd_hang_check(int argc, char **argv)
 
 	const pt_opt opts[] = {
 		CLI_OPT_CONTROL_DIR(&h.dir),
+		CLI_OPT_JOB(&job),
 		PT_OPT_DOUBLE(0, "hang-timeout", PT_TO(&h.hang_timeout), "SEC",
 			      "no step for SEC makes a worker hung (max(60, 10 x median step time))"),
 		PT_OPT_DOUBLE(0, "stale", PT_TO(&h.stale), "SEC",
@@ -445,7 +451,7 @@ int cmd_hang_check(int argc, char **argv)
 		return npos == CLI_HELP ? 0 : -1;
 	if (npos > 0)
 		return cli_usage_unexpected(&usage, argv[1]);
-	if (cli_control_workers(&h.dir, &all, &n))
+	if (cli_resolve_dir(&h.dir, job) || cli_control_workers(&h.dir, &all, &n))
 		return -1;
 	pt_error_clear(&e);
 	if (!n) {

@@ -168,7 +168,7 @@ static void json_row(pt_sb *js, const pt_worker_entry *x, const char *live, doub
 
 int cmd_status(int argc, char **argv)
 {
-	const char *dir = NULL;
+	const char *dir = NULL, *job = NULL;
 	int json = 0, prune = 0;
 	double stale = 30, now, silent = -1, lag = 5, lead = 0, med_rate = 0, *rates = NULL;
 	size_t nrates = 0, nsilent = 0, nlag = 0;
@@ -180,6 +180,7 @@ int cmd_status(int argc, char **argv)
 	pt_sb js = { 0 };
 	const pt_opt opts[] = {
 		CLI_OPT_CONTROL_DIR(&dir),
+		CLI_OPT_JOB(&job),
 		PT_OPT_FLAG(0, "json", PT_TO(&json), "one JSON object instead of the table"),
 		PT_OPT_DOUBLE(0, "stale", PT_TO(&stale), "SEC",
 			      "a worker without a heartbeat for SEC is 'stale' (30)"),
@@ -199,7 +200,7 @@ int cmd_status(int argc, char **argv)
 		return npos == CLI_HELP ? 0 : -1;
 	if (npos > 0)
 		return cli_usage_unexpected(&usage, argv[1]);
-	if (cli_control_workers(&dir, &w, &n))
+	if (cli_resolve_dir(&dir, job) || cli_control_workers(&dir, &w, &n))
 		return -1;
 	pt_control_nodename(node, sizeof(node));
 	now = pt_control_now();

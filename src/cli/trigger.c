@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const cli_usage usage = {
 	"trigger",
@@ -151,18 +152,52 @@ out:
 	return rc;
 }
 
+/* A job that just started: wait (at most start_wait s) until some worker
+ * is live and every rank its world size names has registered, so that the
+ * trigger neither fails with "no live worker" nor leaves the late ranks
+ * out.  Quiet when the job is complete at once. */
+static void wait_for_job(const char *dir, double stale, double start_wait, int progress)
+{
+	double t0 = cli_now();
+	size_t live = 0, said = (size_t)-1;
+	int64_t world = 0;
+	pt_error e;
+
+	for (;;) {
+		pt_error_clear(&e);
+		if (access(dir, F_OK) == 0 &&
+		    pt_trigger_census(dir, pt_control_now(), stale, &live, &world, &e) != PT_OK)
+			return;
+		if (live && (int64_t)live >= world)
+			return;
+		if (cli_now() - t0 >= start_wait || interrupted)
+			return;
+		if (progress && live != said) {
+			if (live)
+				fprintf(stderr, "perftracker: %zu of %lld workers registered in '%s': "
+					"waiting up to %.0f s for the others\n", live, (long long)world, dir,
+					start_wait);
+			else
+				fprintf(stderr, "perftracker: no live worker in '%s' yet: waiting up to "
+					"%.0f s for the job to register\n", dir, start_wait);
+			said = live;
+		}
+		cli_sleep(0.25);
+	}
+}
+
 /* Wait for every worker: summarised, failed or gone; or interrupted, or
  * the deadline; or a hang, diagnosed by hang_path (1, its result in *rc). */
 static int wait_workers(pt_trigger_run *r, double hang_timeout, double stack_wait, int progress,
 			int quiet, int *rc)
 {
 	double t0 = cli_now(), last_print = 0, next_hang_check = 0;
-	char last_line[512] = "";
+	char last_line[1024] = "";
 	int counts[PT_TW_NSTATES];
 
 	for (;;) {
 		int64_t step_now = 0;
-		char line[512];
+		char line[1024];
 		double el = cli_now() - t0, now = pt_control_now(), silent;
 		int live_checked, done;
 		size_t who = 0;
@@ -186,13 +221,43 @@ static int wait_workers(pt_trigger_run *r, double hang_timeout, double stack_wai
 			warning("the workers are stepping again: still waiting");
 			next_hang_check = now + hang_timeout;
 		}
+		/* Someone saw the start step pass before it armed: move the
+		 * round for everyone rather than profile different steps. */
+		if (counts[PT_TW_LATE] && !done) {
+			pt_error e;
+			char late[600] = "";
+			int rr;
+
+			for (size_t i = 0; i < r->n && !late[0]; i++)
+				if (r->w[i].state == PT_TW_LATE)
+					snprintf(late, sizeof(late), "rank %lld %s",
+						 (long long)r->w[i].e.info.rank, r->w[i].late);
+			pt_error_clear(&e);
+			rr = pt_trigger_rearm(r, now, &e);
+			if (rr < 0) {
+				error_pt(&e);
+			} else if (rr == 1) {
+				if (progress)
+					fprintf(stderr, "perftracker: [%5.1fs] %s: re-armed as %s "
+						"(round %lld of %lld): profiling steps %lld-%lld\n", el, late,
+						r->t.id, (long long)r->t.round + 1,
+						(long long)r->t.rounds + 1, (long long)r->t.start_step,
+						(long long)(r->t.start_step + r->t.steps - 1));
+				continue;
+			}
+		}
 		if (progress) {
+			pt_sb aw = { 0 };
+
+			pt_trigger_awaited(r, &aw, 4);
 			snprintf(line, sizeof(line),
 				 "waiting %d, armed %d, profiling %d, traced %d, summarized %d, "
-				 "failed %d, missing %d (step %lld)",
-				 counts[PT_TW_WAITING], counts[PT_TW_ARMED], counts[PT_TW_PROFILING],
-				 counts[PT_TW_TRACED], counts[PT_TW_SUMMARIZED], counts[PT_TW_FAILED],
-				 counts[PT_TW_MISSING], (long long)step_now);
+				 "failed %d, missing %d (step %lld)%s%s",
+				 counts[PT_TW_WAITING] + counts[PT_TW_LATE], counts[PT_TW_ARMED],
+				 counts[PT_TW_PROFILING], counts[PT_TW_TRACED], counts[PT_TW_SUMMARIZED],
+				 counts[PT_TW_FAILED], counts[PT_TW_MISSING], (long long)step_now,
+				 aw.len && !done ? "; waiting for " : "", aw.len && !done ? aw.buf : "");
+			pt_sb_free(&aw);
 			if (strcmp(line, last_line) || el - last_print >= 10) {
 				fprintf(stderr, "perftracker: [%5.1fs] %s\n", el, line);
 				snprintf(last_line, sizeof(last_line), "%s", line);
@@ -266,10 +331,10 @@ out:
 
 int cmd_trigger(int argc, char **argv)
 {
-	const char *dir = NULL, *outdir = NULL;
+	const char *dir = NULL, *outdir = NULL, *job = NULL;
 	long wait = 5, steps = 2;
 	int save_raw = PT_RAW_NONE, auto_analyze = 0, progress = 1, trigger_on = 0;
-	double timeout = 0, stale = 30, hang_timeout = -1, stack_wait = 5;
+	double timeout = 0, stale = 30, hang_timeout = -1, stack_wait = 5, start_wait = 20;
 	const char *reason = "";
 	int nsys_hz = 0;
 	cli_diag d;
@@ -291,11 +356,15 @@ int cmd_trigger(int argc, char **argv)
 		PT_OPT_CHOICE(0, "save-raw-trace", PT_TO(&save_raw), "WHICH", raw_policies,
 			      "keep raw traces: none, master (rank 0) or all (none)"),
 		CLI_OPT_CONTROL_DIR(&dir),
+		CLI_OPT_JOB(&job),
 		PT_OPT_DOUBLE(0, "timeout", PT_TO(&timeout), "SEC",
 			      "stop waiting for workers after SEC (default: from the step rate)"),
 		PT_OPT_DOUBLE(0, "stale", PT_TO(&stale), "SEC",
 			      "workers without a heartbeat for SEC are not expected (30)"),
 		PT_OPT_SET(0, "no-progress", PT_TO(&progress), 0, "no progress lines on stderr"),
+		PT_OPT_DOUBLE(0, "start-wait", PT_TO(&start_wait), "SEC",
+			      "a job just started: wait up to SEC for its workers to\n"
+			      "register, all of its world size (20; 0: no wait)"),
 		PT_OPT_DOUBLE(0, "hang-timeout", PT_TO(&hang_timeout), "SEC",
 			      "no step from a worker for SEC before its window: diagnose a\n"
 			      "hang instead (max(60, 10 x median step time); 0: never)"),
@@ -320,6 +389,8 @@ int cmd_trigger(int argc, char **argv)
 	if (npos > 0)
 		return cli_usage_unexpected(&usage, argv[1]);
 	(void)trigger_on; /* `perftracker trigger` needs no flag; --trigger-on is the reference's */
+	if (cli_resolve_dir(&dir, job))
+		return -1;
 	memset(&opt, 0, sizeof(opt));
 	opt.dir = dir;
 	opt.outdir = outdir;
@@ -339,6 +410,8 @@ int cmd_trigger(int argc, char **argv)
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (start_wait > 0)
+		wait_for_job(dir, stale, start_wait, progress);
 	if (pt_trigger_start(&r, &opt, pt_control_now(), &e)) {
 		error_pt(&e);
 		goto out;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../util/file.h"
+#include "job.h"
 #include "../util/json.h"
 #include "../util/jsontok.h"
 #include "../util/strbuf.h"
@@ -40,6 +41,15 @@ int pt_control_raw_policy(const char *s)
 	return -1;
 }
 
+const char *pt_control_default_output(void)
+{
+	static char buf[PT_CONTROL_PATH_MAX];
+
+	if (!buf[0] && (size_t)snprintf(buf, sizeof(buf), "%s/output", pt_job_root()) >= sizeof(buf))
+		snprintf(buf, sizeof(buf), "%s", PT_CONTROL_DEFAULT_OUTPUT);
+	return buf;
+}
+
 const char *pt_control_raw_name(int policy)
 {
 	switch (policy) {
@@ -51,16 +61,23 @@ const char *pt_control_raw_name(int policy)
 
 const char *pt_control_default_dir(void)
 {
-	const char *d = getenv("PERFTRACKER_CONTROL_DIR");
-
-	return d && *d ? d : PT_CONTROL_DEFAULT_DIR;
+	/* Per job when the environment names one (job.h): two jobs on one
+	 * host with the default folders never share a control directory. */
+	return pt_job_default_dir();
 }
 
 const char *pt_control_default_spool(void)
 {
 	const char *d = getenv("PERFTRACKER_SPOOL_DIR");
 
-	return d && *d ? d : PT_CONTROL_DEFAULT_SPOOL;
+	static char buf[PT_CONTROL_PATH_MAX];
+
+	if (d && *d)
+		return d;
+	/* <root>/spool ($PERFTRACKER_ROOT, job.h); the same on every call. */
+	if (!buf[0] && (size_t)snprintf(buf, sizeof(buf), "%s/spool", pt_job_root()) >= sizeof(buf))
+		snprintf(buf, sizeof(buf), "%s", PT_CONTROL_DEFAULT_SPOOL);
+	return buf;
 }
 
 void pt_control_nodename(char *node, size_t cap)
@@ -587,6 +604,9 @@ int pt_control_trigger_write(const char *dir, const pt_trigger *t, pt_error *err
 	pt_sb_add_json_i64(&sb, "pid", t->pid);
 	add_kstr(&sb, "reason", t->reason);
 	pt_sb_add_json_i64(&sb, "nsys_gpu_metrics", t->nsys_gpu_metrics);
+	pt_sb_add_json_i64(&sb, "round", t->round);
+	pt_sb_add_json_i64(&sb, "rounds", t->rounds);
+	add_kstr(&sb, "first_id", t->first_id[0] ? t->first_id : t->id);
 	pt_sb_add_json_key(&sb, "workers", 0);
 	pt_sb_addc(&sb, '[');
 	for (size_t i = 0; i < t->nworkers; i++) {
@@ -676,6 +696,9 @@ int pt_control_trigger_read(const char *dir, pt_trigger *t, pt_error *err)
 	t->nsys_gpu_metrics = pt_json_i64(j, "nsys_gpu_metrics", 0);
 	if (t->nsys_gpu_metrics < 0)
 		t->nsys_gpu_metrics = 0;
+	t->round = pt_json_i64(j, "round", 0);
+	t->rounds = pt_json_i64(j, "rounds", 0);
+	pt_json_copy_str(t->first_id, sizeof(t->first_id), j, "first_id");
 	ws = pt_json_get(j, "workers");
 	if (ws && ws->type == PT_JSON_ARR) {
 		for (const pt_json *c = ws->child; c; c = c->next) {

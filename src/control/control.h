@@ -40,11 +40,18 @@ enum { PT_RAW_NONE = 0, PT_RAW_MASTER = 1, PT_RAW_ALL = 2 };
 int pt_control_raw_policy(const char *s);
 const char *pt_control_raw_name(int policy);
 
-/* Where things are: the control directory from $PERFTRACKER_CONTROL_DIR or
- * the default; the node-local spool from $PERFTRACKER_SPOOL_DIR or the
- * default.  The returned strings are static (environment or constant). */
+/* Where things are (<root> is $PERFTRACKER_ROOT, else /tmp/perftracker:
+ * the PT_CONTROL_DEFAULT_* paths): the control directory from
+ * $PERFTRACKER_CONTROL_DIR,
+ * else the job's (src/control/job.h: <root>/jobs/<job> when the
+ * environment names a job, else <root>/control); the node-local spool
+ * root from $PERFTRACKER_SPOOL_DIR or <root>/spool (each control directory
+ * and host uses its own folder in it, pt_job_spool_dir).  The returned
+ * strings are static. */
 const char *pt_control_default_dir(void);
 const char *pt_control_default_spool(void);
+/* <root>/output: where runs go without --output-dir.  Static. */
+const char *pt_control_default_output(void);
 /* The host name workers, agents and files are named by: $PERFTRACKER_HOST
  * when set (tests simulate several nodes on one machine with it), else
  * gethostname().  The node name is always gethostname(): pids are only
@@ -121,6 +128,8 @@ int pt_control_unregister(const char *dir, const char *id, pt_error *err);
 #define PT_STATE_EXPORTING "exporting"
 #define PT_STATE_TRACED "traced"        /* raw trace in the spool */
 #define PT_STATE_FAILED "failed"
+#define PT_STATE_LATE "late"            /* saw the trigger after its start step:
+                                           not profiled, waits for a re-arm */
 #define PT_STATE_QUIET "quiet"          /* collector disabled after an error */
 
 typedef struct pt_heartbeat {
@@ -187,6 +196,15 @@ typedef struct pt_trigger {
 	                                   during the window; 0 no (the default,
 	                                   and what a trigger.json without the
 	                                   member reads as) */
+	/* Agreement on the steps (docs/collector.md, "The trigger"): a worker
+	 * that sees round `round` after its start step does not profile while
+	 * round < rounds: it reports PT_STATE_LATE and the master re-arms
+	 * every worker for a later start step under a new id (the rounds of
+	 * one trigger share first_id and run_dir).  In the last round (and in
+	 * a trigger.json without the members: round 0, rounds 0) a late
+	 * worker profiles from its next step and says so. */
+	int64_t round, rounds;
+	char first_id[PT_CONTROL_TID_MAX]; /* the first round's id ("" = id) */
 } pt_trigger;
 
 /* trigger.json.  Reading a missing trigger is PT_OK with t->id[0] == 0.

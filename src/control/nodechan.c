@@ -91,7 +91,7 @@ static void normalise(char *out, size_t cap, const char *dir)
 	out[o] = 0;
 }
 
-int pt_nodechan_path(char *out, size_t cap, const char *dir, const char *host)
+int pt_nodechan_key(char *out, size_t cap, const char *dir, const char *host)
 {
 	char norm[PT_CONTROL_PATH_MAX];
 	uint64_t h = 1469598103934665603ULL;  /* FNV-1a */
@@ -100,8 +100,25 @@ int pt_nodechan_path(char *out, size_t cap, const char *dir, const char *host)
 	normalise(norm, sizeof(norm), dir);
 	for (const unsigned char *p = (const unsigned char *)norm; *p; p++)
 		h = (h ^ *p) * 1099511628211ULL;
-	n = snprintf(out, cap, "%s/perftracker-%lu/%s-%016llx", base_dir(), (unsigned long)getuid(),
-		     host, (unsigned long long)h);
+	n = snprintf(out, cap, "%s-%016llx", host, (unsigned long long)h);
+	return n >= 0 && (size_t)n < cap ? 0 : -1;
+}
+
+int pt_nodechan_base(char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/perftracker-%lu", base_dir(), (unsigned long)getuid());
+
+	return n >= 0 && (size_t)n < cap ? 0 : -1;
+}
+
+int pt_nodechan_path(char *out, size_t cap, const char *dir, const char *host)
+{
+	char key[PT_CONTROL_HOST_MAX + 24], base[PT_CONTROL_PATH_MAX];
+	int n;
+
+	if (pt_nodechan_key(key, sizeof(key), dir, host) || pt_nodechan_base(base, sizeof(base)))
+		return -1;
+	n = snprintf(out, cap, "%s/%s", base, key);
 	return n >= 0 && (size_t)n < cap ? 0 : -1;
 }
 

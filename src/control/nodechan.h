@@ -46,6 +46,11 @@ typedef struct pt_node_worker {
  * writable directory, else $XDG_RUNTIME_DIR, else /tmp.  0, or -1 when the
  * path would not fit in cap. */
 int pt_nodechan_path(char *out, size_t cap, const char *dir, const char *host);
+/* Its last component alone, "<host>-<16 hex>" (the spool uses the same
+ * name, src/control/job.h); and the per-user parent,
+ * <base>/perftracker-<uid>.  0, or -1 when it would not fit. */
+int pt_nodechan_key(char *out, size_t cap, const char *dir, const char *host);
+int pt_nodechan_base(char *out, size_t cap);
 
 /* Create the node directory and its w/ (mode 0700; the per-user parent is
  * created 0700 and must be a real directory owned by this user, not a

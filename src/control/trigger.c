@@ -9,6 +9,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,14 +21,19 @@
 #include <unistd.h>
 
 #include "../analysis/summary.h"
+#include "../util/file.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 
 double pt_trigger_est_step(const pt_worker_entry *w, double now)
 {
-	double dt = now - w->hb.time;
+	double ref, dt;
 
 	if (!w->has_hb || w->hb.rate <= 0)
+		return (double)w->hb.step;
+	ref = w->hb.step_time > 0 ? w->hb.step_time : w->hb.time;
+	dt = now - ref;
+	if (dt > 10 && dt > 3 / w->hb.rate)
 		return (double)w->hb.step;
 	return (double)w->hb.step + w->hb.rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
 }
@@ -34,7 +41,7 @@ double pt_trigger_est_step(const pt_worker_entry *w, double now)
 const char *pt_trigger_state_name(int s)
 {
 	static const char *const names[] = { "waiting", "armed", "profiling", "traced",
-					     "summarized", "failed", "missing" };
+					     "summarized", "failed", "missing", "late" };
 
 	return s >= 0 && s < PT_TW_NSTATES ? names[s] : "?";
 }
@@ -62,8 +69,77 @@ static int finished(int state)
 /* <output>/<YYYYmmdd-HHMMSS>, made unique with -2, -3, ...  Only named
  * here: it is created by the first thing written into it (a summary, a
  * raw trace moved by an agent, the report), so a trigger that is killed or
- * gets nothing leaves no empty folder behind. */
-static int name_run_dir(const char *out, double now, char *run, size_t cap, pt_error *err)
+ * gets nothing leaves no empty folder behind.  Two triggers of two jobs
+ * that start in the same second must not get the same name: the name is
+ * claimed with an O_EXCL file <output>/.<name>.claim holding our pid,
+ * removed by pt_trigger_end (a claim whose process is gone on this
+ * machine is free again, and swept by the next trigger). */
+
+/* Is the claim file's owner gone on this machine? */
+static int claim_gone(const char *claim, const char *node)
+{
+	char *text = NULL;
+	long pid = -1;
+	const char *p;
+	int gone = 0;
+
+	if (pt_control_read_file(claim, 4096, &text, NULL, NULL) == PT_OK) {
+		if ((p = strstr(text, "\"pid\":")))
+			pid = strtol(p + 6, NULL, 10);
+		gone = pid > 0 && strstr(text, node) && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+	}
+	x_free(text);
+	return gone;
+}
+
+/* Claims left by triggers killed outright (SIGKILL) go with the next one. */
+static void sweep_claims(const char *out, const char *node)
+{
+	DIR *d = opendir(out);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		char p[PT_CONTROL_PATH_MAX];
+
+		if (de->d_name[0] != '.' || n < 7 || strcmp(de->d_name + n - 6, ".claim") ||
+		    (size_t)snprintf(p, sizeof(p), "%s/%s", out, de->d_name) >= sizeof(p))
+			continue;
+		if (claim_gone(p, node))
+			unlink(p);
+	}
+	closedir(d);
+}
+
+static int claim_name(const char *claim, const char *node)
+{
+	char buf[512];
+	int fd, n;
+
+	for (int tries = 0; tries < 2; tries++) {
+		fd = open(claim, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			n = snprintf(buf, sizeof(buf), "{\"pid\":%ld,\"node\":\"%s\"}\n", (long)getpid(),
+				     node);
+			if (n > 0 && pt_file_write_all(fd, buf, (size_t)n) != 0)
+				n = -1;
+			close(fd);
+			return 0;
+		}
+		if (errno != EEXIST || tries)
+			return -1;
+		/* Taken: by a live trigger, or left by a killed one. */
+		if (!claim_gone(claim, node))
+			return -1;
+		unlink(claim);
+	}
+	return -1;
+}
+
+static int name_run_dir(const char *out, double now, const char *node, char *run, size_t cap,
+			char *claim, size_t ccap, pt_error *err)
 {
 	time_t s = (time_t)now;
 	struct tm tm;
@@ -74,20 +150,25 @@ static int name_run_dir(const char *out, double now, char *run, size_t cap, pt_e
 	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
 	if ((rc = pt_control_mkdirs(out, err)))
 		return rc;
+	sweep_claims(out, node);
 	for (int k = 1; k < 1000; k++) {
 		int n = k == 1 ? snprintf(run, cap, "%s/%s", out, ts)
 			       : snprintf(run, cap, "%s/%s-%d", out, ts, k);
+		int m = k == 1 ? snprintf(claim, ccap, "%s/.%s.claim", out, ts)
+			       : snprintf(claim, ccap, "%s/.%s-%d.claim", out, ts, k);
 		struct stat st;
 
-		if (n < 0 || (size_t)n >= cap)
+		if (n < 0 || (size_t)n >= cap || m < 0 || (size_t)m >= ccap)
 			return pt_error_set(err, PT_EINVAL, -1, "output directory name too long: '%s'",
 					    out);
 		if (lstat(run, &st) == 0)
 			continue;
-		if (errno == ENOENT)
+		if (errno != ENOENT)
+			return pt_error_set(err, PT_EIO, -1, "cannot use '%s': %s", run, strerror(errno));
+		if (claim_name(claim, node) == 0)
 			return PT_OK;
-		return pt_error_set(err, PT_EIO, -1, "cannot use '%s': %s", run, strerror(errno));
 	}
+	claim[0] = 0;
 	return pt_error_set(err, PT_EIO, -1, "cannot create a run directory in '%s'", out);
 }
 
@@ -145,6 +226,30 @@ static int describe_holder(const char *holder, const char *path, double now, pt_
 			    "'%s', started %.0f s ago, gives up in %.0f s); wait for it to finish, "
 			    "or remove '%s' if that process is gone", id, pid, host,
 			    created > 0 ? now - created : 0, deadline > 0 ? deadline - now : 0, path);
+}
+
+int pt_trigger_census(const char *dir, double now, double stale, size_t *live, int64_t *world,
+		      pt_error *err)
+{
+	pt_worker_entry *all = NULL;
+	size_t n = 0;
+	char node[PT_CONTROL_HOST_MAX];
+	int rc;
+
+	*live = 0;
+	*world = 0;
+	pt_control_nodename(node, sizeof(node));
+	if ((rc = pt_nodechan_workers(dir, &all, &n, err)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (!pt_control_worker_alive(&all[i], now, stale, node))
+			continue;
+		(*live)++;
+		if (all[i].info.world_size > *world)
+			*world = all[i].info.world_size;
+	}
+	x_free(all);
+	return PT_OK;
 }
 
 /* Who is expected: the live workers; the furthest estimated step and the
@@ -252,7 +357,7 @@ int pt_trigger_start(pt_trigger_run *r, const pt_trigger_options *o, double now,
 	snprintf(r->dir, sizeof(r->dir), "%s", o->dir ? o->dir : pt_control_default_dir());
 	r->o.dir = r->dir;
 	if (!r->o.outdir)
-		r->o.outdir = PT_CONTROL_DEFAULT_OUTPUT;
+		r->o.outdir = pt_control_default_output();
 	pt_control_nodename(r->node, sizeof(r->node));
 	if ((rc = pick_workers(r, now, &max_rate, &min_rate, err)))
 		return rc;
@@ -265,7 +370,11 @@ int pt_trigger_start(pt_trigger_run *r, const pt_trigger_options *o, double now,
 	 * ran past 2 s: 3 s of steps), plus --wait. */
 	pt_control_trigger_id(t->id, sizeof(t->id), now);
 	snprintf(t->state, sizeof(t->state), "%s", PT_TRIGGER_ACTIVE);
-	t->start_step = r->cur + (int64_t)ceil(max_rate * 3.0) + o->wait;
+	r->margin_s = 3.0;
+	t->start_step = r->cur + (int64_t)ceil(max_rate * r->margin_s) + o->wait;
+	t->round = 0;
+	t->rounds = o->rounds > 0 ? (o->rounds > 6 ? 6 : o->rounds) : 3;
+	snprintf(t->first_id, sizeof(t->first_id), "%s", t->id);
 	t->steps = o->steps;
 	t->wait = o->wait;
 	t->save_raw = o->save_raw;
@@ -289,7 +398,8 @@ int pt_trigger_start(pt_trigger_run *r, const pt_trigger_options *o, double now,
 		return rc;
 	remove_old(r->dir, "status");
 	remove_old(r->dir, "summaries");
-	if ((rc = name_run_dir(r->o.outdir, now, t->run_dir, sizeof(t->run_dir), err)))
+	if ((rc = name_run_dir(r->o.outdir, now, r->node, t->run_dir, sizeof(t->run_dir), r->claim,
+			       sizeof(r->claim), err)))
 		return rc;
 	if ((size_t)snprintf(t->raw_dir, sizeof(t->raw_dir), "%s/raw_trace", t->run_dir) >=
 	    sizeof(t->raw_dir))
@@ -346,6 +456,9 @@ map:
 	else if (!strcmp(s.state, PT_STATE_FAILED)) {
 		w->state = PT_TW_FAILED;
 		snprintf(w->why, sizeof(w->why), "failed: %s", s.error);
+	} else if (!strcmp(s.state, PT_STATE_LATE)) {
+		w->state = PT_TW_LATE;
+		snprintf(w->late, sizeof(w->late), "%s", s.error);
 	}
 }
 
@@ -415,13 +528,139 @@ int pt_trigger_poll(pt_trigger_run *r, double now, int counts[PT_TW_NSTATES], in
 		refresh_status(r, &r->w[i], now);
 		if (counts)
 			counts[r->w[i].state]++;
-		done += r->w[i].state >= PT_TW_SUMMARIZED;
+		done += finished(r->w[i].state);
 		if (r->w[i].e.hb.step > top)
 			top = r->w[i].e.hb.step;
 	}
 	if (step_now)
 		*step_now = top;
 	return done == r->n;
+}
+
+/* The fastest and slowest rate and the furthest estimated step of the
+ * workers still expected, from their latest records. */
+static int64_t furthest(const pt_trigger_run *r, double now, double *max_rate, double *min_rate)
+{
+	int64_t cur = 0;
+
+	*max_rate = *min_rate = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const pt_worker_entry *e = &r->w[i].e;
+		double est = pt_trigger_est_step(e, now);
+
+		if (r->w[i].state == PT_TW_MISSING || r->w[i].state == PT_TW_FAILED)
+			continue;
+		if ((int64_t)ceil(est) > cur)
+			cur = (int64_t)ceil(est);
+		if (e->has_hb && e->hb.rate > 0) {
+			if (e->hb.rate > *max_rate)
+				*max_rate = e->hb.rate;
+			if (*min_rate == 0 || e->hb.rate < *min_rate)
+				*min_rate = e->hb.rate;
+		}
+	}
+	return cur;
+}
+
+int pt_trigger_rearm(pt_trigger_run *r, double now, pt_error *err)
+{
+	pt_trigger *t = &r->t;
+	double max_rate, min_rate, relay = 0;
+	int64_t cur;
+	size_t late = 0;
+	int rc;
+
+	for (size_t i = 0; i < r->n; i++)
+		late += r->w[i].state == PT_TW_LATE;
+	if (!late || t->round >= t->rounds)
+		return 0;
+	/* Fresh records: the estimate must start from where everyone is now. */
+	r->last_live = 0;
+	pt_trigger_poll(r, now, NULL, NULL, NULL);
+	cur = furthest(r, now, &max_rate, &min_rate);
+	/* The slowest relay seen this round: how long after the round was
+	 * written the late workers' statuses came (an upper bound). */
+	for (size_t i = 0; i < r->n; i++)
+		if (r->w[i].state == PT_TW_LATE && r->w[i].nw.st.time > t->created &&
+		    r->w[i].nw.st.time - t->created > relay)
+			relay = r->w[i].nw.st.time - t->created;
+	r->margin_s *= 2;
+	if (r->margin_s < 2 * relay)
+		r->margin_s = 2 * relay;
+	if (r->nold < (int)(sizeof(r->old_ids) / sizeof(r->old_ids[0])))
+		memcpy(r->old_ids[r->nold++], t->id, sizeof(r->old_ids[0]));
+	pt_control_remove_dir(r->dir, "status", t->id, NULL);
+	pt_control_remove_dir(r->dir, "summaries", t->id, NULL);
+	/* A new id: every record keyed by it (statuses, summaries, the spool,
+	 * the agents' bookkeeping) starts afresh, and no late trace of the old
+	 * round can be taken for the new one. */
+	do
+		pt_control_trigger_id(t->id, sizeof(t->id), now);
+	while (!strcmp(t->id, r->old_ids[r->nold - 1]));
+	t->round++;
+	t->start_step = cur + (int64_t)ceil(max_rate * r->margin_s);
+	t->created = now;
+	{
+		double per_step = min_rate > 0 ? 1.0 / min_rate : 10.0;
+		double left = (double)(t->start_step - cur + t->steps) * per_step * 2 + 60;
+
+		if (r->o.timeout > 0)
+			left = r->o.timeout - (now - r->started);
+		if (left < 10)
+			left = 10;
+		t->deadline = now + left;
+	}
+	r->timeout = t->deadline - r->started;
+	for (size_t i = 0; i < r->n; i++) {
+		pt_trigger_worker *w = &r->w[i];
+
+		if (w->state == PT_TW_MISSING || w->state == PT_TW_FAILED)
+			continue;
+		w->state = PT_TW_WAITING;
+		w->why[0] = 0;
+	}
+	if ((rc = pt_control_trigger_write(r->dir, t, err)))
+		return rc;
+	return 1;
+}
+
+void pt_trigger_awaited(const pt_trigger_run *r, pt_sb *sb, size_t max_named)
+{
+	size_t named = 0, left = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const pt_trigger_worker *w = &r->w[i];
+		long long step = (long long)w->e.hb.step;
+
+		if (finished(w->state))
+			continue;
+		if (named >= max_named) {
+			left++;
+			continue;
+		}
+		pt_sb_addf(sb, "%srank %lld (", named ? ", " : "", (long long)w->e.info.rank);
+		switch (w->state) {
+		case PT_TW_WAITING:
+			pt_sb_addf(sb, "has not seen it, step %lld", step);
+			break;
+		case PT_TW_ARMED:
+			pt_sb_addf(sb, "armed, step %lld of %lld", step, (long long)r->t.start_step);
+			break;
+		case PT_TW_PROFILING:
+			pt_sb_addf(sb, "profiling, step %lld of %lld", step,
+				   (long long)(r->t.start_step + r->t.steps));
+			break;
+		case PT_TW_TRACED:
+			pt_sb_addf(sb, "traced, its agent on '%s' summarises", w->e.info.host);
+			break;
+		default:
+			pt_sb_addf(sb, "%s, step %lld", pt_trigger_state_name(w->state), step);
+		}
+		pt_sb_addc(sb, ')');
+		named++;
+	}
+	if (left)
+		pt_sb_addf(sb, " and %zu more", left);
 }
 
 void pt_trigger_check_agents(pt_trigger_run *r, double now)
@@ -502,6 +741,9 @@ static void say_why(const pt_trigger_run *r, pt_trigger_worker *w)
 	case PT_TW_PROFILING:
 		snprintf(w->why, sizeof(w->why), "profiling did not finish (last step %lld)", last);
 		break;
+	case PT_TW_LATE:
+		snprintf(w->why, sizeof(w->why), "late in every round: %s", w->late);
+		break;
 	case PT_TW_TRACED:
 		snprintf(w->why, sizeof(w->why), "trace not summarised: is 'perftracker agent' "
 			 "running on '%s'?", w->e.info.host);
@@ -577,7 +819,13 @@ void pt_trigger_end(pt_trigger_run *r)
 		}
 		pt_control_remove_dir(r->dir, "status", r->t.id, NULL);
 		pt_control_remove_dir(r->dir, "summaries", r->t.id, NULL);
+		for (int k = 0; k < r->nold; k++) {
+			pt_control_remove_dir(r->dir, "status", r->old_ids[k], NULL);
+			pt_control_remove_dir(r->dir, "summaries", r->old_ids[k], NULL);
+		}
 	}
+	if (r->claim[0])
+		unlink(r->claim);
 	if (r->locked)
 		pt_control_unlock(r->lockpath, NULL);
 	pt_control_trigger_clear(&r->t);

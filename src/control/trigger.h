@@ -19,10 +19,13 @@
 #include "../util/error.h"
 #include "control.h"
 #include "nodechan.h"
+#include "../util/strbuf.h"
 
 /* Where a live worker probably is now: its step plus the steps its rate
- * makes since its heartbeat was written (at most 30 s worth; none without
- * a heartbeat or a known rate). */
+ * makes since that step (its step_time; the heartbeat's time when it has
+ * none), at most 30 s worth; none without a heartbeat or a known rate, and
+ * none once it has made no step for max(10 s, 3 step times): a worker that
+ * stopped stepping (stuck, between jobs' phases) is where it stopped. */
 double pt_trigger_est_step(const pt_worker_entry *w, double now);
 
 /* What the master knows of one expected worker. */
@@ -34,6 +37,7 @@ enum {
 	PT_TW_SUMMARIZED,  /* summary in summaries/<tid>/ */
 	PT_TW_FAILED,      /* said so in its status */
 	PT_TW_MISSING,     /* exited, died or went silent before its trace */
+	PT_TW_LATE,        /* saw the round after its start step: waits for a re-arm */
 	PT_TW_NSTATES
 };
 
@@ -45,6 +49,7 @@ typedef struct pt_trigger_worker {
 	pt_node_worker nw;   /* as its node file (or direct records) last said */
 	int has_nw;
 	int state;           /* PT_TW_* */
+	char late[512];      /* its last "late" status ("" when it never was) */
 	int exited;          /* unregistered: ended normally */
 	int agent_warned;    /* "no agent runs for host" said for its host */
 	char why[600];       /* why it delivers nothing ("" while it may) */
@@ -64,6 +69,7 @@ typedef struct pt_trigger_options {
 	double stale;           /* no heartbeat for this long: not expected (30) */
 	const char *reason;     /* NULL or "": by hand */
 	int nsys_hz;            /* --nsys-gpu-metrics, 0: no */
+	int rounds;             /* re-arms allowed when a worker is late (<= 0: 3) */
 	pt_trigger_note_fn *note;  /* warnings (NULL: dropped) */
 	void *note_ctx;
 } pt_trigger_options;
@@ -82,9 +88,21 @@ typedef struct pt_trigger_run {
 	char dir[PT_CONTROL_PATH_MAX];
 	char node[PT_CONTROL_HOST_MAX];
 	char lockpath[PT_CONTROL_PATH_MAX];
+	char claim[PT_CONTROL_PATH_MAX + 16]; /* the run directory's name claim */
 	int locked, wrote;
 	double started, last_live, last_agent_check;
+	double margin_s;          /* seconds of steps between the estimate and the start */
+	char old_ids[8][PT_CONTROL_TID_MAX]; /* earlier rounds' ids (their records go) */
+	int nold;
 } pt_trigger_run;
+
+/* How complete the job looks in dir at time now: *live workers alive
+ * (heartbeat within stale s) and *world, the largest world size they
+ * report (0 when none is live).  A job just started has fewer live workers
+ * than its world size until every rank has registered: the trigger waits
+ * for that (bounded) before it names the steps.  PT_OK or an error. */
+int pt_trigger_census(const char *dir, double now, double stale, size_t *live, int64_t *world,
+		      pt_error *err);
 
 /* Who is expected (the workers alive at the start), the start step (the
  * furthest estimated step, plus 3 s of the fastest worker's steps for the
@@ -104,6 +122,22 @@ int pt_trigger_start(pt_trigger_run *r, const pt_trigger_options *o, double now,
  * (summarized, failed or missing), else 0. */
 int pt_trigger_poll(pt_trigger_run *r, double now, int counts[PT_TW_NSTATES], int64_t *step_now,
 		    int *live_checked);
+
+/* Some worker saw this round after its start step (PT_TW_LATE) and the
+ * trigger may re-arm (t.round < t.rounds)?  Then re-arm at time now: a new
+ * id (first_id kept), a start step past every worker's fresh estimate by
+ * twice the last margin (at least 2 s of the slowest relay seen), a new
+ * deadline, every unfinished worker back to waiting (the dead stay
+ * missing), the old round's records removed, trigger.json rewritten.
+ * Workers still profiling the old round drop it.  Returns 1 when it
+ * re-armed, 0 when there was nothing to do, an error code (err filled)
+ * when trigger.json could not be written. */
+int pt_trigger_rearm(pt_trigger_run *r, double now, pt_error *err);
+
+/* One line for the progress display: who is still awaited, the first few
+ * by rank: "rank 2 (armed, step 60 of 64), rank 3 (traced)"; "" when
+ * nobody is.  Appends to sb. */
+void pt_trigger_awaited(const pt_trigger_run *r, pt_sb *sb, size_t max_named);
 
 /* Every 5 s: a note for each host whose workers wait, traced, for an agent
  * that is not running (once per host). */

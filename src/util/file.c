@@ -8,6 +8,7 @@
 #include "file.h"
 #include "xalloc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -292,4 +293,35 @@ int pt_file_mkdirs(const char *path, int mode, pt_file_dir_check *check, void *c
 			break;
 	}
 	return PT_OK;
+}
+
+int pt_file_remove_tree_at(int dfd, const char *name, int depth, unsigned uid)
+{
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dfd, name, 0) == 0 || errno == ENOENT ? 0 : -1;
+	if (depth < 1 || st.st_uid != uid) {
+		errno = EPERM;
+		return -1;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    pt_file_remove_tree_at(fd, de->d_name, depth - 1, uid))
+			rc = -1;
+	closedir(d);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+		rc = -1;
+	return rc;
 }

@@ -118,4 +118,11 @@ typedef int pt_file_dir_check(const char *dir, int last, void *ctx, pt_error *er
 int pt_file_mkdirs(const char *path, int mode, pt_file_dir_check *check, void *ctx,
 		   pt_error *err);
 
+/* rm -r of name in the directory open as dfd, at most depth levels deep
+ * (1: a folder of plain files), relative to descriptors and never through
+ * a link (a link is removed, its target left alone), and only folders
+ * owned by uid.  0 when name is gone (or was never there), -1 when
+ * something stayed (errno of the first failure).  Thread-safe. */
+int pt_file_remove_tree_at(int dfd, const char *name, int depth, unsigned uid);
+
 #endif

@@ -197,6 +197,10 @@ for V in root nobody; do
 	chmod 777 "$d/spool"
 	victim_file $V "$d/keep/node0_0_1.json"
 	as $A ln -s "$d/keep" "$d/spool/20250101-000000-abcd"
+	# ... and in place of the job's own folder of the spool.
+	js=$(as $V "$PT_BIN" agent --control-dir "$d/control" --spool-dir "$d/spool" --host node0 \
+		--print-spool-dir)
+	as $A ln -s "$d/keep" "$js"
 	as $V "$PT_BIN" agent --control-dir "$d/control" --spool-dir "$d/spool" --host node0 \
 		--once --no-hw >"$d/agent.log" 2>&1
 	if [ -f "$d/keep/node0_0_1.json" ]; then

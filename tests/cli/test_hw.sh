@@ -179,10 +179,12 @@ trigger_run() {
 		sleep 0.1
 	done
 	cp "$C/trigger.json" "$out.trigger.json" 2>/dev/null
-	mkdir -p "$TMP/spool/$tid"
+	# The job's folder of the spool (per control directory and host).
+	js=$("$PT_BIN" agent --control-dir "$C" --spool-dir "$TMP/spool" --host node1 --print-spool-dir)
+	mkdir -p "$js/$tid"
 	if [ "$trace" = now ]; then
 		sleep 0.5
-		"$PYTHON" - "$TMP/spool/$tid/.$WID.tmp" <<'PY'
+		"$PYTHON" - "$js/$tid/.$WID.tmp" <<'PY'
 import json, sys, time
 t = time.time() * 1e6
 json.dump({"schemaVersion": 1, "traceEvents": [
@@ -192,9 +194,9 @@ json.dump({"schemaVersion": 1, "traceEvents": [
      "ts": t - 250000, "dur": 100000, "args": {"device": 0, "stream": 7}}]}, open(sys.argv[1], "w"))
 PY
 	else
-		cp "$trace" "$TMP/spool/$tid/.$WID.tmp"
+		cp "$trace" "$js/$tid/.$WID.tmp"
 	fi
-	mv "$TMP/spool/$tid/.$WID.tmp" "$TMP/spool/$tid/$WID.json"
+	mv "$js/$tid/.$WID.tmp" "$js/$tid/$WID.json"
 	wait $tpid
 }
 worker_hb
@@ -215,8 +217,8 @@ check "hw_node1.json: nsys and /proc series" json_check "$RUN/raw_trace/hw_node1
 	'd["source"] == "proc+nsys" and any(s["label"] == "nsys" and s["name"] == "nvlink_tx" for s in d["series"]) and any(s["name"] == "mem_available" for s in d["series"])'
 check "report: the worker's timelines come from nsys" json_check "$RUN/PerfDisplay/report.json" \
 	'[w["source"] for w in d["display"]["hw"]["workers"].values()] == ["proc+nsys"]'
-[ -z "$(ls -A "$TMP/spool/.nsys-node1")" ] && ok "capture files removed from the spool" \
-	|| not_ok "capture files left" "$(ls "$TMP/spool/.nsys-node1")"
+[ -z "$(ls -A "$js/.nsys-node1")" ] && ok "capture files removed from the spool" \
+	|| not_ok "capture files left" "$(ls "$js/.nsys-node1")"
 
 worker_hb
 PERFTRACKER_NVML= PATH="$TMP/nopath" "$PT_BIN" agent --control-dir "$C" --spool-dir "$TMP/spool" \

@@ -49,7 +49,9 @@ start_trigger() {
 	return 1
 }
 state() { "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["trigger"]["state"])' < <("$PT_BIN" status --control-dir "$C" --json 2>/dev/null); }
-no_run_dir() { [ -z "$(ls -A "$O" 2>/dev/null)" ]; }
+# (A hidden .<name>.claim may stay after SIGKILL: the run directory's name
+# claim, docs/collector.md; the next trigger sweeps it.)
+no_run_dir() { [ -z "$(ls -A "$O" 2>/dev/null | grep -v '^\..*\.claim$')" ]; }
 
 for sig in TERM INT KILL; do
 	if ! start_trigger; then

@@ -23,7 +23,8 @@ declare -A OPTS=(
 	[diagnose]="--output=d $DIAG"
 	[trigger]="--trigger-on --auto-analyze --wait=1 --steps=2 --output-dir=o
 		--save-raw-trace=master --control-dir=c --timeout=5 --stale=3 --no-progress
-		--hang-timeout=9 --stack-wait=1 --reason=r --nsys-gpu-metrics=100 $DIAG"
+		--hang-timeout=9 --stack-wait=1 --reason=r --nsys-gpu-metrics=100 --job=j
+		--start-wait=3 $DIAG"
 	[compare]="--output=d --jobs=2 --min-share=0.1 --noise-k=2 --unrelated=0.5
 		--max-findings=4 --quiet --time"
 	[summarize]="--output=o --min-python-ratio=0.1 --max-python=5 --hw=f --hw-dir=h
@@ -32,9 +33,10 @@ declare -A OPTS=(
 	[agent]="--control-dir=c --spool-dir=s --host=h --detach --exit-when-idle=1 --once
 		--jobs=2 --poll=0.5 --hw-interval-ms=2 --hw-slow-interval-ms=50 --no-hw
 		--hw-cpu-budget=0.1 --nsys-gpu-metrics=100 --auto-profile --auto-window=10
-		--auto-slowdown=0.2 --auto-cooldown=60 --auto-output-dir=o --hw-check=1"
-	[status]="--control-dir=c --json --stale=3 --prune --silent=5 --lag=2"
-	[hang-check]="--control-dir=c --hang-timeout=9 --stale=3 --stack-wait=1 --output=d --json"
+		--auto-slowdown=0.2 --auto-cooldown=60 --auto-output-dir=o --hw-check=1
+		--print-spool-dir"
+	[status]="--control-dir=c --job=j --json --stale=3 --prune --silent=5 --lag=2"
+	[hang-check]="--control-dir=c --job=j --hang-timeout=9 --stale=3 --stack-wait=1 --output=d --json"
 )
 
 # Long option names listed by a --help text (stdin), sorted.

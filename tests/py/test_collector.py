@@ -238,7 +238,11 @@ class AgentCommand(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="pt_agent_")
         self.control = os.path.join(self.tmp, "control")
         self.spool = os.path.join(self.tmp, "spool")
-        os.makedirs(os.path.join(self.spool, "T1"))
+        # The job's folder of the spool (one per control directory and host).
+        self.jspool = subprocess.run(self.agent("--print-spool-dir"), capture_output=True,
+                                     text=True, check=True).stdout.strip()
+        self.assertTrue(self.jspool.startswith(os.path.join(self.spool, "hostx-")))
+        os.makedirs(os.path.join(self.jspool, "T1"))
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -252,7 +256,7 @@ class AgentCommand(unittest.TestCase):
         raw = os.path.join(self.tmp, "out", "raw_trace")
         write_trigger(self.control, save_raw_trace="all", raw_dir=raw)
         for wid in ("hostx_0_5", "hostx_1_6", "hosty_2_7"):
-            with open(os.path.join(self.spool, "T1", wid + ".json"), "w") as f:
+            with open(os.path.join(self.jspool, "T1", wid + ".json"), "w") as f:
                 f.write(TINY_TRACE)
         r = subprocess.run(self.agent("--once"), capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -263,7 +267,7 @@ class AgentCommand(unittest.TestCase):
         self.assertEqual(s["rank"], 0)
         # Policy all: kept next to the report; another host's trace untouched.
         self.assertEqual(sorted(os.listdir(raw)), ["hostx_0_5.json", "hostx_1_6.json"])
-        self.assertEqual(os.listdir(os.path.join(self.spool, "T1")), ["hosty_2_7.json"])
+        self.assertEqual(os.listdir(os.path.join(self.jspool, "T1")), ["hosty_2_7.json"])
         # The lock is released after --once.
         self.assertFalse(os.path.exists(os.path.join(self.control, "agents", "hostx.lock")))
 

@@ -362,7 +362,12 @@ static void test_trigger_roundtrip(void **state)
 	t.created = 1.5;
 	t.deadline = 99.25;
 	snprintf(t.host, sizeof(t.host), "master");
-	t.pid = 77;
+	/* Our own pid: an owner that is alive on this machine, whatever else
+	 * runs here (an active trigger of a dead owner reads as done). */
+	t.pid = getpid();
+	t.round = 1;
+	t.rounds = 3;
+	snprintf(t.first_id, sizeof(t.first_id), "first-round");
 	assert_int_equal(pt_control_trigger_add_worker(&t, "h_0_1"), PT_OK);
 	assert_int_equal(pt_control_trigger_add_worker(&t, "h_1_\"2"), PT_OK);
 	assert_int_equal(pt_control_trigger_write(root, &t, &e), PT_OK);
@@ -375,10 +380,28 @@ static void test_trigger_roundtrip(void **state)
 	assert_int_equal(r.save_raw, PT_RAW_MASTER);
 	assert_string_equal(r.raw_dir, "/out/x/raw_trace");
 	assert_true(r.deadline == 99.25);
-	assert_int_equal(r.pid, 77);
+	assert_int_equal(r.pid, getpid());
+	assert_int_equal(r.round, 1);
+	assert_int_equal(r.rounds, 3);
+	assert_string_equal(r.first_id, "first-round");
 	assert_int_equal(r.nworkers, 2);
 	assert_string_equal(r.workers[1], "h_1_\"2");
 	pt_control_trigger_clear(&r);
+	/* The owner gone (a child that exited and was reaped: its pid is
+	 * free): the active trigger reads as done. */
+	{
+		pid_t kid = fork();
+
+		if (kid == 0)
+			_exit(0);
+		assert_true(kid > 0);
+		assert_int_equal(waitpid(kid, NULL, 0), kid);
+		t.pid = kid;
+		assert_int_equal(pt_control_trigger_write(root, &t, &e), PT_OK);
+		assert_int_equal(pt_control_trigger_read(root, &r, &e), PT_OK);
+		assert_string_equal(r.state, "done");
+		pt_control_trigger_clear(&r);
+	}
 	pt_control_trigger_clear(&t);
 	/* Not a trigger: PT_EFORMAT naming the file. */
 	path(p, sizeof(p), "trigger.json");

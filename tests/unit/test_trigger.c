@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -193,7 +194,8 @@ static void assert_counts(const int *c, int waiting, int armed, int profiling, i
 	assert_int_equal(c[PT_TW_MISSING], missing);
 }
 
-/* Its step plus rate x the time since the heartbeat, at most 30 s worth. */
+/* Its step plus rate x the time since its last step, at most 30 s worth,
+ * none once it stopped stepping. */
 static void test_est_step_adds_at_most_30_s_of_steps(void **state)
 {
 	pt_node_worker w = worker("h", "othermachine", 0, 1, 100, 4, 1000);
@@ -201,7 +203,13 @@ static void test_est_step_adds_at_most_30_s_of_steps(void **state)
 	(void)state;
 	assert_true(pt_trigger_est_step(&w.e, 1000) == 100);
 	assert_true(pt_trigger_est_step(&w.e, 1002.5) == 110);
-	assert_true(pt_trigger_est_step(&w.e, 1100) == 220);   /* 30 s, not 100 */
+	assert_true(pt_trigger_est_step(&w.e, 1009) == 136);
+	assert_true(pt_trigger_est_step(&w.e, 1100) == 100);   /* no step for 100 s: stopped */
+	w.e.hb.rate = 0.05;                                    /* 20 s steps: 59 s is not long */
+	assert_true(pt_trigger_est_step(&w.e, 1020) == 101);
+	assert_true(pt_trigger_est_step(&w.e, 1059) == 101.5); /* at most 30 s worth */
+	assert_true(pt_trigger_est_step(&w.e, 1061) == 100);   /* 3 step times: stopped */
+	w.e.hb.rate = 4;
 	assert_true(pt_trigger_est_step(&w.e, 990) == 100);    /* clock behind */
 	w.e.hb.rate = 0;
 	assert_true(pt_trigger_est_step(&w.e, 1010) == 100);
@@ -279,6 +287,119 @@ static void test_start_expects_live_workers_from_one_start_step(void **state)
 	assert_int_equal(pt_control_trigger_read(ctl, &t, NULL), PT_OK);
 	assert_string_equal(t.state, PT_TRIGGER_DONE);
 	pt_control_trigger_clear(&t);
+}
+
+/* A worker that saw the round after its start step (status "late"): the
+ * round is re-armed for every worker under a new id and a later start step
+ * (twice the margin: 6 s of the fastest rate past the fresh estimate), the
+ * old round's records go, and after the last allowed round a late worker
+ * is not re-armed again. */
+static void test_rearm_moves_every_worker_to_a_later_round(void **state)
+{
+	double now = pt_control_now();
+	pt_node_worker a = worker("hostA", "othermachine", 0, 4242, 100, 10, now);
+	pt_node_worker b = worker("hostA", "othermachine", 1, 4343, 100, 10, now);
+	pt_trigger_options o = options();
+	pt_trigger_run r;
+	pt_trigger t;
+	pt_error e;
+	char first[PT_CONTROL_TID_MAX], old[PT_CONTROL_TID_MAX], p[PT_CONTROL_PATH_MAX];
+	int cnt[PT_TW_NSTATES];
+	struct stat st;
+	pt_sb sb = { 0 };
+
+	(void)state;
+	o.rounds = 2;
+	direct(&a);
+	direct(&b);
+	pt_error_clear(&e);
+	assert_int_equal(pt_trigger_start(&r, &o, now, &e), PT_OK);
+	assert_int_equal(r.t.start_step, 100 + 30 + 5);
+	assert_int_equal(r.t.round, 0);
+	assert_int_equal(r.t.rounds, 2);
+	snprintf(first, sizeof(first), "%s", r.t.id);
+	assert_string_equal(r.t.first_id, first);
+	/* Nobody late: nothing to do. */
+	assert_int_equal(pt_trigger_rearm(&r, now, &e), 0);
+	status(first, a.e.info.id, PT_STATE_ARMED, NULL);
+	status(first, b.e.info.id, PT_STATE_LATE, "saw the trigger at step 140, after its start "
+	       "step 135");
+	pt_trigger_poll(&r, now, cnt, NULL, NULL);
+	assert_int_equal(cnt[PT_TW_LATE], 1);
+	assert_int_equal(cnt[PT_TW_ARMED], 1);
+	pt_trigger_awaited(&r, &sb, 4);
+	assert_string_equal(sb.buf, "rank 0 (armed, step 100 of 135), rank 1 (late, step 100)");
+	pt_sb_free(&sb);
+	/* The workers moved on meanwhile: the new start is past their fresh
+	 * estimate by 6 s of steps. */
+	a.e.hb.step = b.e.hb.step = 150;
+	a.e.hb.time = b.e.hb.time = now + 1;
+	a.e.hb.step_time = b.e.hb.step_time = now + 1;
+	direct(&a);
+	direct(&b);
+	assert_int_equal(pt_trigger_rearm(&r, now + 1, &e), 1);
+	assert_string_not_equal(r.t.id, first);
+	assert_string_equal(r.t.first_id, first);
+	assert_int_equal(r.t.round, 1);
+	assert_int_equal(r.t.start_step, 150 + 60);
+	assert_true(r.t.deadline > now + 1);
+	assert_int_equal(state_of(&r, a.e.info.id), PT_TW_WAITING);
+	assert_int_equal(state_of(&r, b.e.info.id), PT_TW_WAITING);
+	assert_int_equal(pt_control_record_path(p, sizeof(p), ctl, "status", first, NULL), 0);
+	assert_int_equal(stat(p, &st), -1);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(pt_control_trigger_read(ctl, &t, NULL), PT_OK);
+	assert_string_equal(t.id, r.t.id);
+	assert_int_equal(t.start_step, 210);
+	assert_int_equal(t.round, 1);
+	assert_string_equal(t.first_id, first);
+	pt_control_trigger_clear(&t);
+	/* Late again in round 1 of 2: round 2, the last. */
+	status(r.t.id, b.e.info.id, PT_STATE_LATE, "again");
+	pt_trigger_poll(&r, now + 2, cnt, NULL, NULL);
+	snprintf(old, sizeof(old), "%s", r.t.id);
+	assert_int_equal(pt_trigger_rearm(&r, now + 2, &e), 1);
+	assert_int_equal(r.t.round, 2);
+	assert_string_not_equal(r.t.id, old);
+	/* Late in the last round: no more re-arms (workers profile late). */
+	status(r.t.id, b.e.info.id, PT_STATE_LATE, "once more");
+	pt_trigger_poll(&r, now + 3, cnt, NULL, NULL);
+	assert_int_equal(pt_trigger_rearm(&r, now + 3, &e), 0);
+	pt_trigger_end(&r);
+}
+
+/* The run directory's name is claimed (two jobs' triggers in the same
+ * second get two names), the claim goes at the end, and a claim left by a
+ * trigger killed outright is swept by the next one. */
+static void test_run_dir_name_is_claimed(void **state)
+{
+	double now = pt_control_now();
+	pt_node_worker a = worker("hostA", "othermachine", 0, 4242, 100, 10, now);
+	pt_trigger_options o = options();
+	pt_trigger_run r;
+	pt_error e;
+	char stale[600], text[400], claim[PT_CONTROL_PATH_MAX + 16];
+	struct stat st;
+	pid_t kid;
+
+	(void)state;
+	direct(&a);
+	assert_int_equal(mkdir(out, 0700), 0);
+	kid = fork();
+	if (kid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(kid, NULL, 0), kid);
+	snprintf(stale, sizeof(stale), "%s/.20200101-000000.claim", out);
+	snprintf(text, sizeof(text), "{\"pid\":%ld,\"node\":\"%s\"}\n", (long)kid, node);
+	tu_write_text(stale, text);
+	pt_error_clear(&e);
+	assert_int_equal(pt_trigger_start(&r, &o, now, &e), PT_OK);
+	assert_int_equal(stat(stale, &st), -1);
+	snprintf(claim, sizeof(claim), "%s", r.claim);
+	assert_int_equal(stat(claim, &st), 0);
+	assert_int_equal(stat(r.t.run_dir, &st), -1);
+	pt_trigger_end(&r);
+	assert_int_equal(stat(claim, &st), -1);
 }
 
 /* Nobody alive: an error naming the directory, nothing written. */
@@ -528,6 +649,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_start_expects_live_workers_from_one_start_step,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rearm_moves_every_worker_to_a_later_round, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_dir_name_is_claimed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_without_live_worker_fails, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_poll_follows_every_worker_to_the_end, setup,
