@@ -35,6 +35,8 @@ def parse_args():
                    help="rank whose load_batch (which every rank runs) takes --slow-load-factor "
                         "times longer (-1: none)")
     p.add_argument("--slow-load-factor", type=float, default=2.0)
+    p.add_argument("--cpu-ms", type=float, default=0.0,
+                   help="CPU-bound Python work per step on every rank (busy loop, ms)")
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--stop-file", default="",
@@ -48,6 +50,15 @@ def load_batch(batch, dim, ms):
     """Stands in for a data loader: mostly waiting."""
     time.sleep(ms / 1000.0)
     return torch.randn(batch, dim), torch.randn(batch, 1)
+
+
+def busy_python(ms):
+    """CPU-bound Python work (tokenising, augmenting): spins, holding the GIL."""
+    end = time.perf_counter() + ms / 1000.0
+    n = 0
+    while time.perf_counter() < end:
+        n += 1
+    return n
 
 
 def slow_augment(x, ms):
@@ -77,6 +88,8 @@ def main():
     while True:
         x, y = load_batch(args.batch, 64, args.load_ms * (
             args.slow_load_factor if rank == args.slow_load_rank else 1.0))
+        if args.cpu_ms > 0:
+            busy_python(args.cpu_ms)
         if rank == args.slow_rank:
             x = slow_augment(x, args.slow_ms)
         opt.zero_grad()

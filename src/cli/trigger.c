@@ -153,34 +153,41 @@ out:
 }
 
 /* A job that just started: wait (at most start_wait s) until some worker
- * is live and every rank its world size names has registered, so that the
- * trigger neither fails with "no live worker" nor leaves the late ranks
- * out.  Quiet when the job is complete at once. */
+ * is live, every rank its world size names has registered and some rank
+ * steps (has a rate), so that the trigger neither fails with "no live
+ * worker", nor leaves the late ranks out, nor plans the start step without
+ * knowing how fast the steps come.  Quiet when the job is ready at once. */
 static void wait_for_job(const char *dir, double stale, double start_wait, int progress)
 {
 	double t0 = cli_now();
-	size_t live = 0, said = (size_t)-1;
+	size_t live = 0, stepping = 0, said = (size_t)-1;
 	int64_t world = 0;
 	pt_error e;
 
 	for (;;) {
 		pt_error_clear(&e);
 		if (access(dir, F_OK) == 0 &&
-		    pt_trigger_census(dir, pt_control_now(), stale, &live, &world, &e) != PT_OK)
+		    pt_trigger_census(dir, pt_control_now(), stale, &live, &world, &stepping, &e) !=
+			    PT_OK)
 			return;
-		if (live && (int64_t)live >= world)
+		/* Complete, and training: some rank has a step rate (the start
+		 * step is planned with it). */
+		if (live && (int64_t)live >= world && stepping)
 			return;
 		if (cli_now() - t0 >= start_wait || interrupted)
 			return;
-		if (progress && live != said) {
-			if (live)
+		if (progress && live + (stepping ? 1000000 : 0) != said) {
+			if (!live)
+				fprintf(stderr, "perftracker: no live worker in '%s' yet: waiting up to "
+					"%.0f s for the job to register\n", dir, start_wait);
+			else if ((int64_t)live < world)
 				fprintf(stderr, "perftracker: %zu of %lld workers registered in '%s': "
 					"waiting up to %.0f s for the others\n", live, (long long)world, dir,
 					start_wait);
 			else
-				fprintf(stderr, "perftracker: no live worker in '%s' yet: waiting up to "
-					"%.0f s for the job to register\n", dir, start_wait);
-			said = live;
+				fprintf(stderr, "perftracker: the %zu workers have not started stepping: "
+					"waiting up to %.0f s\n", live, start_wait);
+			said = live + (stepping ? 1000000 : 0);
 		}
 		cli_sleep(0.25);
 	}

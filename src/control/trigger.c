@@ -229,7 +229,7 @@ static int describe_holder(const char *holder, const char *path, double now, pt_
 }
 
 int pt_trigger_census(const char *dir, double now, double stale, size_t *live, int64_t *world,
-		      pt_error *err)
+		      size_t *stepping, pt_error *err)
 {
 	pt_worker_entry *all = NULL;
 	size_t n = 0;
@@ -238,6 +238,7 @@ int pt_trigger_census(const char *dir, double now, double stale, size_t *live, i
 
 	*live = 0;
 	*world = 0;
+	*stepping = 0;
 	pt_control_nodename(node, sizeof(node));
 	if ((rc = pt_nodechan_workers(dir, &all, &n, err)))
 		return rc;
@@ -245,6 +246,7 @@ int pt_trigger_census(const char *dir, double now, double stale, size_t *live, i
 		if (!pt_control_worker_alive(&all[i], now, stale, node))
 			continue;
 		(*live)++;
+		*stepping += all[i].has_hb && all[i].hb.rate > 0;
 		if (all[i].info.world_size > *world)
 			*world = all[i].info.world_size;
 	}
@@ -372,6 +374,10 @@ int pt_trigger_start(pt_trigger_run *r, const pt_trigger_options *o, double now,
 	snprintf(t->state, sizeof(t->state), "%s", PT_TRIGGER_ACTIVE);
 	r->margin_s = 3.0;
 	t->start_step = r->cur + (int64_t)ceil(max_rate * r->margin_s) + o->wait;
+	/* Steps count from 1 (the first step() call): a start at or before
+	 * the current step would make every worker late. */
+	if (t->start_step <= r->cur)
+		t->start_step = r->cur + 1;
 	t->round = 0;
 	t->rounds = o->rounds > 0 ? (o->rounds > 6 ? 6 : o->rounds) : 3;
 	snprintf(t->first_id, sizeof(t->first_id), "%s", t->id);
@@ -599,6 +605,8 @@ int pt_trigger_rearm(pt_trigger_run *r, double now, pt_error *err)
 	while (!strcmp(t->id, r->old_ids[r->nold - 1]));
 	t->round++;
 	t->start_step = cur + (int64_t)ceil(max_rate * r->margin_s);
+	if (t->start_step <= cur)
+		t->start_step = cur + 1;
 	t->created = now;
 	{
 		double per_step = min_rate > 0 ? 1.0 / min_rate : 10.0;

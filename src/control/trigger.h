@@ -98,11 +98,12 @@ typedef struct pt_trigger_run {
 
 /* How complete the job looks in dir at time now: *live workers alive
  * (heartbeat within stale s) and *world, the largest world size they
- * report (0 when none is live).  A job just started has fewer live workers
+ * report (0 when none is live), and *stepping of them with a measured step
+ * rate (training, not still starting up).  A job just started has fewer live workers
  * than its world size until every rank has registered: the trigger waits
  * for that (bounded) before it names the steps.  PT_OK or an error. */
 int pt_trigger_census(const char *dir, double now, double stale, size_t *live, int64_t *world,
-		      pt_error *err);
+		      size_t *stepping, pt_error *err);
 
 /* Who is expected (the workers alive at the start), the start step (the
  * furthest estimated step, plus 3 s of the fastest worker's steps for the
