@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const cli_usage usage = {
@@ -174,6 +175,14 @@ static void wait_for_job(const char *dir, double stale, double start_wait, int p
 		 * step is planned with it). */
 		if (live && (int64_t)live >= world && stepping)
 			return;
+		/* Nobody, and no sign of a job starting (its collector creates
+		 * the directory and the agent its files): fail at once. */
+		if (!live) {
+			struct stat st;
+
+			if (stat(dir, &st) != 0 || pt_control_now() - (double)st.st_mtime > 60)
+				return;
+		}
 		if (cli_now() - t0 >= start_wait || interrupted)
 			return;
 		if (progress && live + (stepping ? 1000000 : 0) != said) {
