@@ -390,13 +390,7 @@ static void test_trigger_roundtrip(void **state)
 	/* The owner gone (a child that exited and was reaped: its pid is
 	 * free): the active trigger reads as done. */
 	{
-		pid_t kid = fork();
-
-		if (kid == 0)
-			_exit(0);
-		assert_true(kid > 0);
-		assert_int_equal(waitpid(kid, NULL, 0), kid);
-		t.pid = kid;
+		t.pid = tu_dead_pid();
 		assert_int_equal(pt_control_trigger_write(root, &t, &e), PT_OK);
 		assert_int_equal(pt_control_trigger_read(root, &r, &e), PT_OK);
 		assert_string_equal(r.state, "done");

@@ -209,18 +209,6 @@ static void test_remove_tree_never_follows_links(void **state)
 	close(dfd);
 }
 
-/* A dead pid: a child that exited and was reaped. */
-static pid_t dead_pid(void)
-{
-	pid_t kid = fork();
-
-	if (kid == 0)
-		_exit(0);
-	assert_true(kid > 0);
-	assert_int_equal(waitpid(kid, NULL, 0), kid);
-	return kid;
-}
-
 static void channel_with_worker(const char *ctl, const char *host, pid_t pid, char *ndir,
 				size_t cap)
 {
@@ -254,7 +242,7 @@ static void test_reap_removes_ended_jobs_only(void **state)
 	snprintf(ctl_live, sizeof(ctl_live), "%s/jobs/live", root);
 	snprintf(ctl_me, sizeof(ctl_me), "%s/jobs/me", root);
 	snprintf(spool, sizeof(spool), "%s/spool", root);
-	channel_with_worker(ctl_dead, "h", dead_pid(), nd_dead, sizeof(nd_dead));
+	channel_with_worker(ctl_dead, "h", tu_dead_pid(), nd_dead, sizeof(nd_dead));
 	channel_with_worker(ctl_live, "h", getpid(), nd_live, sizeof(nd_live));
 	assert_int_equal(pt_job_spool_dir(sp_dead, sizeof(sp_dead), spool, ctl_dead, "h"), 0);
 	assert_int_equal(pt_job_spool_dir(sp_live, sizeof(sp_live), spool, ctl_live, "h"), 0);

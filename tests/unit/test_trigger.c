@@ -385,10 +385,7 @@ static void test_run_dir_name_is_claimed(void **state)
 	(void)state;
 	direct(&a);
 	assert_int_equal(mkdir(out, 0700), 0);
-	kid = fork();
-	if (kid == 0)
-		_exit(0);
-	assert_int_equal(waitpid(kid, NULL, 0), kid);
+	kid = tu_dead_pid();
 	snprintf(stale, sizeof(stale), "%s/.20200101-000000.claim", out);
 	snprintf(text, sizeof(text), "{\"pid\":%ld,\"node\":\"%s\"}\n", (long)kid, node);
 	tu_write_text(stale, text);

@@ -7,6 +7,10 @@
 #ifndef PT_TESTUTIL_H
 #define PT_TESTUTIL_H
 
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
@@ -45,6 +49,19 @@ static inline int64_t tu_realtime_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A pid that is free now: a child that exited and was reaped (tests of
+ * "its owner is gone" must not depend on which pids this machine has). */
+static inline pid_t tu_dead_pid(void)
+{
+	pid_t kid = fork();
+
+	if (kid == 0)
+		_exit(0);
+	assert_true(kid > 0);
+	assert_int_equal(waitpid(kid, NULL, 0), kid);
+	return kid;
 }
 
 static inline void tu_sleep_ms(int ms)
