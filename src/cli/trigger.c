@@ -157,11 +157,13 @@ out:
  * is live, every rank its world size names has registered and some rank
  * steps (has a rate), so that the trigger neither fails with "no live
  * worker", nor leaves the late ranks out, nor plans the start step without
- * knowing how fast the steps come.  Quiet when the job is ready at once. */
+ * knowing how fast the steps come; ranks still missing 5 s after the last
+ * one registered are not waited for.  Quiet when the job is ready at once. */
 static void wait_for_job(const char *dir, double stale, double start_wait, int progress)
 {
 	double t0 = cli_now();
-	size_t live = 0, stepping = 0, said = (size_t)-1;
+	size_t live = 0, stepping = 0, said = (size_t)-1, last_live = 0;
+	double changed = t0;
 	int64_t world = 0;
 	pt_error e;
 
@@ -173,7 +175,16 @@ static void wait_for_job(const char *dir, double stale, double start_wait, int p
 			return;
 		/* Complete, and training: some rank has a step rate (the start
 		 * step is planned with it). */
+		if (live != last_live) {
+			last_live = live;
+			changed = cli_now();
+		}
 		if (live && (int64_t)live >= world && stepping)
+			return;
+		/* Ranks of one job register within seconds of each other: the
+		 * ones still missing 5 s after the last came register elsewhere
+		 * (another control directory) or not at all; the trigger warns. */
+		if (live && stepping && cli_now() - changed >= 5)
 			return;
 		/* Nobody, and no sign of a job starting (its collector creates
 		 * the directory and the agent its files): fail at once. */

@@ -194,7 +194,7 @@ class ControlDirectory(unittest.TestCase):
                      .get("step", 0) > 10, 60, "steps")
             r = subprocess.run([binary(), "--trigger-on", "--auto-analyze", "--control-dir",
                                 self.control, "--output-dir", os.path.join(self.tmp, "out"),
-                                "--wait", "2", "--timeout", "15"],
+                                "--wait", "2", "--timeout", "15", "--start-wait", "0"],
                                capture_output=True, text=True, timeout=60)
         finally:
             p.kill()
