@@ -17,6 +17,15 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import soaklib  # noqa: E402
 
+# One line per trigger, printed after all results (printing inside a test
+# would split unittest's "test ... ok" line, which tests/run counts).
+LINES = []
+
+
+def tearDownModule():
+    for line in LINES:
+        print(line, file=sys.stderr)
+
 
 class Soak(unittest.TestCase):
     def setUp(self):
@@ -26,7 +35,7 @@ class Soak(unittest.TestCase):
         self.host.close()
 
     def check(self, r, what):
-        print(r.line(what), file=sys.stderr)
+        LINES.append(r.line(what))
         self.assertTrue(r.ok(), what + ": " + r.explain())
         self.assertIsNotNone(r.after_last_trace, r.explain())
         self.assertLess(r.after_last_trace, 5.0, r.explain())

@@ -232,7 +232,9 @@ static void register_worker_rate(char *wid, size_t cap, int64_t step, double rat
 	assert_int_equal(pt_control_register(root, &w, NULL), PT_OK);
 	memset(&hb, 0, sizeof(hb));
 	hb.step = step;
-	hb.step_time = pt_control_now();
+	/* Stamped 5 s ahead: the estimate stays at `step` (it extrapolates
+	 * from the last step's time), so the plan's numbers are exact. */
+	hb.step_time = pt_control_now() + 5;
 	hb.time = pt_control_now() + 5;
 	hb.rate = rate;
 	snprintf(hb.state, sizeof(hb.state), "%s", PT_STATE_ARMED);
