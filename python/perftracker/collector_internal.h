@@ -104,7 +104,6 @@ typedef struct window {
 	int use_tracer;
 	int abort;        /* the trigger was re-armed under a new id while this
 	                     window ran: step() drops it at its next step */
-	int64_t seen_step; /* the step count when the trigger was seen */
 } window;
 
 /* How the worker talks to the control directory:

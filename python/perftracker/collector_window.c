@@ -81,7 +81,6 @@ static void maybe_arm(const pt_trigger *t, double now)
 	w->steps = t->steps;
 	w->deadline = t->deadline;
 	w->save_raw = t->save_raw;
-	w->seen_step = cur;
 	/* Late (the trigger reached us after its start step): profiling the
 	 * next steps would compare us with the others across different
 	 * iterations.  While the trigger may re-arm, say so and wait for the
