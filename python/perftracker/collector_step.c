@@ -98,6 +98,7 @@ static void on_action(int64_t c)
 	start = G.w.start;
 	end = G.w.actual_start + G.w.steps;
 	use_tracer = G.w.use_tracer;
+	abort_now = G.w.abort;
 	snprintf(path, sizeof(path), "%s", G.w.torch_path);
 	pthread_mutex_unlock(&G.mu);
 
@@ -143,9 +144,6 @@ static void on_action(int64_t c)
 		__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
 		return;
 	}
-	pthread_mutex_lock(&G.mu);
-	abort_now = G.w.abort;
-	pthread_mutex_unlock(&G.mu);
 	if (abort_now) {
 		/* Re-armed for other steps: this window is not the round's. */
 		tracer_stop();
