@@ -32,6 +32,7 @@ typedef struct cand {
 	int64_t ts, end;
 	uint32_t lane, name;
 	uint32_t chan;
+	uint32_t ev;
 } cand;
 
 static int cand_cmp(const void *pa, const void *pb)
@@ -77,6 +78,7 @@ void pt_coll_build_free(pt_coll_build *b)
 	x_free(b->gs);
 	x_free(b->chans);
 	x_free(b->name);
+	x_free(b->ev);
 	x_free(b->chan);
 	x_free(b->end);
 	x_free(b->arr);
@@ -117,6 +119,7 @@ static int find_candidates(const pt_store *st, const pt_window *w, cand **cp, si
 			(*cp)[nc].lane = e->lane;
 			(*cp)[nc].name = e->name;
 			(*cp)[nc].chan = e->lane;
+			(*cp)[nc].ev = (uint32_t)i;
 			if (*gloo)
 				(*cp)[nc].lane = 0; /* one channel: the process group */
 			nc++;
@@ -208,7 +211,8 @@ static int keep_instances(pt_coll_build *b, const cand *c, size_t nc)
 	b->end = x_malloc(nc * sizeof(*b->end));
 	b->chan = x_malloc(nc * sizeof(*b->chan));
 	b->name = x_malloc(nc * sizeof(*b->name));
-	if (!b->arr || !b->end || !b->chan || !b->name)
+	b->ev = x_malloc(nc * sizeof(*b->ev));
+	if (!b->arr || !b->end || !b->chan || !b->name || !b->ev)
 		return -1;
 	b->n = nc;
 	for (i = 0; i < nc; i++) {
@@ -216,6 +220,7 @@ static int keep_instances(pt_coll_build *b, const cand *c, size_t nc)
 		b->end[i] = c[i].end;
 		b->chan[i] = c[i].chan;
 		b->name[i] = c[i].name;
+		b->ev[i] = c[i].ev;
 	}
 	return 0;
 }

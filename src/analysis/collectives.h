@@ -28,6 +28,7 @@ typedef struct pt_coll_build {
 	size_t n;              /* instances, by channel then order */
 	int64_t *arr, *end;    /* ns, the store's clock */
 	uint32_t *chan, *name; /* channel index; store string id of the name */
+	uint32_t *ev;          /* the instance's event (index into the store) */
 	size_t nchan;
 	char (*chans)[32];
 	/* Spans of the main channel (the one with most instances), in order:

@@ -9,6 +9,7 @@
 #include "summary.h"
 #include "analysis.h"
 #include "collectives.h"
+#include "critpath.h"
 #include "patterns.h"
 #include "hwjoin.h"
 #include "breakdown.h"
@@ -217,6 +218,10 @@ pt_summary *pt_summary_build(const pt_store *st, const char *path,
 	}
 	if (pt_coll_find(st, &w, &coll))
 		goto oom;
+	/* Before the patterns: the walk's index is freed before they build
+	 * theirs, so the peak is the larger of the two (docs/bench.md). */
+	if (pt_cpath_build(st, &w, &coll, s, err))
+		goto fail;
 	if (pt_patterns_build_coll(st, &w, opt, &coll, s, err))
 		goto fail;
 	pt_coll_build_free(&coll);
@@ -285,6 +290,7 @@ void pt_summary_free(pt_summary *s)
 	if (!s)
 		return;
 	pt_coll_free(s);
+	pt_cpath_free(s->cpath);
 	for (i = 0; i < s->npatterns; i++) {
 		x_free(s->patterns[i].key);
 		x_free(s->patterns[i].hw);

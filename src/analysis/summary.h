@@ -22,9 +22,10 @@
 PT_API_BEGIN
 
 #define PT_SUMMARY_FORMAT "perftracker-summary"
-/* Version 2 added "collectives" (docs/summary.md); version 1 still reads
- * (without it: no lockstep analysis for that worker). */
-#define PT_SUMMARY_VERSION 2
+/* Version 2 added "collectives", version 3 "critical_path" (docs/summary.md);
+ * older versions still read (without them: no lockstep analysis, no
+ * critical path for that worker). */
+#define PT_SUMMARY_VERSION 3
 #define PT_SUMMARY_VERSION_MIN 1
 
 /* Link throughput inside the kernels of one communication pattern, from
@@ -108,6 +109,52 @@ typedef struct pt_coll_cause {
 	double ms;           /* whole µs in the file */
 } pt_coll_cause;
 
+/* Kinds of time on a critical path (docs/summary.md "Critical path");
+ * PT_CP_WAIT (waiting on another worker) is only filled by the master. */
+enum { PT_CP_CPU = 0, PT_CP_COMPUTE, PT_CP_COMM, PT_CP_MEMORY, PT_CP_LAUNCH, PT_CP_GAP,
+       PT_CP_WAIT, PT_CP_NKINDS };
+/* The name of kind k ("cpu", "compute", "communication", "memory", "launch",
+ * "gap", "wait"); "" out of range. */
+const char *pt_cp_kind_name(int k);
+
+/* Where a thread blocked on the path and what it waited for. */
+typedef struct pt_cp_wait {
+	char *span;          /* the annotation (or function) it blocked in, owned */
+	char *call;          /* the blocking call (or the waiting frame), owned */
+	char *target;        /* GPU event key, or "thread <tid>" for a join, owned */
+	char *behind;        /* what the target was queued behind, owned; NULL none */
+	double ms;           /* path time credited to the blocking call */
+	int64_t target_stream, behind_stream;  /* GPU stream ids, -1 none */
+} pt_cp_wait;
+
+#define PT_CP_WAITS 3
+
+typedef struct pt_cp_step {
+	int64_t number;      /* ProfilerStep number, -1 for a window without steps */
+	double start_ms;     /* start, ms after the window's start */
+	double ms;
+	double split[PT_CP_NKINDS];  /* ms by kind, sums to ms */
+	pt_cp_wait waits[PT_CP_WAITS];
+	size_t nwaits;
+	uint32_t *inst;      /* collective instances on the path (index into coll), owned */
+	double *inst_ms;     /* ms of the path inside each, owned */
+	size_t ninst;
+} pt_cp_step;
+
+/* A function kept with its path time in every step. */
+typedef struct pt_cp_func {
+	char *key;           /* owned */
+	uint8_t kind;        /* pt_kind of its events */
+	double *ms;          /* one per step (the path's nsteps), owned */
+} pt_cp_func;
+
+typedef struct pt_cpath {
+	pt_cp_step *steps;
+	size_t nsteps;
+	pt_cp_func *funcs;   /* by total path ms, descending */
+	size_t nfuncs;
+} pt_cpath;
+
 struct pt_samples;
 
 typedef struct pt_summary {
@@ -166,6 +213,10 @@ typedef struct pt_summary {
 	size_t ncoll;
 	pt_coll_cause *coll_cause;  /* by inst, then ms desc */
 	size_t ncoll_cause;
+
+	/* The critical path per step (version >= 3; NULL for older summaries
+	 * and traces without CPU frames or GPU events).  Owned. */
+	pt_cpath *cpath;
 } pt_summary;
 
 /* pt_summary has hw_series (src/agent and src/diagnose/display_hw.c test this). */

@@ -46,6 +46,7 @@ static const pt_sf_member top[] = {
 	{ N("hw_gpu"), PT_SF_HW_GPU, PT_SF_IF_PREV, 0, 0, 1, S(hw_gpu), 0, 0 },
 	{ N("hw_series"), PT_SF_HW_SERIES, PT_SF_IF_SET, 0, 0, 1, S(hw_series), 0, 0 },
 	{ N("collectives"), PT_SF_COLLECTIVES, PT_SF_IF_SET, 0, 0, 2, S(coll_chans), 0, 0 },
+	{ N("critical_path"), PT_SF_CRITPATH, PT_SF_IF_SET, 0, 0, 3, S(cpath), 0, 0 },
 	{ N("patterns"), PT_SF_PATTERNS, PT_SF_ALWAYS, 0, 11, 1, 0, 0, 0 },
 };
 

@@ -39,7 +39,7 @@ typedef enum {
 	                   "collective" */
 	/* members with code of their own on both sides */
 	PT_SF_FORMAT, PT_SF_VERSION, PT_SF_WINDOW, PT_SF_STEPS, PT_SF_CLASS_MS,
-	PT_SF_BREAKDOWN, PT_SF_HW_GPU, PT_SF_HW_SERIES, PT_SF_COLLECTIVES, PT_SF_PATTERNS,
+	PT_SF_BREAKDOWN, PT_SF_HW_GPU, PT_SF_HW_SERIES, PT_SF_COLLECTIVES, PT_SF_CRITPATH, PT_SF_PATTERNS,
 	PT_SF_STEP_MS, PT_SF_HW,
 } pt_sf_type;
 

@@ -20,6 +20,7 @@
 #include "breakdown.h"
 #include "../model/commkind.h"
 #include "collectives.h"
+#include "critpath.h"
 #include "../model/samples.h"
 #include "../util/json.h"
 #include "../util/jsontok.h"
@@ -719,6 +720,28 @@ static int rd_collectives(sp *p)
 	return 0;
 }
 
+/* "critical_path" (version 3): the member's bytes go to critpath.c's
+ * reader (a few numbers per step). */
+static int rd_critpath(sp *p)
+{
+	size_t off = p->t.pos;
+	pt_error e;
+
+	if (skip_value(p, 1))
+		return -1;
+	if (p->t.s[off] != '{')
+		return semerr(p, off, "'critical_path' is not an object");
+	if (p->sm->cpath) /* a duplicate key: the first counts */
+		return 0;
+	pt_error_clear(&e);
+	if (pt_cpath_parse((const char *)p->t.s + off, p->t.pos - off, p->sm, &e)) {
+		if (e.code == PT_ENOMEM)
+			return oom(p);
+		return semerr(p, e.offset >= 0 ? off + (size_t)e.offset : off, "%s", e.msg);
+	}
+	return 0;
+}
+
 /* "hw_series": a whole "perftracker-hw" object (src/model/samples.c reads
  * it; a few tens of KB, once per summary). */
 static int rd_hw_series(sp *p)
@@ -821,6 +844,7 @@ static int rd_special(sp *p, void *base, const pt_sf_member *m)
 	case PT_SF_HW_SERIES: return rd_hw_series(p);
 	case PT_SF_BREAKDOWN: return rd_breakdown(p);
 	case PT_SF_COLLECTIVES: return rd_collectives(p);
+	case PT_SF_CRITPATH: return rd_critpath(p);
 	default: return skip_value(p, 1);
 	}
 }
@@ -855,6 +879,8 @@ static void keep_identity(sp *p)
 	}
 	s->gpu_compute_util = -1;
 	pt_coll_free(s);
+	pt_cpath_free(s->cpath);
+	s->cpath = NULL;
 	x_free(s->hw_source);
 	s->hw_source = NULL;
 	pt_hw_gpu_init(&s->hw_gpu);

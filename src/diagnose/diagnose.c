@@ -221,6 +221,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_breakdown(&c, 0);
 	diag_steps(&c, 0);
 	diag_lockstep(&c);
+	diag_cpath(&c);
 	write_workers(&c, s, ids, n);
 	diag_confidence(&c, diag_findings(&c));
 	diag_display(&c);
@@ -236,6 +237,15 @@ oom:
 out:
 	for (i = 0; i < c.nf; i++)
 		x_free(c.f[i].explanation);
+	for (i = 0; c.lkw && i < c.nw; i++) {
+		x_free(c.lkw[i].wait_ms);
+		x_free(c.lkw[i].saved_ms);
+		x_free(c.lkw[i].last);
+	}
+	x_free(c.lkw);
+	for (i = 0; c.slow && i < c.nw; i++)
+		x_free(c.slow[i]);
+	x_free(c.slow);
 	x_free(c.f);
 	for (i = 0; i < 3; i++)
 		dm_free(&c.m[i]);

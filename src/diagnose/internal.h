@@ -68,6 +68,29 @@ typedef struct dmetric {
 	pt_robust all;
 } dmetric;
 
+/* What the lockstep analysis (lockstep.c) knows of one worker's own
+ * collective instances (index into its summary's coll), for the critical
+ * path (critpath.c): the wait for the last arriver (-1: not matched),
+ * that arriver (index into dctx.w, UINT32_MAX none) and, for the last
+ * arriver itself, how much later it arrived than the median member or the
+ * second last (its what-if), else 0. */
+typedef struct dlkwait {
+	size_t n;
+	double *wait_ms, *saved_ms;
+	uint32_t *last;
+} dlkwait;
+
+/* What grew on the path of a worker's slow steps (critpath.c). */
+typedef struct dcp_cause {
+	const pt_cp_func *func;   /* the function named */
+	double exc;               /* mean excess per slow step over the others' median */
+	double lo, hi;            /* its path ms in the slow steps */
+	double omax, omed;        /* in the other steps */
+	int grew_itself;          /* a GPU event whose own duration grew */
+	const pt_cp_wait *wait;   /* the wait it names, NULL */
+	size_t wait_step;         /* the step of that wait (index) */
+} dcp_cause;
+
 typedef struct dctx {
 	const pt_diag_options *o;
 	pt_report *rep;
@@ -84,6 +107,8 @@ typedef struct dctx {
 	dmetric m[3];
 	dfinding *f;
 	size_t nf, fcap;
+	dlkwait *lkw;             /* per worker (lockstep.c), NULL without lockstep */
+	unsigned char **slow;     /* per worker: its slow steps (steps.c), NULL */
 	int oom;
 } dctx;
 

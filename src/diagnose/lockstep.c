@@ -621,6 +621,58 @@ static int align(lk *L)
 	return 0;
 }
 
+/* Each matched worker's own instances: its wait, the last arriver and its
+ * what-if, for the critical path (critpath.c).  -1: out of memory. */
+static int export_waits(lk *L)
+{
+	dctx *c = L->c;
+	size_t nm = L->nm, q, i, k;
+
+	c->lkw = x_calloc(c->nw ? c->nw : 1, sizeof(*c->lkw));
+	if (!c->lkw)
+		return -1;
+	for (q = 0; q < nm; q++) {
+		const lkw *W = &L->w[L->m[q]];
+		const pt_summary *s = c->w[W->w].s;
+		dlkwait *d = &c->lkw[W->w];
+		d->wait_ms = x_malloc((s->ncoll + 1) * sizeof(*d->wait_ms));
+		d->saved_ms = x_calloc(s->ncoll + 1, sizeof(*d->saved_ms));
+		d->last = x_malloc((s->ncoll + 1) * sizeof(*d->last));
+		if (!d->wait_ms || !d->saved_ms || !d->last)
+			return -1;
+		d->n = s->ncoll;
+		for (k = 0; k < s->ncoll; k++) {
+			d->wait_ms[k] = -1;
+			d->last[k] = NONE;
+		}
+	}
+	for (i = 0; i < L->ninst; i++) {
+		const double *a = &L->arr[i * nm];
+		uint32_t last = L->ilast[i];
+		double second = -INFINITY, med;
+		if (last == NONE)
+			continue;
+		for (q = 0; q < nm; q++) {
+			L->tmp[q] = a[q];
+			if (q != last && a[q] > second)
+				second = a[q];
+		}
+		med = median_of(L->tmp, nm);
+		for (q = 0; q < nm; q++) {
+			const lkw *W = &L->w[L->m[q]];
+			uint32_t j = own(W, L->ich[i], L->ipos[i]);
+			dlkwait *d = &c->lkw[W->w];
+			if (j >= d->n)
+				continue;
+			d->wait_ms[j] = (a[last] - a[q]) / 1e3;
+			d->last[j] = L->w[L->m[last]].w;
+			if (q == last)
+				d->saved_ms[j] = (a[last] - (second > med ? second : med)) / 1e3;
+		}
+	}
+	return 0;
+}
+
 /* ---- cause functions ------------------------------------------------------------- */
 
 static int blocking_leaf(const char *key);
@@ -1275,7 +1327,7 @@ void diag_lockstep(dctx *c)
 			  (int64_t)nvers1);
 	if (L.nm < 2)
 		goto out;
-	if (align(&L))
+	if (align(&L) || export_waits(&L))
 		goto oom;
 
 	/* The job's window and step: medians over the matched workers. */

@@ -12,6 +12,7 @@
 #define PT_DIAG_SECTIONS_H
 
 #include "internal.h"
+#include "../util/strbuf.h"
 
 /* Sections (each adds its object to the report root and its findings). */
 void diag_compute(dctx *c);
@@ -45,6 +46,19 @@ void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, in
  * sections, before diag_findings; nothing without 2 workers with
  * collectives. */
 void diag_lockstep(dctx *c);
+/* The critical path (critpath.c).  diag_cpath_usable: the worker's path
+ * has the same steps as the summary (2 or more).  diag_cpath_cause: what
+ * grew on the path of the slow steps (slow[i] != 0) whose mean extra time
+ * is step_exc; 1 and *out filled when a function explains it.
+ * diag_cpath_wait_text: "; in step N it waits X ms in `call` for ..." for
+ * a cause with a wait.  diag_cpath: the "Critical path" section (after
+ * diag_lockstep, whose waits it uses, and diag_steps(0), whose slow steps
+ * it marks). */
+int diag_cpath_usable(const pt_summary *s);
+int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step_exc,
+		     dcp_cause *out);
+void diag_cpath_wait_text(pt_sb *sb, const pt_summary *s, const dcp_cause *cz);
+void diag_cpath(dctx *c);
 /* Rank the findings (summary first, then impact desc, worker, function) and
  * write "findings" (findings.c); returns that array, for diag_confidence. */
 pt_rv *diag_findings(dctx *c);

@@ -7,8 +7,13 @@
  * ms there against at most 3.0 ms in the other steps").  A trace of one
  * worker needs nothing else.
  *
- * Flow: pt_summary steps + patterns' step_ms (src/analysis/patterns.c) ->
- * diag_steps -> report "Steps" (per worker, per step: time, extra over the
+ * When the summary carries the critical path (version 3) the extra time is
+ * what grew on the slow steps' paths (critpath.c: the waiting annotation
+ * and what it waited for, a kernel that grew, a CPU op that grew); without
+ * it, what grew in the functions' own time.
+ *
+ * Flow: pt_summary steps + patterns' step_ms (src/analysis/patterns.c) +
+ * critical path -> diag_steps -> report "Steps" (per worker, per step: time, extra over the
  * median, the function that takes it) + findings (category "Steps") ->
  * report.json, text, PerfDisplay's per-step view.  docs/diagnose.md
  * "Steps".
@@ -200,6 +205,8 @@ static void cause_text(pt_sb *sb, const cause *cz, int nslow)
 
 typedef struct wres {
 	double extra;      /* total ms of the slow steps over the median */
+	double thr;        /* the slow-step threshold (ms) */
+	unsigned char *slow; /* per step (owned) */
 	int has_slow;
 	int64_t *slow_no;  /* the slow steps' numbers (owned), nslow of them */
 	size_t nslow;
@@ -216,7 +223,9 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	pt_rv *o, *arr, *sl;
 	pt_sb sb = { 0 };
 	cause cz;
+	dcp_cause pc;
 	dfinding *f;
+	const char *fkey = "";
 	int found;
 
 	memset(res, 0, sizeof(*res));
@@ -238,11 +247,14 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 			tmp[ns + j++] = fabs(s->step_ms[i] - med);
 	mad = median_of(tmp + ns, j, tmp);
 	sig = (mad > c->o->mad_floor * med ? mad : c->o->mad_floor * med) / PT_ROBUST_K;
+	/* One threshold, stated as a number in every sentence that uses it
+	 * (docs/diagnose.md "Steps"). */
+	res->thr = med + (STEP_REL * med > c->o->z * sig ? STEP_REL * med : c->o->z * sig);
 	for (i = 0; i < ns; i++) {
 		double d = s->step_ms[i] - med;
 		if (s->step_ms[i] > s->step_ms[imax])
 			imax = i;
-		if (d > STEP_REL * med && d > c->o->z * sig) {
+		if (s->step_ms[i] > res->thr && d > 0) {
 			slow[i] = 1;
 			nslow++;
 			extra += d;
@@ -254,6 +266,8 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	}
 	res->extra = extra;
 	res->has_slow = nslow > 0;
+	if ((res->slow = x_malloc(ns + 1)))
+		memcpy(res->slow, slow, ns);
 	res->med = med;
 	if (nslow && (res->slow_no = x_malloc(nslow * sizeof(*res->slow_no)))) {
 		for (i = 0; i < ns; i++)
@@ -265,6 +279,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		o = pt_rv_obj(c->rep, sec, w->id);
 		pt_rv_num(c->rep, o, "median (ms)", med);
 		pt_rv_num(c->rep, o, "MAD (ms)", mad);
+		pt_rv_num(c->rep, o, "threshold (ms)", res->thr);
 		sl = pt_rv_arr(c->rep, o, "slow steps");
 		for (i = 0; i < ns; i++)
 			if (slow[i])
@@ -283,7 +298,16 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 					goto out;
 				}
 				one[i] = 1;
-				if (find_cause(s, one, s->step_ms[i] - med, tmp, &cz)) {
+				if (diag_cpath_usable(s) &&
+				    diag_cpath_cause(s, one, s->step_ms[i] - med, &pc)) {
+					pt_rv_str(c->rep, e, "function", pc.func->key);
+					pt_rv_str(c->rep, e, "class",
+						  pt_class_name(pt_kind_class(pc.func->kind)));
+					pt_rv_num(c->rep, e, "function (ms)", pc.hi);
+					pt_rv_num(c->rep, e, "function in the other steps, median (ms)",
+						  pc.omed);
+					pt_rv_str(c->rep, e, "measured on", "critical path");
+				} else if (find_cause(s, one, s->step_ms[i] - med, tmp, &cz)) {
 					pt_rv_str(c->rep, e, "function", cz.p->key);
 					pt_rv_str(c->rep, e, "class", pt_class_name(cz.p->cls));
 					pt_rv_num(c->rep, e, "function (ms)", cz.hi);
@@ -326,21 +350,47 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		}
 		pt_sb_addf(&sb, " against a median of %.1f ms over %zu steps", med, ns);
 	} else {
-		pt_sb_addf(&sb, "the %zu steps take %.1f-%.1f ms (median %.1f ms); none is slower "
-			   "than the median by more than %.0f%%; the slowest, step %lld, takes %.1f ms",
-			   ns, lo, hi, med, STEP_REL * 100, (long long)s->step_numbers[imax],
-			   s->step_ms[imax]);
+		pt_sb_addf(&sb, "the %zu steps take %.1f-%.1f ms (median %.1f ms); none is above the "
+			   "slow-step threshold of %.1f ms (the median plus the larger of %.0f%% and "
+			   "%.1f robust deviations); the slowest, step %lld, takes %.1f ms",
+			   ns, lo, hi, med, res->thr, STEP_REL * 100, c->o->z,
+			   (long long)s->step_numbers[imax], s->step_ms[imax]);
 	}
-	found = find_cause(s, slow, nslow ? extra / (double)nslow : s->step_ms[imax] - med, tmp, &cz);
-	if (found) {
-		pt_sb_adds(&sb, "; the extra time is in ");
-		cause_text(&sb, &cz, (int)(nslow ? nslow : 1));
-	} else {
-		pt_sb_adds(&sb, "; no function's time explains the difference");
+	{
+		double exc = nslow ? extra / (double)nslow : s->step_ms[imax] - med;
+		/* A step within the noise has no extra time to explain. */
+		if (!nslow) {
+			found = 0;
+		} else if (diag_cpath_usable(s) && diag_cpath_cause(s, slow, exc, &pc)) {
+			char fb[160];
+			found = 1;
+			fkey = pc.func->key;
+			pt_sb_addf(&sb, "; on %s critical path%s the extra time is in `%s`",
+				   nslow > 1 ? "their" : "its", nslow > 1 ? "s" : "",
+				   df_short(pc.func->key, pt_kind_class(pc.func->kind), fb, sizeof(fb)));
+			if (nslow > 1 && pc.hi - pc.lo >= 0.05)
+				pt_sb_addf(&sb, ", %.1f-%.1f ms there", pc.lo, pc.hi);
+			else
+				pt_sb_addf(&sb, ", %.1f ms there", pc.hi);
+			if (pc.lo > pc.omax)
+				pt_sb_addf(&sb, " against at most %.1f ms in the other steps (median %.1f ms)",
+					   pc.omax, pc.omed);
+			else
+				pt_sb_addf(&sb, " against a median of %.1f ms in the other steps", pc.omed);
+			if (pc.grew_itself)
+				pt_sb_adds(&sb, ": the kernel itself ran longer");
+			diag_cpath_wait_text(&sb, s, &pc);
+		} else if ((found = find_cause(s, slow, exc, tmp, &cz))) {
+			fkey = cz.p->key;
+			pt_sb_adds(&sb, "; the extra time is in ");
+			cause_text(&sb, &cz, (int)(nslow ? nslow : 1));
+		} else if (nslow) {
+			pt_sb_adds(&sb, "; no function's time explains the difference");
+		}
 	}
 	pt_sb_addc(&sb, '.');
 	/* The finding's function is the one the sentence names. */
-	f = df_add(c, SEC, w->id, found ? cz.p->key : "",
+	f = df_add(c, SEC, w->id, fkey,
 		   nslow ? "slow steps" : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
 		   med, nslow ? extra : (single ? s->step_ms[imax] - med : 0));
 	if (f && !sb.oom)
@@ -506,9 +556,18 @@ void diag_steps(dctx *c, int write)
 		/* findings only: the data was written above */
 		worker_steps(c, NULL, &c->w[i], 1, single, &dummy);
 		x_free(dummy.slow_no);
+		x_free(dummy.slow);
 	}
-	for (i = 0; i < c->nw; i++)
+	if (!write && !c->slow)
+		c->slow = x_calloc(c->nw + 1, sizeof(*c->slow));
+	for (i = 0; i < c->nw; i++) {
 		x_free(r[i].slow_no);
+		if (c->slow && !c->slow[i] && !write) {
+			c->slow[i] = r[i].slow;
+			r[i].slow = NULL;
+		}
+		x_free(r[i].slow);
+	}
 	x_free(job);
 	x_free(r);
 }

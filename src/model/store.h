@@ -65,7 +65,11 @@ typedef struct pt_event {
 	uint64_t bytes;   /* memcpy/memset bytes; collectives: message bytes; 0 unknown */
 	uint32_t name;    /* strtab id of the function name; kernels: name+grid|block */
 	uint32_t lane;    /* index into store->lanes */
-	uint32_t stack;   /* strtab id of an old-style "Call stack" arg, 0 none */
+	union {
+		uint32_t stack; /* CPU frames: strtab id of an old-style "Call stack" arg, 0 none */
+		uint32_t corr;  /* runtime/driver calls and GPU events: correlation id (launch ->
+		                   GPU event; low 32 bits), 0 none */
+	};
 	uint16_t group;   /* collective group size, 0 unknown */
 	uint8_t kind;     /* pt_kind */
 	uint8_t flags;    /* PT_EV_* */

@@ -1247,6 +1247,96 @@ static void findings(tctx *t, const pt_rv *root)
 	pt_sb_free(&sb);
 }
 
+/* "Critical path": one row per step (every step of up to 2 workers, else
+ * the slow ones) with the path's split and the function most on it, then
+ * the job's path per step.  The generic renderer would print the nested
+ * per-step arrays as one cell. */
+static void cpath_row(tctx *t, const char *wid, const pt_rv *st, int head)
+{
+	static const char *const kinds[] = { "cpu", "compute", "communication", "memory", "launch",
+					     "gap", "wait" };
+	static const char *const heads[] = { "cpu", "compute", "comm", "memory", "launch", "gap",
+					     "wait" };
+	const pt_rv *sp = pt_rv_get(st, "split (ms)"), *fa = pt_rv_get(st, "functions"), *no;
+	const char *lab = label_of(t, wid);
+	pt_sb sb = {0};
+	size_t k;
+
+	if (head) {
+		pt_sb_addf(&sb, "  %-16s %6s %7s", "worker", "step", "ms");
+		for (k = 0; k < 7; k++)
+			pt_sb_addf(&sb, " %7s", heads[k]);
+		pt_sb_adds(&sb, "  most on the path");
+		emit(t, sb.buf ? sb.buf : "");
+		pt_sb_reset(&sb);
+	}
+	no = pt_rv_get(st, "number");
+	pt_sb_addf(&sb, "  %-16.16s %6lld %7.1f", lab ? lab : wid,
+		   no && no->type == PT_RV_INT ? (long long)no->i : -1LL,
+		   num_of(pt_rv_get(st, "ms")));
+	for (k = 0; k < 7; k++) {
+		double v = num_of(sp ? pt_rv_get(sp, kinds[k]) : NULL);
+		pt_sb_addf(&sb, " %7.1f", isnan(v) ? 0 : v);
+	}
+	if (fa && fa->child) {
+		const pt_rv *nm = pt_rv_get(fa->child, "name");
+		char nb[200];
+		pt_sb_addf(&sb, "  %s %.1f", nm && nm->type == PT_RV_STR ?
+			   pt_name_short(nm->str, nb, sizeof(nb)) : "",
+			   num_of(pt_rv_get(fa->child, "ms")));
+	}
+	{
+		const pt_rv *sl = pt_rv_get(st, "slow");
+		if (sl && sl->type == PT_RV_BOOL && sl->i)
+			pt_sb_adds(&sb, " (slow step)");
+	}
+	emit(t, sb.buf ? sb.buf : "");
+	if (sb.oom)
+		t->oom = 1;
+	pt_sb_free(&sb);
+}
+
+static void render_cpath(tctx *t, const pt_rv *v)
+{
+	const pt_rv *ws = pt_rv_get(v, "workers"), *job = pt_rv_get(v, "job"), *w, *st;
+	int head = 1, all = ws && ws->n <= 2;
+	size_t shown = 0, hidden = 0;
+	char l[256];
+
+	emit(t, "Critical path (each step's longest chain of dependent work, ms by kind)");
+	for (w = ws ? ws->child : NULL; w; w = w->next) {
+		const pt_rv *arr = pt_rv_get(w, "steps");
+		for (st = arr ? arr->child : NULL; st; st = st->next) {
+			const pt_rv *sl = pt_rv_get(st, "slow");
+			int slow = sl && sl->type == PT_RV_BOOL && sl->i;
+			if ((!all && !slow) || shown >= 40) {
+				hidden++;
+				continue;
+			}
+			cpath_row(t, w->key, st, head);
+			head = 0;
+			shown++;
+		}
+	}
+	if (hidden) {
+		snprintf(l, sizeof(l), "  (%zu more steps in report.json \"Critical path\")", hidden);
+		emit(t, l);
+	}
+	for (st = job ? job->child : NULL; st; st = st->next) {
+		const pt_rv *th = pt_rv_get(st, "through"), *no = pt_rv_get(st, "number");
+		char a[32], b[32];
+		const char *lab;
+		if (!th || th->type != PT_RV_STR)
+			continue;
+		lab = label_of(t, th->str);
+		fmt_ms(num_of(pt_rv_get(st, "ms")), a, sizeof(a));
+		fmt_ms(num_of(pt_rv_get(st, "what-if (ms)")), b, sizeof(b));
+		snprintf(l, sizeof(l), "  job, step %lld: %s, its path runs through %s (what-if %s)",
+			 no && no->type == PT_RV_INT ? (long long)no->i : -1LL, a, lab ? lab : th->str, b);
+		emit(t, l);
+	}
+}
+
 void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out)
 {
 	const pt_rv *root = pt_report_root_c(r), *c;
@@ -1268,6 +1358,10 @@ void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out
 		    !strcmp(c->key, "display"))
 			continue;
 		pt_sb_addc(out, '\n');
+		if (!strcmp(c->key, "Critical path") && c->type == PT_RV_OBJ) {
+			render_cpath(&t, c);
+			continue;
+		}
 		if (c->type == PT_RV_OBJ && !c->n) {
 			char h[512], l[600];
 

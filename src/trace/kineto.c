@@ -60,10 +60,11 @@ typedef struct evf {
 	span name, stack, aname, dtype, coll, spid, stid;
 	int64_t pid, tid, ts, dur;
 	int64_t grid[3], block[3];
-	int64_t bytes, in_n, out_n, group;
+	int64_t bytes, in_n, out_n, group, corr;
 	char ph;
 	uint8_t cat;
 	uint8_t has_ts, has_dur, has_grid, has_block, has_bytes, has_in, has_out, has_group;
+	uint8_t has_corr;
 	uint8_t pid_str, tid_str, ts_bad, dur_bad;
 	/* kernel launch efficiency (pt_kinfo); has_eff: bit per member */
 	uint8_t has_eff;
@@ -780,6 +781,12 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 			else
 				rc = skip_value(r, &p, end);
 			break;
+		case 11:
+			if (!memcmp(k, "correlation", 11))
+				rc = parse_int(r, &p, end, &f->corr, &f->has_corr);
+			else
+				rc = skip_value(r, &p, end);
+			break;
 		case 13:
 			if (!memcmp(k, "In msg nelems", 13))
 				rc = parse_int(r, &p, end, &f->in_n, &f->has_in);
@@ -1289,6 +1296,12 @@ static int commit(reader *r, const evf *f, const char *at)
 		if (intern(r, s, sn, &e.stack))
 			return ERR;
 	}
+	/* The correlation id links a launch to its GPU event (the critical
+	 * path, src/analysis/critpath.c); it shares the field CPU frames use
+	 * for their stack. */
+	if (f->has_corr && f->corr > 0 &&
+	    (gpu || kind == PT_K_RUNTIME || kind == PT_K_DRIVER) && kind != PT_K_GPU_ANNOTATION)
+		e.corr = (uint32_t)f->corr;
 	if (kind == PT_K_STEP && (add_step(r, &e, name, n, &dup) || dup))
 		return dup ? OK : ERR;
 	e.lane = lane_of(r, f->pid, f->tid, gpu);

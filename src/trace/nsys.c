@@ -293,8 +293,10 @@ static int read_kernels(rd *r)
 				    "'demangledName'", T);
 	snprintf(sql, sizeof(sql),
 		 "SELECT k.rowid, k.start, k.end, k.deviceId, k.streamId, k.gridX, k.gridY, "
-		 "k.gridZ, k.blockX, k.blockY, k.blockZ, s.value, s.id FROM %s k LEFT JOIN StringIds s "
-		 "ON s.id = k.%s", T, has_col(&c, "demangledName") ? "demangledName" : "shortName");
+		 "k.gridZ, k.blockX, k.blockY, k.blockZ, s.value, s.id, %s FROM %s k "
+		 "LEFT JOIN StringIds s ON s.id = k.%s",
+		 has_col(&c, "correlationId") ? "k.correlationId" : "0", T,
+		 has_col(&c, "demangledName") ? "demangledName" : "shortName");
 	if ((rc = prepare(r, sql, &s)))
 		return rc;
 	for (;;) {
@@ -328,6 +330,8 @@ static int read_kernels(rd *r)
 			goto out;
 		}
 		e.kind = role > 0 ? PT_K_COMM_KERNEL : PT_K_KERNEL;
+		if (sqlite3_column_type(s, 13) == SQLITE_INTEGER && sqlite3_column_int64(s, 13) > 0)
+			e.corr = (uint32_t)sqlite3_column_int64(s, 13);
 		r->ncomm += role > 0;
 		if ((rc = intern(r, r->tmp, pt_key_kernel(r->tmp, name, n, role, v + 4, v + 7),
 				 &e.name)))
@@ -396,15 +400,17 @@ static int read_memops(rd *r, int memset_table)
 	if (memset_table) {
 		has_a = has_col(&c, "memKind");
 		has_b = has_c = 0;
-		snprintf(sql, sizeof(sql), "SELECT rowid, start, end, deviceId, streamId, bytes, %s "
-			 "FROM %s", has_a ? "memKind" : "NULL", T);
+		snprintf(sql, sizeof(sql), "SELECT rowid, start, end, deviceId, streamId, bytes, %s, "
+			 "NULL, NULL, %s FROM %s", has_a ? "memKind" : "NULL",
+			 has_col(&c, "correlationId") ? "correlationId" : "0", T);
 	} else {
 		has_a = has_col(&c, "copyKind");
 		has_b = has_col(&c, "srcKind");
 		has_c = has_col(&c, "dstKind");
 		snprintf(sql, sizeof(sql), "SELECT rowid, start, end, deviceId, streamId, bytes, %s, "
-			 "%s, %s FROM %s", has_a ? "copyKind" : "NULL", has_b ? "srcKind" : "NULL",
-			 has_c ? "dstKind" : "NULL", T);
+			 "%s, %s, %s FROM %s", has_a ? "copyKind" : "NULL", has_b ? "srcKind" : "NULL",
+			 has_c ? "dstKind" : "NULL",
+			 has_col(&c, "correlationId") ? "correlationId" : "0", T);
 	}
 	if ((rc = prepare(r, sql, &s)))
 		return rc;
@@ -437,6 +443,8 @@ static int read_memops(rd *r, int memset_table)
 		}
 		if (v[4] > 0)
 			e.bytes = (uint64_t)v[4];
+		if (sqlite3_column_type(s, 9) == SQLITE_INTEGER && sqlite3_column_int64(s, 9) > 0)
+			e.corr = (uint32_t)sqlite3_column_int64(s, 9);
 		if ((rc = intern(r, name, strlen(name), &e.name)) ||
 		    (rc = add_event(r, &e, v[2], v[3], 1)))
 			goto out;
@@ -509,6 +517,7 @@ static int read_runtime(rd *r)
 		memset(&e, 0, sizeof(e));
 		if (!times(r, T, v[0], v[1], &e))
 			continue;
+		e.corr = (uint32_t)v[3]; /* the launch -> GPU event link (critpath.c) */
 		name = get_text(s, 5, &n);
 		if (!n) {
 			pt_store_warn(r->st, "%s row %lld: call without a name skipped", T,

@@ -29,7 +29,7 @@ R=$TMP/out/PerfDisplay/report.json
 check "report.json, index.html and app.py written" test -s "$R" -a -s "$TMP/out/PerfDisplay/index.html" -a -x "$TMP/out/PerfDisplay/app.py"
 check "no stray temporary files" bash -c "[ \"\$(ls '$TMP/out/PerfDisplay' | tr '\n' ' ')\" = 'app.py index.html report.json ' ]"
 check "nothing on stderr" test ! -s "$TMP/stderr"
-check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "Lockstep", "workers", "findings", "display", "Time breakdown"]'
+check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "Lockstep", "Critical path", "workers", "findings", "display", "Time breakdown"]'
 check "GPU Compute keys" pyjson "$R" 'list(r["GPU Compute"]) == ["min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization", "major_kernel_executions", "workers with potential GPU issues", "detailed report", "min/median/max GPU compute utilization (in [0,1])"]'
 check "utilization min <= median <= max in [0,1]" pyjson "$R" '(lambda u: len(u) == 3 and 0 <= u[0] <= u[1] <= u[2] <= 1)(r["GPU Compute"]["min/median/max GPU utilization (in [0,1])"])'
 check "5 major kernels with cost and ratio" pyjson "$R" 'len(r["GPU Compute"]["major_kernel_executions"]) == 5 and all(list(v) == ["median cost per execution (ms)", "bottleneck ratio (in [0,1])"] for v in r["GPU Compute"]["major_kernel_executions"].values())'
@@ -95,7 +95,7 @@ check "text: where the time goes" grep -q '^  Time goes to     Python/CPU 45.4%,
 check "text: GPU utilization as %" grep -qx '  GPU utilization  min 21.1% (rank 7), median 41.7%, max 61.8% (rank 1)' "$TMP/stdout"
 check "text: says where the page is" grep -qx "  Page             $TMP/out/PerfDisplay/index.html (perftracker display $TMP/out)" "$TMP/stdout"
 check "text: the one finding names rank 7, the worker the others waited for" bash -c "grep -qx 'Findings (1, most time lost first)' '$TMP/stdout' && grep -q '^  1\. rank 7 is the worker the others waited for' '$TMP/stdout'"
-check "text: sections in order after the findings" bash -c "grep -n '^[A-Z]' '$TMP/stdout' | cut -d: -f2 | sed 's/ (.*//; s/:.*//' | tr '\n' '/' | grep -qx 'PerfTracker report/Findings/GPU Compute/GPU memory operations/Communication/CUDA Runtime/Python functions/Lockstep/Time breakdown/'"
+check "text: sections in order after the findings" bash -c "grep -n '^[A-Z]' '$TMP/stdout' | cut -d: -f2 | sed 's/ (.*//; s/:.*//' | tr '\n' '/' | grep -qx 'PerfTracker report/Findings/GPU Compute/GPU memory operations/Communication/CUDA Runtime/Python functions/Lockstep/Critical path/Time breakdown/'"
 check "text: every line under 120 columns" "$PYTHON" -c 'import sys
 sys.exit(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")) >= 120)' "$TMP/stdout"
 check "text: summary and findings fit a screen" bash -c "[ \$(sed -n '1,/^GPU Compute\$/p' '$TMP/stdout' | wc -l) -le 24 ]"

@@ -379,7 +379,10 @@ static void test_real_details(void **state)
 		unsigned char *seen = x_calloc(pt_strtab_count(st.strs), 1);
 		size_t ndistinct = 0;
 		for (i = 0; i < st.n; i++) {
-			if (!st.ev[i].stack)
+			int k = st.ev[i].kind;
+			/* runtime calls and GPU events hold a correlation id there */
+			if (!st.ev[i].stack || !(k == PT_K_CPU_OP || k == PT_K_CPU_COMM ||
+						 k == PT_K_ANNOTATION || k == PT_K_STEP))
 				continue;
 			nstack++;
 			if (!seen[st.ev[i].stack]) {

@@ -1,0 +1,1466 @@
+/*
+ * critpath.c - the critical path of each step (critpath.h): a backward walk
+ * over the trace's dependency graph (CPU frames nested per thread, launch ->
+ * GPU event by correlation id, GPU events in order on a stream, blocking
+ * calls -> the GPU event they waited for, cross-stream waits, threads that
+ * wait for other threads) from each step's end to its start.
+ *
+ * Flow: pt_store (read only) + the collective instances --> per lane index
+ *       (events in start order, frame parents, clipped ends) --> one walk
+ *       per step --> pt_cpath (split, functions, waits, instances) -->
+ *       summary "critical_path".  The definitions are docs/summary.md's
+ *       "Critical path"; tests/tools/critpath_reference.py computes the same
+ *       split independently.
+ */
+#include "critpath.h"
+#include "collectives.h"
+#include "../util/json.h"
+#include "../util/xalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+/* A GPU event that starts this long after both its stream predecessor and
+ * its launch were ready waited for another stream. */
+#define XSTREAM_NS 20000
+/* Moves in a row without time going back before the walk gives up. */
+#define STALL_MAX 64
+/* Waiters on the stack at most (a chain of joins and syncs). */
+#define STACK_MAX 64
+/* Functions kept: the largest on the path of any step, and the largest
+ * excesses over their median of each step. */
+#define KEEP_TOP 12
+#define KEEP_GROWN 8
+#define GROWN_MIN_MS 0.05
+#define WAIT_MIN_MS 0.05
+/* Events a GPU lane search looks back over for an end inside a range. */
+#define LOOKBACK 8
+
+const char *pt_cp_kind_name(int k)
+{
+	static const char *const n[PT_CP_NKINDS] = { "cpu", "compute", "communication", "memory",
+						     "launch", "gap", "wait" };
+	return k >= 0 && k < PT_CP_NKINDS ? n[k] : "";
+}
+
+/* ---- the index ---------------------------------------------------------- */
+
+typedef struct corr_ent {
+	uint32_t corr, ev;
+} corr_ent;
+
+/* A function slot: path ms per step, and the segment that last credited
+ * it (so that a name is credited once per segment). */
+typedef struct fslot {
+	uint32_t name;
+	uint8_t kind;
+	uint64_t seg;
+	double *ms;       /* nsteps */
+} fslot;
+
+/* A wait record of the step being walked. */
+typedef struct wrec {
+	uint32_t waiter;  /* event index of the blocking call / waiting frame */
+	uint32_t target;  /* event index of the GPU event, NONE for a join */
+	uint32_t tlane;   /* lane of the target (the thread for a join) */
+	uint32_t behind;  /* event index, NONE unknown */
+	double ns;
+} wrec;
+
+typedef struct waiter {
+	uint32_t lane;    /* the thread that waits */
+	uint32_t pos;     /* position of its waiting frame in the lane's order */
+	uint32_t rec;     /* its wait record */
+} waiter;
+
+typedef struct cp {
+	const pt_store *st;
+	size_t nl;
+	size_t *off;        /* lane l's events are ord[off[l] .. off[l+1]) */
+	uint32_t *ord;      /* event indexes, per lane, in start order */
+	uint32_t *parent;   /* CPU lanes: position of the parent frame, NONE root */
+	int64_t *cend;      /* end, clipped to the parent's for CPU frames */
+	uint32_t *roots;    /* per CPU lane, positions of its root frames */
+	size_t *roff;       /* lane l's roots: roots[roff[l] .. roff[l+1]) */
+	corr_ent *launch, *gpuev;
+	size_t nlaunch, ngpuev;
+	/* collective instances: event -> instance */
+	corr_ent *inst;     /* (event index, instance) sorted by event */
+	size_t ninst;
+	/* functions */
+	fslot *f;
+	size_t nf, fcap;
+	uint32_t *fh;       /* open addressing: slot + 1, 0 empty */
+	size_t fhcap;
+	size_t nsteps;      /* steps walked */
+	uint64_t seg;
+	/* the walk of one step */
+	size_t step;
+	int64_t w0;         /* the window's start */
+	int64_t t0, t1;
+	double split[PT_CP_NKINDS];
+	waiter stk[STACK_MAX];
+	size_t nstk;
+	wrec *w;
+	size_t nw, wcap;
+	struct pin { uint32_t inst; double ns; } *pin; /* instances on the path */
+	size_t npinst, pinstcap;
+	uint32_t cur_target; /* wait record whose target the walk is at, NONE */
+	int oom;
+} cp;
+
+static int64_t ev_end(const pt_event *e)
+{
+	return pt_end(e->ts, e->dur);
+}
+
+static int is_frame_kind(int k)
+{
+	return k == PT_K_CPU_OP || k == PT_K_PYTHON || k == PT_K_ANNOTATION || k == PT_K_STEP ||
+	       k == PT_K_CPU_COMM || k == PT_K_RUNTIME || k == PT_K_DRIVER;
+}
+
+static int is_gpu_kind(int k)
+{
+	return k == PT_K_KERNEL || k == PT_K_COMM_KERNEL || k == PT_K_MEMCPY || k == PT_K_MEMSET;
+}
+
+static int takes_part(const pt_store *st, const pt_event *e)
+{
+	if (e->dur <= 0 || e->lane >= st->nlanes)
+		return 0;
+	if (st->lanes[e->lane].gpu)
+		return is_gpu_kind(e->kind);
+	return is_frame_kind(e->kind);
+}
+
+/* Frames that start together nest longest first, then in the order step,
+ * annotation, Python function, op, collective, runtime call (docs/summary.md
+ * "Frames"), then file order. */
+static int kind_rank(int k)
+{
+	switch (k) {
+	case PT_K_STEP: return 0;
+	case PT_K_ANNOTATION: return 1;
+	case PT_K_PYTHON: return 2;
+	case PT_K_CPU_OP: return 3;
+	case PT_K_CPU_COMM: return 4;
+	default: return 5;
+	}
+}
+
+static int ord_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const pt_event *ev = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const pt_event *x = &ev[a], *y = &ev[b];
+	int ra, rb;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->dur != y->dur)
+		return x->dur > y->dur ? -1 : 1;
+	ra = kind_rank(x->kind);
+	rb = kind_rank(y->kind);
+	if (ra != rb)
+		return ra - rb;
+	return a < b ? -1 : a > b;
+}
+
+static int corr_cmp(const void *pa, const void *pb)
+{
+	const corr_ent *a = pa, *b = pb;
+
+	if (a->corr != b->corr)
+		return a->corr < b->corr ? -1 : 1;
+	return a->ev < b->ev ? -1 : a->ev > b->ev;
+}
+
+/* Per lane order, parents, clipped ends, roots, correlation tables. */
+static int index_build(cp *c)
+{
+	const pt_store *st = c->st;
+	size_t i, l, n = 0, nroots = 0, *fill = NULL;
+	uint32_t *stk = NULL;
+	int rc = -1;
+
+	c->nl = st->nlanes;
+	c->off = x_calloc(c->nl + 1, sizeof(*c->off));
+	c->roff = x_calloc(c->nl + 1, sizeof(*c->roff));
+	fill = x_calloc(c->nl + 1, sizeof(*fill));
+	if (!c->off || !c->roff || !fill)
+		goto out;
+	for (i = 0; i < st->n; i++) {
+		const pt_event *e = &st->ev[i];
+		if (!takes_part(st, e))
+			continue;
+		c->off[e->lane + 1]++;
+		n++;
+		if (e->corr) {
+			if (st->lanes[e->lane].gpu)
+				c->ngpuev++;
+			else if (e->kind == PT_K_RUNTIME || e->kind == PT_K_DRIVER)
+				c->nlaunch++;
+		}
+	}
+	for (l = 0; l < c->nl; l++)
+		c->off[l + 1] += c->off[l];
+	c->ord = x_malloc((n + 1) * sizeof(*c->ord));
+	c->parent = x_malloc((n + 1) * sizeof(*c->parent));
+	c->cend = x_malloc((n + 1) * sizeof(*c->cend));
+	c->launch = x_malloc((c->nlaunch + 1) * sizeof(*c->launch));
+	c->gpuev = x_malloc((c->ngpuev + 1) * sizeof(*c->gpuev));
+	if (!c->ord || !c->parent || !c->cend || !c->launch || !c->gpuev)
+		goto out;
+	c->nlaunch = c->ngpuev = 0;
+	for (i = 0; i < st->n; i++) {
+		const pt_event *e = &st->ev[i];
+		if (!takes_part(st, e))
+			continue;
+		c->ord[c->off[e->lane] + fill[e->lane]++] = (uint32_t)i;
+		if (e->corr) {
+			corr_ent ce = { e->corr, (uint32_t)i };
+			if (st->lanes[e->lane].gpu)
+				c->gpuev[c->ngpuev++] = ce;
+			else if (e->kind == PT_K_RUNTIME || e->kind == PT_K_DRIVER)
+				c->launch[c->nlaunch++] = ce;
+		}
+	}
+	qsort(c->launch, c->nlaunch, sizeof(*c->launch), corr_cmp);
+	qsort(c->gpuev, c->ngpuev, sizeof(*c->gpuev), corr_cmp);
+
+	/* Each lane in start order.  Readers append in file order, which is
+	 * mostly time order per lane already: check before sorting. */
+	for (l = 0; l < c->nl; l++) {
+		uint32_t *o = c->ord + c->off[l];
+		size_t m = c->off[l + 1] - c->off[l], k;
+		int sorted = 1;
+		for (k = 1; k < m && sorted; k++)
+			sorted = ord_cmp(&o[k - 1], &o[k], st->ev) <= 0;
+		if (!sorted)
+			qsort_r(o, m, sizeof(*o), ord_cmp, st->ev);
+	}
+
+	/* Parents and clipped ends (CPU lanes); GPU ends as they are. */
+	stk = x_malloc((n + 1) * sizeof(*stk));
+	if (!stk)
+		goto out;
+	for (l = 0; l < c->nl; l++) {
+		size_t a = c->off[l], b = c->off[l + 1], k, ns = 0;
+		int gpu = st->lanes[l].gpu;
+		for (k = a; k < b; k++) {
+			const pt_event *e = &st->ev[c->ord[k]];
+			int64_t end = ev_end(e);
+			c->parent[k] = NONE;
+			if (gpu) {
+				c->cend[k] = end;
+				continue;
+			}
+			while (ns && c->cend[stk[ns - 1]] <= e->ts)
+				ns--;
+			if (ns) {
+				c->parent[k] = stk[ns - 1];
+				if (end > c->cend[stk[ns - 1]])
+					end = c->cend[stk[ns - 1]];
+			} else {
+				nroots++;
+			}
+			c->cend[k] = end;
+			stk[ns++] = (uint32_t)k;
+		}
+	}
+	c->roots = x_malloc((nroots + 1) * sizeof(*c->roots));
+	if (!c->roots)
+		goto out;
+	nroots = 0;
+	for (l = 0; l < c->nl; l++) {
+		size_t k;
+		c->roff[l] = nroots;
+		if (st->lanes[l].gpu)
+			continue;
+		for (k = c->off[l]; k < c->off[l + 1]; k++)
+			if (c->parent[k] == NONE)
+				c->roots[nroots++] = (uint32_t)k;
+	}
+	c->roff[c->nl] = nroots;
+	rc = 0;
+out:
+	x_free(stk);
+	x_free(fill);
+	return rc;
+}
+
+/* The instances' events, from the collectives builder. */
+static int inst_build(cp *c, const pt_coll_build *b)
+{
+	size_t i;
+
+	if (!b || !b->n || !b->ev)
+		return 0;
+	c->inst = x_malloc(b->n * sizeof(*c->inst));
+	if (!c->inst)
+		return -1;
+	for (i = 0; i < b->n; i++) {
+		c->inst[i].corr = b->ev[i];  /* sorted by event index below */
+		c->inst[i].ev = (uint32_t)i;
+	}
+	c->ninst = b->n;
+	qsort(c->inst, c->ninst, sizeof(*c->inst), corr_cmp);
+	return 0;
+}
+
+static uint32_t inst_of(const cp *c, uint32_t ev)
+{
+	size_t lo = 0, hi = c->ninst;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->inst[mid].corr < ev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->ninst && c->inst[lo].corr == ev ? c->inst[lo].ev : NONE;
+}
+
+/* First entry of t[0..n) with corr == k, or n. */
+static size_t corr_find(const corr_ent *t, size_t n, uint32_t k)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t[mid].corr < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && t[lo].corr == k ? lo : n;
+}
+
+/* Last position in lane l with start < t, or NONE. */
+static uint32_t last_before(const cp *c, size_t l, int64_t t)
+{
+	size_t lo = c->off[l], hi = c->off[l + 1];
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->st->ev[c->ord[mid]].ts < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > c->off[l] ? (uint32_t)(lo - 1) : NONE;
+}
+
+static int64_t pos_ts(const cp *c, uint32_t k)
+{
+	return c->st->ev[c->ord[k]].ts;
+}
+
+/* The deepest frame of CPU lane l at t (start < t <= end) and the start
+ * of its exclusive segment at t.  NONE for a gap; *a is then the end of the
+ * lane's last frame before t (or INT64_MIN). */
+static uint32_t deepest(const cp *c, size_t l, int64_t t, int64_t *a)
+{
+	uint32_t j = last_before(c, l, t), below = NONE;
+
+	while (j != NONE && c->cend[j] < t) {
+		below = j;
+		j = c->parent[j];
+	}
+	if (j == NONE) {
+		*a = below != NONE ? c->cend[below] : INT64_MIN;
+		return NONE;
+	}
+	*a = below != NONE ? c->cend[below] : pos_ts(c, j);
+	return j;
+}
+
+/* The GPU event of lane l with start < t <= end, or NONE. */
+static uint32_t gpu_at(const cp *c, size_t l, int64_t t)
+{
+	uint32_t j = last_before(c, l, t);
+
+	return j != NONE && c->cend[j] >= t ? j : NONE;
+}
+
+/* The event of GPU lane l ending latest in (lo, hi], as a position; NONE. */
+static uint32_t gpu_end_in(const cp *c, size_t l, int64_t lo, int64_t hi)
+{
+	uint32_t j = last_before(c, l, hi), best = NONE;
+	int k;
+
+	for (k = 0; j != NONE && k < LOOKBACK; k++) {
+		int64_t e = c->cend[j];
+		if (e <= lo && pos_ts(c, j) <= lo)
+			break;
+		if (e > lo && e <= hi && (best == NONE || e > c->cend[best]))
+			best = j;
+		j = j > c->off[l] ? j - 1 : NONE;
+	}
+	return best;
+}
+
+/* Position of event ev in its lane's order. */
+static uint32_t pos_of(const cp *c, uint32_t ev)
+{
+	const pt_event *e = &c->st->ev[ev];
+	size_t l = e->lane, lo = c->off[l], hi = c->off[l + 1];
+
+	/* among equal starts, scan: they are few */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->st->ev[c->ord[mid]].ts < e->ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < c->off[l + 1] && c->st->ev[c->ord[lo]].ts == e->ts; lo++)
+		if (c->ord[lo] == ev)
+			return (uint32_t)lo;
+	return NONE;
+}
+
+/* ---- functions --------------------------------------------------------- */
+
+static uint32_t fhash(uint32_t name, uint8_t kind)
+{
+	uint32_t h = name * 2654435761u ^ (uint32_t)kind * 40503u;
+
+	return h ^ (h >> 15);
+}
+
+static fslot *fslot_get(cp *c, uint32_t name, uint8_t kind)
+{
+	size_t i, mask;
+
+	if (2 * (c->nf + 1) > c->fhcap) {
+		size_t ncap = c->fhcap ? 2 * c->fhcap : 256, k;
+		uint32_t *nh = x_calloc(ncap, sizeof(*nh));
+		if (!nh)
+			return NULL;
+		for (k = 0; k < c->nf; k++) {
+			i = fhash(c->f[k].name, c->f[k].kind) & (ncap - 1);
+			while (nh[i])
+				i = (i + 1) & (ncap - 1);
+			nh[i] = (uint32_t)k + 1;
+		}
+		x_free(c->fh);
+		c->fh = nh;
+		c->fhcap = ncap;
+	}
+	mask = c->fhcap - 1;
+	for (i = fhash(name, kind) & mask; c->fh[i]; i = (i + 1) & mask) {
+		fslot *f = &c->f[c->fh[i] - 1];
+		if (f->name == name && f->kind == kind)
+			return f;
+	}
+	if (c->nf == c->fcap && X_GROW(c->f, c->fcap, c->nf + 1))
+		return NULL;
+	{
+		c->f[c->nf].name = name;
+		c->f[c->nf].kind = kind;
+		c->f[c->nf].seg = 0;
+		c->f[c->nf].ms = x_calloc(c->nsteps ? c->nsteps : 1, sizeof(double));
+		if (!c->f[c->nf].ms)
+			return NULL;
+		c->fh[i] = (uint32_t)c->nf + 1;
+		return &c->f[c->nf++];
+	}
+}
+
+static void credit(cp *c, const pt_event *e, int64_t ns)
+{
+	fslot *f;
+
+	/* a step frame holds its whole step: no news on its path */
+	if (ns <= 0 || e->kind == PT_K_STEP)
+		return;
+	f = fslot_get(c, e->name, e->kind);
+	if (!f) {
+		c->oom = 1;
+		return;
+	}
+	if (f->seg == c->seg)
+		return;
+	f->seg = c->seg;
+	f->ms[c->step] += (double)ns / 1e6;
+}
+
+/* Credit frame at position k of a CPU lane and its ancestors with ns. */
+static void credit_chain(cp *c, uint32_t k, int64_t ns)
+{
+	for (; k != NONE; k = c->parent[k])
+		credit(c, &c->st->ev[c->ord[k]], ns);
+}
+
+/* One segment [a, b) of kind kd owned by position k (NONE: none): the
+ * split, the functions (own chain for CPU frames, or the GPU event, or the
+ * launch call alone), and every waiter's chain for its overlap. */
+static void segment(cp *c, int64_t a, int64_t b, int kd, uint32_t k, int chain)
+{
+	size_t i;
+
+	if (a < c->t0)
+		a = c->t0;
+	if (b > c->t1)
+		b = c->t1;
+	if (b <= a)
+		return;
+	c->seg++;
+	c->split[kd] += (double)(b - a);
+#ifdef PT_CP_TRACE
+	{
+		const char *nm = "";
+		size_t nn = 0;
+		if (k != NONE)
+			nm = pt_strtab_get(c->st->strs, c->st->ev[c->ord[k]].name, &nn);
+		fprintf(stderr, "seg %zu %.3f %.3f %s %.*s\n", c->step, (a - c->t0) / 1e6,
+			(b - c->t0) / 1e6, pt_cp_kind_name(kd), (int)(nn > 60 ? 60 : nn), nm ? nm : "");
+	}
+#endif
+	if (k != NONE) {
+		if (chain)
+			credit_chain(c, k, b - a);
+		else
+			credit(c, &c->st->ev[c->ord[k]], b - a);
+		if (c->ninst && (kd == PT_CP_COMM)) {
+			uint32_t p = k, in = NONE;
+			/* a collective's instance is its outermost collective frame */
+			for (; p != NONE && in == NONE; p = chain ? c->parent[p] : NONE)
+				in = inst_of(c, c->ord[p]);
+			if (in != NONE) {
+				if (c->npinst && c->pin[c->npinst - 1].inst == in) {
+					c->pin[c->npinst - 1].ns += (double)(b - a);
+				} else if (c->npinst == c->pinstcap &&
+					   X_GROW(c->pin, c->pinstcap, c->npinst + 1)) {
+					c->oom = 1;
+				} else {
+					c->pin[c->npinst].inst = in;
+					c->pin[c->npinst++].ns = (double)(b - a);
+				}
+			}
+		}
+	}
+	for (i = 0; i < c->nstk; i++) {
+		const waiter *wt = &c->stk[i];
+		const pt_event *we = &c->st->ev[c->ord[wt->pos]];
+		int64_t lo = a > we->ts ? a : we->ts, hi = b < c->cend[wt->pos] ? b : c->cend[wt->pos];
+		if (hi > lo) {
+			credit_chain(c, wt->pos, hi - lo);
+			c->w[wt->rec].ns += (double)(hi - lo);
+		}
+	}
+}
+
+/* ---- the walk ---------------------------------------------------------- */
+
+static int push_waiter(cp *c, uint32_t lane, uint32_t pos, uint32_t target, uint32_t tlane,
+		       int64_t t)
+{
+	size_t i, k = 0;
+
+	/* drop waiters whose frame starts at or after t: the walk is before them */
+	for (i = 0; i < c->nstk; i++)
+		if (pos_ts(c, c->stk[i].pos) < t)
+			c->stk[k++] = c->stk[i];
+	c->nstk = k;
+	if (c->nstk == STACK_MAX) {
+		memmove(c->stk, c->stk + 1, (STACK_MAX - 1) * sizeof(*c->stk));
+		c->nstk--;
+	}
+	if (c->nw == c->wcap && X_GROW(c->w, c->wcap, c->nw + 1)) {
+		c->oom = 1;
+		return -1;
+	}
+	c->w[c->nw].waiter = c->ord[pos];
+	c->w[c->nw].target = target;
+	c->w[c->nw].tlane = tlane;
+	c->w[c->nw].behind = NONE;
+	c->w[c->nw].ns = 0;
+	c->stk[c->nstk].lane = lane;
+	c->stk[c->nstk].pos = pos;
+	c->stk[c->nstk].rec = (uint32_t)c->nw++;
+	c->nstk++;
+	return 0;
+}
+
+/* Where the walk goes when its lane has nothing at t: the top waiter's
+ * thread that still waits, else the step's thread. */
+static uint32_t pop_lane(cp *c, int64_t t, uint32_t lane, uint32_t step_lane)
+{
+	while (c->nstk) {
+		waiter wt = c->stk[--c->nstk];
+		if (pos_ts(c, wt.pos) < t && wt.lane != lane)
+			return wt.lane;
+	}
+	return lane != step_lane ? step_lane : NONE;
+}
+
+/* The wait target of runtime call at position k ([r0, r1]): a GPU event
+ * position, NONE none. */
+static uint32_t wait_target(const cp *c, uint32_t k)
+{
+	const pt_event *r = &c->st->ev[c->ord[k]];
+	int64_t r0 = r->ts, r1 = c->cend[k];
+	uint32_t best = NONE;
+	size_t i, l;
+	size_t len;
+	const char *name;
+
+	if (r->corr) {
+		for (i = corr_find(c->gpuev, c->ngpuev, r->corr);
+		     i < c->ngpuev && c->gpuev[i].corr == r->corr; i++) {
+			const pt_event *g = &c->st->ev[c->gpuev[i].ev];
+			int64_t ge = ev_end(g);
+			if (ge > r0 && ge <= r1) {
+				uint32_t p = pos_of(c, c->gpuev[i].ev);
+				if (p != NONE && (best == NONE || c->cend[p] > c->cend[best]))
+					best = p;
+			}
+		}
+		if (best != NONE)
+			return best;
+	}
+	name = pt_strtab_get(c->st->strs, r->name, &len);
+	if (!name || !memmem(name, len, "Synchronize", 11))
+		return NONE;
+	for (l = 0; l < c->nl; l++) {
+		uint32_t p;
+		if (!c->st->lanes[l].gpu)
+			continue;
+		p = gpu_end_in(c, l, r0, r1);
+		if (p != NONE && (best == NONE || c->cend[p] > c->cend[best]))
+			best = p;
+	}
+	return best;
+}
+
+/* The join of a thread waiting in frame at position k, exclusive segment
+ * [a, t]: the position of another thread's root frame that starts at or
+ * after the frame and ends latest in (a, t], NONE. */
+static uint32_t join_of(const cp *c, size_t lane, uint32_t k, int64_t a, int64_t t)
+{
+	int64_t fts = pos_ts(c, k);
+	uint32_t best = NONE;
+	size_t l;
+
+	for (l = 0; l < c->nl; l++) {
+		size_t lo = c->roff[l], hi = c->roff[l + 1];
+		uint32_t r;
+		if (l == lane || c->st->lanes[l].gpu || lo == hi)
+			continue;
+		while (lo < hi) { /* last root with end <= t */
+			size_t mid = (lo + hi) / 2;
+			if (c->cend[c->roots[mid]] <= t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == c->roff[l])
+			continue;
+		r = c->roots[lo - 1];
+		if (c->cend[r] > a && pos_ts(c, r) >= fts &&
+		    (best == NONE || c->cend[r] > c->cend[best]))
+			best = r;
+	}
+	return best;
+}
+
+static size_t lane_of_pos(const cp *c, uint32_t k)
+{
+	return c->st->ev[c->ord[k]].lane;
+}
+
+static int gpu_kind(int k)
+{
+	return k == PT_K_KERNEL ? PT_CP_COMPUTE : k == PT_K_COMM_KERNEL ? PT_CP_COMM : PT_CP_MEMORY;
+}
+
+/* The launch of GPU event ev: a runtime/driver position, NONE. */
+static uint32_t launch_of(const cp *c, uint32_t ev)
+{
+	const pt_event *g = &c->st->ev[ev];
+	size_t i;
+
+	if (!g->corr)
+		return NONE;
+	i = corr_find(c->launch, c->nlaunch, g->corr);
+	if (i == c->nlaunch || c->st->ev[c->launch[i].ev].ts > g->ts)
+		return NONE;
+	return pos_of(c, c->launch[i].ev);
+}
+
+static void walk(cp *c, uint32_t lane, uint32_t step_lane)
+{
+	int64_t t = c->t1, last_t = INT64_MAX;
+	int stall = 0;
+
+	c->nstk = 0;
+	c->nw = 0;
+	c->npinst = 0;
+	c->cur_target = NONE;
+	memset(c->split, 0, sizeof(c->split));
+	while (t > c->t0 && !c->oom) {
+		if (t < last_t) {
+			last_t = t;
+			stall = 0;
+		} else if (++stall > STALL_MAX) {
+			segment(c, c->t0, t, PT_CP_GAP, NONE, 0);
+			break;
+		}
+		if (lane == NONE) {
+			segment(c, c->t0, t, PT_CP_GAP, NONE, 0);
+			break;
+		}
+		if (!c->st->lanes[lane].gpu) {
+			int64_t a;
+			uint32_t k = deepest(c, lane, t, &a), g, j;
+			const pt_event *f;
+
+			c->cur_target = NONE;
+			if (k == NONE) {
+				uint32_t nl = pop_lane(c, t, lane, step_lane);
+				if (nl == NONE) {
+					int64_t to = a > c->t0 ? a : c->t0;
+					segment(c, to, t, PT_CP_GAP, NONE, 0);
+					t = to;
+				} else {
+					lane = nl;
+				}
+				continue;
+			}
+			f = &c->st->ev[c->ord[k]];
+			if (f->kind == PT_K_RUNTIME || f->kind == PT_K_DRIVER) {
+				g = wait_target(c, k);
+				if (g != NONE && c->cend[g] > a && c->cend[g] <= t) {
+					int64_t e = c->cend[g];
+					/* pushed first: the return is part of its wait */
+					if (push_waiter(c, (uint32_t)lane, k, c->ord[g],
+							(uint32_t)lane_of_pos(c, g), e))
+						break;
+					segment(c, e, t, PT_CP_LAUNCH, k, 1);
+					c->cur_target = (uint32_t)(c->nw - 1);
+					lane = (uint32_t)lane_of_pos(c, g);
+					t = e;
+					continue;
+				}
+				segment(c, a, t, PT_CP_LAUNCH, k, 1);
+				t = a;
+				continue;
+			}
+			if (f->kind == PT_K_CPU_COMM) {
+				segment(c, a, t, PT_CP_COMM, k, 1);
+				t = a;
+				continue;
+			}
+			j = join_of(c, lane, k, a, t);
+			if (j != NONE) {
+				int64_t e = c->cend[j];
+				uint32_t bl = (uint32_t)lane_of_pos(c, j);
+				if (push_waiter(c, (uint32_t)lane, k, NONE, bl, e))
+					break;
+				segment(c, e, t, PT_CP_CPU, k, 1);
+				lane = bl;
+				t = e;
+				continue;
+			}
+			segment(c, a, t, PT_CP_CPU, k, 1);
+			t = a;
+			continue;
+		} else {
+			uint32_t g = gpu_at(c, lane, t), p = NONE, x = NONE, L;
+			int64_t gs, pe = INT64_MIN, lr = INT64_MIN, xe = INT64_MIN, ready;
+			const pt_event *ge;
+			size_t l;
+
+			if (g == NONE) {
+				c->cur_target = NONE;
+				lane = pop_lane(c, t, lane, step_lane);
+				continue;
+			}
+			ge = &c->st->ev[c->ord[g]];
+			gs = ge->ts;
+			segment(c, gs, t, gpu_kind(ge->kind), g, 0);
+			if (g > c->off[lane]) {
+				p = g - 1;
+				pe = c->cend[p] < gs ? c->cend[p] : gs;
+			}
+			/* A launch that returned before g started was ready at its
+			 * end; one still running then (a synchronous copy) queued
+			 * g at its start. */
+			L = launch_of(c, c->ord[g]);
+			if (L != NONE)
+				lr = c->cend[L] <= gs ? c->cend[L] : pos_ts(c, L);
+			ready = pe > lr ? pe : lr;
+			if (ready != INT64_MIN && gs - ready > XSTREAM_NS) {
+				for (l = 0; l < c->nl; l++) {
+					uint32_t q;
+					if (l == lane || !c->st->lanes[l].gpu ||
+					    c->st->lanes[l].pid != c->st->lanes[lane].pid)
+						continue;
+					q = gpu_end_in(c, l, ready, gs);
+					if (q != NONE && (x == NONE || c->cend[q] > xe)) {
+						x = q;
+						xe = c->cend[q];
+					}
+				}
+			}
+			if (p == NONE && L == NONE && x == NONE) {
+				c->cur_target = NONE;
+				t = gs;
+				lane = pop_lane(c, t, lane, step_lane);
+				continue;
+			}
+			if (p != NONE && pe >= xe && pe >= lr) {
+				if (c->cur_target != NONE && c->w[c->cur_target].target == c->ord[g])
+					c->w[c->cur_target].behind = c->ord[p];
+				c->cur_target = NONE;
+				segment(c, pe, gs, PT_CP_GAP, NONE, 0);
+				t = pe;
+			} else if (x != NONE && xe >= lr) {
+				if (c->cur_target != NONE && c->w[c->cur_target].target == c->ord[g])
+					c->w[c->cur_target].behind = c->ord[x];
+				c->cur_target = NONE;
+				segment(c, xe, gs, PT_CP_GAP, NONE, 0);
+				lane = (uint32_t)lane_of_pos(c, x);
+				t = xe;
+			} else {
+				c->cur_target = NONE;
+				segment(c, lr, gs, PT_CP_LAUNCH, L, 0);
+				lane = (uint32_t)lane_of_pos(c, L);
+				t = lr;
+			}
+		}
+	}
+}
+
+/* ---- results ----------------------------------------------------------- */
+
+static char *str_of(const pt_store *st, uint32_t id)
+{
+	size_t n;
+	const char *s = pt_strtab_get(st->strs, id, &n);
+
+	return x_strndup(s ? s : "", s ? n : 0);
+}
+
+/* The span a waiter blocked in: the innermost annotation of its chain,
+ * else the innermost Python function, else the outermost op below the
+ * step, else itself. */
+static uint32_t span_of(const cp *c, uint32_t pos)
+{
+	uint32_t k, py = NONE, op = NONE;
+
+	for (k = pos; k != NONE; k = c->parent[k]) {
+		int kd = c->st->ev[c->ord[k]].kind;
+		if (kd == PT_K_ANNOTATION)
+			return k;
+		if (kd == PT_K_PYTHON && py == NONE)
+			py = k;
+		if (kd == PT_K_CPU_OP)
+			op = k;
+	}
+	return py != NONE ? py : op != NONE ? op : pos;
+}
+
+static int wrec_cmp(const void *pa, const void *pb)
+{
+	const wrec *a = pa, *b = pb;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return a->waiter < b->waiter ? -1 : a->waiter > b->waiter;
+}
+
+static int step_result(cp *c, pt_cp_step *o, int64_t number)
+{
+	size_t i, k;
+
+	o->number = number;
+	o->start_ms = (double)(c->t0 - c->w0) / 1e6;
+	o->ms = (double)(c->t1 - c->t0) / 1e6;
+	for (k = 0; k < PT_CP_NKINDS; k++)
+		o->split[k] = c->split[k] / 1e6;
+	/* merge records of the same waiter (a walk may wait in one call twice) */
+	if (c->nw)
+		qsort(c->w, c->nw, sizeof(*c->w), wrec_cmp);
+	for (i = 0; i < c->nw && o->nwaits < PT_CP_WAITS; i++) {
+		const wrec *r = &c->w[i];
+		pt_cp_wait *w = &o->waits[o->nwaits];
+		uint32_t wp;
+		char tb[48];
+		if (r->ns / 1e6 < WAIT_MIN_MS)
+			break;
+		wp = pos_of(c, r->waiter);
+		if (wp == NONE)
+			continue;
+		w->ms = r->ns / 1e6;
+		w->span = str_of(c->st, c->st->ev[c->ord[span_of(c, wp)]].name);
+		w->call = str_of(c->st, c->st->ev[r->waiter].name);
+		w->target_stream = w->behind_stream = -1;
+		if (r->target != NONE) {
+			w->target = str_of(c->st, c->st->ev[r->target].name);
+			w->target_stream = c->st->lanes[c->st->ev[r->target].lane].tid;
+		} else {
+			snprintf(tb, sizeof(tb), "thread %lld", (long long)c->st->lanes[r->tlane].tid);
+			w->target = x_strndup(tb, strlen(tb));
+		}
+		if (r->behind != NONE) {
+			w->behind = str_of(c->st, c->st->ev[r->behind].name);
+			w->behind_stream = c->st->lanes[c->st->ev[r->behind].lane].tid;
+			if (!w->behind)
+				return -1;
+		}
+		o->nwaits++;
+		if (!w->span || !w->call || !w->target)
+			return -1;
+	}
+	if (c->npinst) {
+		o->inst = x_malloc(c->npinst * sizeof(*o->inst));
+		o->inst_ms = x_malloc(c->npinst * sizeof(*o->inst_ms));
+		if (!o->inst || !o->inst_ms)
+			return -1;
+		/* the walk goes backwards: store in time order */
+		for (i = 0; i < c->npinst; i++) {
+			o->inst[i] = c->pin[c->npinst - 1 - i].inst;
+			o->inst_ms[i] = c->pin[c->npinst - 1 - i].ns / 1e6;
+		}
+		o->ninst = c->npinst;
+	}
+	return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+typedef struct rank_ent {
+	double v;
+	uint32_t f;
+} rank_ent;
+
+static int rank_cmp(const void *pa, const void *pb)
+{
+	const rank_ent *a = pa, *b = pb;
+
+	if (a->v != b->v)
+		return a->v > b->v ? -1 : 1;
+	return a->f < b->f ? -1 : a->f > b->f;
+}
+
+/* Keep the functions docs/summary.md names, ordered by total ms. */
+static int keep_funcs(cp *c, pt_cpath *out)
+{
+	size_t ns = c->nsteps, i, s, k, nk = 0;
+	unsigned char *keep = x_calloc(c->nf + 1, 1);
+	double *med = x_malloc((c->nf + 1) * sizeof(*med)), *tmp = x_malloc((ns + 1) * sizeof(*tmp));
+	rank_ent *r = x_malloc((c->nf + 1) * sizeof(*r));
+	int rc = -1;
+
+	if (!keep || !med || !tmp || !r)
+		goto out;
+	for (i = 0; i < c->nf; i++) {
+		memcpy(tmp, c->f[i].ms, ns * sizeof(*tmp));
+		qsort(tmp, ns, sizeof(*tmp), cmp_dbl);
+		med[i] = ns % 2 ? tmp[ns / 2] : (tmp[ns / 2 - 1] + tmp[ns / 2]) / 2;
+	}
+	for (s = 0; s < ns; s++) {
+		for (i = 0; i < c->nf; i++) {
+			r[i].v = c->f[i].ms[s];
+			r[i].f = (uint32_t)i;
+		}
+		qsort(r, c->nf, sizeof(*r), rank_cmp);
+		for (i = 0; i < c->nf && i < KEEP_TOP && r[i].v > 0; i++)
+			keep[r[i].f] = 1;
+		if (ns < 2)
+			continue;
+		for (i = 0; i < c->nf; i++) {
+			r[i].v = c->f[i].ms[s] - med[i];
+			r[i].f = (uint32_t)i;
+		}
+		qsort(r, c->nf, sizeof(*r), rank_cmp);
+		for (i = 0; i < c->nf && i < KEEP_GROWN && r[i].v >= GROWN_MIN_MS; i++)
+			keep[r[i].f] = 1;
+	}
+	for (i = 0; i < c->nf; i++) {
+		if (!keep[i])
+			continue;
+		r[nk].v = 0;
+		for (s = 0; s < ns; s++)
+			r[nk].v += c->f[i].ms[s];
+		r[nk++].f = (uint32_t)i;
+	}
+	qsort(r, nk, sizeof(*r), rank_cmp);
+	out->funcs = x_calloc(nk + 1, sizeof(*out->funcs));
+	if (!out->funcs)
+		goto out;
+	for (k = 0; k < nk; k++) {
+		fslot *f = &c->f[r[k].f];
+		pt_cp_func *o = &out->funcs[out->nfuncs];
+		o->key = str_of(c->st, f->name);
+		if (!o->key)
+			goto out;
+		o->kind = f->kind;
+		o->ms = f->ms; /* ownership moves */
+		f->ms = NULL;
+		out->nfuncs++;
+	}
+	rc = 0;
+out:
+	x_free(r);
+	x_free(tmp);
+	x_free(med);
+	x_free(keep);
+	return rc;
+}
+
+static void cp_free(cp *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nf; i++)
+		x_free(c->f[i].ms);
+	x_free(c->f);
+	x_free(c->fh);
+	x_free(c->w);
+	x_free(c->pin);
+	x_free(c->inst);
+	x_free(c->launch);
+	x_free(c->gpuev);
+	x_free(c->roots);
+	x_free(c->roff);
+	x_free(c->cend);
+	x_free(c->parent);
+	x_free(c->ord);
+	x_free(c->off);
+}
+
+void pt_cpath_free(pt_cpath *cp_)
+{
+	size_t i, k;
+
+	if (!cp_)
+		return;
+	for (i = 0; i < cp_->nsteps; i++) {
+		pt_cp_step *s = &cp_->steps[i];
+		for (k = 0; k < s->nwaits; k++) {
+			x_free(s->waits[k].span);
+			x_free(s->waits[k].call);
+			x_free(s->waits[k].target);
+			x_free(s->waits[k].behind);
+		}
+		x_free(s->inst);
+		x_free(s->inst_ms);
+	}
+	for (i = 0; i < cp_->nfuncs; i++) {
+		x_free(cp_->funcs[i].key);
+		x_free(cp_->funcs[i].ms);
+	}
+	x_free(cp_->steps);
+	x_free(cp_->funcs);
+	x_free(cp_);
+}
+
+/* The step's thread: the lane of its ProfilerStep event. */
+static uint32_t step_lane_of(const pt_store *st, const pt_step *sp, uint32_t fallback)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++) {
+		const pt_event *e = &st->ev[i];
+		if (e->kind == PT_K_STEP && e->ts == sp->ts && e->lane < st->nlanes &&
+		    !st->lanes[e->lane].gpu)
+			return e->lane;
+	}
+	return fallback;
+}
+
+static int step_ts_cmp(const void *pa, const void *pb)
+{
+	const pt_step *a = pa, *b = pb;
+
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->number < b->number ? -1 : a->number > b->number;
+}
+
+int pt_cpath_build(const pt_store *st, const pt_window *w, const pt_coll_build *coll,
+		   pt_summary *s, pt_error *err)
+{
+	cp c;
+	pt_cpath *out = NULL;
+	pt_step *steps = NULL;
+	size_t i, ns, *cnt = NULL, nevents = 0;
+	uint32_t main_lane = NONE, last_lane = NONE;
+	int64_t last_end = INT64_MIN;
+	int rc = PT_ENOMEM;
+
+	memset(&c, 0, sizeof(c));
+	c.st = st;
+	c.w0 = w->start;
+	s->cpath = NULL;
+	if (index_build(&c) || inst_build(&c, coll))
+		goto out;
+	/* The thread of most frames, and the lane of the event ending last. */
+	cnt = x_calloc(st->nlanes + 1, sizeof(*cnt));
+	if (!cnt)
+		goto out;
+	for (i = 0; i < st->nlanes; i++) {
+		nevents += c.off[i + 1] - c.off[i];
+		if (!st->lanes[i].gpu && (main_lane == NONE ||
+					  c.off[i + 1] - c.off[i] > c.off[main_lane + 1] - c.off[main_lane]))
+			main_lane = (uint32_t)i;
+		if (c.off[i + 1] > c.off[i]) {
+			int64_t e = c.cend[c.off[i + 1] - 1];
+			size_t k;
+			for (k = c.off[i]; k < c.off[i + 1]; k++)
+				if (c.cend[k] > e)
+					e = c.cend[k];
+			if (e > last_end || (e == last_end && st->lanes[i].gpu)) {
+				last_end = e;
+				last_lane = (uint32_t)i;
+			}
+		}
+	}
+	if (!nevents || main_lane == NONE || w->end <= w->start) {
+		rc = PT_OK;
+		goto out;
+	}
+	ns = st->nsteps ? st->nsteps : 1;
+	if (ns > PT_CP_STEPS_MAX)
+		ns = PT_CP_STEPS_MAX;
+	c.nsteps = ns;
+	out = x_calloc(1, sizeof(*out));
+	if (!out)
+		goto out;
+	out->steps = x_calloc(ns, sizeof(*out->steps));
+	if (!out->steps)
+		goto out;
+	if (st->nsteps) {
+		steps = x_malloc(st->nsteps * sizeof(*steps));
+		if (!steps)
+			goto out;
+		memcpy(steps, st->steps, st->nsteps * sizeof(*steps));
+		qsort(steps, st->nsteps, sizeof(*steps), step_ts_cmp);
+	}
+	for (i = 0; i < ns; i++) {
+		uint32_t sl;
+		int64_t number;
+		c.step = i;
+		if (steps) {
+			c.t0 = steps[i].ts;
+			c.t1 = pt_end(steps[i].ts, steps[i].dur);
+			number = steps[i].number;
+			sl = step_lane_of(st, &steps[i], main_lane);
+			walk(&c, sl, sl);
+		} else {
+			c.t0 = w->start;
+			c.t1 = w->end;
+			number = -1;
+			walk(&c, last_lane, main_lane);
+		}
+		if (c.oom || step_result(&c, &out->steps[i], number))
+			goto out;
+		out->nsteps++;
+	}
+	if (keep_funcs(&c, out))
+		goto out;
+	s->cpath = out;
+	out = NULL;
+	rc = PT_OK;
+out:
+	if (rc)
+		pt_error_set(err, PT_ENOMEM, -1, "out of memory while finding the critical path");
+	pt_cpath_free(out);
+	x_free(steps);
+	x_free(cnt);
+	cp_free(&c);
+	return rc;
+}
+
+/* ---- the summary member ------------------------------------------------ */
+
+static void put_str_or(pt_sb *sb, const char *key, const char *v)
+{
+	pt_sb_add_json_key(sb, key, 0);
+	pt_sb_add_json_str(sb, v, strlen(v));
+}
+
+void pt_cpath_write(const pt_summary *s, pt_sb *sb)
+{
+	const pt_cpath *cp_ = s->cpath;
+	size_t i, k;
+
+	pt_sb_adds(sb, "{\"steps\":[");
+	for (i = 0; cp_ && i < cp_->nsteps; i++) {
+		const pt_cp_step *st = &cp_->steps[i];
+		if (i)
+			pt_sb_addc(sb, ',');
+		pt_sb_addc(sb, '{');
+		pt_sb_add_json_key(sb, "number", 1);
+		pt_sb_addf(sb, "%lld", (long long)st->number);
+		pt_sb_add_json_dbl(sb, "start_ms", st->start_ms);
+		pt_sb_add_json_dbl(sb, "ms", st->ms);
+		pt_sb_adds(sb, ",\"split\":{");
+		for (k = 0; k < PT_CP_WAIT; k++) {
+			pt_sb_add_json_key(sb, pt_cp_kind_name((int)k), k == 0);
+			pt_sb_add_double(sb, st->split[k]);
+		}
+		pt_sb_adds(sb, "},\"waits\":[");
+		for (k = 0; k < st->nwaits; k++) {
+			const pt_cp_wait *w = &st->waits[k];
+			if (k)
+				pt_sb_addc(sb, ',');
+			pt_sb_addc(sb, '{');
+			pt_sb_add_json_key(sb, "span", 1);
+			pt_sb_add_json_str(sb, w->span, strlen(w->span));
+			put_str_or(sb, "call", w->call);
+			pt_sb_add_json_dbl(sb, "ms", w->ms);
+			put_str_or(sb, "target", w->target);
+			if (w->target_stream >= 0)
+				pt_sb_add_json_i64(sb, "target_stream", w->target_stream);
+			if (w->behind) {
+				put_str_or(sb, "behind", w->behind);
+				if (w->behind_stream >= 0)
+					pt_sb_add_json_i64(sb, "behind_stream", w->behind_stream);
+			}
+			pt_sb_addc(sb, '}');
+		}
+		pt_sb_adds(sb, "],\"instances\":[");
+		for (k = 0; k < st->ninst; k++) {
+			if (k)
+				pt_sb_addc(sb, ',');
+			pt_sb_addf(sb, "%u,", st->inst[k]);
+			pt_sb_add_double(sb, st->inst_ms[k]);
+		}
+		pt_sb_adds(sb, "]}");
+	}
+	pt_sb_adds(sb, "],\"functions\":[");
+	for (i = 0; cp_ && i < cp_->nfuncs; i++) {
+		const pt_cp_func *f = &cp_->funcs[i];
+		if (i)
+			pt_sb_addc(sb, ',');
+		pt_sb_addc(sb, '{');
+		pt_sb_add_json_key(sb, "key", 1);
+		pt_sb_add_json_str(sb, f->key, strlen(f->key));
+		put_str_or(sb, "kind", pt_kind_name(f->kind));
+		pt_sb_adds(sb, ",\"ms\":[");
+		for (k = 0; k < cp_->nsteps; k++) {
+			if (k)
+				pt_sb_addc(sb, ',');
+			pt_sb_add_double(sb, f->ms[k]);
+		}
+		pt_sb_adds(sb, "]}");
+	}
+	pt_sb_adds(sb, "]}");
+}
+
+static int bad(pt_error *err, const char *fmt, size_t i)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), fmt, i);
+	return pt_error_set(err, PT_EFORMAT, -1, "'critical_path': %s", msg);
+}
+
+static int ms_ok(const pt_json *v)
+{
+	return v && v->type == PT_JSON_NUM && isfinite(v->num) && v->num >= 0 && v->num <= 1e9;
+}
+
+static char *dup_str(const pt_json *o, const char *key, int *bad_)
+{
+	const pt_json *v = pt_json_get(o, key);
+
+	if (!v) {
+		*bad_ = 1;
+		return NULL;
+	}
+	if (v->type != PT_JSON_STR) {
+		*bad_ = 1;
+		return NULL;
+	}
+	return x_strndup(v->str, v->len);
+}
+
+static int kind_of(const char *name)
+{
+	int k;
+
+	for (k = 0; k < PT_K_COUNT; k++)
+		if (!strcmp(pt_kind_name(k), name))
+			return k;
+	return PT_K_CPU_OP;
+}
+
+static int parse_wait(const pt_json *o, pt_cp_wait *w)
+{
+	int b = 0;
+	const pt_json *v;
+
+	if (!o || o->type != PT_JSON_OBJ)
+		return -1;
+	w->span = dup_str(o, "span", &b);
+	w->call = dup_str(o, "call", &b);
+	w->target = dup_str(o, "target", &b);
+	v = pt_json_get(o, "ms");
+	if (b || !ms_ok(v))
+		return -1;
+	w->ms = v->num;
+	w->target_stream = pt_json_i64(o, "target_stream", -1);
+	w->behind_stream = pt_json_i64(o, "behind_stream", -1);
+	if (pt_json_get(o, "behind")) {
+		w->behind = dup_str(o, "behind", &b);
+		if (b)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_step(const pt_json *o, pt_cp_step *st, size_t ncoll, pt_error *err, size_t i)
+{
+	const pt_json *v, *sp, *a;
+	size_t k;
+
+	if (!o || o->type != PT_JSON_OBJ)
+		return bad(err, "step %zu is not an object", i);
+	v = pt_json_get(o, "number");
+	if (!v || v->type != PT_JSON_NUM || v->num != floor(v->num) || fabs(v->num) > 9e15)
+		return bad(err, "step %zu: 'number' is not an integer", i);
+	st->number = (int64_t)v->num;
+	v = pt_json_get(o, "ms");
+	if (!ms_ok(v))
+		return bad(err, "step %zu: 'ms' is not a duration", i);
+	st->ms = v->num;
+	v = pt_json_get(o, "start_ms");
+	if (v && (v->type != PT_JSON_NUM || !isfinite(v->num) || fabs(v->num) > 1e9))
+		return bad(err, "step %zu: 'start_ms' is not a time", i);
+	st->start_ms = v ? v->num : -1;
+	sp = pt_json_get(o, "split");
+	if (!sp || sp->type != PT_JSON_OBJ)
+		return bad(err, "step %zu: 'split' is not an object", i);
+	for (k = 0; k < PT_CP_WAIT; k++) {
+		v = pt_json_get(sp, pt_cp_kind_name((int)k));
+		if (v && !ms_ok(v))
+			return bad(err, "step %zu: a 'split' value is not a duration", i);
+		st->split[k] = v ? v->num : 0;
+	}
+	a = pt_json_get(o, "waits");
+	if (a) {
+		const pt_json *x;
+		if (a->type != PT_JSON_ARR)
+			return bad(err, "step %zu: 'waits' is not an array", i);
+		for (x = a->child; x && st->nwaits < PT_CP_WAITS; x = x->next) {
+			if (parse_wait(x, &st->waits[st->nwaits++]))
+				return bad(err, "step %zu: a wait is not {span, call, ms, target}", i);
+		}
+	}
+	a = pt_json_get(o, "instances");
+	if (a) {
+		const pt_json *x;
+		if (a->type != PT_JSON_ARR || a->len % 2)
+			return bad(err, "step %zu: 'instances' is not pairs of numbers", i);
+		st->inst = x_malloc((a->len / 2 + 1) * sizeof(*st->inst));
+		st->inst_ms = x_malloc((a->len / 2 + 1) * sizeof(*st->inst_ms));
+		if (!st->inst || !st->inst_ms)
+			return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		for (x = a->child; x && x->next; x = x->next->next) {
+			if (x->type != PT_JSON_NUM || x->num < 0 || x->num != floor(x->num) ||
+			    (ncoll != (size_t)-1 && x->num >= (double)ncoll) || !ms_ok(x->next))
+				return bad(err, "step %zu: 'instances' holds a bad instance", i);
+			st->inst[st->ninst] = (uint32_t)x->num;
+			st->inst_ms[st->ninst++] = x->next->num;
+		}
+	}
+	return 0;
+}
+
+int pt_cpath_parse(const char *buf, size_t len, pt_summary *s, pt_error *err)
+{
+	pt_json *root = pt_json_parse(buf, len, err);
+	const pt_json *a, *x;
+	pt_cpath *out = NULL;
+	size_t i;
+	int rc = PT_EFORMAT;
+
+	if (!root)
+		return err ? err->code : PT_EPARSE;
+	if (root->type != PT_JSON_OBJ) {
+		pt_error_set(err, PT_EFORMAT, -1, "'critical_path' is not an object");
+		goto out;
+	}
+	out = x_calloc(1, sizeof(*out));
+	if (!out) {
+		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	a = pt_json_get(root, "steps");
+	if (!a || a->type != PT_JSON_ARR) {
+		rc = pt_error_set(err, PT_EFORMAT, -1, "'critical_path': 'steps' is not an array");
+		goto out;
+	}
+	out->steps = x_calloc(a->len + 1, sizeof(*out->steps));
+	if (!out->steps) {
+		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	for (x = a->child, i = 0; x; x = x->next, i++) {
+		rc = parse_step(x, &out->steps[i], (size_t)-1, err, i);
+		out->nsteps = i + 1;
+		if (rc)
+			goto out;
+	}
+	a = pt_json_get(root, "functions");
+	if (a && a->type != PT_JSON_ARR) {
+		rc = pt_error_set(err, PT_EFORMAT, -1, "'critical_path': 'functions' is not an array");
+		goto out;
+	}
+	if (a) {
+		out->funcs = x_calloc(a->len + 1, sizeof(*out->funcs));
+		if (!out->funcs) {
+			rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+			goto out;
+		}
+		for (x = a->child, i = 0; x; x = x->next, i++) {
+			pt_cp_func *f = &out->funcs[i];
+			const pt_json *m = pt_json_get(x, "ms"), *v;
+			int b = 0;
+			size_t k;
+			out->nfuncs = i + 1;
+			if (x->type != PT_JSON_OBJ || !(f->key = dup_str(x, "key", &b)) || b ||
+			    !m || m->type != PT_JSON_ARR || m->len != out->nsteps) {
+				rc = bad(err, "function %zu is not {key, kind, ms: one per step}", i);
+				goto out;
+			}
+			v = pt_json_get(x, "kind");
+			f->kind = (uint8_t)kind_of(v && v->type == PT_JSON_STR ? v->str : "");
+			f->ms = x_calloc(out->nsteps + 1, sizeof(*f->ms));
+			if (!f->ms) {
+				rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+				goto out;
+			}
+			for (v = m->child, k = 0; v; v = v->next, k++) {
+				if (!ms_ok(v)) {
+					rc = bad(err, "function %zu: 'ms' holds a bad value", i);
+					goto out;
+				}
+				f->ms[k] = v->num;
+			}
+		}
+	}
+	s->cpath = out;
+	out = NULL;
+	rc = PT_OK;
+out:
+	pt_cpath_free(out);
+	pt_json_free(root);
+	return rc;
+}

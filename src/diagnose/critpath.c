@@ -1,0 +1,535 @@
+/*
+ * critpath.c - the critical path across steps and workers: what grew on a
+ * slow step's path (for the Steps findings), and the "Critical path"
+ * section: per worker and step the path's split and its top functions,
+ * the time a path spent waiting on another worker (from the lockstep
+ * analysis' instances), and per step the job's path through the worker
+ * the others waited for, with that worker's what-if.
+ *
+ * Flow: pt_summary.cpath (src/analysis/critpath.c) + the lockstep waits
+ * (lockstep.c, dctx.lkw) -> diag_cpath_cause (steps.c) and diag_cpath ->
+ * report "Critical path" -> text report, PerfDisplay's Critical path view.
+ * docs/diagnose.md "Critical path".
+ */
+#include "internal.h"
+#include "sections.h"
+#include "../util/strbuf.h"
+#include "../util/xalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SEC "Critical path"
+/* Functions listed per step in the section. */
+#define TOP_FUNCS 5
+/* A candidate explains the growth when it holds this share of the largest
+ * function's; the most specific such frame is named. */
+#define EXPLAIN_SHARE 0.7
+/* A GPU event is the cause when its path time grew by half the step's
+ * extra time and its own duration by half of that. */
+#define GPU_SHARE 0.5
+/* Growth that is mostly unexplained GPU gaps is not the path's to name. */
+#define GAP_SHARE 0.5
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median_sorted(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Does the path of s line up with its steps (same count and numbers)? */
+int diag_cpath_usable(const pt_summary *s)
+{
+	size_t i;
+
+	if (!s->cpath || s->cpath->nsteps != s->nsteps || s->nsteps < 2)
+		return 0;
+	for (i = 0; i < s->nsteps; i++)
+		if (s->cpath->steps[i].number != s->step_numbers[i])
+			return 0;
+	return 1;
+}
+
+static int is_gpu_kind(int k)
+{
+	return k == PT_K_KERNEL || k == PT_K_COMM_KERNEL || k == PT_K_MEMCPY || k == PT_K_MEMSET;
+}
+
+static int is_call_kind(int k)
+{
+	return k == PT_K_RUNTIME || k == PT_K_DRIVER;
+}
+
+/* Mean excess of v over the other steps' median (slow[i] marks the slow
+ * ones), their range there, and the others' max and median. */
+static void excess(const double *v, const unsigned char *slow, size_t ns, double *tmp,
+		   dcp_cause *o)
+{
+	size_t i, no = 0, nsl = 0;
+	double sum = 0;
+
+	o->lo = INFINITY;
+	o->hi = -INFINITY;
+	o->omax = 0;
+	for (i = 0; i < ns; i++)
+		if (!slow[i]) {
+			tmp[no++] = v[i];
+			if (v[i] > o->omax)
+				o->omax = v[i];
+		}
+	o->omed = median_sorted(tmp, no);
+	for (i = 0; i < ns; i++)
+		if (slow[i]) {
+			nsl++;
+			sum += v[i] - o->omed;
+			o->lo = v[i] < o->lo ? v[i] : o->lo;
+			o->hi = v[i] > o->hi ? v[i] : o->hi;
+		}
+	o->exc = nsl ? sum / (double)nsl : 0;
+}
+
+/* The pattern of s with key and the class of kind, NULL. */
+static const pt_pattern *pattern_of(const pt_summary *s, const char *key, int kind)
+{
+	size_t i;
+	int cls = pt_kind_class(kind);
+
+	for (i = 0; i < s->npatterns; i++)
+		if (s->patterns[i].cls == cls && !strcmp(s->patterns[i].key, key))
+			return &s->patterns[i];
+	return NULL;
+}
+
+/* The wait record of the slow steps whose call (or span) is name: the
+ * largest one, of the slowest slow step that has one. */
+static const pt_cp_wait *wait_named(const pt_summary *s, const unsigned char *slow,
+				    const char *name, int span, size_t *step)
+{
+	const pt_cp_wait *best = NULL;
+	size_t i, k;
+
+	for (i = 0; i < s->cpath->nsteps; i++) {
+		const pt_cp_step *st = &s->cpath->steps[i];
+		if (!slow[i])
+			continue;
+		for (k = 0; k < st->nwaits; k++) {
+			const pt_cp_wait *w = &st->waits[k];
+			if (strcmp(span ? w->span : w->call, name))
+				continue;
+			if (!best || w->ms > best->ms) {
+				best = w;
+				*step = i;
+			}
+		}
+	}
+	return best;
+}
+
+int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step_exc,
+		     dcp_cause *out)
+{
+	const pt_cpath *cp = s->cpath;
+	size_t ns = s->nsteps, i, best_gpu = (size_t)-1, spec = (size_t)-1;
+	double *tmp = NULL, emax = 0, spec_tot = INFINITY;
+	dcp_cause *ex = NULL;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!diag_cpath_usable(s) || !cp->nfuncs)
+		return 0;
+	tmp = x_malloc((ns + 1) * sizeof(*tmp));
+	ex = x_calloc(cp->nfuncs, sizeof(*ex));
+	if (!tmp || !ex)
+		goto out;
+	/* Growth the graph cannot explain: a GPU stream that sat idle with
+	 * nothing recorded to wait for (a dependency outside the trace).  The
+	 * functions' own time per step is the better witness then. */
+	{
+		double *g = x_malloc((ns + 1) * sizeof(*g));
+		dcp_cause gx;
+		if (!g)
+			goto out;
+		for (i = 0; i < ns; i++)
+			g[i] = cp->steps[i].split[PT_CP_GAP];
+		excess(g, slow, ns, tmp, &gx);
+		x_free(g);
+		if (gx.exc >= GAP_SHARE * step_exc)
+			goto out;
+	}
+	for (i = 0; i < cp->nfuncs; i++) {
+		excess(cp->funcs[i].ms, slow, ns, tmp, &ex[i]);
+		if (ex[i].exc > emax)
+			emax = ex[i].exc;
+		if (is_gpu_kind(cp->funcs[i].kind) &&
+		    (best_gpu == (size_t)-1 || ex[i].exc > ex[best_gpu].exc))
+			best_gpu = i;
+	}
+	if (emax <= 0)
+		goto out;
+	/* A GPU event that grew itself (not only its place on the path). */
+	if (best_gpu != (size_t)-1 && ex[best_gpu].exc >= GPU_SHARE * step_exc) {
+		const pt_cp_func *f = &cp->funcs[best_gpu];
+		const pt_pattern *p = pattern_of(s, f->key, f->kind);
+		dcp_cause own;
+		if (p && p->step_ms && p->nstep_ms == ns) {
+			excess(p->step_ms, slow, ns, tmp, &own);
+			if (own.exc >= GPU_SHARE * ex[best_gpu].exc) {
+				*out = ex[best_gpu];
+				out->func = f;
+				out->grew_itself = 1;
+				rc = 1;
+				goto out;
+			}
+		}
+	}
+	/* The most specific frame that explains the growth: the smallest
+	 * inclusive path time over the steps among those holding most of
+	 * it (an op inside the annotation that holds it is more specific). */
+	for (i = 0; i < cp->nfuncs; i++) {
+		double tot = 0;
+		size_t k;
+		if (is_gpu_kind(cp->funcs[i].kind) || ex[i].exc < EXPLAIN_SHARE * emax)
+			continue;
+		for (k = 0; k < ns; k++)
+			tot += cp->funcs[i].ms[k];
+		if (tot < spec_tot || (tot == spec_tot && is_call_kind(cp->funcs[i].kind))) {
+			spec_tot = tot;
+			spec = i;
+		}
+	}
+	if (spec == (size_t)-1) {
+		if (best_gpu == (size_t)-1 || ex[best_gpu].exc <= 0)
+			goto out;
+		spec = best_gpu;
+	}
+	*out = ex[spec];
+	out->func = &cp->funcs[spec];
+	/* A blocking call grew: name the span it blocked in and what it
+	 * waited for (its wait record), with that span's numbers. */
+	if (is_call_kind(out->func->kind)) {
+		size_t st = 0;
+		const pt_cp_wait *w = wait_named(s, slow, out->func->key, 0, &st);
+		if (w) {
+			for (i = 0; i < cp->nfuncs; i++)
+				if (!strcmp(cp->funcs[i].key, w->span) && !is_gpu_kind(cp->funcs[i].kind) &&
+				    ex[i].exc > 0) {
+					*out = ex[i];
+					out->func = &cp->funcs[i];
+					break;
+				}
+			out->wait = w;
+			out->wait_step = st;
+		}
+	} else {
+		size_t st = 0;
+		out->wait = wait_named(s, slow, out->func->key, 1, &st);
+		out->wait_step = st;
+	}
+	rc = 1;
+out:
+	x_free(ex);
+	x_free(tmp);
+	return rc;
+}
+
+void diag_cpath_wait_text(pt_sb *sb, const pt_summary *s, const dcp_cause *cz)
+{
+	const pt_cp_wait *w = cz->wait;
+	char a[160], b[160];
+
+	if (!w)
+		return;
+	pt_sb_addf(sb, "; in step %lld it waits %.1f ms in `%s` for ",
+		   (long long)s->cpath->steps[cz->wait_step].number, w->ms,
+		   df_short(w->call, PT_C_RUNTIME, a, sizeof(a)));
+	pt_sb_addf(sb, "`%s`", df_short(w->target, PT_C_COMPUTE, b, sizeof(b)));
+	if (w->target_stream >= 0)
+		pt_sb_addf(sb, " on stream %lld", (long long)w->target_stream);
+	if (w->behind) {
+		pt_sb_addf(sb, ", queued behind `%s`", df_short(w->behind, PT_C_COMPUTE, b, sizeof(b)));
+		if (w->behind_stream >= 0)
+			pt_sb_addf(sb, " on stream %lld", (long long)w->behind_stream);
+	}
+}
+
+/* ---- the section --------------------------------------------------------- */
+
+static void split_obj(dctx *c, pt_rv *parent, const char *key, const double *split)
+{
+	pt_rv *o = pt_rv_obj(c->rep, parent, key);
+	int k;
+
+	for (k = 0; k < PT_CP_NKINDS; k++)
+		pt_rv_num(c->rep, o, pt_cp_kind_name(k), split[k]);
+}
+
+typedef struct fr {
+	double v, ms, med;
+	size_t f;
+} fr;
+
+static int fr_cmp(const void *pa, const void *pb)
+{
+	const fr *a = pa, *b = pb;
+
+	if (a->v != b->v)
+		return a->v > b->v ? -1 : 1;
+	return a->f < b->f ? -1 : a->f > b->f;
+}
+
+/* The split of step i of worker wi with the lockstep waits taken out of
+ * communication; the worker the step waited for most in *who (NONE). */
+static void step_split(const dctx *c, size_t wi, size_t i, double *split, size_t *who,
+		       double *saved)
+{
+	const pt_summary *s = c->w[wi].s;
+	const pt_cp_step *st = &s->cpath->steps[i];
+	const dlkwait *lw = c->lkw ? &c->lkw[wi] : NULL;
+	double *by = NULL;
+	size_t k;
+
+	memcpy(split, st->split, sizeof(st->split));
+	*who = (size_t)-1;
+	*saved = 0;
+	if (!lw || !lw->n)
+		return;
+	by = x_calloc(c->nw + 1, sizeof(*by));
+	for (k = 0; k < st->ninst; k++) {
+		uint32_t in = st->inst[k];
+		double wt;
+		if (in >= lw->n || lw->wait_ms[in] < 0)
+			continue;
+		wt = st->inst_ms[k] < lw->wait_ms[in] ? st->inst_ms[k] : lw->wait_ms[in];
+		if (wt > split[PT_CP_COMM])
+			wt = split[PT_CP_COMM];
+		split[PT_CP_COMM] -= wt;
+		split[PT_CP_WAIT] += wt;
+		if (by && lw->last[in] < c->nw)
+			by[lw->last[in]] += wt;
+		*saved += lw->saved_ms[in] < st->inst_ms[k] ? lw->saved_ms[in] : st->inst_ms[k];
+	}
+	if (by) {
+		for (k = 0; k < c->nw; k++)
+			if (by[k] > 0 && (*who == (size_t)-1 || by[k] > by[*who]))
+				*who = k;
+		x_free(by);
+	}
+}
+
+static void worker_section(dctx *c, pt_rv *ws, size_t wi, const unsigned char *slow)
+{
+	const pt_summary *s = c->w[wi].s;
+	const pt_cpath *cp = s->cpath;
+	size_t ns = cp->nsteps, i, k;
+	double tot[PT_CP_NKINDS] = { 0 }, *tmp = NULL, *med = NULL;
+	pt_rv *o = pt_rv_obj(c->rep, ws, c->w[wi].id), *arr;
+	fr *r = NULL;
+
+	tmp = x_malloc((ns + 1) * sizeof(*tmp));
+	med = x_malloc((cp->nfuncs + 1) * sizeof(*med));
+	r = x_malloc((cp->nfuncs + 1) * sizeof(*r));
+	if (!tmp || !med || !r) {
+		c->oom = 1;
+		goto out;
+	}
+	for (k = 0; k < cp->nfuncs; k++) {
+		memcpy(tmp, cp->funcs[k].ms, ns * sizeof(*tmp));
+		med[k] = median_sorted(tmp, ns);
+	}
+	arr = pt_rv_arr(c->rep, o, "steps");
+	for (i = 0; i < ns; i++) {
+		const pt_cp_step *st = &cp->steps[i];
+		double split[PT_CP_NKINDS], saved;
+		size_t who, nr = 0;
+		pt_rv *e = pt_rv_obj(c->rep, arr, NULL), *fa, *wa;
+		int sl = slow && slow[i];
+
+		step_split(c, wi, i, split, &who, &saved);
+		for (k = 0; k < PT_CP_NKINDS; k++)
+			tot[k] += split[k];
+		pt_rv_int(c->rep, e, "number", st->number);
+		pt_rv_num(c->rep, e, "ms", st->ms);
+		pt_rv_bool(c->rep, e, "slow", sl);
+		split_obj(c, e, "split (ms)", split);
+		if (who != (size_t)-1)
+			pt_rv_str(c->rep, e, "waited for", c->w[who].id);
+		/* the largest on the path; in a slow step what grew most first */
+		for (k = 0; k < cp->nfuncs; k++) {
+			double v = cp->funcs[k].ms[i];
+			if (v <= 0)
+				continue;
+			r[nr].v = sl ? v - med[k] : v;
+			r[nr].ms = v;
+			r[nr].med = med[k];
+			r[nr++].f = k;
+		}
+		qsort(r, nr, sizeof(*r), fr_cmp);
+		fa = pt_rv_arr(c->rep, e, "functions");
+		for (k = 0; k < nr && k < TOP_FUNCS; k++) {
+			pt_rv *x = pt_rv_obj(c->rep, fa, NULL);
+			pt_rv_str(c->rep, x, "name", cp->funcs[r[k].f].key);
+			pt_rv_str(c->rep, x, "kind", pt_kind_name(cp->funcs[r[k].f].kind));
+			pt_rv_num(c->rep, x, "ms", r[k].ms);
+			pt_rv_num(c->rep, x, "median (ms)", r[k].med);
+		}
+		wa = pt_rv_arr(c->rep, e, "waits");
+		for (k = 0; k < st->nwaits; k++) {
+			const pt_cp_wait *w = &st->waits[k];
+			pt_rv *x = pt_rv_obj(c->rep, wa, NULL);
+			pt_rv_str(c->rep, x, "span", w->span);
+			pt_rv_str(c->rep, x, "call", w->call);
+			pt_rv_num(c->rep, x, "ms", w->ms);
+			pt_rv_str(c->rep, x, "target", w->target);
+			if (w->target_stream >= 0)
+				pt_rv_int(c->rep, x, "target stream", w->target_stream);
+			if (w->behind) {
+				pt_rv_str(c->rep, x, "behind", w->behind);
+				if (w->behind_stream >= 0)
+					pt_rv_int(c->rep, x, "behind stream", w->behind_stream);
+			}
+		}
+	}
+	split_obj(c, o, "split (ms)", tot);
+out:
+	x_free(r);
+	x_free(med);
+	x_free(tmp);
+}
+
+/* The instances of worker wi's step k (arrival inside the step, by its
+ * own clock): [*a, *b) of its summary's coll, which is in channel then
+ * time order, so scan all. */
+static int in_step(const pt_summary *s, const pt_cp_step *st, size_t j)
+{
+	double a = s->coll[j].arrive_us / 1e3;
+
+	return st->start_ms >= 0 && a >= st->start_ms && a < st->start_ms + st->ms;
+}
+
+/* Per step number: the job's path runs through the worker the others
+ * waited for most in that step (the last arriver of the step's instances,
+ * weighted by the waits it caused), or, without waits, the one whose own
+ * path waited least.  The step's time is the job's (the median over the
+ * workers); the what-if takes away the time that worker arrived later
+ * than the median member (or the second last) at its instances in the
+ * step (docs/diagnose.md "Critical path"). */
+static void job_section(dctx *c, pt_rv *sec)
+{
+	size_t wi, i, ref = (size_t)-1;
+	double *blame = NULL, *ms = NULL;
+	pt_rv *arr = NULL;
+
+	for (wi = 0; wi < c->nw; wi++)
+		if (c->w[wi].s->cpath && (ref == (size_t)-1 ||
+					  c->w[wi].s->cpath->nsteps > c->w[ref].s->cpath->nsteps))
+			ref = wi;
+	blame = x_calloc(c->nw + 1, sizeof(*blame));
+	ms = x_malloc((c->nw + 1) * sizeof(*ms));
+	if (ref == (size_t)-1 || !blame || !ms)
+		goto out;
+	for (i = 0; i < c->w[ref].s->cpath->nsteps; i++) {
+		int64_t no = c->w[ref].s->cpath->steps[i].number;
+		size_t best = (size_t)-1, least = (size_t)-1, bi = 0, li = 0, n = 0, k, j;
+		double lwait = INFINITY, saved = 0, split[PT_CP_NKINDS], lsplit[PT_CP_NKINDS];
+
+		memset(blame, 0, c->nw * sizeof(*blame));
+		for (wi = 0; wi < c->nw; wi++) {
+			const pt_summary *s = c->w[wi].s;
+			const dlkwait *lw = c->lkw ? &c->lkw[wi] : NULL;
+			if (!s->cpath)
+				continue;
+			for (k = 0; k < s->cpath->nsteps; k++) {
+				const pt_cp_step *st = &s->cpath->steps[k];
+				double sv;
+				size_t who;
+				if (st->number != no)
+					continue;
+				ms[n++] = st->ms;
+				step_split(c, wi, k, split, &who, &sv);
+				if (split[PT_CP_WAIT] < lwait) {
+					lwait = split[PT_CP_WAIT];
+					least = wi;
+					li = k;
+					memcpy(lsplit, split, sizeof(split));
+				}
+				for (j = 0; lw && j < lw->n && j < s->ncoll; j++)
+					if (lw->wait_ms[j] > 0 && lw->last[j] < c->nw && in_step(s, st, j))
+						blame[lw->last[j]] += lw->wait_ms[j];
+				break;
+			}
+		}
+		if (n < 2)
+			continue;
+		for (wi = 0; wi < c->nw; wi++)
+			if (blame[wi] > 0 && (best == (size_t)-1 || blame[wi] > blame[best]))
+				best = wi;
+		if (best == (size_t)-1) {
+			best = least;
+			bi = li;
+			memcpy(split, lsplit, sizeof(split));
+		} else {
+			const pt_summary *s = c->w[best].s;
+			size_t who;
+			double sv;
+			for (bi = 0; bi < s->cpath->nsteps && s->cpath->steps[bi].number != no; bi++)
+				;
+			if (bi == s->cpath->nsteps)
+				continue;
+			step_split(c, best, bi, split, &who, &sv);
+			for (j = 0; c->lkw && j < c->lkw[best].n && j < s->ncoll; j++)
+				if (in_step(s, &s->cpath->steps[bi], j))
+					saved += c->lkw[best].saved_ms[j];
+		}
+		if (best == (size_t)-1)
+			continue;
+		if (!arr)
+			arr = pt_rv_arr(c->rep, sec, "job");
+		{
+			pt_rv *e = pt_rv_obj(c->rep, arr, NULL);
+			double job = median_sorted(ms, n);
+			pt_rv_int(c->rep, e, "number", no);
+			pt_rv_num(c->rep, e, "ms", job);
+			pt_rv_str(c->rep, e, "through", c->w[best].id);
+			pt_rv_num(c->rep, e, "through (ms)", c->w[best].s->cpath->steps[bi].ms);
+			pt_rv_num(c->rep, e, "others waited for it (ms)", blame[best]);
+			split_obj(c, e, "split (ms)", split);
+			pt_rv_num(c->rep, e, "what-if (ms)", job - saved > 0 ? job - saved : 0);
+		}
+	}
+out:
+	x_free(ms);
+	x_free(blame);
+}
+
+void diag_cpath(dctx *c)
+{
+	pt_rv *sec = NULL, *ws = NULL, *kinds;
+	size_t wi, k;
+
+	for (wi = 0; wi < c->nw; wi++) {
+		const pt_summary *s = c->w[wi].s;
+		if (!s->cpath || !s->cpath->nsteps)
+			continue;
+		if (!sec) {
+			sec = pt_rv_obj(c->rep, pt_report_root(c->rep), SEC);
+			kinds = pt_rv_arr(c->rep, sec, "kinds");
+			for (k = 0; k < PT_CP_NKINDS; k++)
+				pt_rv_str(c->rep, kinds, NULL, pt_cp_kind_name((int)k));
+			ws = pt_rv_obj(c->rep, sec, "workers");
+		}
+		worker_section(c, ws, wi, c->slow && diag_cpath_usable(s) ? c->slow[wi] : NULL);
+	}
+	if (sec && c->nw > 1)
+		job_section(c, sec);
+}
