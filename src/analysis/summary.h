@@ -146,6 +146,11 @@ typedef struct pt_cp_func {
 	char *key;           /* owned */
 	uint8_t kind;        /* pt_kind of its events */
 	double *ms;          /* one per step (the path's nsteps), owned */
+	double *self_ms;     /* per step, the time at its own frames (exclusive,
+	                        and the waits of a blocking call), owned; NULL
+	                        when the summary has none */
+	double *longest_ms;  /* GPU events: per step, the longest one on the
+	                        path; NULL for CPU functions and older summaries */
 } pt_cp_func;
 
 typedef struct pt_cpath {

@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "sections.h"
 #include "../util/strbuf.h"
+#include "../model/keys.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -99,16 +100,28 @@ static void excess(const double *v, const unsigned char *slow, size_t ns, double
 	o->exc = nsl ? sum / (double)nsl : 0;
 }
 
-/* The pattern of s with key and the class of kind, NULL. */
-static const pt_pattern *pattern_of(const pt_summary *s, const char *key, int kind)
+/* The patterns of s that are function key (a kernel's patterns, one per
+ * launch shape): their time per step summed into own[ns] and the median
+ * of their median calls in *call.  0 when none has per-step times. */
+static int patterns_of(const pt_summary *s, const char *key, int kind, double *own,
+		       double *call, double *tmp)
 {
-	size_t i;
+	size_t i, k, n = 0, kl = strlen(key);
 	int cls = pt_kind_class(kind);
 
-	for (i = 0; i < s->npatterns; i++)
-		if (s->patterns[i].cls == cls && !strcmp(s->patterns[i].key, key))
-			return &s->patterns[i];
-	return NULL;
+	memset(own, 0, s->nsteps * sizeof(*own));
+	for (i = 0; i < s->npatterns; i++) {
+		const pt_pattern *p = &s->patterns[i];
+		size_t pl = strlen(p->key);
+		if (p->cls != cls || pt_key_strip_shape(p->key, pl) != kl ||
+		    memcmp(p->key, key, kl) || !p->step_ms || p->nstep_ms != s->nsteps)
+			continue;
+		for (k = 0; k < s->nsteps; k++)
+			own[k] += p->step_ms[k];
+		tmp[n++] = p->median_ms;
+	}
+	*call = median_sorted(tmp, n);
+	return n > 0;
 }
 
 /* The wait record of the slow steps whose call (or span) is name: the
@@ -148,7 +161,7 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 	memset(out, 0, sizeof(*out));
 	if (!diag_cpath_usable(s) || !cp->nfuncs)
 		return 0;
-	tmp = x_malloc((ns + 1) * sizeof(*tmp));
+	tmp = x_malloc((2 * ns + 1) * sizeof(*tmp));
 	ex = x_calloc(cp->nfuncs, sizeof(*ex));
 	if (!tmp || !ex)
 		goto out;
@@ -177,13 +190,30 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 	}
 	if (emax <= 0)
 		goto out;
-	/* A GPU event that grew itself (not only its place on the path). */
+	/* A GPU event that grew itself (not only its place on the path, and
+	 * not by running more often: a kernel queued more times before a
+	 * copy is the wait's cause, named by the annotation that waits). */
 	if (best_gpu != (size_t)-1 && ex[best_gpu].exc >= GPU_SHARE * step_exc) {
 		const pt_cp_func *f = &cp->funcs[best_gpu];
-		const pt_pattern *p = pattern_of(s, f->key, f->kind);
+		double call = 0, *ownv = x_malloc((ns + s->npatterns + 1) * sizeof(*ownv));
 		dcp_cause own;
-		if (p && p->step_ms && p->nstep_ms == ns) {
-			excess(p->step_ms, slow, ns, tmp, &own);
+		int more = 0, has;
+		if (!ownv)
+			goto out;
+		has = patterns_of(s, f->key, f->kind, ownv, &call, ownv + ns);
+		/* one event ran longer: the longest on the path in the slow
+		 * steps is well above the function's median call */
+		if (f->longest_ms && has) {
+			double lmin = INFINITY;
+			for (i = 0; i < ns; i++)
+				if (slow[i] && f->longest_ms[i] < lmin)
+					lmin = f->longest_ms[i];
+			more = lmin - call < GPU_SHARE * ex[best_gpu].exc;
+		}
+		if (has && !more)
+			excess(ownv, slow, ns, tmp, &own);
+		x_free(ownv);
+		if (has && !more) {
 			if (own.exc >= GPU_SHARE * ex[best_gpu].exc) {
 				*out = ex[best_gpu];
 				out->func = f;
@@ -193,16 +223,25 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 			}
 		}
 	}
-	/* The most specific frame that explains the growth: the smallest
-	 * inclusive path time over the steps among those holding most of
-	 * it (an op inside the annotation that holds it is more specific). */
+	/* The frame that explains the growth: of those holding most of it
+	 * (inclusive), the one whose own time grew most (its exclusive path
+	 * time, and a blocking call's wait): an op that ran longer inside the
+	 * annotation that holds it, or the call an annotation blocked in.
+	 * Older summaries without self times: the most specific one, the
+	 * smallest inclusive path time over the steps. */
 	for (i = 0; i < cp->nfuncs; i++) {
 		double tot = 0;
 		size_t k;
 		if (is_gpu_kind(cp->funcs[i].kind) || ex[i].exc < EXPLAIN_SHARE * emax)
 			continue;
-		for (k = 0; k < ns; k++)
-			tot += cp->funcs[i].ms[k];
+		if (cp->funcs[i].self_ms) {
+			dcp_cause se;
+			excess(cp->funcs[i].self_ms, slow, ns, tmp, &se);
+			tot = -se.exc;
+		} else {
+			for (k = 0; k < ns; k++)
+				tot += cp->funcs[i].ms[k];
+		}
 		if (tot < spec_tot || (tot == spec_tot && is_call_kind(cp->funcs[i].kind))) {
 			spec_tot = tot;
 			spec = i;
