@@ -245,3 +245,40 @@ for t in "$CONTROL" "$RESNET" "$NQ" "$DLRM0"; do
 	check "$n: split per step matches the independent computation (1%)" \
 		"$PYTHON" "$PT_ROOT/tests/tools/critpath_compare.py" "$TMP/ref_$n.summary.json" "$TMP/ref_$n.json" --tol 0.01
 done
+
+# --- Nsight Systems: the same walk from an nsys export (correlationId) ----------
+# saxpy-mpi: the host's blocking cudaMemcpy waits for its device-to-host copy,
+# which is queued behind the saxpy kernel on the same stream (the export's own
+# rows).
+"$PT_BIN" summarize "$PT_DATA/pipit/saxpy-mpi-cuda_nsys_perlmutter0.sqlite" -o "$TMP/nsys.json" 2>/dev/null
+check "nsys: the blocking cudaMemcpy waits for its DtoH copy queued behind saxpy" "$PYTHON" -c '
+import json, sys
+cp = json.load(open(sys.argv[1]))["critical_path"]
+s = cp["steps"][0]
+assert abs(sum(s["split"].values()) - s["ms"]) < 1e-3, s
+w = s["waits"][0]
+assert w["call"] == "cudaMemcpy" and w["target"].startswith("Memcpy DtoH") and w["behind"].startswith("saxpy"), w
+assert w["target_stream"] == w["behind_stream"] == 7, w' "$TMP/nsys.json"
+
+# --- across workers: the DLRM set (8 ranks, rank 7 the natural straggler) ------
+# The victims' paths wait on rank 7 inside the collectives; the job's path of
+# step 10 runs through rank 7, and its what-if is the Lockstep section's.
+"$PT_BIN" analyze "$PT_DATA/dlrm" -q -o "$TMP/dlrm" 2>/dev/null
+check "DLRM: the job path runs through rank 7, what-if as the Lockstep straggler's" "$PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+cp, lk = r["Critical path"], r["Lockstep"]
+w7 = [w for w, v in r["workers"].items() if v["rank"] == 7][0]
+job = cp["job"]
+assert len(job) == 1 and job[0]["number"] == 10 and job[0]["through"] == w7, job
+st = lk["stragglers"][0]
+assert st["worker"] == w7 and abs(job[0]["what-if (ms)"] - st["what if"]["step (ms)"]) < 0.01, (job, st)
+assert abs(job[0]["others waited for it (ms)"] - st["others waited for it (ms)"]) < 0.01
+for w, v in cp["workers"].items():
+    s = v["steps"][0]
+    assert abs(sum(s["split (ms)"].values()) - s["ms"]) < 1e-6, (w, s)
+    if w == w7:
+        assert s["split (ms)"]["wait"] == 0 and "waited for" not in s, s
+    elif s["split (ms)"]["wait"] > 0.1:
+        assert s["waited for"] == w7, (w, s)
+assert sum(v["steps"][0]["split (ms)"]["wait"] > 1 for v in cp["workers"].values()) >= 5' "$TMP/dlrm/PerfDisplay/report.json"
