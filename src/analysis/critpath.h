@@ -34,8 +34,8 @@ struct pt_coll_build;
 int pt_cpath_build(const pt_store *st, const pt_window *w, const struct pt_coll_build *coll,
 		   pt_summary *s, pt_error *err);
 
-/* The value of the "critical_path" member (the writer leaves the member out
- * when s->cpath is NULL). */
+/* The value of the "critical_path" member (critpath_format.c; the writer
+ * leaves the member out when s->cpath is NULL). */
 void pt_cpath_write(const pt_summary *s, pt_sb *out);
 
 /* Parse the "critical_path" value buf[0..len) into s->cpath (which must be
