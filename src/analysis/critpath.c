@@ -105,6 +105,10 @@ typedef struct cp {
 	uint32_t *jl;       /* the CPU lanes that have frames */
 	size_t njl;
 	size_t *rh;         /* per lane: the last root search's answer (join_of) */
+	/* the store's sync records: by correlation id (ysync) and the stream
+	 * waits by waiting lane then time (swait), as indices */
+	uint32_t *ysync, *swait;
+	size_t nysync, nswait;
 	corr_ent *launch, *gpuev;
 	size_t hlaunch, hgpu;  /* corr_find's last answers */
 	size_t nlaunch, ngpuev;
@@ -225,6 +229,44 @@ static int corr_sorted(const corr_ent *t, size_t n)
 		if (corr_cmp(&t[i - 1], &t[i]) > 0)
 			return 0;
 	return 1;
+}
+
+static int ysync_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const pt_sync *y = ctx, *a = &y[*(const uint32_t *)pa], *b = &y[*(const uint32_t *)pb];
+
+	if (a->corr != b->corr)
+		return a->corr < b->corr ? -1 : 1;
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+static int swait_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const pt_sync *y = ctx, *a = &y[*(const uint32_t *)pa], *b = &y[*(const uint32_t *)pb];
+
+	if (a->wlane != b->wlane)
+		return a->wlane < b->wlane ? -1 : 1;
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/* The store's sync records, indexed (cuda_sync; none in older traces). */
+static int sync_build(cp *c)
+{
+	const pt_store *st = c->st;
+	size_t i;
+
+	c->ysync = x_malloc((st->nsyncs + 1) * sizeof(*c->ysync));
+	c->swait = x_malloc((st->nsyncs + 1) * sizeof(*c->swait));
+	if (!c->ysync || !c->swait)
+		return -1;
+	for (i = 0; i < st->nsyncs; i++) {
+		c->ysync[c->nysync++] = (uint32_t)i;
+		if (st->syncs[i].kind == PT_SYNC_STREAM_WAIT && st->syncs[i].wlane < st->nlanes)
+			c->swait[c->nswait++] = (uint32_t)i;
+	}
+	qsort_r(c->ysync, c->nysync, sizeof(*c->ysync), ysync_cmp, st->syncs);
+	qsort_r(c->swait, c->nswait, sizeof(*c->swait), swait_cmp, st->syncs);
+	return 0;
 }
 
 /* The key of the k-th entry of a sorted order. */
@@ -1025,6 +1067,54 @@ static uint32_t pop_lane(cp *c, int64_t t, uint32_t lane, uint32_t step_lane)
 
 /* The wait target of runtime call at position k ([r0, r1]): a GPU event
  * position, NONE none. */
+/* The sync record of the call with correlation id corr, NULL. */
+static const pt_sync *sync_of(const cp *c, uint32_t corr)
+{
+	size_t lo = 0, hi = c->nysync;
+
+	if (!corr)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->st->syncs[c->ysync[mid]].corr < corr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nysync && c->st->syncs[c->ysync[lo]].corr == corr ? &c->st->syncs[c->ysync[lo]]
+									 : NULL;
+}
+
+/* The stream lane that GPU lane l was told to wait for before the launch
+ * at lts and after the one at pts (the latest recorded stream wait between
+ * them), NONE. */
+static uint32_t stream_wait(const cp *c, uint32_t l, int64_t lts, int64_t pts)
+{
+	size_t lo = 0, hi = c->nswait;
+
+	if (!hi)
+		return NONE;
+	while (lo < hi) { /* first record after (l, lts) */
+		size_t mid = (lo + hi) / 2;
+		const pt_sync *y = &c->st->syncs[c->swait[mid]];
+		if (y->wlane < l || (y->wlane == l && y->ts <= lts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NONE;
+	{
+		const pt_sync *y = &c->st->syncs[c->swait[lo - 1]];
+		if (y->wlane != l || y->ts < pts || y->lane >= c->nl)
+			return NONE;
+		return y->lane;
+	}
+}
+
+/* The start of GPU event ev's launch call, INT64_MIN unknown. */
+static int64_t launch_ts(cp *c, uint32_t ev);
+
 static uint32_t wait_target(cp *c, uint32_t k)
 {
 	const pt_event *r = &c->st->ev[c->ord[k]];
@@ -1054,6 +1144,14 @@ static uint32_t wait_target(cp *c, uint32_t k)
 	}
 	if (r->name >= c->nbyname || c->sync[r->name] != 1)
 		return NONE;
+	/* Newer Kineto says which stream the call waited for (cuda_sync) */
+	{
+		const pt_sync *y = sync_of(c, r->corr);
+		uint32_t only = y && (y->kind == PT_SYNC_EVENT || y->kind == PT_SYNC_STREAM) &&
+				y->lane < c->nl ? y->lane : NONE;
+		if (only != NONE)
+			return gpu_end_in(c, only, r0, r1);
+	}
 	for (l = 0; l < c->nl; l++) {
 		uint32_t p;
 		if (!c->st->lanes[l].gpu)
@@ -1207,7 +1305,7 @@ static void walk(cp *c, uint32_t lane, uint32_t step_lane)
 			t = a;
 			continue;
 		} else {
-			uint32_t g = gpu_at(c, lane, t), p = NONE, x = NONE, L;
+			uint32_t g = gpu_at(c, lane, t), p = NONE, x = NONE, L, xw;
 			int64_t gs, pe = INT64_MIN, lr = INT64_MIN, xe = INT64_MIN, ready;
 			const pt_event *ge;
 			size_t l;
@@ -1231,7 +1329,16 @@ static void walk(cp *c, uint32_t lane, uint32_t step_lane)
 			if (L != NONE)
 				lr = cend_of(c, L) <= gs ? cend_of(c, L) : pos_ts(c, L);
 			ready = pe > lr ? pe : lr;
-			if (ready != INT64_MIN && gs - ready > XSTREAM_NS) {
+			/* a recorded stream wait (cuda_sync) names the stream;
+			 * without one, a start well after both predecessors */
+			xw = L != NONE ? stream_wait(c, (uint32_t)lane, pos_ts(c, L),
+						      p != NONE ? launch_ts(c, c->ord[p]) : INT64_MIN)
+				       : NONE;
+			if (xw != NONE && ready != INT64_MIN) {
+				x = gpu_end_in(c, xw, ready, gs);
+				if (x != NONE)
+					xe = cend_of(c, x);
+			} else if (ready != INT64_MIN && gs - ready > XSTREAM_NS) {
 				for (l = 0; l < c->nl; l++) {
 					uint32_t q;
 					if (l == lane || !c->st->lanes[l].gpu ||
@@ -1301,6 +1408,13 @@ static uint32_t span_of(const cp *c, uint32_t pos)
 			op = k;
 	}
 	return py != NONE ? py : op != NONE ? op : pos;
+}
+
+static int64_t launch_ts(cp *c, uint32_t ev)
+{
+	uint32_t L = launch_of(c, ev);
+
+	return L != NONE ? pos_ts(c, L) : INT64_MIN;
 }
 
 static int wrec_cmp(const void *pa, const void *pb)
@@ -1509,6 +1623,8 @@ static void cp_free(cp *c)
 	x_free(c->w);
 	x_free(c->pin);
 	x_free(c->inst);
+	x_free(c->ysync);
+	x_free(c->swait);
 	x_free(c->launch);
 	x_free(c->gpuev);
 	x_free(c->roots);
@@ -1613,7 +1729,7 @@ int pt_cpath_build(const pt_store *st, const pt_window *w, const pt_coll_build *
 	c.st = st;
 	c.w0 = w->start;
 	s->cpath = NULL;
-	if (index_build(&c) || inst_build(&c, coll))
+	if (index_build(&c) || inst_build(&c, coll) || sync_build(&c))
 		goto out;
 	c.nbyname = pt_strtab_count(st->strs);
 	c.byname = x_calloc(c.nbyname + 1, sizeof(*c.byname));

@@ -56,12 +56,21 @@ void pt_store_free(pt_store *s)
 {
 	if (!s)
 		return;
+	x_free(s->syncs);
 	x_free(s->kinfo);
 	x_free(s->steps);
 	x_free(s->lanes);
 	x_free(s->ev);
 	pt_strtab_free(s->strs);
 	memset(s, 0, sizeof(*s));
+}
+
+int pt_store_add_sync(pt_store *s, const pt_sync *y)
+{
+	if (s->nsyncs == s->synccap && X_GROW(s->syncs, s->synccap, s->nsyncs + 1))
+		return PT_ENOMEM;
+	s->syncs[s->nsyncs++] = *y;
+	return PT_OK;
 }
 
 int pt_store_add(pt_store *s, const pt_event *e)

@@ -98,6 +98,20 @@ typedef struct pt_kinfo {
 	int32_t shared_mem; /* bytes per block */
 } pt_kinfo;
 
+/* A CUDA synchronisation as newer Kineto records it (category "cuda_sync"):
+ * which call (by correlation id) waited for which stream.  The critical
+ * path (src/analysis/critpath.c) uses it to pick the stream a blocking call
+ * or a stream-wait waited for; traces without it fall back on rules. */
+enum { PT_SYNC_STREAM_WAIT = 1, PT_SYNC_EVENT, PT_SYNC_STREAM, PT_SYNC_CONTEXT };
+
+typedef struct pt_sync {
+	int64_t ts;       /* ns */
+	uint32_t corr;    /* the runtime call's correlation id (low 32 bits) */
+	uint32_t lane;    /* the stream waited for (a GPU lane), UINT32_MAX: any */
+	uint32_t wlane;   /* PT_SYNC_STREAM_WAIT: the stream that waits, else UINT32_MAX */
+	uint8_t kind;     /* PT_SYNC_* */
+} pt_sync;
+
 typedef struct pt_store {
 	pt_strtab *strs;
 	pt_event *ev;
@@ -108,6 +122,8 @@ typedef struct pt_store {
 	size_t nsteps, stepcap;
 	pt_kinfo *kinfo;        /* kernels with launch efficiency, by ev ascending */
 	size_t nkinfo, kinfocap;
+	pt_sync *syncs;         /* in file order */
+	size_t nsyncs, synccap;
 
 	/* Metadata from the trace header; -1 / 0 when absent. */
 	int64_t rank, world_size;
@@ -136,6 +152,8 @@ uint32_t pt_store_lane(pt_store *s, int64_t pid, int64_t tid, int gpu);
 int pt_store_add_step(pt_store *s, int64_t number, int64_t ts, int64_t dur);
 /* Append the launch efficiency of event k->ev (the last one added). */
 int pt_store_add_kinfo(pt_store *s, const pt_kinfo *k);
+/* Append a synchronisation record; PT_OK or PT_ENOMEM. */
+int pt_store_add_sync(pt_store *s, const pt_sync *y);
 /* Record a warning: counted, and the first message is kept. */
 void pt_store_warn(pt_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -47,6 +47,7 @@ enum {
 	CAT_SKIP,      /* a category we do not store */
 	CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_RUNTIME, CAT_DRIVER,
 	CAT_CPU_OP, CAT_USER_ANNOT, CAT_PYTHON, CAT_GPU_ANNOT,
+	CAT_SYNC,      /* cuda_sync: kept as a pt_sync, not an event */
 };
 
 typedef struct span {
@@ -60,11 +61,11 @@ typedef struct evf {
 	span name, stack, aname, dtype, coll, spid, stid;
 	int64_t pid, tid, ts, dur;
 	int64_t grid[3], block[3];
-	int64_t bytes, in_n, out_n, group, corr;
+	int64_t bytes, in_n, out_n, group, corr, stream, wstream;
 	char ph;
 	uint8_t cat;
 	uint8_t has_ts, has_dur, has_grid, has_block, has_bytes, has_in, has_out, has_group;
-	uint8_t has_corr;
+	uint8_t has_corr, has_stream, has_wstream;
 	uint8_t pid_str, tid_str, ts_bad, dur_bad;
 	/* kernel launch efficiency (pt_kinfo); has_eff: bit per member */
 	uint8_t has_eff;
@@ -537,6 +538,10 @@ static uint8_t cat_code(const char *s, size_t n)
 		if (!memcmp(s, "Operator", 8))
 			return CAT_CPU_OP;
 		break;
+	case 9:
+		if (!memcmp(s, "cuda_sync", 9))
+			return CAT_SYNC;
+		break;
 	case 10:
 		if (!memcmp(s, "gpu_memcpy", 10))
 			return CAT_MEMCPY;
@@ -787,6 +792,12 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 			else
 				rc = skip_value(r, &p, end);
 			break;
+		case 6:
+			if (!memcmp(k, "stream", 6))
+				rc = parse_int(r, &p, end, &f->stream, &f->has_stream);
+			else
+				rc = skip_value(r, &p, end);
+			break;
 		case 13:
 			if (!memcmp(k, "In msg nelems", 13))
 				rc = parse_int(r, &p, end, &f->in_n, &f->has_in);
@@ -816,6 +827,8 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 		case 14:
 			if (!memcmp(k, "Out msg nelems", 14))
 				rc = parse_int(r, &p, end, &f->out_n, &f->has_out);
+			else if (!memcmp(k, "wait_on_stream", 14))
+				rc = parse_int(r, &p, end, &f->wstream, &f->has_wstream);
 			else
 				rc = skip_value(r, &p, end);
 			break;
@@ -1050,6 +1063,48 @@ static int add_thread_name(reader *r, const evf *f)
 	return OK;
 }
 
+/* A cuda_sync event: which call (correlation) waited for which stream
+ * ("Stream Wait Event": the stream in "stream" waits for "wait_on_stream";
+ * "Event Sync": the call waits for "wait_on_stream"; "Stream Sync": for
+ * "stream"; "Context Sync": for all).  Kept as a pt_sync, never an event;
+ * one without a correlation id or a known kind is skipped. */
+static int add_sync(reader *r, const evf *f)
+{
+	pt_sync y;
+	const char *nm = f->name.s;
+	size_t n = f->name.n;
+	int64_t waited = -1;
+
+	if (!f->has_corr || f->corr <= 0 || !nm || !f->has_ts)
+		return OK;
+	memset(&y, 0, sizeof(y));
+	y.ts = f->ts;
+	y.corr = (uint32_t)f->corr;
+	y.lane = y.wlane = UINT32_MAX;
+	if (key_is(nm, n, "Stream Wait Event", 17)) {
+		y.kind = PT_SYNC_STREAM_WAIT;
+		waited = f->has_wstream ? f->wstream : -1;
+		if (f->has_stream && f->stream >= 0 &&
+		    (y.wlane = lane_of(r, f->pid, f->stream, 1)) == UINT32_MAX)
+			return fail(r, PT_ENOMEM, NULL, "out of memory");
+	} else if (key_is(nm, n, "Event Sync", 10)) {
+		y.kind = PT_SYNC_EVENT;
+		waited = f->has_wstream ? f->wstream : -1;
+	} else if (key_is(nm, n, "Stream Sync", 11)) {
+		y.kind = PT_SYNC_STREAM;
+		waited = f->has_stream ? f->stream : -1;
+	} else if (key_is(nm, n, "Context Sync", 12)) {
+		y.kind = PT_SYNC_CONTEXT;
+	} else {
+		return OK;
+	}
+	if (waited >= 0 && (y.lane = lane_of(r, f->pid, waited, 1)) == UINT32_MAX)
+		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	if (pt_store_add_sync(r->st, &y))
+		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	return OK;
+}
+
 static int classify(const evf *f, const char *name, size_t n)
 {
 	switch (f->cat) {
@@ -1238,6 +1293,8 @@ static int commit(reader *r, const evf *f, const char *at)
 		r->nskipcat++;
 		return OK;
 	}
+	if (f->cat == CAT_SYNC)
+		return add_sync(r, f);
 	if (!f->name.s) {
 		pt_store_warn(st, "event without a name at byte %llu skipped",
 			      (unsigned long long)off_of(r, at));
@@ -1726,6 +1783,8 @@ static void finish(reader *r)
 			st->ev[i].ts += r->base;
 		for (i = 0; i < st->nsteps; i++)
 			st->steps[i].ts += r->base;
+		for (i = 0; i < st->nsyncs; i++)
+			st->syncs[i].ts += r->base;
 	}
 	for (i = 0; i < r->ntnames; i++)
 		for (j = 0; j < st->nlanes; j++)

@@ -282,3 +282,36 @@ for w, v in cp["workers"].items():
     elif s["split (ms)"]["wait"] > 0.1:
         assert s["waited for"] == w7, (w, s)
 assert sum(v["steps"][0]["split (ms)"]["wait"] > 1 for v in cp["workers"].values()) >= 5' "$TMP/dlrm/PerfDisplay/report.json"
+
+# --- cuda_sync records (newer Kineto): which stream a wait was for -------------
+# A trace in the shape of kineto's docs traces: stream 21 is told to wait for
+# stream 7 (Stream Wait Event) before kernel c, while stream 13's kernel b ends
+# later: the path must go c -> a (stream 7), as the record says, and so must
+# the independent computation; without the record both fall back on "the
+# latest end on another stream" (b).
+"$PYTHON" - "$TMP/sync.json" "$TMP/nosync.json" <<'PY'
+import json, sys
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 9, "tid": 9, "ts": 0, "dur": 1000}]
+def rt(name, ts, dur, corr): ev.append({"ph": "X", "cat": "cuda_runtime", "name": name, "pid": 9, "tid": 9, "ts": ts, "dur": dur, "args": {"correlation": corr}})
+def k(name, stream, ts, dur, corr): ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur, "args": {"stream": stream, "correlation": corr}})
+rt("cudaLaunchKernel", 0, 10, 1); k("a", 7, 20, 300, 1)
+rt("cudaLaunchKernel", 10, 10, 2); k("b", 13, 20, 400, 2)
+rt("cudaLaunchKernel", 30, 10, 4); k("c", 21, 430, 100, 4)
+rt("cudaStreamSynchronize", 50, 500, 5)
+sync = {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 21, "ts": 25, "dur": 1,
+        "args": {"wait_on_stream": 7, "wait_on_cuda_event_record_corr_id": 3, "stream": 21, "correlation": 9}}
+json.dump({"traceEvents": ev + [sync]}, open(sys.argv[1], "w"))
+json.dump({"traceEvents": ev}, open(sys.argv[2], "w"))
+PY
+for v in sync nosync; do
+	"$PT_BIN" summarize "$TMP/$v.json" -o "$TMP/$v.summary.json" 2>/dev/null
+	"$PYTHON" "$PT_ROOT/tests/tools/critpath_reference.py" "$TMP/$v.json" >"$TMP/$v.ref.json"
+	check "cuda_sync ($v): the split matches the independent computation" \
+		"$PYTHON" "$PT_ROOT/tests/tools/critpath_compare.py" "$TMP/$v.summary.json" "$TMP/$v.ref.json"
+done
+check "cuda_sync: the recorded stream wait decides what kernel c waited for" "$PYTHON" -c '
+import json, sys
+w1 = json.load(open(sys.argv[1]))["critical_path"]["steps"][0]["waits"][0]
+w2 = json.load(open(sys.argv[2]))["critical_path"]["steps"][0]["waits"][0]
+assert w1["target"] == "c" and w1["behind"] == "a" and w1["behind_stream"] == 7, w1
+assert w2["target"] == "c" and w2["behind"] == "b" and w2["behind_stream"] == 13, w2' "$TMP/sync.summary.json" "$TMP/nosync.summary.json"

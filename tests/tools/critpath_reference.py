@@ -210,10 +210,57 @@ class Ev:
         self.pos = -1        # position in its stream (GPU events)
 
 
+class Sync:
+    """A cuda_sync record (newer Kineto): the call with correlation `corr`
+    waited for stream lane `waited` (None: any); a "Stream Wait Event" also
+    names the stream lane that waits."""
+    __slots__ = ("kind", "corr", "ts", "waited", "waiting")
+
+    def __init__(self, kind, corr, ts, waited, waiting):
+        self.kind, self.corr, self.ts, self.waited, self.waiting = kind, corr, ts, waited, waiting
+
+
+SYNCS = []   # filled by read_events
+
+
+def _int_arg(args, key):
+    v = args.get(key)
+    if isinstance(v, decimal.Decimal) and v == v.to_integral_value():
+        v = int(v)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def read_sync(x):
+    args = x.get("args")
+    if not isinstance(args, dict):
+        return None
+    corr, stream, wait = _int_arg(args, "correlation"), _int_arg(args, "stream"), \
+        _int_arg(args, "wait_on_stream")
+    if corr is None or corr <= 0 or not isinstance(x.get("ts"), (int, decimal.Decimal)):
+        return None
+    pid = lane_id(x.get("pid"))
+    name = x.get("name")
+    lane = lambda sid: ("G", pid, sid) if sid is not None and sid >= 0 else None
+    if name == "Stream Wait Event":
+        return Sync("wait", corr, ns(x["ts"]), lane(wait), lane(stream))
+    if name == "Event Sync":
+        return Sync("event", corr, ns(x["ts"]), lane(wait), None)
+    if name == "Stream Sync":
+        return Sync("stream", corr, ns(x["ts"]), lane(stream), None)
+    if name == "Context Sync":
+        return Sync("context", corr, ns(x["ts"]), None, None)
+    return None
+
+
 def read_events(raw):
     evs = []
     for x in raw:
         if not isinstance(x, dict) or x.get("ph") != "X":
+            continue
+        if x.get("cat") == "cuda_sync":
+            y = read_sync(x)
+            if y is not None:
+                SYNCS.append(y)
             continue
         ts, dur = x.get("ts"), x.get("dur")
         # JSON numbers only (a quoted "ts" is not read as a time, as in the C reader)
@@ -333,6 +380,32 @@ class Graph:
             elif ev.kind in GPU_KINDS and ev.e > ev.s:
                 self.gpu_of.setdefault(ev.corr, []).append(ev)
         self._wait = {}
+        # cuda_sync records: by correlation id, and the stream waits per
+        # waiting stream in time order
+        self.sync_of = {}
+        self.swaits = {}
+        for y in SYNCS:
+            self.sync_of.setdefault(y.corr, y)
+            if y.kind == "wait" and y.waiting is not None:
+                self.swaits.setdefault(y.waiting, []).append(y)
+        for l in self.swaits.values():
+            l.sort(key=lambda y: y.ts)
+
+    def stream_wait(self, stream, lts, pts):
+        """The stream that `stream` was told to wait for by the latest stream
+        wait recorded in [pts, lts], or None."""
+        best = None
+        for y in self.swaits.get(stream, ()):
+            if pts <= y.ts <= lts:
+                best = y
+        return best.waited if best is not None else None
+
+    def latest_end_on(self, st, lo, hi):
+        es = self.gpu_ends.get(st)
+        if not es:
+            return None
+        j = bisect.bisect_right(es, hi) - 1
+        return (st, es[j]) if j >= 0 and es[j] > lo else None
 
     # -- CPU
     def deepest(self, th, t):
@@ -376,7 +449,11 @@ class Graph:
                 if r.s < g.e <= r.e and (res is None or g.e > res[1]):
                     res = (g.lane, g.e)
         if res is None and "Synchronize" in r.name:
-            res = self.latest_end_other_streams(r.s, r.e)
+            y = self.sync_of.get(r.corr) if r.corr is not None else None
+            if y is not None and y.kind in ("event", "stream") and y.waited is not None:
+                res = self.latest_end_on(y.waited, r.s, r.e)
+            else:
+                res = self.latest_end_other_streams(r.s, r.e)
         self._wait[r.idx] = res
         return res
 
@@ -505,7 +582,15 @@ def walk(G, T0, T1, step_thread, start_lane=None, segments=None, launch_ready="s
                 ready = max(p, r)
                 # Without a previous event and a launch there is no ready time
                 # to wait from: no cross-stream wait.
-                if (P is not None or L is not None) and gs - ready > CROSS_STREAM_NS:
+                W = None
+                if L is not None:
+                    PL = G.launch_of.get(P.corr) if P is not None and P.corr is not None else None
+                    W = G.stream_wait(lane, L.s, PL.s if PL is not None else NEG_INF)
+                if W is not None:
+                    X = G.latest_end_on(W, ready, gs) if ready != NEG_INF else None
+                    if X is not None:
+                        cands.append((X[1], 1, X[0], "gap", "stream wait"))
+                elif (P is not None or L is not None) and gs - ready > CROSS_STREAM_NS:
                     X = G.latest_end_other_streams(ready, gs, exclude=lane)
                     if X is not None:
                         cands.append((X[1], 1, X[0], "gap", "cross-stream"))

@@ -216,6 +216,69 @@ static void test_sync_cross_stream(void **state)
 	pt_summary_free(s);
 }
 
+/* Newer Kineto's cuda_sync records say which stream a call waited for: an
+ * event synchronisation waits for stream 7's kernel, not for the kernel of
+ * stream 13 that ends later inside the call; a kernel whose stream was told
+ * to wait for stream 7 waits for it, not for stream 13's later end. */
+static void test_cuda_sync(void **state)
+{
+	fx *f = *state;
+	pt_summary *s;
+	pt_sync y;
+
+	step(f, 1, 0, 1000);
+	ev(f, PT_K_RUNTIME, f->cpu, 0, 10, "cudaLaunchKernel", 1);
+	ev(f, PT_K_KERNEL, f->gpu, 20, 300, "a", 1);
+	ev(f, PT_K_RUNTIME, f->cpu, 10, 10, "cudaLaunchKernel", 2);
+	ev(f, PT_K_KERNEL, f->gpu2, 20, 400, "b", 2);
+	ev(f, PT_K_RUNTIME, f->cpu, 30, 500, "cudaEventSynchronize", 3);
+	memset(&y, 0, sizeof(y));
+	y.kind = PT_SYNC_EVENT;
+	y.corr = 3;
+	y.ts = 31 * US;
+	y.lane = f->gpu;
+	y.wlane = UINT32_MAX;
+	assert_int_equal(pt_store_add_sync(&f->st, &y), PT_OK);
+	s = build(f);
+	sums(s);
+	assert_string_equal(s->cpath->steps[0].waits[0].target, "a");
+	assert_int_equal(s->cpath->steps[0].waits[0].target_stream, 7);
+	pt_summary_free(s);
+}
+
+static void test_stream_wait(void **state)
+{
+	fx *f = *state;
+	pt_summary *s;
+	pt_sync y;
+	uint32_t g3 = pt_store_lane(&f->st, 0, 21, 1);
+
+	step(f, 1, 0, 1000);
+	ev(f, PT_K_RUNTIME, f->cpu, 0, 10, "cudaLaunchKernel", 1);
+	ev(f, PT_K_KERNEL, f->gpu, 20, 300, "a", 1);
+	ev(f, PT_K_RUNTIME, f->cpu, 10, 10, "cudaLaunchKernel", 2);
+	ev(f, PT_K_KERNEL, f->gpu2, 20, 400, "b", 2);
+	/* stream 21 waits for stream 7 (recorded at 25 us), then runs c */
+	ev(f, PT_K_RUNTIME, f->cpu, 30, 10, "cudaLaunchKernel", 4);
+	ev(f, PT_K_KERNEL, g3, 430, 100, "c", 4);
+	ev(f, PT_K_RUNTIME, f->cpu, 50, 500, "cudaStreamSynchronize", 5);
+	memset(&y, 0, sizeof(y));
+	y.kind = PT_SYNC_STREAM_WAIT;
+	y.corr = 9;
+	y.ts = 25 * US;
+	y.lane = f->gpu;
+	y.wlane = g3;
+	assert_int_equal(pt_store_add_sync(&f->st, &y), PT_OK);
+	s = build(f);
+	sums(s);
+	/* c waited for stream 7 (a ended at 320): [320,430) gap, then a */
+	assert_string_equal(s->cpath->steps[0].waits[0].target, "c");
+	assert_string_equal(s->cpath->steps[0].waits[0].behind, "a");
+	assert_int_equal(s->cpath->steps[0].waits[0].behind_stream, 7);
+	assert_ms(s->cpath->steps[0].split[PT_CP_GAP], 0.11);
+	pt_summary_free(s);
+}
+
 /* The main thread waits in `## backward ##` while another thread works:
  * the path joins that thread. */
 static void test_join(void **state)
@@ -334,6 +397,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_blocking_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_cross_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_join, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cuda_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),

@@ -1157,9 +1157,54 @@ static void test_read_file_errors(void **state)
 	}
 }
 
+/* Correlation ids on launches and GPU events, and newer Kineto's
+ * cuda_sync records (the shapes of kineto's docs traces): a stream wait
+ * names the waiting and the waited stream, an event sync the waited one,
+ * a context sync none; they are records, not events. */
+static void test_corr_and_sync(void **state)
+{
+	pt_store st;
+	pt_error e;
+	size_t i, k = 0;
+	const char *s =
+		"{\"baseTimeNanoseconds\": 1000, \"traceEvents\": ["
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,\"tid\":9,\"ts\":1,\"dur\":1,\"args\":{\"correlation\":77}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":3,\"dur\":1,\"args\":{\"stream\":7,\"correlation\":77}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Stream Wait Event\",\"pid\":0,\"tid\":1,\"ts\":5,\"dur\":1,"
+		"\"args\":{\"wait_on_stream\":7,\"wait_on_cuda_event_record_corr_id\":76,\"stream\":1,\"correlation\":200}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Event Sync\",\"pid\":0,\"tid\":-1,\"ts\":6,\"dur\":1,"
+		"\"args\":{\"wait_on_stream\":7,\"stream\":-1,\"correlation\":300}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Context Sync\",\"pid\":0,\"tid\":-1,\"ts\":7,\"dur\":1,"
+		"\"args\":{\"stream\":-1,\"correlation\":400}}]}";
+
+	(void)state;
+	assert_int_equal(read_str(s, &st, &e), PT_OK);
+	assert_int_equal(st.n, 2);
+	for (i = 0; i < st.n; i++)
+		assert_int_equal(st.ev[i].corr, 77);
+	assert_int_equal(st.nsyncs, 3);
+	assert_int_equal(st.syncs[0].kind, PT_SYNC_STREAM_WAIT);
+	assert_int_equal(st.syncs[0].corr, 200);
+	assert_int_equal(st.syncs[0].ts, 1000 + 5000);
+	assert_true(st.syncs[0].lane < st.nlanes && st.syncs[0].wlane < st.nlanes);
+	assert_int_equal(st.lanes[st.syncs[0].lane].tid, 7);
+	assert_true(st.lanes[st.syncs[0].lane].gpu);
+	assert_int_equal(st.lanes[st.syncs[0].wlane].tid, 1);
+	assert_int_equal(st.syncs[1].kind, PT_SYNC_EVENT);
+	assert_int_equal(st.lanes[st.syncs[1].lane].tid, 7);
+	assert_int_equal(st.syncs[1].wlane, UINT32_MAX);
+	assert_int_equal(st.syncs[2].kind, PT_SYNC_CONTEXT);
+	assert_int_equal(st.syncs[2].lane, UINT32_MAX);
+	for (i = 0; i < st.nlanes; i++)
+		k += st.lanes[i].gpu && st.lanes[i].tid == 7;
+	assert_int_equal(k, 1); /* the kernel's stream and the waited one are one lane */
+	pt_store_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_corr_and_sync),
 		cmocka_unit_test(test_real_traces),
 		cmocka_unit_test(test_real_details),
 		cmocka_unit_test(test_gzip_plain_equal),
