@@ -282,6 +282,17 @@ out:
 	return rc;
 }
 
+/* A GPU event's name for a sentence: copies and memsets as Kineto names
+ * them ("Memcpy DtoH (Device -> Pinned)"), kernels without arguments. */
+static const char *gpu_name(const char *key, char *buf, size_t cap)
+{
+	if (!strncmp(key, "Memcpy", 6) || !strncmp(key, "Memset", 6)) {
+		snprintf(buf, cap, "%s", key);
+		return buf;
+	}
+	return df_short(key, PT_C_COMPUTE, buf, cap);
+}
+
 void diag_cpath_wait_text(pt_sb *sb, const pt_summary *s, const dcp_cause *cz)
 {
 	const pt_cp_wait *w = cz->wait;
@@ -292,11 +303,11 @@ void diag_cpath_wait_text(pt_sb *sb, const pt_summary *s, const dcp_cause *cz)
 	pt_sb_addf(sb, "; in step %lld it waits %.1f ms in `%s` for ",
 		   (long long)s->cpath->steps[cz->wait_step].number, w->ms,
 		   df_short(w->call, PT_C_RUNTIME, a, sizeof(a)));
-	pt_sb_addf(sb, "`%s`", df_short(w->target, PT_C_COMPUTE, b, sizeof(b)));
+	pt_sb_addf(sb, "`%s`", gpu_name(w->target, b, sizeof(b)));
 	if (w->target_stream >= 0)
 		pt_sb_addf(sb, " on stream %lld", (long long)w->target_stream);
 	if (w->behind) {
-		pt_sb_addf(sb, ", queued behind `%s`", df_short(w->behind, PT_C_COMPUTE, b, sizeof(b)));
+		pt_sb_addf(sb, ", queued behind `%s`", gpu_name(w->behind, b, sizeof(b)));
 		if (w->behind_stream >= 0)
 			pt_sb_addf(sb, " on stream %lld", (long long)w->behind_stream);
 	}
