@@ -88,6 +88,8 @@ typedef struct waiter {
 	uint32_t lane;    /* the thread that waits */
 	uint32_t pos;     /* position of its waiting frame in the lane's order */
 	uint32_t rec;     /* its wait record */
+	int64_t s, e;     /* the frame's start and (clipped) end, held here: every
+	                     segment asks, and the event is a cache miss away */
 } waiter;
 
 typedef struct cp {
@@ -976,6 +978,7 @@ static inline __attribute__((always_inline)) void segment(cp *c, int64_t a, int6
 						       int chain)
 {
 	size_t i;
+	uint32_t klane = NONE;
 
 	if (a < c->t0)
 		a = c->t0;
@@ -1007,14 +1010,15 @@ static inline __attribute__((always_inline)) void segment(cp *c, int64_t a, int6
 			}
 		}
 	}
+	if (c->nstk && chain && k != NONE)
+		klane = c->st->ev[c->ord[k]].lane;
 	for (i = 0; i < c->nstk; i++) {
 		const waiter *wt = &c->stk[i];
-		const pt_event *we = &c->st->ev[c->ord[wt->pos]];
-		int64_t lo = a > we->ts ? a : we->ts, hi = b < cend_of(c, wt->pos) ? b : cend_of(c, wt->pos);
+		int64_t lo = a > wt->s ? a : wt->s, hi = b < wt->e ? b : wt->e;
 		if (hi > lo) {
 			/* a segment of the waiter's own thread inside it is one of
 			 * its descendants: its chain already holds the waiter's */
-			if (!(chain && k != NONE && c->st->ev[c->ord[k]].lane == wt->lane))
+			if (!(chain && k != NONE && klane == wt->lane))
 				credit_chain(c, wt->pos, hi - lo);
 			c->w[wt->rec].ns += (double)(hi - lo);
 		}
@@ -1048,6 +1052,8 @@ static int push_waiter(cp *c, uint32_t lane, uint32_t pos, uint32_t target, uint
 	c->w[c->nw].ns = 0;
 	c->stk[c->nstk].lane = lane;
 	c->stk[c->nstk].pos = pos;
+	c->stk[c->nstk].s = pos_ts(c, pos);
+	c->stk[c->nstk].e = cend_of(c, pos);
 	c->stk[c->nstk].rec = (uint32_t)c->nw++;
 	c->nstk++;
 	return 0;
