@@ -72,6 +72,7 @@ SPLIT_KINDS = ("cpu", "compute", "communication", "memory", "launch", "gap")
 STEP_RE = re.compile(r"ProfilerStep#([0-9]+)\Z")
 DAY_NS = 86400 * 10**9
 CROSS_STREAM_NS = 20000      # 20 µs
+BLOCK_NS = 100000            # a runtime call longer than 100 µs blocked
 GUARD_MOVES = 64
 NEG_INF = float("-inf")
 
@@ -448,7 +449,7 @@ class Graph:
             for g in self.gpu_of.get(r.corr, ()):
                 if r.s < g.e <= r.e and (res is None or g.e > res[1]):
                     res = (g.lane, g.e)
-        if res is None and "Synchronize" in r.name:
+        if res is None and ("Synchronize" in r.name or r.e - r.s > BLOCK_NS):
             y = self.sync_of.get(r.corr) if r.corr is not None else None
             if y is not None and y.kind in ("event", "stream") and y.waited is not None:
                 res = self.latest_end_on(y.waited, r.s, r.e)

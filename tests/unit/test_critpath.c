@@ -279,6 +279,36 @@ static void test_stream_wait(void **state)
 	pt_summary_free(s);
 }
 
+/* A GPU-bound step: the launch queue is full and each launch blocks until a
+ * kernel ends (a call over 100 us waited for the GPU), so the path runs
+ * through the kernels, not through "launch"; a short launch during which a
+ * kernel happens to end did not wait. */
+static void test_blocked_launch(void **state)
+{
+	fx *f = *state;
+	pt_summary *s;
+
+	step(f, 1, 0, 1000);
+	ev(f, PT_K_RUNTIME, f->cpu, 0, 10, "cudaLaunchKernel", 1);
+	ev(f, PT_K_KERNEL, f->gpu, 20, 480, "gemm", 1);
+	ev(f, PT_K_RUNTIME, f->cpu, 15, 5, "cudaLaunchKernel", 2);
+	ev(f, PT_K_KERNEL, f->gpu, 500, 480, "gemm", 2);
+	/* blocked from 30 us until gemm 1 ended at 500 */
+	ev(f, PT_K_RUNTIME, f->cpu, 30, 475, "cudaLaunchKernel", 3);
+	ev(f, PT_K_KERNEL, f->gpu, 980, 10, "add", 3);
+	ev(f, PT_K_RUNTIME, f->cpu, 506, 2, "cudaLaunchKernel", 4);
+	s = build(f);
+	sums(s);
+	/* [508,1000) cpu; back at 505, the blocked launch: [500,505) its
+	 * return, then gemm 1 [20,500), its launch latency [10,20) and call
+	 * [0,10) */
+	assert_ms(s->cpath->steps[0].split[PT_CP_COMPUTE], 0.48);
+	assert_ms(s->cpath->steps[0].split[PT_CP_LAUNCH], 0.005 + 0.002 + 0.01 + 0.01);
+	assert_string_equal(s->cpath->steps[0].waits[0].call, "cudaLaunchKernel");
+	assert_string_equal(s->cpath->steps[0].waits[0].target, "gemm");
+	pt_summary_free(s);
+}
+
 /* The main thread waits in `## backward ##` while another thread works:
  * the path joins that thread. */
 static void test_join(void **state)
@@ -398,6 +428,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sync_cross_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cuda_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blocked_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_steps, setup, teardown),
