@@ -105,6 +105,8 @@ typedef struct cp {
 	struct clipent { uint32_t pos; int64_t end; } *clip; /* by pos */
 	size_t nclip, clipcap;
 	uint32_t *roots;    /* per CPU lane, positions of its root frames */
+	int64_t *rend;      /* their ends (join_of bisects them for every CPU
+	                       segment: through the events, a cache miss each) */
 	size_t *roff;       /* lane l's roots: roots[roff[l] .. roff[l+1]) */
 	uint32_t *jl;       /* the CPU lanes that have frames */
 	size_t njl;
@@ -279,6 +281,107 @@ static inline uint64_t order_key(const pt_order *o, size_t k)
 	return o->packed ? o->packed[k] >> o->ib : o->kv[k].k;
 }
 
+/* Is o[0..m) in start order? */
+static int sorted_lane(const pt_store *st, const uint32_t *o, size_t m)
+{
+	size_t k;
+
+	for (k = 1; k < m; k++)
+		if (st->ev[o[k]].ts < st->ev[o[k - 1]].ts)
+			return 0;
+	return 1;
+}
+
+/* When at most m/16 entries of o lie below the running maximum of start
+ * times, sort those few (insertion) and merge them back into the rest,
+ * which is in order: O(m) for a lane whose disorder is a few late entries.
+ * Leaves o alone otherwise.  -1: out of memory. */
+static int merge_outliers(const pt_store *st, uint32_t *o, size_t m)
+{
+	uint32_t *r, *sq;
+	size_t k, nr = 0, ns = 0, i, j;
+	int64_t mx = INT64_MIN;
+
+	for (k = 0; k < m; k++) {
+		int64_t t = st->ev[o[k]].ts;
+		if (t >= mx)
+			mx = t;
+		else if (++nr > m / 16)
+			return 0;
+	}
+	r = x_malloc((nr + 1) * sizeof(*r));
+	sq = x_malloc((m - nr + 1) * sizeof(*sq));
+	if (!r || !sq) {
+		x_free(r);
+		x_free(sq);
+		return -1;
+	}
+	mx = INT64_MIN;
+	nr = 0;
+	for (k = 0; k < m; k++) {
+		int64_t t = st->ev[o[k]].ts;
+		if (t >= mx) {
+			mx = t;
+			sq[ns++] = o[k];
+		} else {
+			uint32_t x = o[k];
+			for (j = nr++; j > 0 && st->ev[r[j - 1]].ts > t; j--)
+				r[j] = r[j - 1];
+			r[j] = x;
+		}
+	}
+	for (i = 0, j = 0, k = 0; k < m; k++)
+		o[k] = j == nr || (i < ns && st->ev[sq[i]].ts <= st->ev[r[j]].ts) ? sq[i++] : r[j++];
+	x_free(sq);
+	x_free(r);
+	return 0;
+}
+
+/* Merge the non-decreasing runs of o[0..m) (by start), pairwise, bottom
+ * up: O(m log runs).  -1: out of memory. */
+static int merge_runs(const pt_store *st, uint32_t *o, size_t m)
+{
+	uint32_t *tmp = x_malloc((m + 1) * sizeof(*tmp)), *src = o, *dst = tmp, *sw;
+	size_t *b = NULL, nb = 0, k, q;
+
+	if (!tmp)
+		return -1;
+	for (k = 0; k <= m; k++)   /* run boundaries, m included */
+		if (k == 0 || k == m || st->ev[o[k]].ts < st->ev[o[k - 1]].ts)
+			nb++;
+	if (!(b = x_malloc(nb * sizeof(*b)))) {
+		x_free(tmp);
+		return -1;
+	}
+	for (k = 0, nb = 0; k <= m; k++)
+		if (k == 0 || k == m || st->ev[o[k]].ts < st->ev[o[k - 1]].ts)
+			b[nb++] = k;
+	while (nb > 2) {
+		size_t nn = 0;
+		for (q = 0; q + 1 < nb; q += 2) {
+			size_t lo = b[q], mid = q + 2 < nb ? b[q + 1] : b[q + 1], hi = q + 2 < nb ? b[q + 2] : b[q + 1];
+			size_t i = lo, j = mid, d = lo;
+			while (i < mid && j < hi)
+				dst[d++] = st->ev[src[j]].ts < st->ev[src[i]].ts ? src[j++] : src[i++];
+			while (i < mid)
+				dst[d++] = src[i++];
+			while (j < hi)
+				dst[d++] = src[j++];
+			b[nn++] = lo;
+		}
+		b[nn++] = m;
+		nb = nn;
+		sw = src;
+		src = dst;
+		dst = sw;
+	}
+	if (src != o)
+		memcpy(o, src, m * sizeof(*o));
+	x_free(b);
+	x_free(tmp);
+	return 0;
+}
+
 /* Per lane order, parents, clipped ends, roots, correlation tables. */
 static int index_build(cp *c)
 {
@@ -366,24 +469,22 @@ static int index_build(cp *c)
 		uint32_t *o = c->ord + c->off[l];
 		size_t m = c->off[l + 1] - c->off[l], k, a;
 		int64_t lo = llo[l], hi = lhi[l];
-		size_t inv = lin[l], moves = 0;
+		size_t inv = lin[l];
 		int radix = 0;
 		pt_order po;
-		/* nearly sorted (python_function traces: a few inversions per
-		 * thousand events): insertion with a budget of moves */
-		if (inv && inv <= m / 64) {
-			for (k = 1; k < m && moves <= 4 * m; k++) {
-				uint32_t x = o[k];
-				size_t j = k;
-				while (j > 0 && st->ev[o[j - 1]].ts > st->ev[x].ts && moves <= 4 * m) {
-					o[j] = o[j - 1];
-					j--;
-					moves++;
-				}
-				o[j] = x;
-			}
-			if (moves <= 4 * m)
-				inv = 0;
+		/* Nearly sorted (python_function traces: a step's span written
+		 * after its events): the few below the running maximum are set
+		 * aside, sorted and merged back; many: the radix sort below. */
+		if (inv && merge_outliers(st, o, m))
+			goto out;
+		if (inv && sorted_lane(st, o, m))
+			inv = 0;
+		/* a few long runs (Kineto writes a thread's python functions, its
+		 * ops and its runtime calls as separate runs): merged */
+		if (inv && inv < 16) {
+			if (merge_runs(st, o, m))
+				goto out;
+			inv = 0;
 		}
 		if (inv) {
 			uint32_t *cp_ = x_malloc(m * sizeof(*cp_));
@@ -459,7 +560,8 @@ static int index_build(cp *c)
 		}
 	}
 	c->roots = x_malloc((nroots + 1) * sizeof(*c->roots));
-	if (!c->roots)
+	c->rend = x_malloc((nroots + 1) * sizeof(*c->rend));
+	if (!c->roots || !c->rend)
 		goto out;
 	nroots = 0;
 	for (l = 0; l < c->nl; l++) {
@@ -468,8 +570,10 @@ static int index_build(cp *c)
 		if (st->lanes[l].gpu)
 			continue;
 		for (k = c->off[l]; k < c->off[l + 1]; k++)
-			if (c->parent[k] == NONE)
+			if (c->parent[k] == NONE) {
+				c->rend[nroots] = cend_of(c, (uint32_t)k);
 				c->roots[nroots++] = (uint32_t)k;
+			}
 	}
 	c->roff[c->nl] = nroots;
 	c->jl = x_malloc((c->nl + 1) * sizeof(*c->jl));
@@ -922,28 +1026,11 @@ static int flush_credits(cp *c)
 	sl = x_malloc(n * sizeof(*sl));
 	if (!key || !tmp || !stk || !sl)
 		goto out;
-	/* The walk goes back in time, so entries arrive in nearly descending
-	 * position order: reversed, an insertion sort finishes them; a radix
-	 * sort when they are not (it was 2.5% of summarize on every flush). */
-	{
-		size_t inv = 0, moves = 0, j;
-		for (i = 0; i < n; i++) {
-			key[i] = (uint64_t)c->pa[n - 1 - i].pos << 32 | (n - 1 - i);
-			inv += i && key[i] < key[i - 1];
-		}
-		if (inv > n / 16) {
-			pt_sort_packed(key, tmp, n, 32);
-		} else {
-			for (i = 1; i < n && moves <= 8 * n; i++) {
-				uint64_t x = key[i];
-				for (j = i; j > 0 && key[j - 1] > x; j--, moves++)
-					key[j] = key[j - 1];
-				key[j] = x;
-			}
-			if (moves > 8 * n)
-				pt_sort_packed(key, tmp, n, 32);
-		}
-	}
+	/* position order: a radix sort of (position, index) pairs (qsort was
+	 * 4% of summarize on the bench timesformer trace) */
+	for (i = 0; i < n; i++)
+		key[i] = (uint64_t)c->pa[i].pos << 32 | i;
+	pt_sort_packed(key, tmp, n, 32);
 	for (i = 0; i < n; i++) {
 		uint32_t ix = (uint32_t)key[i], pos = c->pa[ix].pos, par = c->parent[pos];
 		const pt_event *e = &c->st->ev[c->ord[pos]];
@@ -1181,7 +1268,7 @@ static uint32_t wait_target(cp *c, uint32_t k)
  * after the frame and ends latest in (a, t], NONE. */
 static uint32_t join_of(cp *c, size_t lane, uint32_t k, int64_t a, int64_t t)
 {
-	int64_t fts = pos_ts(c, k);
+	int64_t fts = pos_ts(c, k), bend = INT64_MIN;
 	uint32_t best = NONE;
 	size_t q;
 
@@ -1193,13 +1280,12 @@ static uint32_t join_of(cp *c, size_t lane, uint32_t k, int64_t a, int64_t t)
 		if (l == lane)
 			continue;
 		/* last root with end <= t: h first, then bisect */
-		if (h > lo && h <= hi && cend_of(c, c->roots[h - 1]) <= t &&
-		    (h == hi || cend_of(c, c->roots[h]) > t)) {
+		if (h > lo && h <= hi && c->rend[h - 1] <= t && (h == hi || c->rend[h] > t)) {
 			lo = h;
 		} else {
 			while (lo < hi) {
 				size_t mid = (lo + hi) / 2;
-				if (cend_of(c, c->roots[mid]) <= t)
+				if (c->rend[mid] <= t)
 					lo = mid + 1;
 				else
 					hi = mid;
@@ -1209,9 +1295,11 @@ static uint32_t join_of(cp *c, size_t lane, uint32_t k, int64_t a, int64_t t)
 		if (lo == c->roff[l])
 			continue;
 		r = c->roots[lo - 1];
-		if (cend_of(c, r) > a && pos_ts(c, r) >= fts &&
-		    (best == NONE || cend_of(c, r) > cend_of(c, best)))
+		if (c->rend[lo - 1] > a && (best == NONE || c->rend[lo - 1] > bend) &&
+		    pos_ts(c, r) >= fts) {
 			best = r;
+			bend = c->rend[lo - 1];
+		}
 	}
 	return best;
 }
@@ -1641,6 +1729,7 @@ static void cp_free(cp *c)
 	x_free(c->launch);
 	x_free(c->gpuev);
 	x_free(c->roots);
+	x_free(c->rend);
 	x_free(c->jl);
 	x_free(c->rh);
 	x_free(c->roff);
