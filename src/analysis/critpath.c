@@ -370,10 +370,15 @@ static int merge_runs(const pt_store *st, uint32_t *o, size_t m)
 			b[nn++] = lo;
 		}
 		b[nn++] = m;
-		nb = nn;
 		sw = src;
 		src = dst;
 		dst = sw;
+		/* blocks already in order with the one before are one run: on a
+		 * Kineto lane each step's ops and runtime calls merge into a
+		 * block that follows the last step's, so one pass sorts it */
+		for (q = 1, nb = 1; q < nn; q++)
+			if (q == nn - 1 || st->ev[src[b[q]]].ts < st->ev[src[b[q] - 1]].ts)
+				b[nb++] = b[q];
 	}
 	if (src != o)
 		memcpy(o, src, m * sizeof(*o));
@@ -479,9 +484,9 @@ static int index_build(cp *c)
 			goto out;
 		if (inv && sorted_lane(st, o, m))
 			inv = 0;
-		/* a few long runs (Kineto writes a thread's python functions, its
-		 * ops and its runtime calls as separate runs): merged */
-		if (inv && inv < 16) {
+		/* runs (Kineto writes a thread's python functions, its ops and
+		 * its runtime calls as separate runs, per step): merged */
+		if (inv && inv <= m / 8) {
 			if (merge_runs(st, o, m))
 				goto out;
 			inv = 0;
