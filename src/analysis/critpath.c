@@ -65,8 +65,7 @@ typedef struct corr_ent {
 	uint32_t corr, ev;
 } corr_ent;
 
-/* A function slot: path ms per step, and the segment that last credited
- * it (so that a name is credited once per segment). */
+/* A function slot: its path time per step (inclusive, own, longest). */
 typedef struct fslot {
 	uint32_t name;
 	uint8_t kind;
@@ -281,85 +280,25 @@ static inline uint64_t order_key(const pt_order *o, size_t k)
 	return o->packed ? o->packed[k] >> o->ib : o->kv[k].k;
 }
 
-/* Is o[0..m) in start order? */
-static int sorted_lane(const pt_store *st, const uint32_t *o, size_t m)
-{
-	size_t k;
-
-	for (k = 1; k < m; k++)
-		if (st->ev[o[k]].ts < st->ev[o[k - 1]].ts)
-			return 0;
-	return 1;
-}
-
-/* When at most m/16 entries of o lie below the running maximum of start
- * times, sort those few (insertion) and merge them back into the rest,
- * which is in order: O(m) for a lane whose disorder is a few late entries.
- * Leaves o alone otherwise.  -1: out of memory. */
-static int merge_outliers(const pt_store *st, uint32_t *o, size_t m)
-{
-	uint32_t *r, *sq;
-	size_t k, nr = 0, ns = 0, i, j;
-	int64_t mx = INT64_MIN;
-
-	for (k = 0; k < m; k++) {
-		int64_t t = st->ev[o[k]].ts;
-		if (t >= mx)
-			mx = t;
-		else if (++nr > m / 16)
-			return 0;
-	}
-	r = x_malloc((nr + 1) * sizeof(*r));
-	sq = x_malloc((m - nr + 1) * sizeof(*sq));
-	if (!r || !sq) {
-		x_free(r);
-		x_free(sq);
-		return -1;
-	}
-	mx = INT64_MIN;
-	nr = 0;
-	for (k = 0; k < m; k++) {
-		int64_t t = st->ev[o[k]].ts;
-		if (t >= mx) {
-			mx = t;
-			sq[ns++] = o[k];
-		} else {
-			uint32_t x = o[k];
-			for (j = nr++; j > 0 && st->ev[r[j - 1]].ts > t; j--)
-				r[j] = r[j - 1];
-			r[j] = x;
-		}
-	}
-	for (i = 0, j = 0, k = 0; k < m; k++)
-		o[k] = j == nr || (i < ns && st->ev[sq[i]].ts <= st->ev[r[j]].ts) ? sq[i++] : r[j++];
-	x_free(sq);
-	x_free(r);
-	return 0;
-}
-
-/* Merge the non-decreasing runs of o[0..m) (by start), pairwise, bottom
- * up: O(m log runs).  -1: out of memory. */
-static int merge_runs(const pt_store *st, uint32_t *o, size_t m)
+/* Merge the non-decreasing runs of o[0..m) (by start; inv descents between
+ * them), pairwise, bottom up: O(m log runs).  -1: out of memory. */
+static int merge_runs(const pt_store *st, uint32_t *o, size_t m, size_t inv)
 {
 	uint32_t *tmp = x_malloc((m + 1) * sizeof(*tmp)), *src = o, *dst = tmp, *sw;
-	size_t *b = NULL, nb = 0, k, q;
+	size_t *b = x_malloc((inv + 2) * sizeof(*b)), nb = 0, k, q;
 
-	if (!tmp)
-		return -1;
-	for (k = 0; k <= m; k++)   /* run boundaries, m included */
-		if (k == 0 || k == m || st->ev[o[k]].ts < st->ev[o[k - 1]].ts)
-			nb++;
-	if (!(b = x_malloc(nb * sizeof(*b)))) {
+	if (!tmp || !b) {
+		x_free(b);
 		x_free(tmp);
 		return -1;
 	}
-	for (k = 0, nb = 0; k <= m; k++)
+	for (k = 0; k <= m; k++)   /* run boundaries, 0 and m included */
 		if (k == 0 || k == m || st->ev[o[k]].ts < st->ev[o[k - 1]].ts)
 			b[nb++] = k;
 	while (nb > 2) {
 		size_t nn = 0;
 		for (q = 0; q + 1 < nb; q += 2) {
-			size_t lo = b[q], mid = q + 2 < nb ? b[q + 1] : b[q + 1], hi = q + 2 < nb ? b[q + 2] : b[q + 1];
+			size_t lo = b[q], mid = b[q + 1], hi = q + 2 < nb ? b[q + 2] : mid;
 			size_t i = lo, j = mid, d = lo;
 			while (i < mid && j < hi)
 				dst[d++] = st->ev[src[j]].ts < st->ev[src[i]].ts ? src[j++] : src[i++];
@@ -465,11 +404,12 @@ static int index_build(cp *c)
 	if (!corr_sorted(c->gpuev, c->ngpuev))
 		qsort(c->gpuev, c->ngpuev, sizeof(*c->gpuev), corr_cmp);
 
-	/* Each lane in start order: a radix sort by start (stable), then the
-	 * short runs of equal starts by length and kind (insertion).  Kineto
-	 * writes a thread's ops as they end and its runtime calls apart, so
-	 * lanes are far from sorted; qsort_r with a comparator over the events
-	 * was 4% of summarize on the bench trace. */
+	/* Each lane in start order, then the short runs of equal starts by
+	 * length and kind (insertion).  Kineto writes a thread's Python
+	 * functions, its ops and its runtime calls as separate runs, per step:
+	 * up to m/8 descents the runs are merged, beyond that a radix sort by
+	 * start (qsort_r with a comparator over the events was 4% of summarize
+	 * on the bench trace). */
 	for (l = 0; l < c->nl; l++) {
 		uint32_t *o = c->ord + c->off[l];
 		size_t m = c->off[l + 1] - c->off[l], k, a;
@@ -477,17 +417,8 @@ static int index_build(cp *c)
 		size_t inv = lin[l];
 		int radix = 0;
 		pt_order po;
-		/* Nearly sorted (python_function traces: a step's span written
-		 * after its events): the few below the running maximum are set
-		 * aside, sorted and merged back; many: the radix sort below. */
-		if (inv && merge_outliers(st, o, m))
-			goto out;
-		if (inv && sorted_lane(st, o, m))
-			inv = 0;
-		/* runs (Kineto writes a thread's python functions, its ops and
-		 * its runtime calls as separate runs, per step): merged */
 		if (inv && inv <= m / 8) {
-			if (merge_runs(st, o, m))
+			if (merge_runs(st, o, m, inv))
 				goto out;
 			inv = 0;
 		}
@@ -910,7 +841,6 @@ static void credit_one(cp *c, uint32_t k, int64_t ns)
 {
 	const pt_event *e = &c->st->ev[c->ord[k]];
 	fslot *f;
-
 	uint32_t nm;
 
 	if (ns <= 0 || e->kind == PT_K_STEP)
@@ -1023,8 +953,6 @@ static int flush_credits(cp *c)
 
 	if (!n)
 		return 0;
-	/* position order by a radix sort of (position, index) pairs (qsort
-	 * was 4% of summarize on the bench timesformer trace) */
 	key = x_malloc(n * sizeof(*key));
 	tmp = x_malloc(n * sizeof(*tmp));
 	stk = x_malloc(n * sizeof(*stk));
@@ -1165,8 +1093,6 @@ static uint32_t pop_lane(cp *c, int64_t t, uint32_t lane, uint32_t step_lane)
 	return lane != step_lane ? step_lane : NONE;
 }
 
-/* The wait target of runtime call at position k ([r0, r1]): a GPU event
- * position, NONE none. */
 /* The sync record of the call with correlation id corr, NULL. */
 static const pt_sync *sync_of(const cp *c, uint32_t corr)
 {
@@ -1215,6 +1141,8 @@ static uint32_t stream_wait(const cp *c, uint32_t l, int64_t lts, int64_t pts)
 /* The start of GPU event ev's launch call, INT64_MIN unknown. */
 static int64_t launch_ts(cp *c, uint32_t ev);
 
+/* The wait target of the runtime call at position k ([r0, r1]): a GPU
+ * event position, NONE none (docs/summary.md "Wait target"). */
 static uint32_t wait_target(cp *c, uint32_t k)
 {
 	const pt_event *r = &c->st->ev[c->ord[k]];
