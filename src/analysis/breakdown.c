@@ -16,6 +16,7 @@
 #include "breakdown.h"
 #include "analysis.h"
 #include "stats.h"
+#include "../model/keys.h"
 #include "../util/json.h"
 #include "../util/xalloc.h"
 
@@ -251,30 +252,6 @@ void pt_bd_frame(pt_bd_builder *b, uint32_t lane, uint32_t node, int depth, int 
 		(void)add_cause(b, PT_IDLE_HOST, s, e);
 }
 
-/* Runtime call kinds: 1 blocking sync, 2 kernel launch, 3 other enqueue
- * (async copy/memset: launches too for the cause, not counted as kernel
- * launches), 4 anything else (host work). */
-static int runtime_kind(const char *s, size_t n)
-{
-	char buf[128];
-	size_t m = n < sizeof(buf) - 1 ? n : sizeof(buf) - 1;
-
-	memcpy(buf, s, m);
-	buf[m] = 0;
-	if (strstr(buf, "Synchronize"))
-		return 1;
-	/* Synchronous copies block the host until the GPU is done. */
-	if (!strcmp(buf, "cudaMemcpy") || !strcmp(buf, "hipMemcpy") ||
-	    !strncmp(buf, "cuMemcpyDtoH", 12) || !strcmp(buf, "cudaMemcpy2D"))
-		return 1;
-	if (strstr(buf, "LaunchKernel") || strstr(buf, "cuLaunch") || strstr(buf, "GraphLaunch") ||
-	    strstr(buf, "LaunchCooperativeKernel") || strstr(buf, "ModuleLaunchKernel"))
-		return 2;
-	if (strstr(buf, "Async"))
-		return 3;
-	return 4;
-}
-
 uint32_t pt_bd_main_lane(const pt_store *st)
 {
 	uint64_t *cnt = x_calloc(st->nlanes + 1, sizeof(*cnt)), *fr;
@@ -425,19 +402,19 @@ int pt_bd_finish(pt_bd_builder *b, const uint32_t *parent, size_t nnodes,
 		if (!rk[e->name]) {
 			size_t n;
 			const char *s = pt_strtab_get(st->strs, e->name, &n);
-			rk[e->name] = (uint8_t)runtime_kind(s, n);
+			rk[e->name] = (uint8_t)pt_key_runtime_kind(s, n);
 		}
 		k = rk[e->name];
-		if (k == 2)
+		if (k == PT_RT_LAUNCH)
 			out->nlaunches++;
 		if (e->lane != b->main_lane)
 			continue;
-		if (k == 1) {
+		if (k == PT_RT_SYNC || k == PT_RT_SYNC_COPY) {
 			int64_t d = pt_bd_idle_in(b, e->ts, pt_end(e->ts, e->dur));
 			sync_by[e->name] += (double)d;
 			if (add_cause(b, PT_IDLE_SYNC, e->ts, pt_end(e->ts, e->dur)))
 				goto out;
-		} else if (k == 2 || k == 3) {
+		} else if (k == PT_RT_LAUNCH || k == PT_RT_ENQUEUE) {
 			if (add_cause(b, PT_IDLE_LAUNCH, e->ts, pt_end(e->ts, e->dur)))
 				goto out;
 		} else if (add_cause(b, PT_IDLE_HOST, e->ts, pt_end(e->ts, e->dur))) {

@@ -136,7 +136,7 @@ typedef struct cp {
 	size_t npa, pacap;
 	uint32_t *pah;
 	size_t pahcap;
-	unsigned char *sync; /* string id: 0 not yet, 1 a synchronisation, 2 not */
+	unsigned char *rtkind; /* string id: its pt_key_runtime_kind, 0 not yet */
 	size_t nbyname;
 	size_t fhcap;
 	size_t nsteps;      /* steps walked */
@@ -1166,16 +1166,16 @@ static uint32_t wait_target(cp *c, uint32_t k)
 		if (best != NONE)
 			return best;
 	}
-	if (r->name < c->nbyname && c->sync[r->name] == 0) {
+	if (r->name < c->nbyname && c->rtkind[r->name] == 0) {
 		name = pt_strtab_get(c->st->strs, r->name, &len);
-		c->sync[r->name] = name && memmem(name, len, "Synchronize", 11) ? 1 : 2;
+		c->rtkind[r->name] = (unsigned char)pt_key_runtime_kind(name, len);
 	}
 	/* A call that blocked (a launch on a full launch queue, an implicit
 	 * synchronisation in cudaFree or a pageable copy) returned when the
 	 * GPU made room: it waited for the GPU like a synchronisation.  On a
 	 * GPU-bound trace every launch blocks so (HTA's ns_resolution trace:
 	 * 0.6-2 ms per cudaLaunchKernel). */
-	if ((r->name >= c->nbyname || c->sync[r->name] != 1) && r1 - r0 <= BLOCK_NS)
+	if ((r->name >= c->nbyname || c->rtkind[r->name] != PT_RT_SYNC) && r1 - r0 <= BLOCK_NS)
 		return NONE;
 	/* Newer Kineto says which stream the call waited for (cuda_sync) */
 	{
@@ -1677,7 +1677,7 @@ static void cp_free(cp *c)
 	pt_strtab_free(c->ks);
 	x_free(c->pa);
 	x_free(c->pah);
-	x_free(c->sync);
+	x_free(c->rtkind);
 }
 
 void pt_cpath_free(pt_cpath *cp_)
@@ -1768,10 +1768,10 @@ int pt_cpath_build(const pt_store *st, const pt_window *w, const pt_coll_build *
 		goto out;
 	c.nbyname = pt_strtab_count(st->strs);
 	c.byname = x_calloc(c.nbyname + 1, sizeof(*c.byname));
-	c.sync = x_calloc(c.nbyname + 1, 1);
+	c.rtkind = x_calloc(c.nbyname + 1, 1);
 	c.kmap = x_calloc(c.nbyname + 1, sizeof(*c.kmap));
 	c.ks = pt_strtab_new();
-	if (!c.byname || !c.sync || !c.kmap || !c.ks)
+	if (!c.byname || !c.rtkind || !c.kmap || !c.ks)
 		goto out;
 	/* The thread of most frames, and the lane of the event ending last. */
 	cnt = x_calloc(st->nlanes + 1, sizeof(*cnt));

@@ -148,3 +148,26 @@ size_t pt_key_strip_shape(const char *s, size_t n)
 	}
 	return i;
 }
+
+int pt_key_runtime_kind(const char *s, size_t n)
+{
+	char buf[128];
+	size_t m = n < sizeof(buf) - 1 ? n : sizeof(buf) - 1;
+
+	memcpy(buf, s, m);
+	buf[m] = 0;
+	if (strstr(buf, "Synchronize"))
+		return PT_RT_SYNC;
+	/* Synchronous copies block the host until the GPU is done. */
+	if (!strcmp(buf, "cudaMemcpy") || !strcmp(buf, "hipMemcpy") ||
+	    !strncmp(buf, "cuMemcpyDtoH", 12) || !strcmp(buf, "cudaMemcpy2D"))
+		return PT_RT_SYNC_COPY;
+	if (strstr(buf, "LaunchKernel") || strstr(buf, "cuLaunch") || strstr(buf, "GraphLaunch") ||
+	    strstr(buf, "LaunchCooperativeKernel") || strstr(buf, "ModuleLaunchKernel"))
+		return PT_RT_LAUNCH;
+	/* async copies and memsets: launches too for the idle causes, not
+	 * counted as kernel launches */
+	if (strstr(buf, "Async"))
+		return PT_RT_ENQUEUE;
+	return PT_RT_OTHER;
+}

@@ -62,4 +62,14 @@ size_t pt_key_normalize_name(const char *s, size_t n, char *out, size_t cap);
  * when it has none.  key may be NULL only when n is 0. */
 size_t pt_key_strip_shape(const char *key, size_t n);
 
+/* What a CUDA/HIP runtime or driver call is, by its name (never 0, so a
+ * memo by string id can use 0 for "not yet"): a synchronisation (a name
+ * with "Synchronize"), a synchronous copy (cudaMemcpy, hipMemcpy,
+ * cuMemcpyDtoH*, cudaMemcpy2D: the host waits for the GPU), a kernel
+ * launch, another enqueue (an "Async" copy or memset), or other host work.
+ * The GPU idle causes (src/analysis/breakdown.c) and the critical path's
+ * blocking calls (src/analysis/critpath.c) read calls with it. */
+enum { PT_RT_SYNC = 1, PT_RT_SYNC_COPY, PT_RT_LAUNCH, PT_RT_ENQUEUE, PT_RT_OTHER };
+int pt_key_runtime_kind(const char *name, size_t n);
+
 #endif

@@ -428,6 +428,29 @@ static void test_strip_shape(void **state)
 	assert_int_equal(pt_key_strip_shape(NULL, 0), 0);
 }
 
+/* What a runtime call is by its name: Kineto's and nsys' (version suffix
+ * already stripped by the reader) names of one call agree. */
+static void test_runtime_kind(void **state)
+{
+#define RK(s) pt_key_runtime_kind(s, strlen(s))
+	(void)state;
+	assert_int_equal(RK("cudaStreamSynchronize"), PT_RT_SYNC);
+	assert_int_equal(RK("cudaDeviceSynchronize"), PT_RT_SYNC);
+	assert_int_equal(RK("hipEventSynchronize"), PT_RT_SYNC);
+	assert_int_equal(RK("cudaMemcpy"), PT_RT_SYNC_COPY);
+	assert_int_equal(RK("cuMemcpyDtoH_v2"), PT_RT_SYNC_COPY);
+	assert_int_equal(RK("cudaLaunchKernel"), PT_RT_LAUNCH);
+	assert_int_equal(RK("cuLaunchKernel"), PT_RT_LAUNCH);
+	assert_int_equal(RK("cudaGraphLaunch"), PT_RT_LAUNCH);
+	assert_int_equal(RK("hipModuleLaunchKernel"), PT_RT_LAUNCH);
+	assert_int_equal(RK("cudaMemcpyAsync"), PT_RT_ENQUEUE);
+	assert_int_equal(RK("cudaMemsetAsync"), PT_RT_ENQUEUE);
+	assert_int_equal(RK("cudaMalloc"), PT_RT_OTHER);
+	assert_int_equal(RK("cudaEventQuery"), PT_RT_OTHER);
+	assert_int_equal(RK(""), PT_RT_OTHER);
+#undef RK
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_step_number),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_strip_shape),
+		cmocka_unit_test(test_runtime_kind),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
