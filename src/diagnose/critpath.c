@@ -34,21 +34,6 @@
 /* Growth that is mostly unexplained GPU gaps is not the path's to name. */
 #define GAP_SHARE 0.5
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median_sorted(double *v, size_t n)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Does the path of s line up with its steps (same count and numbers)? */
 int diag_cpath_usable(const pt_summary *s)
 {
@@ -89,7 +74,7 @@ static void excess(const double *v, const unsigned char *slow, size_t ns, double
 			if (v[i] > o->omax)
 				o->omax = v[i];
 		}
-	o->omed = median_sorted(tmp, no);
+	o->omed = pt_robust_median(tmp, no, 0);
 	for (i = 0; i < ns; i++)
 		if (slow[i]) {
 			nsl++;
@@ -120,7 +105,7 @@ static int patterns_of(const pt_summary *s, const char *key, int kind, double *o
 			own[k] += p->step_ms[k];
 		tmp[n++] = p->median_ms;
 	}
-	*call = median_sorted(tmp, n);
+	*call = pt_robust_median(tmp, n, 0);
 	return n > 0;
 }
 
@@ -395,7 +380,7 @@ static void worker_section(dctx *c, pt_rv *ws, size_t wi, const unsigned char *s
 	}
 	for (k = 0; k < cp->nfuncs; k++) {
 		memcpy(tmp, cp->funcs[k].ms, ns * sizeof(*tmp));
-		med[k] = median_sorted(tmp, ns);
+		med[k] = pt_robust_median(tmp, ns, 0);
 	}
 	arr = pt_rv_arr(c->rep, o, "steps");
 	for (i = 0; i < ns; i++) {
@@ -547,7 +532,7 @@ static void job_section(dctx *c, pt_rv *sec)
 			arr = pt_rv_arr(c->rep, sec, "job");
 		{
 			pt_rv *e = pt_rv_obj(c->rep, arr, NULL);
-			double job = median_sorted(ms, n);
+			double job = pt_robust_median(ms, n, 0);
 			pt_rv_int(c->rep, e, "number", no);
 			pt_rv_num(c->rep, e, "ms", job);
 			pt_rv_str(c->rep, e, "through", c->w[best].id);
