@@ -57,6 +57,8 @@ typedef struct lk {
 	uint32_t *ref;         /* per channel: the reference participant */
 	double *arr, *end;     /* [inst * nm + k]: aligned µs (reference clock) */
 	uint32_t *ilast;       /* instance -> last arriver (index into m) */
+	double *isaved;        /* instance -> how much later the last arriver came
+	                          than the median member or the second last (µs) */
 	double *tmp;
 	size_t main_ch;
 	size_t nbad;           /* instances whose ends disagree: left out */
@@ -138,6 +140,7 @@ static void lk_free(lk *L)
 	x_free(L->ref);
 	x_free(L->tmp);
 	x_free(L->ilast);
+	x_free(L->isaved);
 	x_free(L->end);
 	x_free(L->arr);
 	x_free(L->ipos);
@@ -496,9 +499,10 @@ static int align(lk *L)
 	L->arr = x_malloc((L->ninst * nm != 0 ? L->ninst * nm : 1) * sizeof(*L->arr));
 	L->end = x_malloc((L->ninst * nm != 0 ? L->ninst * nm : 1) * sizeof(*L->end));
 	L->ilast = x_calloc(L->ninst ? L->ninst : 1, sizeof(*L->ilast));
+	L->isaved = x_calloc(L->ninst ? L->ninst : 1, sizeof(*L->isaved));
 	x_free(L->tmp);
 	L->tmp = x_malloc((L->ninst > nm ? L->ninst : nm) * sizeof(*L->tmp) + 8);
-	if (!L->ich || !L->ipos || !L->arr || !L->end || !L->ilast || !L->tmp)
+	if (!L->ich || !L->ipos || !L->arr || !L->end || !L->ilast || !L->isaved || !L->tmp)
 		return -1;
 	for (ch = 0, i = 0; ch < L->nchan; ch++)
 		for (k = L->lo[ch]; k < L->hi[ch]; k++, i++) {
@@ -610,7 +614,8 @@ static int align(lk *L)
 		L->ilast[i] = (uint32_t)last;
 		L->w[L->m[last]].blamed_us += sum;
 		L->w[L->m[last]].last++;
-		L->w[L->m[last]].saved_us += a[last] - (second > med ? second : med);
+		L->isaved[i] = a[last] - (second > med ? second : med);
+		L->w[L->m[last]].saved_us += L->isaved[i];
 	}
 	/* The main channel: the one with most instances (as summarize chose). */
 	L->main_ch = 0;
@@ -622,7 +627,8 @@ static int align(lk *L)
 }
 
 /* Each matched worker's own instances: its wait, the last arriver and its
- * what-if, for the critical path (critpath.c).  -1: out of memory. */
+ * what-if (align's), for the critical path (critpath.c).  -1: out of
+ * memory. */
 static int export_waits(lk *L)
 {
 	dctx *c = L->c;
@@ -649,15 +655,8 @@ static int export_waits(lk *L)
 	for (i = 0; i < L->ninst; i++) {
 		const double *a = &L->arr[i * nm];
 		uint32_t last = L->ilast[i];
-		double second = -INFINITY, med;
 		if (last == NONE)
 			continue;
-		for (q = 0; q < nm; q++) {
-			L->tmp[q] = a[q];
-			if (q != last && a[q] > second)
-				second = a[q];
-		}
-		med = median_of(L->tmp, nm);
 		for (q = 0; q < nm; q++) {
 			const lkw *W = &L->w[L->m[q]];
 			uint32_t j = own(W, L->ich[i], L->ipos[i]);
@@ -667,7 +666,7 @@ static int export_waits(lk *L)
 			d->wait_ms[j] = (a[last] - a[q]) / 1e3;
 			d->last[j] = L->w[L->m[last]].w;
 			if (q == last)
-				d->saved_ms[j] = (a[last] - (second > med ? second : med)) / 1e3;
+				d->saved_ms[j] = L->isaved[i] / 1e3;
 		}
 	}
 	return 0;
