@@ -324,24 +324,24 @@ static int fr_cmp(const void *pa, const void *pb)
 }
 
 /* The split of step i of worker wi with the lockstep waits taken out of
- * communication; the worker the step waited for most in *who (NONE). */
-static void step_split(const dctx *c, size_t wi, size_t i, double *split, size_t *who,
-		       double *saved)
+ * communication; the worker the step waited for most in *who (NONE).  The
+ * waits go by last arriver in a short list (a step's path meets few of
+ * them; an array over all workers, per worker and step, was quadratic in
+ * the job's size). */
+static void step_split(const dctx *c, size_t wi, size_t i, double *split, size_t *who)
 {
 	const pt_summary *s = c->w[wi].s;
 	const pt_cp_step *st = &s->cpath->steps[i];
 	const dlkwait *lw = c->lkw ? &c->lkw[wi] : NULL;
-	double *by = NULL;
-	size_t k;
+	struct wms { uint32_t w; double ms; } one[16], *by = one, *big = NULL;
+	size_t k, q, nby = 0, cap = 16;
 
 	memcpy(split, st->split, sizeof(st->split));
 	*who = (size_t)-1;
-	*saved = 0;
 	if (!lw || !lw->n)
 		return;
-	by = x_calloc(c->nw + 1, sizeof(*by));
 	for (k = 0; k < st->ninst; k++) {
-		uint32_t in = st->inst[k];
+		uint32_t in = st->inst[k], w;
 		double wt;
 		if (in >= lw->n || lw->wait_ms[in] < 0)
 			continue;
@@ -350,16 +350,32 @@ static void step_split(const dctx *c, size_t wi, size_t i, double *split, size_t
 			wt = split[PT_CP_COMM];
 		split[PT_CP_COMM] -= wt;
 		split[PT_CP_WAIT] += wt;
-		if (by && lw->last[in] < c->nw)
-			by[lw->last[in]] += wt;
-		*saved += lw->saved_ms[in] < st->inst_ms[k] ? lw->saved_ms[in] : st->inst_ms[k];
+		if ((w = lw->last[in]) >= c->nw || !(wt > 0))
+			continue;
+		for (q = 0; q < nby && by[q].w != w; q++)
+			;
+		if (q == nby) {
+			if (nby == cap) {
+				struct wms *nb = x_malloc(2 * cap * sizeof(*nb));
+				if (!nb)
+					break; /* the split is right; *who is of those seen */
+				memcpy(nb, by, nby * sizeof(*nb));
+				x_free(big);
+				by = big = nb;
+				cap *= 2;
+			}
+			by[nby].w = w;
+			by[nby++].ms = 0;
+		}
+		by[q].ms += wt;
 	}
-	if (by) {
-		for (k = 0; k < c->nw; k++)
-			if (by[k] > 0 && (*who == (size_t)-1 || by[k] > by[*who]))
-				*who = k;
-		x_free(by);
-	}
+	for (q = 0; q < nby; q++)
+		if (*who == (size_t)-1 || by[q].ms > by[*who].ms ||
+		    (by[q].ms == by[*who].ms && by[q].w < by[*who].w))
+			*who = q;
+	if (*who != (size_t)-1)
+		*who = by[*who].w;
+	x_free(big);
 }
 
 static void worker_section(dctx *c, pt_rv *ws, size_t wi, const unsigned char *slow)
@@ -385,12 +401,12 @@ static void worker_section(dctx *c, pt_rv *ws, size_t wi, const unsigned char *s
 	arr = pt_rv_arr(c->rep, o, "steps");
 	for (i = 0; i < ns; i++) {
 		const pt_cp_step *st = &cp->steps[i];
-		double split[PT_CP_NKINDS], saved;
+		double split[PT_CP_NKINDS];
 		size_t who, nr = 0;
 		pt_rv *e = pt_rv_obj(c->rep, arr, NULL), *fa, *wa;
 		int sl = slow && slow[i];
 
-		step_split(c, wi, i, split, &who, &saved);
+		step_split(c, wi, i, split, &who);
 		for (k = 0; k < PT_CP_NKINDS; k++)
 			tot[k] += split[k];
 		pt_rv_int(c->rep, e, "number", st->number);
@@ -486,12 +502,11 @@ static void job_section(dctx *c, pt_rv *sec)
 				continue;
 			for (k = 0; k < s->cpath->nsteps; k++) {
 				const pt_cp_step *st = &s->cpath->steps[k];
-				double sv;
 				size_t who;
 				if (st->number != no)
 					continue;
 				ms[n++] = st->ms;
-				step_split(c, wi, k, split, &who, &sv);
+				step_split(c, wi, k, split, &who);
 				if (split[PT_CP_WAIT] < lwait) {
 					lwait = split[PT_CP_WAIT];
 					least = wi;
@@ -516,12 +531,11 @@ static void job_section(dctx *c, pt_rv *sec)
 		} else {
 			const pt_summary *s = c->w[best].s;
 			size_t who;
-			double sv;
 			for (bi = 0; bi < s->cpath->nsteps && s->cpath->steps[bi].number != no; bi++)
 				;
 			if (bi == s->cpath->nsteps)
 				continue;
-			step_split(c, best, bi, split, &who, &sv);
+			step_split(c, best, bi, split, &who);
 			for (j = 0; c->lkw && j < c->lkw[best].n && j < s->ncoll; j++)
 				if (in_step(s, &s->cpath->steps[bi], j))
 					saved += c->lkw[best].saved_ms[j];
