@@ -57,33 +57,6 @@ static int is_call_kind(int k)
 	return k == PT_K_RUNTIME || k == PT_K_DRIVER;
 }
 
-/* Mean excess of v over the other steps' median (slow[i] marks the slow
- * ones), their range there, and the others' max and median. */
-static void excess(const double *v, const unsigned char *slow, size_t ns, double *tmp,
-		   dcp_cause *o)
-{
-	size_t i, no = 0, nsl = 0;
-	double sum = 0;
-
-	o->lo = INFINITY;
-	o->hi = -INFINITY;
-	o->omax = 0;
-	for (i = 0; i < ns; i++)
-		if (!slow[i]) {
-			tmp[no++] = v[i];
-			if (v[i] > o->omax)
-				o->omax = v[i];
-		}
-	o->omed = pt_robust_median(tmp, no, 0);
-	for (i = 0; i < ns; i++)
-		if (slow[i]) {
-			nsl++;
-			sum += v[i] - o->omed;
-			o->lo = v[i] < o->lo ? v[i] : o->lo;
-			o->hi = v[i] > o->hi ? v[i] : o->hi;
-		}
-	o->exc = nsl ? sum / (double)nsl : 0;
-}
 
 /* The patterns of s that are function key (a kernel's patterns, one per
  * launch shape): their time per step summed into own[ns] and the median
@@ -140,13 +113,13 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 	const pt_cpath *cp = s->cpath;
 	size_t ns = s->nsteps, i, best_gpu = (size_t)-1, spec = (size_t)-1;
 	double *tmp = NULL, emax = 0, spec_tot = INFINITY;
-	dcp_cause *ex = NULL;
+	dexcess *ex = NULL;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!diag_cpath_usable(s) || !cp->nfuncs)
 		return 0;
-	tmp = x_malloc((2 * ns + 1) * sizeof(*tmp));
+	tmp = x_malloc((ns + 1) * sizeof(*tmp));
 	ex = x_calloc(cp->nfuncs, sizeof(*ex));
 	if (!tmp || !ex)
 		goto out;
@@ -155,18 +128,18 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 	 * functions' own time per step is the better witness then. */
 	{
 		double *g = x_malloc((ns + 1) * sizeof(*g));
-		dcp_cause gx;
+		dexcess gx;
 		if (!g)
 			goto out;
 		for (i = 0; i < ns; i++)
 			g[i] = cp->steps[i].split[PT_CP_GAP];
-		excess(g, slow, ns, tmp, &gx);
+		dx_excess(g, slow, ns, tmp, &gx);
 		x_free(g);
 		if (gx.exc >= GAP_SHARE * step_exc)
 			goto out;
 	}
 	for (i = 0; i < cp->nfuncs; i++) {
-		excess(cp->funcs[i].ms, slow, ns, tmp, &ex[i]);
+		dx_excess(cp->funcs[i].ms, slow, ns, tmp, &ex[i]);
 		if (ex[i].exc > emax)
 			emax = ex[i].exc;
 		if (is_gpu_kind(cp->funcs[i].kind) &&
@@ -181,7 +154,7 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 	if (best_gpu != (size_t)-1 && ex[best_gpu].exc >= GPU_SHARE * step_exc) {
 		const pt_cp_func *f = &cp->funcs[best_gpu];
 		double call = 0, *ownv = x_malloc((ns + s->npatterns + 1) * sizeof(*ownv));
-		dcp_cause own;
+		dexcess own;
 		int more = 0, has;
 		if (!ownv)
 			goto out;
@@ -196,11 +169,11 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 			more = lmin - call < GPU_SHARE * ex[best_gpu].exc;
 		}
 		if (has && !more)
-			excess(ownv, slow, ns, tmp, &own);
+			dx_excess(ownv, slow, ns, tmp, &own);
 		x_free(ownv);
 		if (has && !more) {
 			if (own.exc >= GPU_SHARE * ex[best_gpu].exc) {
-				*out = ex[best_gpu];
+				out->x = ex[best_gpu];
 				out->func = f;
 				out->grew_itself = 1;
 				rc = 1;
@@ -220,8 +193,8 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 		if (is_gpu_kind(cp->funcs[i].kind) || ex[i].exc < EXPLAIN_SHARE * emax)
 			continue;
 		if (cp->funcs[i].self_ms) {
-			dcp_cause se;
-			excess(cp->funcs[i].self_ms, slow, ns, tmp, &se);
+			dexcess se;
+			dx_excess(cp->funcs[i].self_ms, slow, ns, tmp, &se);
 			tot = -se.exc;
 		} else {
 			for (k = 0; k < ns; k++)
@@ -237,7 +210,7 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 			goto out;
 		spec = best_gpu;
 	}
-	*out = ex[spec];
+	out->x = ex[spec];
 	out->func = &cp->funcs[spec];
 	/* A blocking call grew: name the span it blocked in and what it
 	 * waited for (its wait record), with that span's numbers. */
@@ -248,7 +221,7 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 			for (i = 0; i < cp->nfuncs; i++)
 				if (!strcmp(cp->funcs[i].key, w->span) && !is_gpu_kind(cp->funcs[i].kind) &&
 				    ex[i].exc > 0) {
-					*out = ex[i];
+					out->x = ex[i];
 					out->func = &cp->funcs[i];
 					break;
 				}

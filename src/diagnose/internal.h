@@ -80,12 +80,18 @@ typedef struct dlkwait {
 	uint32_t *last;
 } dlkwait;
 
+/* How much more a function took in a worker's slow steps than in its
+ * other steps (steps.c, dx_excess). */
+typedef struct dexcess {
+	double exc;               /* mean excess per slow step over the others' median */
+	double lo, hi;            /* its ms in the slow steps */
+	double omax, omed;        /* in the other steps */
+} dexcess;
+
 /* What grew on the path of a worker's slow steps (critpath.c). */
 typedef struct dcp_cause {
 	const pt_cp_func *func;   /* the function named */
-	double exc;               /* mean excess per slow step over the others' median */
-	double lo, hi;            /* its path ms in the slow steps */
-	double omax, omed;        /* in the other steps */
+	dexcess x;                /* its path ms */
 	int grew_itself;          /* a GPU event whose own duration grew */
 	const pt_cp_wait *wait;   /* the wait it names, NULL */
 	size_t wait_step;         /* the step of that wait (index) */

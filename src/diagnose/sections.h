@@ -46,6 +46,13 @@ void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, in
  * sections, before diag_findings; nothing without 2 workers with
  * collectives. */
 void diag_lockstep(dctx *c);
+/* The step differential's measure (steps.c): v[i] per step (ns of them),
+ * slow[i] != 0 for the slow steps; tmp holds ns doubles.  And its words:
+ * "`name`, 40.1-44.0 ms there against at most 3.2 ms in the other steps
+ * (median 2.9 ms)" (the range when nslow > 1 and it differs). */
+void dx_excess(const double *v, const unsigned char *slow, size_t ns, double *tmp,
+	       dexcess *out);
+void dx_text(pt_sb *sb, const char *name, const dexcess *x, size_t nslow);
 /* The critical path (critpath.c).  diag_cpath_usable: the worker's path
  * has the same steps as the summary (2 or more).  diag_cpath_cause: what
  * grew on the path of the slow steps (slow[i] != 0) whose mean extra time

@@ -42,9 +42,7 @@
 
 typedef struct cause {
 	const pt_pattern *p;
-	double exc;      /* mean excess over the other steps' median, per slow step */
-	double lo, hi;   /* its ms in the slow steps */
-	double omax, omed; /* in the other steps */
+	dexcess x;
 } cause;
 
 static int cmp_dbl(const void *a, const void *b)
@@ -69,36 +67,52 @@ static int is_gpu_class(int cls)
 	return cls == PT_C_COMPUTE || cls == PT_C_MEMORY || cls == PT_C_COMM;
 }
 
-/* How much of the slow steps' (slow[i] != 0) excess pattern p explains. */
-static void excess_of(const pt_pattern *p, const unsigned char *slow, size_t ns, double *tmp,
-		      cause *out)
+void dx_excess(const double *v, const unsigned char *slow, size_t ns, double *tmp,
+	       dexcess *out)
 {
 	size_t i, no = 0, nsl = 0;
 	double sum = 0;
 
-	out->p = p;
 	out->lo = INFINITY;
 	out->hi = -INFINITY;
 	out->omax = 0;
-	for (i = 0; i < ns; i++) {
-		if (slow[i])
-			continue;
-		tmp[ns + no++] = p->step_ms[i];
-		if (p->step_ms[i] > out->omax)
-			out->omax = p->step_ms[i];
-	}
-	out->omed = median_of(tmp + ns, no, tmp);
-	for (i = 0; i < ns; i++) {
-		if (!slow[i])
-			continue;
-		nsl++;
-		sum += p->step_ms[i] - out->omed;
-		if (p->step_ms[i] < out->lo)
-			out->lo = p->step_ms[i];
-		if (p->step_ms[i] > out->hi)
-			out->hi = p->step_ms[i];
-	}
+	for (i = 0; i < ns; i++)
+		if (!slow[i]) {
+			tmp[no++] = v[i];
+			if (v[i] > out->omax)
+				out->omax = v[i];
+		}
+	out->omed = pt_robust_median(tmp, no, 0);
+	for (i = 0; i < ns; i++)
+		if (slow[i]) {
+			nsl++;
+			sum += v[i] - out->omed;
+			out->lo = v[i] < out->lo ? v[i] : out->lo;
+			out->hi = v[i] > out->hi ? v[i] : out->hi;
+		}
 	out->exc = nsl ? sum / (double)nsl : 0;
+}
+
+void dx_text(pt_sb *sb, const char *name, const dexcess *x, size_t nslow)
+{
+	pt_sb_addf(sb, "`%s`", name);
+	if (nslow > 1 && x->hi - x->lo >= 0.05)
+		pt_sb_addf(sb, ", %.1f-%.1f ms there", x->lo, x->hi);
+	else
+		pt_sb_addf(sb, ", %.1f ms there", x->hi);
+	if (x->lo > x->omax)
+		pt_sb_addf(sb, " against at most %.1f ms in the other steps (median %.1f ms)",
+			   x->omax, x->omed);
+	else
+		pt_sb_addf(sb, " against a median of %.1f ms in the other steps", x->omed);
+}
+
+/* How much of the slow steps' (slow[i] != 0) excess pattern p explains. */
+static void excess_of(const pt_pattern *p, const unsigned char *slow, size_t ns, double *tmp,
+		      cause *out)
+{
+	out->p = p;
+	dx_excess(p->step_ms, slow, ns, tmp, &out->x);
 }
 
 /* Is key a call stack under prefix (prefix itself excluded)? */
@@ -126,20 +140,20 @@ static int find_cause(const pt_summary *s, const unsigned char *slow, double ste
 			continue;
 		excess_of(p, slow, s->nsteps, tmp, &x);
 		if (is_gpu_class(p->cls)) {
-			if (!g.p || x.exc > g.exc)
+			if (!g.p || x.x.exc > g.x.exc)
 				g = x;
 		} else if (p->cls == PT_C_PYTHON) {
-			if (!py.p || x.exc > py.exc)
+			if (!py.p || x.x.exc > py.x.exc)
 				py = x;
-		} else if (!rt.p || x.exc > rt.exc) {
+		} else if (!rt.p || x.x.exc > rt.x.exc) {
 			rt = x;
 		}
 	}
-	if (g.p && g.exc > 0 && g.exc >= 0.5 * step_exc) {
+	if (g.p && g.x.exc > 0 && g.x.exc >= 0.5 * step_exc) {
 		*best = g;
 		return 1;
 	}
-	if (py.p && py.exc > 0) {
+	if (py.p && py.x.exc > 0) {
 		cause top = py;
 		/* the most specific stack under it holding 70% of its excess */
 		for (i = 0; i < s->npatterns; i++) {
@@ -148,17 +162,17 @@ static int find_cause(const pt_summary *s, const unsigned char *slow, double ste
 			    !under(p->key, py.p->key))
 				continue;
 			excess_of(p, slow, s->nsteps, tmp, &x);
-			if (x.exc >= 0.7 * top.exc && strlen(p->key) > strlen(py.p->key))
+			if (x.x.exc >= 0.7 * top.x.exc && strlen(p->key) > strlen(py.p->key))
 				py = x;
 		}
 		*best = py;
 		return 1;
 	}
-	if (rt.p && rt.exc > 0) {
+	if (rt.p && rt.x.exc > 0) {
 		*best = rt;
 		return 1;
 	}
-	if (g.p && g.exc > 0) {
+	if (g.p && g.x.exc > 0) {
 		*best = g;
 		return 1;
 	}
@@ -187,20 +201,11 @@ static void step_list(pt_sb *sb, const pt_summary *s, const unsigned char *slow)
 	}
 }
 
-static void cause_text(pt_sb *sb, const cause *cz, int nslow)
+static void cause_text(pt_sb *sb, const cause *cz, size_t nslow)
 {
 	char fb[160];
 
-	pt_sb_addf(sb, "`%s`", df_short(cz->p->key, cz->p->cls, fb, sizeof(fb)));
-	if (nslow > 1 && cz->hi - cz->lo >= 0.05)
-		pt_sb_addf(sb, ", %.1f-%.1f ms there", cz->lo, cz->hi);
-	else
-		pt_sb_addf(sb, ", %.1f ms there", cz->hi);
-	if (cz->lo > cz->omax)
-		pt_sb_addf(sb, " against at most %.1f ms in the other steps (median %.1f ms)",
-			   cz->omax, cz->omed);
-	else
-		pt_sb_addf(sb, " against a median of %.1f ms in the other steps", cz->omed);
+	dx_text(sb, df_short(cz->p->key, cz->p->cls, fb, sizeof(fb)), &cz->x, nslow);
 }
 
 typedef struct wres {
@@ -226,7 +231,6 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	dcp_cause pc;
 	dfinding *f;
 	const char *fkey = "";
-	int found;
 
 	memset(res, 0, sizeof(*res));
 	tmp = x_malloc(2 * (ns + 1) * sizeof(*tmp));
@@ -303,15 +307,15 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 					pt_rv_str(c->rep, e, "function", pc.func->key);
 					pt_rv_str(c->rep, e, "class",
 						  pt_class_name(pt_kind_class(pc.func->kind)));
-					pt_rv_num(c->rep, e, "function (ms)", pc.hi);
+					pt_rv_num(c->rep, e, "function (ms)", pc.x.hi);
 					pt_rv_num(c->rep, e, "function in the other steps, median (ms)",
-						  pc.omed);
+						  pc.x.omed);
 					pt_rv_str(c->rep, e, "measured on", "critical path");
 				} else if (find_cause(s, one, s->step_ms[i] - med, tmp, &cz)) {
 					pt_rv_str(c->rep, e, "function", cz.p->key);
 					pt_rv_str(c->rep, e, "class", pt_class_name(cz.p->cls));
-					pt_rv_num(c->rep, e, "function (ms)", cz.hi);
-					pt_rv_num(c->rep, e, "function in the other steps, median (ms)", cz.omed);
+					pt_rv_num(c->rep, e, "function (ms)", cz.x.hi);
+					pt_rv_num(c->rep, e, "function in the other steps, median (ms)", cz.x.omed);
 				}
 				x_free(one);
 			}
@@ -360,31 +364,22 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		double exc = nslow ? extra / (double)nslow : s->step_ms[imax] - med;
 		/* A step within the noise has no extra time to explain. */
 		if (!nslow) {
-			found = 0;
+			;
 		} else if (diag_cpath_usable(s) && diag_cpath_cause(s, slow, exc, &pc)) {
 			char fb[160];
-			found = 1;
 			fkey = pc.func->key;
-			pt_sb_addf(&sb, "; on %s critical path%s the extra time is in `%s`",
-				   nslow > 1 ? "their" : "its", nslow > 1 ? "s" : "",
-				   df_short(pc.func->key, pt_kind_class(pc.func->kind), fb, sizeof(fb)));
-			if (nslow > 1 && pc.hi - pc.lo >= 0.05)
-				pt_sb_addf(&sb, ", %.1f-%.1f ms there", pc.lo, pc.hi);
-			else
-				pt_sb_addf(&sb, ", %.1f ms there", pc.hi);
-			if (pc.lo > pc.omax)
-				pt_sb_addf(&sb, " against at most %.1f ms in the other steps (median %.1f ms)",
-					   pc.omax, pc.omed);
-			else
-				pt_sb_addf(&sb, " against a median of %.1f ms in the other steps", pc.omed);
+			pt_sb_addf(&sb, "; on %s critical path%s the extra time is in ",
+				   nslow > 1 ? "their" : "its", nslow > 1 ? "s" : "");
+			dx_text(&sb, df_short(pc.func->key, pt_kind_class(pc.func->kind), fb, sizeof(fb)),
+				&pc.x, nslow);
 			if (pc.grew_itself)
 				pt_sb_adds(&sb, ": the kernel itself ran longer");
 			diag_cpath_wait_text(&sb, s, &pc);
-		} else if ((found = find_cause(s, slow, exc, tmp, &cz))) {
+		} else if (find_cause(s, slow, exc, tmp, &cz)) {
 			fkey = cz.p->key;
 			pt_sb_adds(&sb, "; the extra time is in ");
-			cause_text(&sb, &cz, (int)(nslow ? nslow : 1));
-		} else if (nslow) {
+			cause_text(&sb, &cz, nslow);
+		} else {
 			pt_sb_adds(&sb, "; no function's time explains the difference");
 		}
 	}
