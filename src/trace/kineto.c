@@ -793,7 +793,10 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 				rc = skip_value(r, &p, end);
 			break;
 		case 6:
-			if (!memcmp(k, "stream", 6))
+			/* read for cuda_sync records only (every kernel has one);
+			 * "cat" comes before "args" in Kineto's files, and when it
+			 * has not been seen yet the value is read anyway */
+			if (!memcmp(k, "stream", 6) && (f->cat == CAT_SYNC || f->cat == CAT_NONE))
 				rc = parse_int(r, &p, end, &f->stream, &f->has_stream);
 			else
 				rc = skip_value(r, &p, end);
