@@ -15,41 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A path time: a whole number of ns written as ms with up to 6 decimals
- * by integer formatting, which reads back as the same double; anything
- * else as pt_sb_add_double.  The functions' per-step values are most of
- * the member (the shortest-repr search was 1% of summarize). */
-static void put_ms(pt_sb *sb, double v)
-{
-	char b[32];
-	int64_t n;
-	int i = 31, d;
-
-	if (!(v >= 0 && v < 9e9) || (double)(n = llround(v * 1e6)) / 1e6 != v) {
-		pt_sb_add_double(sb, v);
-		return;
-	}
-	b[i] = 0;
-	for (d = 0; d < 6 && n % 10 == 0; d++)
-		n /= 10;
-	if (d == 6) {
-		/* whole ms: "12.0" as Python writes it */
-		b[--i] = '0';
-		b[--i] = '.';
-	} else {
-		for (; d < 6; d++) {
-			b[--i] = (char)('0' + n % 10);
-			n /= 10;
-		}
-		b[--i] = '.';
-	}
-	do {
-		b[--i] = (char)('0' + n % 10);
-		n /= 10;
-	} while (n);
-	pt_sb_adds(sb, b + i);
-}
-
 static void put_str_or(pt_sb *sb, const char *key, const char *v)
 {
 	pt_sb_add_json_key(sb, key, 0);
@@ -118,14 +83,14 @@ void pt_cpath_write(const pt_summary *s, pt_sb *sb)
 		for (k = 0; k < cp_->nsteps; k++) {
 			if (k)
 				pt_sb_addc(sb, ',');
-			put_ms(sb, f->ms[k]);
+			pt_sb_add_double(sb, f->ms[k]);
 		}
 		if (f->self_ms) {
 			pt_sb_adds(sb, "],\"self\":[");
 			for (k = 0; k < cp_->nsteps; k++) {
 				if (k)
 					pt_sb_addc(sb, ',');
-				put_ms(sb, f->self_ms[k]);
+				pt_sb_add_double(sb, f->self_ms[k]);
 			}
 		}
 		if (f->longest_ms) {
@@ -133,7 +98,7 @@ void pt_cpath_write(const pt_summary *s, pt_sb *sb)
 			for (k = 0; k < cp_->nsteps; k++) {
 				if (k)
 					pt_sb_addc(sb, ',');
-				put_ms(sb, f->longest_ms[k]);
+				pt_sb_add_double(sb, f->longest_ms[k]);
 			}
 		}
 		pt_sb_adds(sb, "]}");

@@ -132,16 +132,40 @@ static int roundtrips(double v, int prec, char *buf, size_t cap)
 	return strtod(buf, NULL) == v;
 }
 
+/* v written with nd decimals when it is k / scale (pscale = scale as an
+ * integer) for an integer k, trailing zeros dropped, into buf; 0 when v is
+ * not on that grid or is a whole number. */
+static int on_grid(double v, double scale, long long pscale, int nd, char *buf, size_t cap)
+{
+	double k = round(v * scale);
+	long long ak, frac;
+
+	if (k / scale != v)
+		return 0;
+	ak = llabs((long long)k);
+	frac = ak % pscale;
+	if (!frac)
+		return 0;
+	while (frac % 10 == 0) {
+		frac /= 10;
+		nd--;
+	}
+	snprintf(buf, cap, "%s%lld.%0*lld", v < 0 ? "-" : "", ak / pscale, nd, frac);
+	return 1;
+}
+
 /* The number rule of every JSON writer: Python's repr().  Most doubles
  * need 16-17 digits, so try 15 first and binary-search below it (fewer
  * digits round-trip only if more do) instead of trying 1, 2, ... 17: a
  * 10,000-worker report is written several times faster.  Values on a
  * 10^-4 grid (trace times in whole us written in ms, heatmap cells rounded
- * to 4 decimals) are printed directly: two decimals of at most 15
- * significant digits never read back as the same double, so k / 10^4 is
- * the shortest form, in fixed notation like repr (1e-4 <= |v| < 1e16);
- * that report's heatmap cells go several times faster this way
- * (docs/bench.md, "Code shaped for speed"). */
+ * to 4 decimals) or on a 10^-6 grid (whole ns written in ms: the critical
+ * path's times) are printed directly: two decimal forms of at most 15
+ * significant digits never read back as the same double while an ulp of
+ * v is under half the grid (|v| < 1e11 for 10^-4, < 2^31 for 10^-6), so
+ * k / 10^d is the shortest form, in fixed notation like repr (which uses
+ * it from 1e-4 up); that report's heatmap cells go several times faster
+ * this way (docs/bench.md, "Code shaped for speed"). */
 void pt_sb_add_double(pt_sb *sb, double v)
 {
 	char buf[40], best[40];
@@ -157,22 +181,14 @@ void pt_sb_add_double(pt_sb *sb, double v)
 		pt_sb_addf(sb, "%.1f", v);
 		return;
 	}
-	if (fabs(v) < 1e11) {
-		double k = round(v * 1e4);
-
-		if (k / 1e4 == v) {
-			long long ak = llabs((long long)k), frac = ak % 10000;
-			int nd = 4;
-
-			while (frac % 10 == 0) {  /* v is no integer: frac != 0 */
-				frac /= 10;
-				nd--;
-			}
-			snprintf(buf, sizeof(buf), "%s%lld.%0*lld", v < 0 ? "-" : "", ak / 10000,
-				 nd, frac);
-			pt_sb_adds(sb, buf);
-			return;
-		}
+	if (fabs(v) < 1e11 && on_grid(v, 1e4, 10000, 4, buf, sizeof(buf))) {
+		pt_sb_adds(sb, buf);
+		return;
+	}
+	if (fabs(v) >= 1e-4 && fabs(v) < 2147483648.0 &&
+	    on_grid(v, 1e6, 1000000, 6, buf, sizeof(buf))) {
+		pt_sb_adds(sb, buf);
+		return;
 	}
 	if (!roundtrips(v, 15, best, sizeof(best))) {
 		if (!roundtrips(v, 16, best, sizeof(best)))
