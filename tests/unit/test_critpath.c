@@ -23,7 +23,7 @@
 #include "analysis/summary.h"
 #include "util/xalloc.h"
 
-#define US 1000LL
+#include "storefx.h"
 
 #define assert_ms(a, b)                                                         \
 	do {                                                                    \
@@ -32,47 +32,10 @@
 			fail_msg("%s = %.12g, want %.12g", #a, a_, b_);         \
 	} while (0)
 
-typedef struct fx {
-	pt_store st;
-	uint32_t cpu, cpu2, gpu, gpu2;
-} fx;
-
-static int setup(void **state)
-{
-	fx *f = calloc(1, sizeof(*f));
-
-	assert_int_equal(pt_store_init(&f->st), PT_OK);
-	f->cpu = pt_store_lane(&f->st, 100, 1, 0);
-	f->cpu2 = pt_store_lane(&f->st, 100, 2, 0);
-	f->gpu = pt_store_lane(&f->st, 0, 7, 1);
-	f->gpu2 = pt_store_lane(&f->st, 0, 13, 1);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fx *f = *state;
-
-	pt_store_free(&f->st);
-	free(f);
-	return 0;
-}
-
 static void ev(fx *f, int kind, uint32_t lane, int64_t ts_us, int64_t dur_us, const char *name,
 	       uint32_t corr)
 {
-	pt_event e;
-
-	memset(&e, 0, sizeof(e));
-	e.kind = (uint8_t)kind;
-	e.lane = lane;
-	e.ts = ts_us * US;
-	e.dur = dur_us * US;
-	e.name = pt_strtab_intern(f->st.strs, name, strlen(name));
-	e.flags = f->st.lanes[lane].gpu ? PT_EV_GPU : 0;
-	e.corr = corr;
-	assert_int_equal(pt_store_add(&f->st, &e), PT_OK);
+	fx_event(f, kind, lane, ts_us, dur_us, name, NULL, 0, 0, corr);
 }
 
 static void step(fx *f, int64_t no, int64_t ts_us, int64_t dur_us)
