@@ -14,15 +14,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { createRequire } from 'node:module';
-
-const ROOT = process.env.PT_ROOT || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const BIN = process.env.PT_BIN || path.join(ROOT, 'build-test/perftracker');
-const DATA = process.env.PT_DATA || path.join(ROOT, 'tests/data');
-const PY = process.env.PYTHON || '/usr/bin/python3';
-const CHROMIUM = process.env.PT_CHROMIUM || '/usr/bin/chromium';
-const ART = process.env.PT_ARTIFACTS || path.join(ROOT, 'build-test/artifacts');
-const { chromium } = createRequire(path.join(ROOT, 'package.json'))('playwright-core');
+import { ROOT, BIN, DATA, PY, ART, launch, openPage, pageOf } from './harness.mjs';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pt-compare-'));
 const MARKUP = '<img src=x onerror="window.__ptXss=1"><marquee id="pt-injected">k</marquee>';
@@ -47,7 +39,7 @@ before(async () => {
   execFileSync(BIN, ['analyze', path.join(DATA, 'dlrm'), '-q', '-o', path.join(TMP, 'diag')], { stdio: 'ignore' });
   compare(path.join(DATA, 'TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz'),
     path.join(DATA, 'dlrm'), path.join(TMP, 'unrelated'));
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  browser = await launch();
 });
 
 after(async () => {
@@ -55,16 +47,7 @@ after(async () => {
   fs.rmSync(TMP, { recursive: true, force: true });
 });
 
-async function open(dir) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-  page.on('request', (r) => { if (!/^(file:|data:|blob:)/.test(r.url())) problems.push('network request: ' + r.url()); });
-  await page.goto('file://' + path.join(dir, 'PerfDisplay', 'index.html'));
-  await page.waitForSelector('html[data-ready]', { timeout: 30000 });
-  return { page, problems };
-}
+function open(dir) { return openPage(browser, pageOf(dir)); }
 
 test('compare report: the compare view alone, summary, step times, waterfall, findings', async () => {
   const rep = JSON.parse(fs.readFileSync(path.join(TMP, 'out', 'PerfDisplay', 'report.json'), 'utf8'));

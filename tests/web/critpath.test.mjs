@@ -21,16 +21,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { createRequire } from 'node:module';
+import { ROOT, BIN, DATA, PY, ART, launch, openPage, pageOf } from './harness.mjs';
 
-const ROOT = process.env.PT_ROOT || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const BIN = process.env.PT_BIN || path.join(ROOT, 'build-test/perftracker');
-const DATA = process.env.PT_DATA || path.join(ROOT, 'tests/data');
-const PY = process.env.PYTHON || '/usr/bin/python3';
-const CHROMIUM = process.env.PT_CHROMIUM || '/usr/bin/chromium';
-const ART = process.env.PT_ARTIFACTS || path.join(ROOT, 'build-test/artifacts');
 const PAGE = path.join(ROOT, 'build/gen/page.html');
-const { chromium } = createRequire(path.join(ROOT, 'package.json'))('playwright-core');
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pt-critpath-page-'));
 const CONTROL = path.join(DATA, 'HolisticTraceAnalysis/tests/data/trace_diff/control/control.json.gz');
@@ -42,7 +35,6 @@ const NCCL = 'ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)';
 const KERNEL = 'volta_sgemm_128x64_nn256_1_1|256_1_1';
 let browser;
 
-function pageOf(dir) { return 'file://' + path.join(dir, 'PerfDisplay', 'index.html'); }
 // report.json and the page with it embedded (as src/report/page.c does:
 // '<', '>', '&' inside strings as \u escapes).
 function writeReport(dir, rep) {
@@ -100,16 +92,7 @@ function synthCritPath(ids, S) {
   return { kinds: KINDS, workers, job };
 }
 
-async function open(url, width = 1400) {
-  const page = await browser.newPage({ viewport: { width, height: 1000 } });
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-  page.on('request', (r) => { if (!/^(file:|data:|blob:)/.test(r.url())) problems.push('network request: ' + r.url()); });
-  await page.goto(url);
-  await page.waitForSelector('html[data-ready]', { timeout: 30000 });
-  return { page, problems };
-}
+function open(url, width = 1400) { return openPage(browser, url, { width }); }
 async function showCritPath(page) {
   await page.click('#tabs [data-tab="critpath"]');
   await page.waitForSelector('#view-critpath:not([hidden]) #chart-cp-steps canvas');
@@ -148,7 +131,7 @@ before(async () => {
   const rep = JSON.parse(fs.readFileSync(gen, 'utf8'));
   rep['Critical path'] = synthCritPath(Object.keys(rep.workers), 10);
   writeReport(MANY, rep);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  browser = await launch();
 });
 after(async () => {
   if (browser) await browser.close();

@@ -13,13 +13,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { createRequire } from 'node:module';
-
-const ROOT = process.env.PT_ROOT || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const BIN = process.env.PT_BIN || path.join(ROOT, 'build-test/perftracker');
-const CHROMIUM = process.env.PT_CHROMIUM || '/usr/bin/chromium';
-const ART = process.env.PT_ARTIFACTS || path.join(ROOT, 'build-test/artifacts');
-const { chromium } = createRequire(path.join(ROOT, 'package.json'))('playwright-core');
+import { BIN, ART, launch, openPage, pageOf } from './harness.mjs';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pt-hang-'));
 const CONTROL = path.join(TMP, 'control');
@@ -70,7 +64,7 @@ before(async () => {
   // written "1 s ago" are used.
   execFileSync(BIN, ['hang-check', '--control-dir', CONTROL, '--hang-timeout', '5', '--stack-wait', '0.3', '-o', OUT],
     { stdio: ['ignore', 'pipe', 'pipe'] });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  browser = await launch();
 });
 
 after(async () => {
@@ -79,16 +73,7 @@ after(async () => {
   fs.rmSync(TMP, { recursive: true, force: true });
 });
 
-async function openHang(dir) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-  page.on('request', (r) => { if (!/^(file:|data:|blob:)/.test(r.url())) problems.push('network request: ' + r.url()); });
-  await page.goto('file://' + path.join(dir, 'PerfDisplay', 'index.html'));
-  await page.waitForSelector('html[data-ready]', { timeout: 30000 });
-  return { page, problems };
-}
+function openHang(dir) { return openPage(browser, pageOf(dir)); }
 
 async function cards(page) {
   await page.click('#tabs button[data-tab="hang"]');

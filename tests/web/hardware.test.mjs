@@ -12,20 +12,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { createRequire } from 'node:module';
-
-const ROOT = process.env.PT_ROOT || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const BIN = process.env.PT_BIN || path.join(ROOT, 'build-test/perftracker');
-const PY = process.env.PYTHON || '/usr/bin/python3';
-const CHROMIUM = process.env.PT_CHROMIUM || '/usr/bin/chromium';
-const ART = process.env.PT_ARTIFACTS || path.join(ROOT, 'build-test/artifacts');
-const { chromium } = createRequire(path.join(ROOT, 'package.json'))('playwright-core');
+import { ROOT, BIN, PY, ART, launch, openPage, pageOf } from './harness.mjs';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pt-hw-page-'));
 const MARKUP = '<img src=x onerror="window.__ptXss=1">';
 let browser;
 
-function pageOf(dir) { return 'file://' + path.join(dir, 'PerfDisplay', 'index.html'); }
 function writeReport(dir, rep) {
   fs.mkdirSync(path.join(dir, 'PerfDisplay'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'PerfDisplay/report.json'), JSON.stringify(rep));
@@ -42,16 +34,7 @@ function series(name, device, label, unit, max, f, n = 60) {
   return { name, device, label, unit, max, t_ms: t, v };
 }
 
-async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-  page.on('request', (r) => { if (!/^(file:|data:|blob:)/.test(r.url())) problems.push('network request: ' + r.url()); });
-  await page.goto(url);
-  await page.waitForSelector('html[data-ready]', { timeout: 30000 });
-  return { page, problems };
-}
+function open(url) { return openPage(browser, url); }
 
 const WITH = path.join(TMP, 'with');
 const WITHOUT = path.join(TMP, 'without');
@@ -86,7 +69,7 @@ before(async () => {
   writeReport(WITH, rep);
   delete rep.display.hw;
   writeReport(WITHOUT, rep);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  browser = await launch();
 });
 
 after(async () => {

@@ -10,14 +10,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { createRequire } from 'node:module';
-
-const ROOT = process.env.PT_ROOT || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const BIN = process.env.PT_BIN || path.join(ROOT, 'build-test/perftracker');
-const DATA = process.env.PT_DATA || path.join(ROOT, 'tests/data');
-const CHROMIUM = process.env.PT_CHROMIUM || '/usr/bin/chromium';
-const ART = process.env.PT_ARTIFACTS || path.join(ROOT, 'build-test/artifacts');
-const { chromium } = createRequire(path.join(ROOT, 'package.json'))('playwright-core');
+import { BIN, DATA, ART, launch, openPage, pageOf } from './harness.mjs';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pt-lockstep-'));
 const DLRM = path.join(TMP, 'dlrm');
@@ -27,17 +20,7 @@ let browser;
 function run(args) {
   return execFileSync(BIN, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
-function pageOf(dir) { return 'file://' + path.join(dir, 'PerfDisplay', 'index.html'); }
-
-async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-  await page.goto(url);
-  await page.waitForSelector('html[data-ready]', { timeout: 30000 });
-  return { page, problems };
-}
+function open(url) { return openPage(browser, url); }
 
 before(async () => {
   fs.mkdirSync(ART, { recursive: true });
@@ -49,7 +32,7 @@ before(async () => {
   fs.mkdirSync(path.join(NOLOCK, 'PerfDisplay'), { recursive: true });
   fs.writeFileSync(path.join(NOLOCK, 'PerfDisplay/report.json'), JSON.stringify(rep, null, 1));
   run(['display', NOLOCK, '--rebuild', '--no-serve']);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  browser = await launch();
 });
 
 after(async () => {

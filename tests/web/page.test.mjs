@@ -15,15 +15,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { createRequire } from 'node:module';
-
-const ROOT = process.env.PT_ROOT || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const BIN = process.env.PT_BIN || path.join(ROOT, 'build-test/perftracker');
-const DATA = process.env.PT_DATA || path.join(ROOT, 'tests/data');
-const PY = process.env.PYTHON || '/usr/bin/python3';
-const CHROMIUM = process.env.PT_CHROMIUM || '/usr/bin/chromium';
-const ART = process.env.PT_ARTIFACTS || path.join(ROOT, 'build-test/artifacts');
-const { chromium } = createRequire(path.join(ROOT, 'package.json'))('playwright-core');
+import { ROOT, BIN, DATA, PY, ART, launch, openPage, pageOf } from './harness.mjs';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pt-page-'));
 const MARKUP = '<img src=x onerror="window.__ptXss=1"><marquee id="pt-injected">k</marquee>';
@@ -32,7 +24,6 @@ let browser;
 function run(args) {
   return execFileSync(BIN, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
-function pageOf(dir) { return 'file://' + path.join(dir, 'PerfDisplay', 'index.html'); }
 function rebuild(dir) { run(['display', dir, '--rebuild', '--no-serve']); }
 function genReport(dir, args) {
   fs.mkdirSync(path.join(dir, 'PerfDisplay'), { recursive: true });
@@ -42,21 +33,8 @@ function genReport(dir, args) {
 
 // Open url in a fresh page; collect console errors/warnings, page errors and
 // any request that is not file:, data: or to the loopback server.
-async function open(url, opts = {}) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-  page.on('request', (r) => {
-    const u = r.url();
-    if (!/^(file:|data:|blob:|http:\/\/127\.0\.0\.1[:/])/.test(u)) problems.push('network request: ' + u);
-  });
-  const t0 = Date.now();
-  await page.goto(url);
-  await page.waitForSelector('html[data-ready]', { timeout: opts.timeout || 30000 });
-  const wall = Date.now() - t0;
-  return { page, problems, wall };
-}
+// The page served by `perftracker display` may ask its own server (127.0.0.1).
+function open(url) { return openPage(browser, url, { allow: /^(file:|data:|blob:|http:\/\/127\.0\.0\.1[:/])/ }); }
 
 async function showView(page, id) {
   await page.click(`#tabs button[data-tab="${id}"]`);
@@ -86,7 +64,7 @@ before(async () => {
   fs.mkdirSync(path.join(MARK, 'PerfDisplay'), { recursive: true });
   fs.writeFileSync(path.join(MARK, 'PerfDisplay/report.json'), JSON.stringify(rep, null, 1));
   rebuild(MARK);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  browser = await launch();
 });
 
 after(async () => {

@@ -13,15 +13,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { createRequire } from 'node:module';
-
-const ROOT = process.env.PT_ROOT || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const BIN = process.env.PT_BIN || path.join(ROOT, 'build-test/perftracker');
-const DATA = process.env.PT_DATA || path.join(ROOT, 'tests/data');
-const PY = process.env.PYTHON || '/usr/bin/python3';
-const CHROMIUM = process.env.PT_CHROMIUM || '/usr/bin/chromium';
-const ART = process.env.PT_ARTIFACTS || path.join(ROOT, 'build-test/artifacts');
-const { chromium } = createRequire(path.join(ROOT, 'package.json'))('playwright-core');
+import { ROOT, BIN, DATA, PY, ART, launch, openPage, pageOf } from './harness.mjs';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pt-rough-'));
 const PLANTED = path.join(TMP, 'planted');
@@ -33,17 +25,7 @@ let browser;
 function run(args) {
   return execFileSync(BIN, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
-function pageOf(dir) { return 'file://' + path.join(dir, 'PerfDisplay', 'index.html'); }
-
-async function open(url, width) {
-  const page = await browser.newPage({ viewport: { width, height: 900 } });
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-  await page.goto(url);
-  await page.waitForSelector('html[data-ready]', { timeout: 30000 });
-  return { page, problems };
-}
+function open(url, width) { return openPage(browser, url, { width, height: 900 }); }
 async function showView(page, id) {
   await page.click(`#tabs button[data-tab="${id}"]`);
   await page.waitForSelector(`#view-${id}:not([hidden])`);
@@ -61,7 +43,7 @@ before(async () => {
   run(['diagnose', path.join(DATA, 'demo_cpu4'), '-o', DEMO, '-q']);
   run(['diagnose', path.join(DATA, 'demo_cpu4_hw'), '-o', DEMOHW, '-q']);
   run(['analyze', path.join(DATA, 'HolisticTraceAnalysis/tests/data/trace_filter'), '-o', TF, '-q']);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  browser = await launch();
 });
 
 after(async () => {

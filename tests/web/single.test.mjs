@@ -13,32 +13,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { createRequire } from 'node:module';
-
-const ROOT = process.env.PT_ROOT || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const BIN = process.env.PT_BIN || path.join(ROOT, 'build-test/perftracker');
-const DATA = process.env.PT_DATA || path.join(ROOT, 'tests/data');
-const PY = process.env.PYTHON || '/usr/bin/python3';
-const CHROMIUM = process.env.PT_CHROMIUM || '/usr/bin/chromium';
-const ART = process.env.PT_ARTIFACTS || path.join(ROOT, 'build-test/artifacts');
-const { chromium } = createRequire(path.join(ROOT, 'package.json'))('playwright-core');
+import { ROOT, BIN, DATA, PY, ART, launch, openPage, pageOf } from './harness.mjs';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pt-single-page-'));
 const RESNET = path.join(DATA, 'kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz');
 let browser;
 
-function pageOf(dir) { return 'file://' + path.join(dir, 'PerfDisplay', 'index.html'); }
-
-async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-  page.on('request', (r) => { if (!/^(file:|data:|blob:)/.test(r.url())) problems.push('network request: ' + r.url()); });
-  await page.goto(url);
-  await page.waitForSelector('html[data-ready]', { timeout: 30000 });
-  return { page, problems };
-}
+function open(url) { return openPage(browser, url); }
 
 const SLOW = path.join(TMP, 'slow');
 const DLRM = path.join(TMP, 'dlrm');
@@ -49,7 +30,7 @@ before(async () => {
   execFileSync(PY, [path.join(ROOT, 'tests/tools/plant_slow_step.py'), RESNET, trace, '7', 'Optimizer.step#SGD.step', '40']);
   execFileSync(BIN, ['analyze', trace, '-o', SLOW, '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
   execFileSync(BIN, ['analyze', path.join(DATA, 'dlrm/worker0_step_12.1694128201545.pt.trace.json'), '-o', DLRM, '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  browser = await launch();
 });
 after(async () => {
   if (browser) await browser.close();
