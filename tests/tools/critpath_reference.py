@@ -45,10 +45,11 @@ probes made for each):
 """
 import bisect
 import decimal
-import gzip
 import json
 import re
 import sys
+
+from breakdown_reference import load   # the trace as json with Decimal floats
 
 KERNEL_CATS = {"kernel", "Kernel"}
 MEMCPY_CATS = {"gpu_memcpy", "Memcpy"}
@@ -78,17 +79,6 @@ NEG_INF = float("-inf")
 
 
 # ---------------------------------------------------------------- reading
-
-def load(path):
-    with open(path, "rb") as f:
-        head = f.read(2)
-    op = gzip.open if head == b"\x1f\x8b" else open
-    with op(path, "rt", encoding="utf-8") as f:
-        doc = json.load(f, parse_float=decimal.Decimal)
-    if isinstance(doc, dict):
-        return doc.get("traceEvents", [])
-    return doc
-
 
 _ONE = decimal.Decimal(1)
 decimal.getcontext().prec = 120      # exact products for any digits a trace carries
