@@ -187,18 +187,6 @@ static inline int takes_part(const pt_store *st, const pt_event *e)
 /* Frames that start together nest longest first, then in the order step,
  * annotation, Python function, op, collective, runtime call (docs/summary.md
  * "Frames"), then file order. */
-static int kind_rank(int k)
-{
-	switch (k) {
-	case PT_K_STEP: return 0;
-	case PT_K_ANNOTATION: return 1;
-	case PT_K_PYTHON: return 2;
-	case PT_K_CPU_OP: return 3;
-	case PT_K_CPU_COMM: return 4;
-	default: return 5;
-	}
-}
-
 static int ord_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const pt_event *ev = ctx;
@@ -210,8 +198,8 @@ static int ord_cmp(const void *pa, const void *pb, void *ctx)
 		return x->ts < y->ts ? -1 : 1;
 	if (x->dur != y->dur)
 		return x->dur > y->dur ? -1 : 1;
-	ra = kind_rank(x->kind);
-	rb = kind_rank(y->kind);
+	ra = pt_kind_nest_rank(x->kind);
+	rb = pt_kind_nest_rank(y->kind);
 	if (ra != rb)
 		return ra - rb;
 	return a < b ? -1 : a > b;

@@ -336,21 +336,8 @@ static int is_frame_kind(int k)
 	return k == PT_K_CPU_OP || k == PT_K_PYTHON || k == PT_K_ANNOTATION || k == PT_K_CPU_COMM;
 }
 
-/* Order of frames that start together and last equally long: the one more
- * likely to be the caller first (an annotation wraps Python, Python calls
- * ops, an op may be a collective's wrapper). */
-static int kind_rank(int k)
-{
-	switch (k) {
-	case PT_K_ANNOTATION: return 0;
-	case PT_K_PYTHON: return 1;
-	case PT_K_CPU_OP: return 2;
-	default: return 3;
-	}
-}
-
 /* Frames (event ids into arg, the store's events) starting together on one
- * thread: longest first, then by kind rank, then file order. */
+ * thread: longest first, then by pt_kind_nest_rank, then file order. */
 static int frame_cmp(const void *pa, const void *pb, void *arg)
 {
 	const pt_event *E = arg;
@@ -358,7 +345,7 @@ static int frame_cmp(const void *pa, const void *pb, void *arg)
 	const pt_event *a = &E[ia], *b = &E[ib];
 	uint64_t da = (uint64_t)pt_end(a->ts, a->dur) - (uint64_t)a->ts;
 	uint64_t db = (uint64_t)pt_end(b->ts, b->dur) - (uint64_t)b->ts;
-	int ra = kind_rank(a->kind), rb = kind_rank(b->kind);
+	int ra = pt_kind_nest_rank(a->kind), rb = pt_kind_nest_rank(b->kind);
 
 	if (da != db)
 		return da > db ? -1 : 1;

@@ -26,6 +26,18 @@ int pt_kind_class(int kind)
 	}
 }
 
+int pt_kind_nest_rank(int kind)
+{
+	switch (kind) {
+	case PT_K_STEP: return 0;
+	case PT_K_ANNOTATION: return 1;
+	case PT_K_PYTHON: return 2;
+	case PT_K_CPU_OP: return 3;
+	case PT_K_CPU_COMM: return 4;
+	default: return 5;
+	}
+}
+
 const char *pt_kind_name(int kind)
 {
 	static const char *names[PT_K_COUNT] = {

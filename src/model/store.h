@@ -54,6 +54,13 @@ typedef enum {
  * communication item that is also a frame on its thread. */
 int pt_kind_class(int kind);
 const char *pt_kind_name(int kind);
+
+/* Nesting order of CPU events that start together and last equally long:
+ * the likelier caller first (a step wraps annotations, an annotation wraps
+ * Python, Python calls ops, an op may be a collective's wrapper), every
+ * other kind after them.  The frames' nesting (src/analysis/patterns.c) and
+ * the critical path's thread order (src/analysis/critpath.c) share it. */
+int pt_kind_nest_rank(int kind);
 const char *pt_class_name(int cls);
 
 #define PT_EV_GPU 0x01       /* lane is a GPU stream */
