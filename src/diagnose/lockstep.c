@@ -262,6 +262,13 @@ static int tok_at(const pt_summary *s, uint32_t idx)
 	return op_token(s->coll_names[s->coll[idx].name]);
 }
 
+/* A fit on fewer instances than this cannot claim to be the steadier: the
+ * spread of one or two differences is 0 or half their distance whatever
+ * the clocks do.  (A gloo rank missing the window's last collective, on a
+ * loaded host where matched ends spread 200 us: shifted by two, its one
+ * remaining pair had no spread and beat the right fit of three.) */
+#define MIN_STEADY 3
+
 /* W's shift against R on channel ch: the one (|d| <= MAX_SHIFT) under which
  * the ops agree where both have instances, over all but at most
  * MAX_SHIFT of the shorter sequence, with the steadiest end-time
@@ -273,6 +280,7 @@ static int find_shift(lk *L, const lkw *W, const lkw *R, size_t ch, int *ok, dou
 	const pt_summary *ws = c->w[W->w].s, *rs = c->w[R->w].s;
 	int64_t nw = W->cn[ch], nr = R->cn[ch], d, k;
 	double best = INFINITY, bestmx = INFINITY, shift = ws->window_start_us - rs->window_start_us;
+	int64_t bestn = 0;
 	int bestd = 0;
 
 	*ok = 0;
@@ -297,12 +305,14 @@ static int find_shift(lk *L, const lkw *W, const lkw *R, size_t ch, int *ok, dou
 		}
 		mad = median_of(L->tmp, (size_t)n);
 		/* The smallest shift wins unless another makes the ends
-		 * clearly steadier (half the spread and 50 us less): ends agree
-		 * to a few us when matched, are ms apart when not. */
-		if (!*ok || (mad < 0.5 * best - 50 && llabs(d) != llabs(bestd)) ||
-		    (llabs(d) < llabs(bestd) && !(best < 0.5 * mad - 50))) {
+		 * clearly steadier (half the spread and 50 us less, over at
+		 * least MIN_STEADY instances): ends agree to a few us when
+		 * matched, are ms apart when not. */
+		if (!*ok || (n >= MIN_STEADY && mad < 0.5 * best - 50 && llabs(d) != llabs(bestd)) ||
+		    (llabs(d) < llabs(bestd) && !(bestn >= MIN_STEADY && best < 0.5 * mad - 50))) {
 			best = mad;
 			bestmx = mx;
+			bestn = n;
 			bestd = (int)d;
 			*ok = 1;
 		}
@@ -569,9 +579,14 @@ static int align(lk *L)
 			L->arr[i * nm + q] -= L->w[L->m[q]].offset_us;
 			L->end[i * nm + q] -= L->w[L->m[q]].offset_us;
 		}
-	/* An instance whose members do not end together (beyond 20 times the
-	 * clock residual, and 1 ms) is not one instance: a window edge cut a
-	 * different collective on some worker.  It takes no part. */
+	/* An instance at either end of its channel's matched range whose
+	 * members do not end together (beyond 20 times the clock residual,
+	 * and 1 ms) is not one instance: a window edge cut a different
+	 * collective on some worker.  It takes no part.  Inside the range the
+	 * position and the ops already say it is one instance, and the ends
+	 * of CPU collectives spread by ms on a loaded host (gloo, 4 ranks on
+	 * 2 busy cores: one rank's ring ended 3.9 ms before the others') with
+	 * the step's whole wait in it. */
 	for (q = 0; q < nm; q++)
 		L->tmp[q] = L->w[L->m[q]].resid_us;
 	{
@@ -580,6 +595,8 @@ static int align(lk *L)
 			thr = 1000;
 		for (i = 0; i < L->ninst; i++) {
 			double lo = INFINITY, hi = -INFINITY;
+			if (L->ipos[i] != L->lo[L->ich[i]] && L->ipos[i] + 1 != L->hi[L->ich[i]])
+				continue;
 			for (q = 0; q < nm; q++) {
 				double e = L->end[i * nm + q];
 				lo = e < lo ? e : lo;

@@ -110,6 +110,17 @@ for how in missing extra reorder; do
 	check "mismatch ($how): rank 2 reported, the other 7 analysed, rank 7 still named" rq "$TMP/mm_$how.out/PerfDisplay/report.json" '[m["rank"] for m in L["mismatched"]] == [2] and "'"$word"'" in L["mismatched"][0]["problem"] and L["workers matched"] == 7 and any(f["metric"] == "collectives_mismatch" and f["workers"] == ["worker2_step_12.1694128201554.pt.trace.json"] for f in F) and list(S) == [7]'
 done
 
+# --- a loaded host (real summaries, tests/data/demo_loaded) -------------------------
+# 4 gloo ranks on 2 cores with a CPU hog beside them, rank 0 stalled 30 ms
+# per step in slow_augment: rank 2 lacks the window's last collective (3 of
+# 4), and one rank's ring ended 3.9 ms before the others' in the instance
+# that holds the step's whole wait.  Rank 2 is matched unshifted (a fit on
+# one pair has no spread, but proves nothing), the inside instance counts,
+# and rank 0 is the straggler and the job's critical path in both steps.
+"$PT_BIN" diagnose "$PT_DATA/demo_loaded" -o "$TMP/loaded.out" -q 2>/dev/null
+check "loaded host: 4 matched, 3 instances, none left out, the clocks agree" rq "$TMP/loaded.out/PerfDisplay/report.json" 'L["workers matched"] == 4 and L["instances"] == 3 and "instances left out (ends disagree)" not in L and len({w["clock offset (us)"] for w in L["workers"].values()}) == 1'
+check "loaded host: rank 0 the straggler, slow_augment its cause, the job path through it" rq "$TMP/loaded.out/PerfDisplay/report.json" 'list(S) == [0] and S[0]["causes"][0]["function"].endswith("slow_augment|<built-in function sleep>") and [r["workers"][j["through"]]["rank"] for j in r["Critical path"]["job"]] == [0, 0]'
+
 # --- old summaries (version 1) still load: no lockstep for them ----------------------
 mkdir -p "$TMP/v1"
 for f in "$DLRM"/*.json; do
