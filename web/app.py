@@ -12,6 +12,7 @@ import argparse
 import functools
 import http.server
 import os
+import signal
 import socket
 import sys
 import urllib.parse
@@ -74,6 +75,9 @@ def main():
     except OSError as e:
         sys.stderr.write("app.py: cannot listen on %s port %d: %s\n" % (a.host, a.port, e.strerror or e))
         return 1
+    # Ctrl-C stops it even when started with SIGINT ignored (a background
+    # job of a script, nohup &): Python leaves an inherited SIG_IGN alone.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     host = "[%s]" % a.host if ":" in a.host else a.host
     print("PerfDisplay: open http://%s:%d/ in a web browser (Ctrl-C to stop)" % (host, srv.server_address[1]),
           flush=True)

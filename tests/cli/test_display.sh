@@ -167,7 +167,9 @@ wait_exit "$SPID" 10 >/dev/null
 # ---- app.py (standard library), as the PAI guide runs it -------------------
 for _ in 1 2 3 4 5; do
 	PORT=$((20000 + RANDOM % 30000))
-	(cd "$P" && exec "$PYTHON" app.py --port "$PORT") >"$TMP/a.out" 2>"$TMP/a.err" &
+	# started with SIGINT ignored, as a script's background job inherits it:
+	# Ctrl-C must stop it all the same
+	(trap '' INT; cd "$P" && exec "$PYTHON" app.py --port "$PORT") >"$TMP/a.out" 2>"$TMP/a.err" &
 	APID=$!
 	SPIDS+=("$APID")
 	for _ in $(seq 50); do grep -q 'open http' "$TMP/a.out" && break; kill -0 $APID 2>/dev/null || break; sleep 0.1; done
