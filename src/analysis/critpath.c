@@ -848,7 +848,7 @@ static void credit_one(cp *c, uint32_t k, int64_t ns)
 static pacc *acc_of(cp *c, uint32_t k)
 {
 	size_t mask, i;
-	uint32_t p = k;
+	uint32_t p = k, ki = 0;
 
 	for (;;) {
 		if (2 * (c->npa + 1) > c->pahcap) {
@@ -877,16 +877,13 @@ static pacc *acc_of(cp *c, uint32_t k)
 		c->pa[c->npa].pos = p;
 		c->pa[c->npa].ns = 0;
 		c->pah[i] = (uint32_t)++c->npa;
+		if (p == k)
+			ki = c->npa;  /* k's entry: no second probe for it */
 		if (c->parent[p] == NONE)
 			break;
 		p = c->parent[p];
 	}
-	if (p == k)
-		return &c->pa[c->pah[i] - 1];
-	/* k itself was inserted first, at the index the walk started with */
-	for (i = (k * 2654435761u) & mask; c->pa[c->pah[i] - 1].pos != k; i = (i + 1) & mask)
-		;
-	return &c->pa[c->pah[i] - 1];
+	return &c->pa[(ki ? ki : c->pah[i]) - 1];
 }
 
 static int flush_credits(cp *c);

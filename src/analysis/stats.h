@@ -92,8 +92,9 @@ static inline double pt_bitsd(uint64_t u)
  * Returns 0 for n == 0. */
 double pt_stats_percentile(const double *x, size_t n, double p);
 
-/* Median absolute deviation of sorted x[0..n) around med: the median (same
- * method) of |x[i] - med|.  scratch holds n doubles; tmp n uint64. */
+/* Median absolute deviation of x[0..n) (any order) around med: the median
+ * (same method) of |x[i] - med|, found by selection.  scratch holds n
+ * doubles; tmp n uint64.  Returns 0 for n == 0. */
 double pt_stats_mad(const double *x, size_t n, double med, double *scratch, uint64_t *tmp);
 
 #endif

@@ -511,6 +511,64 @@ static void test_percentile_function(void **state)
 	assert_near(pt_stats_percentile(x, 0, 50), 0);
 	/* |x - 7| = 6.5 5.75 5 0 0 2.75 4 -> sorted 0 0 2.75 4 5 5.75 6.5 */
 	assert_near(pt_stats_mad(x, 7, 7, scratch, tmp), 4);
+	/* even count: 6.5 5.75 5 0 0 2.75 -> (2.75 + 5) / 2 */
+	assert_near(pt_stats_mad(x, 6, 7, scratch, tmp), 3.875);
+	assert_near(pt_stats_mad(&one, 1, 1, scratch, tmp), 3.25);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The MAD by selection equals the median of the sorted deviations exactly,
+ * for odd and even counts, many ties, sorted, reversed and organ-pipe
+ * inputs (the shapes that defeat a naive pivot). */
+static void test_mad_selection(void **state)
+{
+	enum { N = 3000 };
+	double *x = x_malloc(N * sizeof(*x)), *dev = x_malloc(N * sizeof(*dev));
+	double *scratch = x_malloc(N * sizeof(*scratch));
+	uint64_t *tmp = x_malloc(N * sizeof(*tmp)), r = 88172645463325252ULL;
+	size_t n, i;
+	int shape;
+
+	assert_non_null(x);
+	assert_non_null(dev);
+	assert_non_null(scratch);
+	assert_non_null(tmp);
+	for (shape = 0; shape < 5; shape++) {
+		for (n = 1; n <= N; n = n < 40 ? n + 1 : n * 3 + 1) {
+			double med, want, got;
+			for (i = 0; i < n; i++) {
+				r ^= r << 13;
+				r ^= r >> 7;
+				r ^= r << 17;
+				switch (shape) {
+				case 0: x[i] = (double)(r % 1000000) / 7.0; break;
+				case 1: x[i] = (double)(r % 4); break;           /* ties */
+				case 2: x[i] = (double)i; break;                  /* sorted */
+				case 3: x[i] = (double)(n - i); break;            /* reversed */
+				default: x[i] = (double)(i < n / 2 ? i : n - i); /* organ pipe */
+				}
+			}
+			memcpy(dev, x, n * sizeof(*x));
+			qsort(dev, n, sizeof(*dev), cmp_dbl);
+			med = pt_stats_percentile(dev, n, 50);
+			for (i = 0; i < n; i++)
+				dev[i] = fabs(x[i] - med);
+			qsort(dev, n, sizeof(*dev), cmp_dbl);
+			want = pt_stats_percentile(dev, n, 50);
+			got = pt_stats_mad(x, n, med, scratch, tmp);
+			if (got != want)
+				fail_msg("shape %d n %zu: mad %.17g, sorted %.17g", shape, n, got, want);
+		}
+	}
+	x_free(tmp);
+	x_free(scratch);
+	x_free(dev);
+	x_free(x);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -855,6 +913,7 @@ int main(void)
 		T(test_percentiles_odd),
 		T(test_percentiles_even),
 		cmocka_unit_test(test_percentile_function),
+		cmocka_unit_test(test_mad_selection),
 		cmocka_unit_test(test_radix_sorts),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_sweep_runs),
