@@ -10,6 +10,7 @@
  * "GPU Compute" + for a single worker a finding.  docs/diagnose.md.
  */
 #include "internal.h"
+#include "../model/commkind.h"
 #include "sections.h"
 #include "../util/xalloc.h"
 
@@ -92,7 +93,10 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 		size_t n = 0, ne = 0, no = 0;
 		lowk x;
 
-		if (k->cls != PT_C_COMPUTE)
+		/* no occupancy advice for communication kernels, even from a
+		 * summary written before a rule named them (commkind.c) */
+		if (k->cls != PT_C_COMPUTE ||
+		    pt_commkind_classify(k->key, strlen(k->key)) != PT_ROLE_NONE)
 			continue;
 		for (j = 0; j < k->n && !ne; j++) {
 			const dent *e = &c->ent[k->off + j];

@@ -17,7 +17,8 @@
  * deep_ep::internode_ll::dispatch, combine, clean_low_latency_buffer;
  * deep_ep::layout::get_dispatch_layout is local work, not communication),
  * forks that keep the names under another namespace (uccl::, nccl_ep::,
- * mscclpp::ep::, primus_turbo::deep_ep::); NVSHMEM's nvshmemi_*_kernel and
+ * mscclpp::ep::, primus_turbo::deep_ep::), and by structure the same
+ * layout under any other namespace (ep_by_structure); NVSHMEM's nvshmemi_*_kernel and
  * nvshmemi_proxy_*_entrypoint; MSCCL's mscclKernel_<op>_<type>_<proto>;
  * vLLM/SGLang/AITER cross_device_reduce_{1,2}stage; TensorRT-LLM
  * oneShot/twoShotAllReduceKernel and allreduce_fusion_kernel_*; PyTorch
@@ -200,6 +201,54 @@ static const rule builtin[] = {
 	{ "*userbuffers_*", ROLE_AUTO },
 };
 
+/* Namespaces that say "expert-parallel communication" by their name,
+ * whoever wrote them: DeepEP's layout (intranode, internode, internode_ll)
+ * kept by its forks and ports under their own outer namespaces
+ * (xen_moe::internode_ll::, mori::moe::deepep::internode_ll::,
+ * deep_ep::internode_ll_two_stage::, ...::intranode_ll_slave::), and the
+ * ep:: / deepep:: namespaces of EP libraries.  A segment matches when it
+ * starts with one of the first two words or is one of the others. */
+static int ep_segment(const char *s, size_t n)
+{
+	return (n >= 9 && (!memcmp(s, "intranode", 9) || !memcmp(s, "internode", 9))) ||
+	       (n == 2 && !memcmp(s, "ep", 2)) || (n == 6 && !memcmp(s, "deepep", 6));
+}
+
+/* The role of what follows an expert-parallel namespace (lower-cased:
+ * SYCL ports name their kernels LowLatencyDispatchMergedKernel), or -1
+ * when no ep_rule matches. */
+static int ep_tail_role(const char *t, size_t n)
+{
+	char low[160];
+	size_t i, m = n < sizeof(low) ? n : sizeof(low) - 1;
+
+	for (i = 0; i < m; i++)
+		low[i] = (char)tolower((unsigned char)t[i]);
+	for (i = 0; i < sizeof(ep_rules) / sizeof(ep_rules[0]); i++)
+		if (glob_match(ep_rules[i].glob, low, m))
+			return ep_rules[i].role;
+	return -1;
+}
+
+/* Structure: the first namespace segment of v[0..n) that ep_segment
+ * accepts decides, by what follows it; -1 when none does. */
+static int ep_by_structure(const char *v, size_t n)
+{
+	size_t i, seg = 0;
+
+	for (i = 0; i + 1 < n; i++) {
+		if (v[i] == '<' || v[i] == '(')
+			break;  /* template arguments: not the name's namespaces */
+		if (v[i] != ':' || v[i + 1] != ':')
+			continue;
+		if (ep_segment(v + seg, i - seg))
+			return ep_tail_role(v + i + 2, n - i - 2);
+		seg = i + 2;
+		i++;
+	}
+	return -1;
+}
+
 typedef struct urule {
 	char *glob;
 	int role;
@@ -258,6 +307,12 @@ int pt_commkind_classify(const char *name, size_t n)
 			if (glob_match(ep_rules[i].glob, v + off, vn - off))
 				return ep_rules[i].role;
 		}
+	}
+	/* the same kernels under a namespace this table does not name */
+	{
+		int r = ep_by_structure(v, vn);
+		if (r >= 0)
+			return r;
 	}
 	return PT_ROLE_NONE;
 }

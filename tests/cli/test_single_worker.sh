@@ -72,6 +72,12 @@ done
 check "resnet: 77.1% of the idle time in the data loader, named" grep -q "77.1% of that idle time the CPU is in enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__" "$TMP/a_$(basename "$RESNET").txt"
 check "resnet: largest cause: data loader" grep -q "Largest cause: data loader" "$TMP/a_$(basename "$RESNET").txt"
 check "bert: low-occupancy heavy kernel named" grep -q '`cutlass::Kernel2` takes 2.2% of the window at 4% estimated achieved occupancy' "$TMP/a_$(basename "$BERT").txt"
+# A summary written before a rule named a kernel communication: diagnose
+# applies the rule again and gives no occupancy advice for it.
+"$PT_BIN" summarize "$BERT" -o "$TMP/bert_s.json" >/dev/null 2>&1
+printf 'cutlass::Kernel2* alltoall\n' >"$TMP/bert_rules"
+"$PT_BIN" diagnose "$TMP/bert_s.json" --comm-kernels "$TMP/bert_rules" --format json >"$TMP/bert_rule.txt" 2>&1
+check "bert, kernel made communication after summarize: no occupancy advice" bash -c "! grep -q 'cutlass::Kernel2\` takes' '$TMP/bert_rule.txt' && grep -q 'the GPU is idle' '$TMP/bert_rule.txt'"
 R=$TMP/a_$(basename "$RESNET")/PerfDisplay/report.json
 check "report: Time breakdown and Steps for the worker" "$PYTHON" -c '
 import json, sys; r = json.load(open(sys.argv[1])); w = list(r["workers"])[0]

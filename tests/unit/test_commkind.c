@@ -66,6 +66,35 @@ static void test_deepep_kernels(void **st)
 			      "void**, int*)"), PT_ROLE_COMBINE);
 	assert_int_equal(role("void uccl::intranode::dispatch<8, 768, 6144>(int4*)"),
 			 PT_ROLE_DISPATCH);
+	/* by structure: DeepEP's layout under namespaces the table does not
+	 * name (public forks and ports: xen_moe, mori's deepep, DeepEP's
+	 * two-stage low-latency mode, a SYCL port's kernel classes), and
+	 * names made up to test the rule (acme::, moe_kernels::: the
+	 * intranode_ll_slave segment of a vendor port, an ep:: namespace) */
+	assert_int_equal(role("void xen_moe::internode_ll::dispatch<true, 3, 10, 7168>(void*, "
+			      "float*, int*, long*, int*, int*, int*, void*, int*, int, int, bool)"),
+			 PT_ROLE_DISPATCH);
+	assert_int_equal(role("void xen_moe::internode_ll::clean_low_latency_buffer<32>(int*, "
+			      "int, int*, int)"), PT_ROLE_BARRIER);
+	assert_int_equal(role("void mori::moe::deepep::internode_ll::combine<__nv_bfloat16>("
+			      "void*, void const*)"), PT_ROLE_COMBINE);
+	assert_int_equal(role("void deep_ep::internode_ll_two_stage::combine<false, 8, 9, 7168>("
+			      "void*, int*)"), PT_ROLE_COMBINE);
+	assert_int_equal(role("deep_ep::internode_ll::(anonymous namespace)::"
+			      "LowLatencyDispatchMergedKernel"), PT_ROLE_DISPATCH);
+	assert_int_equal(role("void acme::intranode_ll_slave::notify_dispatch<8>(int const*)"),
+			 PT_ROLE_DISPATCH);
+	assert_int_equal(role("void moe_kernels::intranode::cached_notify_combine<8>(void**)"),
+			 PT_ROLE_COMBINE);
+	assert_int_equal(role("void acme::ep::combine_kernel<float>(float*)"), PT_ROLE_COMBINE);
+	/* ... and not what merely mentions such words */
+	assert_int_equal(role("void xen_moe::layout::get_dispatch_layout<256, 32, 8>(long "
+			      "const*, int*)"), PT_ROLE_NONE);
+	assert_int_equal(role("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_"
+			      "internode_dispatch_policy>(Params)"), PT_ROLE_NONE);
+	assert_int_equal(role("void at::native::vectorized_elementwise_kernel<4, "
+			      "at::native::CUDAFunctor_add<float>>(int, float)"), PT_ROLE_NONE);
+	assert_int_equal(role("void acme::internode::pack_tokens<8>(int*)"), PT_ROLE_NONE);
 	/* the layout kernel is local work */
 	assert_int_equal(role("void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long "
 			      "const*, int*, int*, int*, bool*, int, int, int, int)"),
