@@ -732,7 +732,35 @@
         f.category ? h('span', { class: 'badge', text: String(f.category) }) : null,
         isNum(f['impact (ms)']) ? h('span', { class: 'badge bad', title: 'time lost, ' + ms(f['impact (ms)']) + ' over the profiled window', text: 'impact ≈ ' + impactPerStep(f, ids) }) : null,
         tgt ? h('a', { href: '#' + tgt + (ids.length === 1 ? '?q=' + encodeURIComponent(ids[0]) : ''), text: 'see ' + (SECTION[tgt] || tgt) + ' →' }) : null),
-      ids.length ? chips : null);
+      ids.length ? chips : null,
+      evidenceList(f));
+  }
+
+  /* The other sections' findings of the same cause, the frames inside it,
+   * a straggler's own collectives and its victims' symptoms, merged into
+   * this finding (docs/diagnose.md "One finding per cause"). */
+  function evidenceList(f) {
+    var ev = (Array.isArray(f.evidence) ? f.evidence : []).filter(obj);
+    if (!ev.length) return null;
+    return h('details', { class: 'merged-evidence' },
+      h('summary', { text: 'Also seen: ' + plural(ev.length, 'finding') + ' of this cause (' +
+        ev.map(function (e) { return String(e.kind || ''); }).filter(function (k, i, a) { return a.indexOf(k) === i; }).join(', ') + ')' }),
+      h('ul', null, ev.map(function (e) {
+        var w = e.worker ? String(e.worker) : '';
+        return h('li', null, h('span', { class: 'badge', text: String(e.kind || '') }), ' ',
+          w ? workerLink(w) : null, w ? ' ' : null,
+          h('span', { text: (e.category ? String(e.category) + ': ' : '') + String(e.explanation || e['function'] || '') }));
+      })));
+  }
+
+  function isWeak(f) {
+    var cf = obj(f.confidence);
+    return !!(cf && cf.level === 'weak');
+  }
+
+  /* Does the job run GPU kernels?  Without any, GPU charts are empty. */
+  function hasGpu() {
+    return M.workers.some(function (w) { return isNum(w.util) && w.util > 0; });
   }
 
   /* ---- lockstep (report "Lockstep", docs/diagnose.md) ---------------------
@@ -820,9 +848,14 @@
       add(root, h('div', { class: 'banner bad', id: 'hang-banner' }, h('b', { text: 'The job is hung. ' }),
         M.hang.explanation ? String(M.hang.explanation) + ' ' : '', h('a', { href: '#hang', text: 'See the hang section →' })));
     }
-    if (M.findings.length) {
-      add(root, h('div', { class: 'banner warn' }, h('b', { text: plural(M.findings.length, 'finding') + ', ranked by time lost. ' }),
+    var causes = M.findings.filter(function (f) { return !isWeak(f); });
+    var weak = M.findings.filter(isWeak);
+    if (causes.length) {
+      add(root, h('div', { class: 'banner warn' }, h('b', { text: plural(causes.length, 'finding') + ', ranked by time lost. ' }),
         'Each names the workers and the function to blame and compares them with the other workers.'));
+    } else if (weak.length) {
+      add(root, h('div', { class: 'banner ok' }, h('b', { text: 'Nothing beyond the job\'s own noise. ' }),
+        plural(weak.length, 'finding') + ' may be noise: see the group below.'));
     } else {
       add(root, h('div', { class: 'banner ok' }, h('b', { text: 'No anomaly found. ' }),
         'No worker differs from the others by more than the thresholds; the sections below list where the time goes.'));
@@ -830,13 +863,20 @@
     var u = (obj(M.rep['GPU Compute']) || {})[K_UTIL];
     add(root, h('div', { class: 'stats' },
       stat('Workers', String(n), M.errors.length ? plural(M.errors.length, 'trace') + ' could not be read' : 'all traces read'),
-      stat('GPU utilization (median)', Array.isArray(u) ? pct(u[1], 1) : pct(M.utilMedian, 1), Array.isArray(u) ? 'min ' + pct(u[0], 1) + ' · max ' + pct(u[2], 1) : null),
+      hasGpu() ? stat('GPU utilization (median)', Array.isArray(u) ? pct(u[1], 1) : pct(M.utilMedian, 1), Array.isArray(u) ? 'min ' + pct(u[0], 1) + ' · max ' + pct(u[2], 1) : null)
+        : stat('GPU', 'none', 'no GPU kernel in the traces'),
       stat(M.stepExact ? 'Step time (median)' : 'Mean step time (median)', ms(M.stepMedian), stepStatNote()),
       stat('Slow-step outliers', String(M.workers.filter(function (w) { return w.slowStep; }).length), 'limit ' + ms(M.stepLimit))));
     var list = h('div', { id: 'findings' });
-    M.findings.forEach(function (f, i) { list.appendChild(findingCard(f, i)); });
+    causes.forEach(function (f, i) { list.appendChild(findingCard(f, i)); });
+    if (weak.length) {
+      var grp = h('details', { class: 'noise-group', id: 'possibly-noise' },
+        h('summary', { text: 'Possibly noise: ' + plural(weak.length, 'finding') + ' within the job\'s own noise (the spread between workers doing the same work, CPU contention, step-to-step spread)' }));
+      weak.forEach(function (f, i) { grp.appendChild(findingCard(f, causes.length + i)); });
+      list.appendChild(grp);
+    }
     add(root, list);
-    add(root, h('div', { class: 'grid2' }, utilChart(), stepChart()));
+    add(root, h('div', { class: 'grid2' }, hasGpu() ? utilChart() : null, stepChart()));
     var lock = lockstepCard();
     if (lock) add(root, lock);
     if (M.errors.length) {
@@ -864,7 +904,7 @@
   function viewWorkers(root) {
     add(root, h('h1', { text: 'Workers' }));
     add(root, h('p', { class: 'note', text: 'Click a worker (in a chart or the table) for everything the report says about it.' }));
-    add(root, h('div', { class: 'grid2' }, utilChart(), stepChart()));
+    add(root, h('div', { class: 'grid2' }, hasGpu() ? utilChart() : null, stepChart()));
     add(root, classChart());
     add(root, table({ title: 'All workers', rows: M.workers, sort: ['rank', 1], cols: workerCols(), placeholder: 'Filter by worker, host…',
       rowClass: function (r) { return r.flags.length || r.slowStep ? 'hl' : null; } }));
@@ -1944,7 +1984,7 @@
   }
 
   var VIEWS = [
-    { id: 'overview', label: 'Overview', fn: viewOverview, count: function () { return M.findings.length; } },
+    { id: 'overview', label: 'Overview', fn: viewOverview, count: function () { return M.findings.filter(function (f) { return !isWeak(f); }).length; } },
     { id: 'workers', label: 'Workers', fn: viewWorkers, count: function () { return M.workers.length; }, neutral: true },
     { id: 'compute', label: 'GPU Compute', fn: viewCompute, count: function () { var g = obj(M.rep['GPU Compute']) || {}; return (Array.isArray(g[K_ISSUES]) ? g[K_ISSUES].length : 0) + keys(obj(g[K_ABN_UTIL])).length; } },
     { id: 'memory', label: 'Memory ops', fn: viewMemory, count: function () { return abnCount('GPU memory operations'); } },

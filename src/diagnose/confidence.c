@@ -13,8 +13,12 @@
  *            duration), most calls (median above it) or only some (a tail,
  *            as CPU contention or a preempted thread gives).
  * strong: no poor cue and two good ones; weak: two poor cues, or one
- * and no good one; else moderate.  Works from the finding's worker, category and function key
- * only, so findings of any section get it.
+ * and no good one; else moderate; then weak whatever the cues when the
+ * finding's time per step is within the job's noise (noise.c) or it is a
+ * symptom left without its straggler's finding.  Works from the finding's
+ * worker, category and function key only, so findings of any section get
+ * it.  Flow: diag_merge -> diag_noise -> diag_grade (here, into each
+ * finding's conf) -> diag_findings, which ranks and writes them.
  */
 #include "internal.h"
 #include "sections.h"
@@ -120,9 +124,10 @@ static double apart_of(const grading *g)
 	const dfinding *f = g->f;
 
 	if (!strcmp(f->category, "Steps"))
-		/* its slow steps against its median step: "slow steps" counts
-		 * them (impact: their extra ms), "slowest step" is one in ms */
-		return !(f->others > 0) ? NAN : !strcmp(f->metric, "slow steps") && f->value > 0 ?
+		/* its slow steps against its median step: "slow steps" and
+		 * "slow steps (job)" count them (impact: their extra ms),
+		 * "slowest step" is one in ms */
+		return !(f->others > 0) ? NAN : !strncmp(f->metric, "slow steps", 10) && f->value > 0 ?
 			(f->others + f->impact_ms / f->value) / f->others : f->value / f->others;
 	if (g->mine && strstr(f->metric, "bottleneck"))
 		/* a share of time: against the nearest other worker */
@@ -242,15 +247,23 @@ static void evidence(const grading *g, char *ev, size_t cap)
 		snprintf(ev + n, cap - (size_t)n, "; %s", g->steady);
 }
 
-static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
+/* Above the job's noise?  A finding whose time lost per step is within
+ * it (noise.c) may be noise, whatever its cues: weak. */
+static int within_noise(const dctx *c, const dfinding *f)
+{
+	return isfinite(f->noise_ms) && f->noise_ms > 0 &&
+	       df_impact_per_step(c, f) <= f->noise_ms;
+}
+
+static void grade(dctx *c, dfinding *f, size_t same)
 {
 	grading g;
 	const char *level;
-	char ev[512];
-	size_t i;
-	pt_rv *cf;
+	char ev[640], nb[32], ib[32];
+	size_t i, n;
 
-	if (!f->worker)
+	/* a fact about the traces (unreadable, other steps) is not graded */
+	if (!f->worker || !strcmp(f->category, "summary"))
 		return;
 	memset(&g, 0, sizeof(g));
 	g.f = f;
@@ -273,26 +286,34 @@ static void grade(dctx *c, pt_rv *o, const dfinding *f, size_t same)
 	g.apart = apart_of(&g);
 	level = level_of(c, &g);
 	evidence(&g, ev, sizeof(ev));
-
-	cf = pt_rv_obj(c->rep, o, "confidence");
-	pt_rv_str(c->rep, cf, "level", level);
-	pt_rv_num(c->rep, cf, "time lost (share of window)", g.lost);
-	if (isfinite(g.apart))
-		pt_rv_num(c->rep, cf, "apart (x)", g.apart);
-	else
-		pt_rv_null(c->rep, cf, "apart (x)");
-	pt_rv_int(c->rep, cf, "other workers flagged", (int64_t)same);
-	pt_rv_str(c->rep, cf, "calls", g.steady);
-	pt_rv_str(c->rep, cf, "evidence", ev);
+	n = strlen(ev);
+	if (f->caused_by) {
+		/* a symptom whose straggler has no finding to hold it */
+		level = "weak";
+		snprintf(ev + n, sizeof(ev) - n, "; its waiting for %s", f->caused_by);
+	} else if (within_noise(c, f)) {
+		level = "weak";
+		snprintf(ev + n, sizeof(ev) - n, "; %s per step, within the job's noise (%s per "
+			 "step: %s)", df_ms(df_impact_per_step(c, f), ib, sizeof(ib)),
+			 df_ms(f->noise_ms, nb, sizeof(nb)), f->noise_src ? f->noise_src : "");
+	}
+	f->conf.level = level;
+	f->conf.lost = g.lost;
+	f->conf.apart = g.apart;
+	f->conf.same = same;
+	f->conf.calls = g.steady;
+	x_free(f->conf.evidence);
+	f->conf.evidence = x_strndup(ev, strlen(ev));
+	if (!f->conf.evidence)
+		c->oom = 1;
 }
 
-void diag_confidence(dctx *c, pt_rv *arr)
+void diag_grade(dctx *c)
 {
 	const dfinding **by;
 	size_t *same, i, a, b;
-	pt_rv *o;
 
-	if (!arr || !c->nf)
+	if (!c->nf)
 		return;
 	by = x_malloc(c->nf * sizeof(*by));
 	same = x_calloc(c->nf, sizeof(*same));
@@ -312,8 +333,8 @@ void diag_confidence(dctx *c, pt_rv *arr)
 		for (i = a; i < b; i++)
 			same[by[i] - c->f] = by[i]->worker && nw ? nw - 1 : 0;
 	}
-	for (i = 0, o = arr->child; i < c->nf && o; i++, o = o->next)
-		grade(c, o, &c->f[i], same[i]);
+	for (i = 0; i < c->nf; i++)
+		grade(c, &c->f[i], same[i]);
 out:
 	x_free(same);
 	x_free(by);

@@ -6,8 +6,9 @@
  * the findings list (findings.c), never this file.
  *
  * Flow: pt_summary[] --index--> keys x workers --sections (compute.c,
- * memory.c, comm.c, runtime.c, python.c, ...)--> findings.c -->
- * confidence.c --> display.c --> pt_report.
+ * memory.c, comm.c, runtime.c, python.c, lockstep.c, ...)--> merge.c
+ * (one finding per cause) --> noise.c --> confidence.c --> findings.c
+ * (ranked, written) --> display.c --> pt_report.
  */
 #include "internal.h"
 #include "sections.h"
@@ -223,7 +224,10 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_lockstep(&c);
 	diag_cpath(&c);
 	write_workers(&c, s, ids, n);
-	diag_confidence(&c, diag_findings(&c));
+	diag_merge(&c);
+	diag_noise(&c);
+	diag_grade(&c);
+	diag_findings(&c);
 	diag_display(&c);
 	diag_breakdown(&c, 1);
 	diag_steps(&c, 1);
@@ -236,7 +240,7 @@ oom:
 	rep = NULL;
 out:
 	for (i = 0; i < c.nf; i++)
-		x_free(c.f[i].explanation);
+		df_free(&c.f[i]);
 	for (i = 0; c.lkw && i < c.nw; i++) {
 		x_free(c.lkw[i].wait_ms);
 		x_free(c.lkw[i].saved_ms);

@@ -1,9 +1,12 @@
 /*
  * findings.c - the ranked "findings" of the report: every section adds a
  * diagnosis (worker, function, metric, value, the other workers' median,
- * estimated time lost per window, a plain sentence); here they are ranked
- * (a "summary" finding about unreadable traces first, then by time lost)
- * and written.  Also the helpers that make the sentences readable.
+ * estimated time lost per window, a plain sentence); merge.c makes one
+ * per cause, noise.c and confidence.c grade them; here they are ranked
+ * (the "summary" findings about the traces first, then causes beyond the
+ * job's noise before the weak ones, then by time lost) and written with
+ * their confidence and evidence.  Also the helpers that make the
+ * sentences readable.
  */
 #include "internal.h"
 #include "sections.h"
@@ -33,7 +36,31 @@ dfinding *df_add(dctx *c, const char *category, const char *worker, const char *
 	f->others = others;
 	f->impact_ms = isfinite(impact_ms) ? impact_ms : 0;
 	f->explanation = NULL;
+	f->caused_by = NULL;
+	f->ev = NULL;
+	f->nev = f->evcap = 0;
+	f->noise_ms = NAN;
+	f->noise_src = NULL;
+	memset(&f->conf, 0, sizeof(f->conf));
+	f->conf.apart = NAN;
 	return f;
+}
+
+void df_free(dfinding *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->nev; i++)
+		x_free(f->ev[i].explanation);
+	x_free(f->ev);
+	x_free(f->conf.evidence);
+	x_free(f->explanation);
+	f->ev = NULL;
+	f->nev = f->evcap = 0;
+	f->conf.evidence = NULL;
+	f->explanation = NULL;
 }
 
 void df_explain(dctx *c, dfinding *f, const char *fmt, ...)
@@ -131,6 +158,11 @@ const char *df_short(const char *key, int cls, char *buf, size_t cap)
 	return buf;
 }
 
+static int is_weak(const dfinding *f)
+{
+	return f->conf.level && !strcmp(f->conf.level, "weak");
+}
+
 static int cmp_finding(const void *a, const void *b)
 {
 	const dfinding *x = a, *y = b;
@@ -139,6 +171,9 @@ static int cmp_finding(const void *a, const void *b)
 
 	if (sx != sy)
 		return sx ? -1 : 1;
+	/* a cause beyond the job's noise before what may be noise */
+	if (is_weak(x) != is_weak(y))
+		return is_weak(x) ? 1 : -1;
 	if (x->impact_ms != y->impact_ms)
 		return x->impact_ms > y->impact_ms ? -1 : 1;
 	r = strcmp(x->worker ? x->worker : "", y->worker ? y->worker : "");
@@ -151,7 +186,59 @@ static int cmp_finding(const void *a, const void *b)
 	return r ? r : strcmp(x->metric, y->metric);
 }
 
-pt_rv *diag_findings(dctx *c)
+static const char *const ev_kind_names[DEV_COUNT] = {
+	"same cause", "inside it", "its own collectives", "symptom on a worker that waited for it",
+};
+
+static void write_confidence(dctx *c, pt_rv *o, const dfinding *f)
+{
+	pt_rv *cf;
+
+	if (!f->conf.level)
+		return;
+	cf = pt_rv_obj(c->rep, o, "confidence");
+	pt_rv_str(c->rep, cf, "level", f->conf.level);
+	pt_rv_num(c->rep, cf, "time lost (share of window)", f->conf.lost);
+	if (isfinite(f->conf.apart))
+		pt_rv_num(c->rep, cf, "apart (x)", f->conf.apart);
+	else
+		pt_rv_null(c->rep, cf, "apart (x)");
+	pt_rv_int(c->rep, cf, "other workers flagged", (int64_t)f->conf.same);
+	pt_rv_str(c->rep, cf, "calls", f->conf.calls ? f->conf.calls : "unknown");
+	if (isfinite(f->noise_ms)) {
+		pt_rv_num(c->rep, cf, "noise (ms per step)", f->noise_ms);
+		pt_rv_str(c->rep, cf, "noise", f->noise_src ? f->noise_src : "");
+	}
+	pt_rv_str(c->rep, cf, "evidence", f->conf.evidence ? f->conf.evidence : "");
+}
+
+static void write_evidence(dctx *c, pt_rv *o, const dfinding *f)
+{
+	pt_rv *arr;
+	size_t i;
+
+	if (!f->nev)
+		return;
+	arr = pt_rv_arr(c->rep, o, "evidence");
+	for (i = 0; i < f->nev; i++) {
+		const devidence *e = &f->ev[i];
+		pt_rv *eo = pt_rv_obj(c->rep, arr, NULL);
+		pt_rv_str(c->rep, eo, "kind", ev_kind_names[e->kind]);
+		pt_rv_str(c->rep, eo, "category", e->category);
+		pt_rv_str(c->rep, eo, "worker", e->worker ? e->worker : "");
+		pt_rv_str(c->rep, eo, "function", e->function);
+		pt_rv_str(c->rep, eo, "metric", e->metric);
+		pt_rv_num(c->rep, eo, "value", e->value);
+		if (isfinite(e->others))
+			pt_rv_num(c->rep, eo, "others", e->others);
+		else
+			pt_rv_null(c->rep, eo, "others");
+		pt_rv_num(c->rep, eo, "impact (ms)", e->impact_ms);
+		pt_rv_str(c->rep, eo, "explanation", e->explanation ? e->explanation : "");
+	}
+}
+
+void diag_findings(dctx *c)
 {
 	pt_rv *arr = pt_rv_arr(c->rep, pt_report_root(c->rep), "findings");
 	size_t i, j;
@@ -180,6 +267,9 @@ pt_rv *diag_findings(dctx *c)
 			pt_rv_null(c->rep, o, "others");
 		pt_rv_num(c->rep, o, "impact (ms)", f->impact_ms);
 		pt_rv_str(c->rep, o, "explanation", f->explanation ? f->explanation : "");
+		if (f->caused_by)
+			pt_rv_str(c->rep, o, "caused by", f->caused_by);
+		write_confidence(c, o, f);
+		write_evidence(c, o, f);
 	}
-	return arr;
 }

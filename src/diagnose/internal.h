@@ -41,7 +41,29 @@ typedef struct dworker {
 	double window_ms;
 } dworker;
 
-/* A diagnosis before ranking. */
+/* How a piece of evidence relates to the finding that holds it (merge.c). */
+typedef enum {
+	DEV_SAME = 0,    /* the same cause, seen by another section */
+	DEV_FOLDED,      /* a frame inside the cause, which its finding explains */
+	DEV_OWN_COMM,    /* the straggler's own collectives, longer as it arrives last */
+	DEV_SYMPTOM,     /* on a worker that waited for this one: its waiting */
+	DEV_COUNT
+} devkind;
+
+/* One section's diagnosis, kept as evidence of the finding it merged into. */
+typedef struct devidence {
+	devkind kind;
+	const char *category, *worker, *function, *metric;
+	double value, others, impact_ms;
+	char *explanation;       /* owned */
+} devidence;
+
+/* A diagnosis.  Sections fill the first eight members (df_add, df_explain);
+ * the merge pass (merge.c) gives each cause one finding: its identity is
+ * (worker, function key), the other sections' findings of it become
+ * evidence, and so do the frames it explains and, for a straggler, its
+ * victims' symptoms.  noise_ms and noise_src are the job's noise against
+ * which it is graded (noise.c). */
 typedef struct dfinding {
 	const char *category;    /* section name, or "summary" */
 	const char *worker;      /* worker id (NULL for the summary finding) */
@@ -50,6 +72,18 @@ typedef struct dfinding {
 	double value, others;    /* others NAN: null */
 	double impact_ms;
 	char *explanation;       /* owned */
+	const char *caused_by;   /* a symptom: the straggler it waited for (lockstep.c) */
+	devidence *ev;           /* owned, nev of them */
+	size_t nev, evcap;
+	double noise_ms;         /* per step; NAN: not measured */
+	const char *noise_src;   /* which noise: a static string */
+	struct dconf {           /* its grade (confidence.c, diag_grade) */
+		const char *level;   /* "strong", "moderate", "weak"; NULL: none */
+		double lost, apart;  /* apart NAN: unknown */
+		size_t same;         /* other workers with a finding on it */
+		const char *calls;
+		char *evidence;      /* owned */
+	} conf;
 } dfinding;
 
 /* M_PER_STEP: total_ms / steps (the window counts as one step when the
@@ -160,6 +194,19 @@ static inline double dw_steps(const dworker *w)
 {
 	return w->s && w->s->nsteps > 1 ? (double)w->s->nsteps : 1.0;
 }
+
+/* One finding per cause (merge.c): after the sections and lockstep,
+ * before diag_findings.  Merges the findings of one (worker, function),
+ * folds a frame into its ancestor's finding when that one explains it,
+ * moves a straggler's own collective findings and its victims' symptoms
+ * (caused_by) into its Lockstep finding; the merged-away findings become
+ * evidence and leave c->f. */
+void diag_merge(dctx *c);
+/* The job's noise (noise.c): sets noise_ms and noise_src of every finding
+ * about a worker; after diag_merge. */
+void diag_noise(dctx *c);
+/* Free a finding's owned members (its explanation and evidence). */
+void df_free(dfinding *f);
 
 /* Findings (findings.c). */
 dfinding *df_add(dctx *c, const char *category, const char *worker, const char *function,

@@ -998,28 +998,70 @@ static size_t prune_comm(lk *L, double job_ms)
 	return n;
 }
 
-/* Drop the findings on workers that waited for peers that waiting can
- * make (wait_symptom) and whose time lost is no more than that wait: it is
- * their waiting, not their own cost.  Each
- * is listed under "explained" in the section.  Returns how many. */
+/* The straggler worker w waited for longest (index into c->w), from its
+ * instances' last arrivers; failing that the straggler the others waited
+ * for most; UINT32_MAX when there is none.  acc: c->nw doubles. */
+static uint32_t waited_for(const lk *L, size_t w, const unsigned char *strag, double *acc)
+{
+	const dctx *c = L->c;
+	uint32_t best = UINT32_MAX;
+	size_t i, q;
+	double bv = 0;
+
+	memset(acc, 0, c->nw * sizeof(*acc));
+	if (c->lkw)
+		for (i = 0; i < c->lkw[w].n; i++) {
+			uint32_t a = c->lkw[w].last[i];
+			if (a < c->nw && strag[a] && c->lkw[w].wait_ms[i] > 0)
+				acc[a] += c->lkw[w].wait_ms[i];
+		}
+	for (i = 0; i < c->nw; i++)
+		if (strag[i] && acc[i] > bv) {
+			bv = acc[i];
+			best = (uint32_t)i;
+		}
+	if (best != UINT32_MAX)
+		return best;
+	for (q = 0; q < L->nm; q++) {
+		const lkw *W = &L->w[L->m[q]];
+		if (W->straggler && W->w != w && W->blamed_us > bv) {
+			bv = W->blamed_us;
+			best = W->w;
+		}
+	}
+	return best;
+}
+
+/* The findings on workers that waited for peers that waiting can make
+ * (wait_symptom) and whose time lost is no more than that wait: it is
+ * their waiting, not their own cost.  Each is listed under "explained" in
+ * the section and linked to the straggler it waited for (caused_by: the
+ * merge makes it evidence of that one's finding); without a straggler it
+ * is dropped.  Returns how many. */
 static size_t fold_symptoms(lk *L, pt_rv *explained, double job_ms)
 {
 	dctx *c = L->c;
 	size_t i, j, q, nfold = 0;
 	double *waited = x_calloc(c->nw ? c->nw : 1, sizeof(*waited));
+	double *acc = x_calloc(c->nw ? c->nw : 1, sizeof(*acc));
+	unsigned char *strag = x_calloc(c->nw ? c->nw : 1, 1);
 
-	if (!waited) {
+	if (!waited || !acc || !strag) {
 		c->oom = 1;
+		x_free(strag);
+		x_free(acc);
+		x_free(waited);
 		return 0;
 	}
 	for (q = 0; q < L->nm; q++) {
 		const lkw *W = &L->w[L->m[q]];
 		waited[W->w] = W->waited_us / 1e3;
+		strag[W->w] = (unsigned char)W->straggler;
 	}
 	for (i = j = 0; i < c->nf; i++) {
 		dfinding *f = &c->f[i];
 		double wt = 0;
-		size_t w;
+		size_t w = c->nw;
 
 		if (f->worker && wait_symptom(f)) {
 			for (w = 0; w < c->nw; w++)
@@ -1042,13 +1084,24 @@ static size_t fold_symptoms(lk *L, pt_rv *explained, double job_ms)
 			pt_rv_str(c->rep, o, "function", f->function);
 			pt_rv_num(c->rep, o, "impact (ms)", f->impact_ms);
 			pt_rv_num(c->rep, o, "waited for others (ms)", wt);
-			x_free(f->explanation);
 			nfold++;
+			if (w < c->nw) {
+				uint32_t s = waited_for(L, w, strag, acc);
+				if (s != UINT32_MAX) {
+					f->caused_by = c->w[s].id;
+					pt_rv_str(c->rep, o, "caused by", f->caused_by);
+					c->f[j++] = *f;
+					continue;
+				}
+			}
+			df_free(f);
 			continue;
 		}
 		c->f[j++] = *f;
 	}
 	c->nf = j;
+	x_free(strag);
+	x_free(acc);
 	x_free(waited);
 	return nfold;
 }
@@ -1111,8 +1164,8 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 		   saved_ms, job_step_ms > 0 ? 100 * saved_ms / job_step_ms : 0);
 	if (nfold)
 		pt_sb_addf(&sb, " %zu symptom finding%s on the workers that waited for it %s "
-			   "folded under this one (\"Lockstep\" \"explained\").", nfold,
-			   nfold == 1 ? "" : "s", nfold == 1 ? "is" : "are");
+			   "folded under this one (its evidence; \"Lockstep\" \"explained\").",
+			   nfold, nfold == 1 ? "" : "s", nfold == 1 ? "is" : "are");
 	df_explain(c, f, "%s", sb.oom ? "" : sb.buf);
 	if (sb.oom)
 		c->oom = 1;

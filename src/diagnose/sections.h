@@ -2,7 +2,8 @@
  * sections.h - the steps of a diagnosis, in the order pt_diagnose
  * (diagnose.c) runs them: the sections (compute.c, memory.c, comm.c,
  * runtime.c, python.c, stepcheck.c, breakdown.c, steps.c, lockstep.c),
- * the ranked findings (findings.c), their confidence (confidence.c) and
+ * one finding per cause (merge.c), the job's noise (noise.c), their
+ * confidence (confidence.c), the ranked findings (findings.c) and
  * "display" (display.c).  Each adds its part to the report.  Only
  * diagnose.c calls them (a section may call a part of another, as
  * compute.c does efficiency.c); the sections depend on internal.h's
@@ -66,13 +67,14 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 		     dcp_cause *out);
 void diag_cpath_wait_text(pt_sb *sb, const pt_summary *s, const dcp_cause *cz);
 void diag_cpath(dctx *c);
-/* Rank the findings (summary first, then impact desc, worker, function) and
- * write "findings" (findings.c); returns that array, for diag_confidence. */
-pt_rv *diag_findings(dctx *c);
-/* Add "confidence" (level strong/moderate/weak and its cues, confidence.c)
- * to every finding object of arr (written by diag_findings from c->f, in
- * that order), except the summary finding's. */
-void diag_confidence(dctx *c, pt_rv *arr);
+/* Grade every finding about a worker (confidence.c): its conf member,
+ * level strong/moderate/weak from three cues and the job's noise (after
+ * diag_noise). */
+void diag_grade(dctx *c);
+/* Rank the findings (summary first, then strong and moderate before weak,
+ * then impact desc, worker, function) and write "findings" with their
+ * confidence and evidence (findings.c). */
+void diag_findings(dctx *c);
 /* The "display" key (docs/display.md): per-worker step times and class
  * breakdown, and the workers x functions heatmap.  After diag_findings,
  * whose ranked findings name the heatmap's first columns. */

@@ -1187,10 +1187,158 @@ out:
 	x_free(util);
 }
 
+static int is_weak(const pt_rv *c)
+{
+	const pt_rv *lv = pt_rv_get(pt_rv_get(c, "confidence"), "level");
+
+	return lv && lv->type == PT_RV_STR && !strcmp(lv->str, "weak");
+}
+
+static const char *str_of(const pt_rv *v)
+{
+	return v && v->type == PT_RV_STR ? v->str : "";
+}
+
+/* A function key in a few words: a stack's last frame (with its caller
+ * when the frame is a builtin such as "<built-in function sleep>"), a
+ * kernel without its template arguments. */
+static const char *leaf_name(const char *key, char *buf, size_t cap)
+{
+	const char *e = strrchr(key, '|'), *b;
+	char tmp[200];
+
+	/* a kernel's "name grid|block" is not a stack */
+	if (!e || strspn(e + 1, "0123456789_") == strlen(e + 1))
+		return pt_name_short(key, buf, cap);
+	pt_name_short(e + 1, tmp, sizeof(tmp));
+	if (e[1] != '<') {
+		snprintf(buf, cap, "%s", tmp);
+		return buf;
+	}
+	for (b = e; b > key && b[-1] != '|'; b--)
+		;
+	/* the caller's file without its folders: "train_gloo.py: load_batch" */
+	{
+		const char *c = b, *colon = memchr(b, ':', (size_t)(e - b));
+		for (const char *q = b; q < (colon ? colon : e); q++)
+			if (*q == '/')
+				c = q + 1;
+		snprintf(buf, cap, "%.100s in %.*s", tmp, (int)(e - c > 80 ? 80 : e - c), c);
+	}
+	return buf;
+}
+
+/* "also: ..." under a finding that holds other sections' findings of its
+ * cause: how many of each kind, and the workers its victims are. */
+static void evidence_line(tctx *t, const pt_rv *c, pt_sb *sb)
+{
+	static const char *const kinds[] = { "same cause", "inside it", "its own collectives",
+					     "symptom on a worker that waited for it" };
+	const pt_rv *ev = pt_rv_get(c, "evidence"), *e;
+	size_t k, n, parts = 0;
+	char *text;
+
+	if (!ev || ev->type != PT_RV_ARR || !ev->n)
+		return;
+	pt_sb_reset(sb);
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		size_t shown = 0;
+		for (n = 0, e = ev->child; e; e = e->next)
+			n += !strcmp(str_of(pt_rv_get(e, "kind")), kinds[k]);
+		if (!n)
+			continue;
+		pt_sb_adds(sb, parts++ ? "; " : "also: ");
+		if (k == 3)
+			pt_sb_addf(sb, "%zu symptom%s on the workers that waited for it (", n,
+				   n == 1 ? "" : "s");
+		else if (k == 0)
+			pt_sb_adds(sb, "seen as ");
+		else if (k == 1)
+			pt_sb_adds(sb, "the frames inside it ");
+		else
+			pt_sb_adds(sb, "its own longer collectives ");
+		for (e = ev->child; e; e = e->next) {
+			char nb[200];
+			const char *w = str_of(pt_rv_get(e, "worker")), *lab;
+			const pt_rv *d;
+			if (strcmp(str_of(pt_rv_get(e, "kind")), kinds[k]))
+				continue;
+			if (k == 3) {
+				/* each worker once, however many symptoms it has */
+				for (d = ev->child; d != e; d = d->next)
+					if (!strcmp(str_of(pt_rv_get(d, "kind")), kinds[k]) &&
+					    !strcmp(str_of(pt_rv_get(d, "worker")), w))
+						break;
+				if (d != e)
+					continue;
+			}
+			if (shown++ == 4) {
+				pt_sb_addf(sb, ", " ELL);
+				break;
+			}
+			if (shown > 1)
+				pt_sb_adds(sb, ", ");
+			if (k == 3) {
+				lab = label_of(t, w);
+				pt_sb_addf(sb, "%s", lab ? lab : w);
+			} else if (k == 0) {
+				pt_sb_addf(sb, "%s", str_of(pt_rv_get(e, "category")));
+			} else {
+				pt_sb_addf(sb, "%s", leaf_name(str_of(pt_rv_get(e, "function")), nb,
+							       sizeof(nb)));
+			}
+		}
+		if (k == 3)
+			pt_sb_adds(sb, ")");
+	}
+	text = relabel(t, sb->buf ? sb->buf : "");
+	if (text)
+		wrap(t, "     ", 7, text);
+	else
+		t->oom = 1;
+	x_free(text);
+}
+
+/* The findings that may be noise, in one line: who, what, how much. */
+static void noise_line(tctx *t, const pt_rv *f, size_t nweak, pt_sb *sb)
+{
+	const pt_rv *c;
+	size_t shown = 0;
+	char *text;
+
+	pt_sb_reset(sb);
+	pt_sb_addf(sb, "Possibly noise (%zu: weak evidence or within the job's own noise; "
+		   "report.json has them): ", nweak);
+	for (c = f->child; c; c = c->next) {
+		const pt_rv *ws = pt_rv_get(c, "workers"), *lost;
+		const char *w = ws && ws->child ? str_of(ws->child) : "", *lab = label_of(t, w);
+		char nb[200], pb[32];
+		if (!is_weak(c))
+			continue;
+		if (shown++ == 6) {
+			pt_sb_addf(sb, "; " ELL " %zu more", nweak - 6);
+			break;
+		}
+		lost = pt_rv_get(pt_rv_get(c, "confidence"), "time lost (share of window)");
+		fmt_pct(num_of(lost), pb, sizeof(pb));
+		pt_sb_addf(sb, "%s%s %s (%s of its time)", shown > 1 ? "; " : "", lab ? lab : w,
+			   str_of(pt_rv_get(c, "function"))[0] ?
+				   leaf_name(str_of(pt_rv_get(c, "function")), nb, sizeof(nb)) :
+				   str_of(pt_rv_get(c, "category")),
+			   pb);
+	}
+	text = relabel(t, sb->buf ? sb->buf : "");
+	if (text)
+		wrap(t, "  ", 4, text);
+	else
+		t->oom = 1;
+	x_free(text);
+}
+
 static void findings(tctx *t, const pt_rv *root)
 {
 	const pt_rv *f = pt_rv_get(root, "findings"), *c;
-	size_t shown = 0;
+	size_t shown = 0, nweak = 0, ncause;
 	pt_sb sb = {0};
 	char num[32];
 
@@ -1199,13 +1347,22 @@ static void findings(tctx *t, const pt_rv *root)
 		emit(t, "Findings: none. No worker differs from the others beyond the thresholds.");
 		return;
 	}
-	pt_sb_addf(&sb, "Findings (%zu, most time lost first)", f->n);
+	for (c = f->child; c; c = c->next)
+		nweak += is_weak(c);
+	ncause = f->n - nweak;
+	if (!ncause)
+		pt_sb_addf(&sb, "Findings: none beyond the job's own noise (%zu possibly noise)",
+			   nweak);
+	else
+		pt_sb_addf(&sb, "Findings (%zu, most time lost first)", ncause);
 	emit(t, sb.buf);
 	for (c = f->child; c; c = c->next) {
 		const pt_rv *e = pt_rv_get(c, "explanation"), *cf = pt_rv_get(c, "confidence");
 		const pt_rv *lv = pt_rv_get(cf, "level"), *why = pt_rv_get(cf, "evidence");
 		char *text;
 
+		if (is_weak(c))
+			continue;
 		if (t->o->max_findings && shown == t->o->max_findings)
 			break;
 		shown++;
@@ -1223,8 +1380,7 @@ static void findings(tctx *t, const pt_rv *root)
 			t->oom = 1;
 			break;
 		}
-		snprintf(num, sizeof(num), "%3zu. %s", shown,
-			 lv && lv->type == PT_RV_STR && !strcmp(lv->str, "weak") ? "(weak) " : "");
+		snprintf(num, sizeof(num), "%3zu. ", shown);
 		wrap(t, num, 5, text);
 		x_free(text);
 		if (why && why->type == PT_RV_STR && lv && lv->type == PT_RV_STR) {
@@ -1235,13 +1391,16 @@ static void findings(tctx *t, const pt_rv *root)
 				wrap(t, "     ", 7, text);
 			x_free(text);
 		}
+		evidence_line(t, c, &sb);
 	}
-	if (shown < f->n) {
+	if (shown < ncause) {
 		pt_sb_reset(&sb);
 		pt_sb_addf(&sb, "  " ELL " and %zu more (--max-findings 0 prints all; all are in "
-			   "report.json)", f->n - shown);
+			   "report.json)", ncause - shown);
 		emit(t, sb.buf);
 	}
+	if (nweak)
+		noise_line(t, f, nweak, &sb);
 	if (sb.oom)
 		t->oom = 1;
 	pt_sb_free(&sb);

@@ -16,14 +16,15 @@ r = json.load(open(sys.argv[1]))
 if not eval(sys.argv[2]):
     print("false:", sys.argv[2]); print(json.dumps([f.get("confidence") for f in r["findings"]], indent=1)[:2000]); sys.exit(1)' "$R" "$1"
 }
-check "every worker finding has a level" q 'all(f["confidence"]["level"] in ("strong", "moderate", "weak") for f in r["findings"])'
-check "confidence members" q 'all(list(f["confidence"]) == ["level", "time lost (share of window)", "apart (x)", "other workers flagged", "calls", "evidence"] for f in r["findings"])'
+check "every worker finding has a level" q 'all(f["confidence"]["level"] in ("strong", "moderate", "weak") for f in r["findings"] if f["category"] != "summary")'
+check "a fact about the traces is not graded" q 'all("confidence" not in f for f in r["findings"] if f["category"] == "summary")'
+check "confidence members" q 'all(list(f["confidence"]) == ["level", "time lost (share of window)", "apart (x)", "other workers flagged", "calls", "noise (ms per step)", "noise", "evidence"] for f in r["findings"] if f["category"] != "summary")'
 check "planted sleep on rank 2: strong" q '[f["confidence"]["level"] for f in r["findings"] if f["function"].endswith("<built-in function sleep>")] == ["strong"] and [f["workers"] for f in r["findings"] if f["function"].endswith("sleep>")] == [["vm_2_30071.json"]]'
 check "aten::mm 12.5% vs 6.9% (CPU contention): weak" q '[f["confidence"]["level"] for f in r["findings"] if f["function"].endswith("|aten::mm")] == ["weak"]'
 check "aten::mm: only some calls slower" q '[f["confidence"]["calls"] for f in r["findings"] if f["function"].endswith("|aten::mm")] == ["only some calls are slower"]'
 check "aten::mm: lost share exact" q 'abs([f["confidence"]["time lost (share of window)"] for f in r["findings"] if f["function"].endswith("|aten::mm")][0] - 0.0612) < 0.0005'
 check "same function on two workers: both say so" q 'sorted(f["confidence"]["other workers flagged"] for f in r["findings"] if f["function"] == "c10d::allreduce_") == [1, 1]'
-check "text: weak findings marked" grep -q '^  [0-9]\. (weak) rank 0 spends 12.5% of its time in aten::mm' "$TMP/text"
+check "text: weak findings on one line after the causes" bash -c "grep -q '^  Possibly noise (6: weak evidence or within the job.s own noise; report.json has them): rank 0 aten::mm' '$TMP/text' && ! grep -q '^  [0-9]\. rank 0 spends 12.5% of its time in aten::mm' '$TMP/text'"
 check "text: evidence line under a finding" grep -q '^     strong: loses 28.0% of its time' "$TMP/text"
 
 # DLRM with planted anomalies: none of the four reads weak.
@@ -32,5 +33,5 @@ PL=$TMP/planted
 "$PT_BIN" analyze "$PL" -o "$TMP/dl" -q
 R=$TMP/dl/PerfDisplay/report.json
 # (the planted rank's findings, without the Lockstep ones of test_lockstep.sh)
-check "DLRM planted: stall, launches, copies strong" q '[f["confidence"]["level"] for f in r["findings"] if f["category"] != "Lockstep"][:3] == ["strong"] * 3'
-check "DLRM planted: slower GPU (2.8% lost) moderate, every call slower" q '(lambda F: F[3]["category"] == "GPU Compute" and F[3]["confidence"]["level"] == "moderate" and F[3]["confidence"]["calls"] == "every call is slower")([f for f in r["findings"] if f["category"] != "Lockstep"])'
+check "DLRM planted: stall, launches, copies strong" q '[f["confidence"]["level"] for f in r["findings"] if f["workers"][0].startswith(("worker6", "worker5", "worker3"))] == ["strong"] * 3'
+check "DLRM planted: slower GPU (2.8% lost) moderate, every call slower" q '[(f["category"], f["confidence"]["level"], f["confidence"]["calls"]) for f in r["findings"] if f["workers"][0].startswith("worker1")] == [("GPU Compute", "moderate", "every call is slower")]'

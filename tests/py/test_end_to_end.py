@@ -145,9 +145,17 @@ class OneNode(unittest.TestCase):
         self.assertIn(slow, text)
         self.assertIn("slow_augment", text)
         first = [f for f in rep["findings"] if "slow_augment" in json.dumps(f)][0]
-        self.assertIn(slow, json.dumps(first))
+        self.assertEqual(first["workers"], [slow])
         for other in (ids[0], ids[1], ids[3]):
-            self.assertNotIn(other + ".json", json.dumps(first))
+            self.assertNotIn(other + ".json", first["explanation"])
+            # other workers appear only as the waiting it caused on them
+            for e in first.get("evidence", []):
+                if e["worker"] == other + ".json":
+                    self.assertEqual(e["kind"], "symptom on a worker that waited for it")
+        # ... and no finding names them: they only waited
+        for f in rep["findings"]:
+            if f.get("confidence", {}).get("level") != "weak":
+                self.assertEqual(f["workers"], [slow], f["explanation"])
         pyf = rep["Python functions"]
         keys = [k for k in pyf if "train_gloo.py: slow_augment" in k]
         self.assertTrue(keys, list(pyf)[:5])

@@ -921,6 +921,92 @@ static void test_job_slow_steps(void **state)
 	free_all(s, 4);
 }
 
+/* ---- one finding per cause (merge.c), noise (noise.c) -------------------- */
+
+#define PARENT "train.py(9): main|train.py(20): tokenize_batch"
+#define CHILD PARENT "|<built-in method sqrt>"
+
+/* A function every worker runs, 2x longer on one, with its child 2x longer
+ * too: one finding, the parent's, the child inside it and its time added. */
+static void test_merge_fold(void **state)
+{
+	pt_summary *s[5];
+	char name[32];
+	pt_report *r;
+	const pt_rv *f, *ev;
+	double lone;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "w%d.json", i);
+		s[i] = mk(name, i, 100.0, 0.5);
+		pat(s[i], PARENT, PT_C_PYTHON, PT_K_PYTHON, 1, i == 3 ? 30.0 : 3.0,
+		    i == 3 ? 0.30 : 0.03);
+		pat(s[i], CHILD, PT_C_PYTHON, PT_K_PYTHON, 1, i == 3 ? 20.0 : 2.0,
+		    i == 3 ? 0.20 : 0.02);
+	}
+	r = diag(s, 5, NULL);
+	assert_int_equal(nfindings(r, NULL), 1);
+	f = finding(r, 0);
+	assert_string_equal(fworker(f), "w3.json");
+	assert_string_equal(pt_rv_get(f, "function")->str, PARENT);
+	ev = pt_rv_get(f, "evidence");
+	assert_non_null(ev);
+	assert_int_equal(ev->n, 1);
+	assert_string_equal(pt_rv_get(ev->child, "kind")->str, "inside it");
+	assert_string_equal(pt_rv_get(ev->child, "function")->str, CHILD);
+	assert_string_equal(pt_rv_get(ev->child, "category")->str, "Python functions");
+	lone = num(pt_rv_get(ev->child, "impact (ms)"));
+	assert_true(lone > 0);
+	/* the parent's impact holds the child's: 27 ms own + 18 ms inside */
+	assert_true(fabs(num(pt_rv_get(f, "impact (ms)")) - (27.0 + lone)) < 1e-9);
+	assert_true(fabs(lone - 18.0) < 1e-9);
+	pt_report_free(r);
+	free_all(s, 5);
+}
+
+/* The job's noise: a worker's extra 2.3 ms per step in a function, while
+ * every worker's steps differ by 10 ms from one to the next, is weak and
+ * says so; 13 ms per step is not. */
+static void test_noise_rule(void **state)
+{
+	pt_summary *s[5];
+	char name[32];
+	pt_report *r;
+	const pt_rv *f, *cf;
+	int i, big;
+
+	(void)state;
+	for (big = 0; big < 2; big++) {
+		for (i = 0; i < 5; i++) {
+			snprintf(name, sizeof(name), "w%d.json", i);
+			s[i] = mk(name, i, 110.0, 0.5);
+			two_steps(s[i], 50.0 + i, 60.0 + i, 0);
+			pat(s[i], STACK, PT_C_PYTHON, PT_K_CPU_OP, 2, i != 3 ? 0.2 : big ? 13.0 : 2.5,
+			    i != 3 ? 0.004 : big ? 0.24 : 0.046);
+		}
+		r = diag(s, 5, NULL);
+		assert_int_equal(nfindings(r, NULL), 1);
+		f = finding(r, 0);
+		cf = pt_rv_get(f, "confidence");
+		assert_string_equal(fworker(f), "w3.json");
+		/* each worker's steps: 5 ms either side of their middle */
+		assert_true(num(pt_rv_get(cf, "noise (ms per step)")) == 5.0);
+		assert_string_equal(pt_rv_get(cf, "noise")->str, "the job's step-to-step spread");
+		if (!big) {
+			assert_string_equal(pt_rv_get(cf, "level")->str, "weak");
+			assert_non_null(strstr(pt_rv_get(cf, "evidence")->str,
+					       "2.31 ms per step, within the job's noise (5.00 ms per "
+					       "step: the job's step-to-step spread)"));
+		} else {
+			assert_string_not_equal(pt_rv_get(cf, "level")->str, "weak");
+		}
+		pt_report_free(r);
+		free_all(s, 5);
+	}
+}
+
 /* The "display" key: per-worker steps and classes in the order of
  * "workers"; heatmap columns = the findings' functions plus the largest
  * median ms per step (at most 50, most expensive first); cells = total /
@@ -1072,6 +1158,8 @@ int main(void)
 		cmocka_unit_test(test_impact_floor),
 		cmocka_unit_test(test_slow_runtime),
 		cmocka_unit_test(test_cpu_stall),
+		cmocka_unit_test(test_merge_fold),
+		cmocka_unit_test(test_noise_rule),
 		cmocka_unit_test(test_ties),
 		cmocka_unit_test(test_missing_keys),
 		cmocka_unit_test(test_failed_worker),

@@ -132,6 +132,37 @@ test('findings carry their confidence; weak ones look different', async () => {
   await page.close();
 });
 
+// Issue 20: weak findings in one collapsed group after the causes; a
+// finding's merged evidence on its card; GPU charts only for a job with
+// GPU kernels (the CPU demo has none, the DLRM set has).
+test('possibly-noise findings grouped and collapsed; merged evidence; GPU charts only with GPU kernels', async () => {
+  const RUNS = path.join(TMP, 'runs');
+  run(['diagnose', path.join(DATA, 'demo_runs/a'), '-o', RUNS, '-q']);
+  const { page, problems } = await open(pageOf(RUNS), 1280);
+  const top = page.locator('#findings > .finding');
+  assert.equal(await top.count(), 1);
+  assert.equal(await page.locator('#tabs button[data-tab="overview"] .count').textContent(), '1');
+  assert.match(await top.first().locator('.title').textContent(), /rank 2/);
+  const grp = page.locator('#findings > details#possibly-noise');
+  assert.equal(await grp.count(), 1);
+  assert.equal(await grp.evaluate((e) => e.open), false);
+  assert.ok(!(await grp.locator('.finding').first().isVisible()));
+  assert.match(await grp.locator('summary').textContent(), /^Possibly noise: 2 findings/);
+  await grp.locator('summary').click();
+  assert.ok(await grp.locator('.finding').first().isVisible());
+  const ev = top.first().locator('details.merged-evidence');
+  assert.match(await ev.locator('summary').textContent(), /^Also seen: 5 findings of this cause \(same cause, its own collectives, symptom on a worker that waited for it\)/);
+  assert.equal(await ev.locator('li').count(), 5);
+  assert.equal(await page.locator('#view-overview h3', { hasText: 'GPU utilization per worker' }).count(), 0);
+  assert.match(await page.locator('#view-overview .stats').textContent(), /no GPU kernel in the traces/);
+  await page.screenshot({ path: path.join(ART, 'rough-demo-run-findings.png'), fullPage: false });
+  assert.deepEqual(problems, []);
+  await page.close();
+  const gpu = await open(pageOf(PLANTED), 1280);
+  assert.equal(await gpu.page.locator('#view-overview h3', { hasText: 'GPU utilization per worker' }).count(), 1);
+  await gpu.page.close();
+});
+
 test('per-worker page lists that worker\'s heatmap deviations', async () => {
   const rep = JSON.parse(fs.readFileSync(path.join(PLANTED, 'PerfDisplay/report.json'), 'utf8'));
   const w6 = Object.keys(rep.workers).find((id) => rep.workers[id].rank === 6);

@@ -1,0 +1,241 @@
+/*
+ * merge.c - one finding per cause (docs/diagnose.md "One finding per
+ * cause").  The sections each write what they see (df_add); a cause seen
+ * by several of them, a frame inside a cause, a straggler's own longer
+ * collectives and its victims' waiting all come here as separate findings
+ * and leave as one, the others kept as its evidence.
+ *
+ * Flow: sections, diag_lockstep (sets caused_by on the victims' symptoms),
+ * diag_cpath -> diag_merge -> diag_noise -> diag_findings (grade, rank,
+ * write).
+ */
+#include "internal.h"
+#include "../util/xalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_straggler(const dfinding *f)
+{
+	return !strcmp(f->category, "Lockstep") && !strcmp(f->metric, "others_waited_ms");
+}
+
+static const char *wid(const dfinding *f)
+{
+	return f->worker ? f->worker : "";
+}
+
+/* Findings by worker, function, then the one that leads a cause first: a
+ * straggler finding, then the largest impact. */
+static int cmp_cause(const void *pa, const void *pb, void *arg)
+{
+	const dfinding *F = arg;
+	const dfinding *a = &F[*(const size_t *)pa], *b = &F[*(const size_t *)pb];
+	int r = strcmp(wid(a), wid(b));
+
+	if (r)
+		return r;
+	if ((r = strcmp(a->function, b->function)))
+		return r;
+	if (is_straggler(a) != is_straggler(b))
+		return is_straggler(a) ? -1 : 1;
+	if (a->impact_ms != b->impact_ms)
+		return a->impact_ms > b->impact_ms ? -1 : 1;
+	if ((r = strcmp(a->category, b->category)))
+		return r;
+	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+/* Move from (and the evidence it holds) into to's evidence.  -1: no
+ * memory (from is left as it was). */
+static int absorb(dfinding *to, dfinding *from, devkind kind)
+{
+	devidence *e;
+	size_t need = to->nev + 1 + from->nev, i;
+
+	if (need > to->evcap && X_GROW(to->ev, to->evcap, need))
+		return -1;
+	e = &to->ev[to->nev++];
+	e->kind = kind;
+	e->category = from->category;
+	e->worker = from->worker;
+	e->function = from->function;
+	e->metric = from->metric;
+	e->value = from->value;
+	e->others = from->others;
+	e->impact_ms = from->impact_ms;
+	e->explanation = from->explanation;
+	from->explanation = NULL;
+	for (i = 0; i < from->nev; i++) {
+		to->ev[to->nev] = from->ev[i];
+		/* a symptom stays a symptom; what from held as its own cause
+		 * is now this cause's, as from itself is */
+		if (to->ev[to->nev].kind == DEV_SAME)
+			to->ev[to->nev].kind = kind;
+		to->nev++;
+	}
+	x_free(from->ev);
+	from->ev = NULL;
+	from->nev = from->evcap = 0;
+	return 0;
+}
+
+/* a's key is a proper ancestor of b's: b = a + "|" + more. */
+static int is_ancestor(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	return n && !strncmp(a, b, n) && b[n] == '|';
+}
+
+/* A frame's finding (a Python/CPU stack) that may fold into its
+ * ancestor's or take its ancestor in: Python functions findings, and a
+ * straggler finding whose cause is a stack. */
+static int foldable(const dfinding *f)
+{
+	return f->function[0] && (!strcmp(f->category, "Python functions") || is_straggler(f));
+}
+
+/* The first position in ix[0..n) (sorted by cmp_cause) of worker w's
+ * findings, n when it has none. */
+static size_t first_of(const dfinding *F, const size_t *ix, size_t n, const char *w)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (strcmp(wid(&F[ix[mid]]), w) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void diag_merge(dctx *c)
+{
+	dfinding *F = c->f;
+	size_t n = c->nf, *ix = NULL, i, j, a, b, k;
+	unsigned char *dead = NULL;
+
+	if (n < 2)
+		return;
+	ix = x_malloc(n * sizeof(*ix));
+	dead = x_calloc(n, 1);
+	if (!ix || !dead)
+		goto oom;
+	for (i = 0; i < n; i++)
+		ix[i] = i;
+	qsort_r(ix, n, sizeof(*ix), cmp_cause, F);
+
+	for (a = 0; a < n; a = b) {
+		/* one worker's findings: ix[a .. b) */
+		const char *w = wid(&F[ix[a]]);
+		size_t s = SIZE_MAX;
+
+		for (b = a; b < n && !strcmp(wid(&F[ix[b]]), w); b++)
+			;
+		if (!F[ix[a]].worker)
+			continue;
+		/* 1. the same function: one cause, the first in order leads */
+		for (i = a; i < b; i = j) {
+			dfinding *p = &F[ix[i]];
+			for (j = i + 1; j < b && !strcmp(F[ix[j]].function, p->function); j++) {
+				dfinding *q = &F[ix[j]];
+				if (!p->function[0])
+					break;
+				if (absorb(p, q, DEV_SAME))
+					goto oom;
+				if (q->impact_ms > p->impact_ms)
+					p->impact_ms = q->impact_ms;
+				dead[ix[j]] = 1;
+			}
+			if (j == i)
+				j = i + 1;
+		}
+		/* 2. a frame into its nearest ancestor's finding (its time is
+		 * inside the ancestor's); a straggler's cause takes its
+		 * ancestor in instead, the straggler leading */
+		for (i = a; i < b; i++) {
+			dfinding *q = &F[ix[i]], *p = NULL;
+			size_t best = 0, pi = 0;
+			if (dead[ix[i]] || !foldable(q))
+				continue;
+			for (k = a; k < b; k++) {
+				dfinding *cand = &F[ix[k]];
+				size_t len;
+				if (k == i || dead[ix[k]] || !foldable(cand) ||
+				    !is_ancestor(cand->function, q->function))
+					continue;
+				len = strlen(cand->function);
+				if (len > best) {
+					best = len;
+					p = cand;
+					pi = k;
+				}
+			}
+			if (!p)
+				continue;
+			if (is_straggler(q) && !is_straggler(p)) {
+				if (absorb(q, p, DEV_FOLDED))
+					goto oom;
+				if (p->impact_ms > q->impact_ms)
+					q->impact_ms = p->impact_ms;
+				dead[ix[pi]] = 1;
+			} else {
+				if (absorb(p, q, DEV_FOLDED))
+					goto oom;
+				if (!is_straggler(p))
+					p->impact_ms += q->impact_ms;
+				dead[ix[i]] = 1;
+			}
+		}
+		/* 3. a straggler's own collectives: longer because it arrives
+		 * last or pays for the reduction, not a cause of their own */
+		for (i = a; i < b; i++)
+			if (!dead[ix[i]] && is_straggler(&F[ix[i]]))
+				s = ix[i];
+		if (s == SIZE_MAX)
+			continue;
+		for (i = a; i < b; i++) {
+			dfinding *q = &F[ix[i]];
+			if (dead[ix[i]] || ix[i] == s || strcmp(q->category, "Communication"))
+				continue;
+			if (absorb(&F[s], q, DEV_OWN_COMM))
+				goto oom;
+			dead[ix[i]] = 1;
+		}
+	}
+	/* 4. a victim's symptom into the finding of the straggler it waited
+	 * for; without one it stays, linked */
+	for (i = 0; i < n; i++) {
+		dfinding *q = &F[i];
+		size_t f0;
+		if (dead[i] || !q->caused_by)
+			continue;
+		for (f0 = first_of(F, ix, n, q->caused_by);
+		     f0 < n && !strcmp(wid(&F[ix[f0]]), q->caused_by); f0++)
+			if (!dead[ix[f0]] && is_straggler(&F[ix[f0]]))
+				break;
+		if (f0 >= n || strcmp(wid(&F[ix[f0]]), q->caused_by))
+			continue;
+		if (absorb(&F[ix[f0]], q, DEV_SYMPTOM))
+			goto oom;
+		dead[i] = 1;
+	}
+	for (i = j = 0; i < n; i++) {
+		if (dead[i]) {
+			df_free(&F[i]);
+			continue;
+		}
+		F[j++] = F[i];
+	}
+	c->nf = j;
+	goto out;
+oom:
+	c->oom = 1;
+out:
+	x_free(dead);
+	x_free(ix);
+}
