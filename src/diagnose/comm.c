@@ -370,10 +370,7 @@ static void comm_finding(dctx *c, const dkey *k, const char *group, const dworke
 
 	df_short(k->key, k->cls, sn, sizeof(sn));
 	if (metric == 0)
-		df_explain(c, f, "worker %s spends %s of its time in %s (%s), other workers %s: "
-			   "%s (about %.3g ms per step)", w->id, df_pct(val, p1, sizeof(p1)), sn,
-			   group, df_pct(oth, p2, sizeof(p2)), why,
-			   imp * w->window_ms / dw_steps(w));
+		df_explain_share(c, f, sn, group, why);
 	else if (metric == 1)
 		df_explain(c, f, "each %s (%s) takes %s on worker %s, other workers %s: %s "
 			   "(about %.3g ms per step)", sn, group, df_ms(val, p1, sizeof(p1)), w->id,

@@ -31,28 +31,9 @@
 
 enum { POOR, FAIR, GOOD };
 
-static const int cat_cls[][2] = {
-	{ 0, PT_C_COMPUTE }, { 1, PT_C_MEMORY }, { 2, PT_C_COMM }, { 3, PT_C_RUNTIME },
-	{ 4, PT_C_PYTHON },
-};
-
-/* The function's key: by the category's class, else any class that has it. */
-static uint32_t find_key(const dctx *c, const dfinding *f)
-{
-	size_t i;
-	int cls;
-	uint32_t k;
-
-	if (!f->function[0])
-		return UINT32_MAX;
-	for (i = 0; i < sizeof(cat_cls) / sizeof(cat_cls[0]); i++)
-		if (!strcmp(f->category, pt_report_sections[cat_cls[i][0]]))
-			return diag_key_find(c, cat_cls[i][1], f->function);
-	for (cls = 0; cls < PT_C_COUNT; cls++)
-		if ((k = diag_key_find(c, cls, f->function)) != UINT32_MAX)
-			return k;
-	return UINT32_MAX;
-}
+/* A host whose tasks waited for a core at least this share of the time
+ * (psi_cpu, %) is contended (docs/diagnose.md "Noise"). */
+#define CONTENDED_PSI 10.0
 
 static int cmp_dbl(const void *a, const void *b)
 {
@@ -90,7 +71,7 @@ typedef struct grading {
  * share), g->omed (their median duration) and g->nmed. */
 static void others_on_key(dctx *c, grading *g)
 {
-	uint32_t ki = find_key(c, g->f);
+	uint32_t ki = df_key(c, g->f);
 	double *med;
 	size_t i;
 
@@ -296,6 +277,14 @@ static void grade(dctx *c, dfinding *f, size_t same)
 		snprintf(ev + n, sizeof(ev) - n, "; %s per step, within the job's noise (%s per "
 			 "step: %s)", df_ms(df_impact_per_step(c, f), ib, sizeof(ib)),
 			 df_ms(f->noise_ms, nb, sizeof(nb)), f->noise_src ? f->noise_src : "");
+	} else if (same && f->psi >= CONTENDED_PSI) {
+		/* the same CPU-side function slower on several workers of a
+		 * host whose tasks wait for a core: which processes share a
+		 * core, not a cause on one of them */
+		level = "weak";
+		snprintf(ev + n, sizeof(ev) - n, "; slower on %zu other worker%s too, on a host "
+			 "whose tasks waited for a core %.0f%% of the time: CPU contention", same,
+			 same == 1 ? "" : "s", f->psi);
 	}
 	f->conf.level = level;
 	f->conf.lost = g.lost;

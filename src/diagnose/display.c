@@ -34,43 +34,6 @@ static double per_step(const pt_summary *s, const pt_pattern *p)
 	return isfinite(v) && v > 0 ? v : 0;
 }
 
-/* The class of the keys a section's findings name. */
-static int category_class(const char *cat)
-{
-	static const struct {
-		const char *name;
-		int cls;
-	} map[] = {
-		{ "GPU Compute", PT_C_COMPUTE },
-		{ "GPU memory operations", PT_C_MEMORY },
-		{ "Communication", PT_C_COMM },
-		{ "CUDA Runtime", PT_C_RUNTIME },
-		{ "Python functions", PT_C_PYTHON },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (!strcmp(cat, map[i].name))
-			return map[i].cls;
-	return -1;
-}
-
-/* Key index of the function a finding names (its section's class first). */
-static uint32_t finding_key(const dctx *c, const dfinding *f)
-{
-	int cls = category_class(f->category), k;
-	uint32_t i;
-
-	if (!f->function || !f->function[0])
-		return UINT32_MAX;
-	if (cls >= 0 && (i = diag_key_find(c, cls, f->function)) != UINT32_MAX)
-		return i;
-	for (k = PT_C_COUNT - 1; k >= 0; k--)
-		if (k != cls && (i = diag_key_find(c, k, f->function)) != UINT32_MAX)
-			return i;
-	return UINT32_MAX;
-}
-
 typedef struct col {
 	uint32_t k;     /* key index */
 	double med;     /* median ms per step over the workers (0 where absent) */
@@ -134,7 +97,7 @@ static size_t pick_columns(dctx *c, col *cols, double *med)
 		med[i] = pt_robust_median(m->val, m->n, m->nzero);
 	}
 	for (i = 0; i < c->nf && ncol < HEAT_MAX; i++) {
-		uint32_t k = finding_key(c, &c->f[i]);
+		uint32_t k = df_key(c, &c->f[i]);
 
 		if (k == UINT32_MAX || taken[k])
 			continue;

@@ -41,9 +41,47 @@ dfinding *df_add(dctx *c, const char *category, const char *worker, const char *
 	f->nev = f->evcap = 0;
 	f->noise_ms = NAN;
 	f->noise_src = NULL;
+	f->psi = NAN;
 	memset(&f->conf, 0, sizeof(f->conf));
 	f->conf.apart = NAN;
 	return f;
+}
+
+/* The class of the keys a section's findings name, -1 for the sections
+ * that name keys of any class. */
+static int category_class(const char *cat)
+{
+	static const struct {
+		const char *name;
+		int cls;
+	} map[] = {
+		{ "GPU Compute", PT_C_COMPUTE },
+		{ "GPU memory operations", PT_C_MEMORY },
+		{ "Communication", PT_C_COMM },
+		{ "CUDA Runtime", PT_C_RUNTIME },
+		{ "Python functions", PT_C_PYTHON },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(cat, map[i].name))
+			return map[i].cls;
+	return -1;
+}
+
+uint32_t df_key(const dctx *c, const dfinding *f)
+{
+	int cls = category_class(f->category), k;
+	uint32_t i;
+
+	if (!f->function || !f->function[0])
+		return UINT32_MAX;
+	if (cls >= 0 && (i = diag_key_find(c, cls, f->function)) != UINT32_MAX)
+		return i;
+	for (k = PT_C_COUNT - 1; k >= 0; k--)
+		if (k != cls && (i = diag_key_find(c, k, f->function)) != UINT32_MAX)
+			return i;
+	return UINT32_MAX;
 }
 
 void df_free(dfinding *f)
@@ -84,6 +122,19 @@ void df_explain(dctx *c, dfinding *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(f->explanation, (size_t)n + 1, fmt, ap);
 	va_end(ap);
+}
+
+void df_explain_share(dctx *c, dfinding *f, const char *name, const char *group,
+		      const char *why)
+{
+	char p1[32], p2[32];
+
+	if (!f)
+		return;
+	df_explain(c, f, "worker %s spends %s of its time in %s%s%s%s, other workers %s: %s "
+		   "(about %.3g ms per step)", f->worker, df_pct(f->value, p1, sizeof(p1)), name,
+		   group ? " (" : "", group ? group : "", group ? ")" : "",
+		   df_pct(f->others, p2, sizeof(p2)), why, df_impact_per_step(c, f));
 }
 
 double df_impact_per_step(const dctx *c, const dfinding *f)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../control/control.h"
+#include "robust.h"
 #include "../util/xalloc.h"
 
 /* ---- normalisation -------------------------------------------------------- */
@@ -213,20 +214,6 @@ static int has(const size_t *v, size_t n, size_t x)
 		if (v[i] == x)
 			return 1;
 	return 0;
-}
-
-static double median_d(double *v, size_t n)
-{
-	if (!n)
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Hung, yet no stacks, while nanswered live workers gave theirs. */
@@ -603,7 +590,7 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 		else
 			pt_rv_null(r, f, "value");
 		if (no)
-			pt_rv_num(r, f, "others", round3(median_d(others, no)));
+			pt_rv_num(r, f, "others", round3(pt_robust_median(others, no, 0)));
 		else
 			pt_rv_null(r, f, "others");
 		if (s->since_step >= 0)

@@ -77,6 +77,7 @@ typedef struct dfinding {
 	size_t nev, evcap;
 	double noise_ms;         /* per step; NAN: not measured */
 	const char *noise_src;   /* which noise: a static string */
+	double psi;              /* CPU-side: its host's psi_cpu (%), NAN unknown */
 	struct dconf {           /* its grade (confidence.c, diag_grade) */
 		const char *level;   /* "strong", "moderate", "weak"; NULL: none */
 		double lost, apart;  /* apart NAN: unknown */
@@ -205,6 +206,11 @@ void diag_merge(dctx *c);
 /* The job's noise (noise.c): sets noise_ms and noise_src of every finding
  * about a worker; after diag_merge. */
 void diag_noise(dctx *c);
+/* The key index of the function a finding names: in the class of its
+ * category's section first, then in any class (the last class first: a
+ * Lockstep or Steps finding names a Python stack or a runtime call);
+ * UINT32_MAX when none, or for a finding without a function. */
+uint32_t df_key(const dctx *c, const dfinding *f);
 /* Free a finding's owned members (its explanation and evidence). */
 void df_free(dfinding *f);
 
@@ -212,6 +218,11 @@ void df_free(dfinding *f);
 dfinding *df_add(dctx *c, const char *category, const char *worker, const char *function,
 		 const char *metric, double value, double others, double impact_ms);
 void df_explain(dctx *c, dfinding *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The sentence of a share-of-time finding, as f's explanation: "worker W
+ * spends 5.0% of its time in NAME (GROUP), other workers 0.1%: WHY (about
+ * 0.964 ms per step)"; group NULL: none.  The time is f's impact per step. */
+void df_explain_share(dctx *c, dfinding *f, const char *name, const char *group,
+		      const char *why);
 /* Short display name of a function key for explanations (no template
  * arguments, launch shape or stack prefix); writes into buf. */
 const char *df_short(const char *key, int cls, char *buf, size_t cap);

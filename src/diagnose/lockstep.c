@@ -1078,21 +1078,26 @@ static size_t fold_symptoms(lk *L, pt_rv *explained, double job_ms)
 		if ((wt > 0 && f->impact_ms <= wt * 1.05 + 0.005 * job_ms) ||
 		    (!strcmp(f->category, "Communication") && wt >= 0.05 * job_ms &&
 		     !is_straggler(L, f->worker))) {
-			pt_rv *o = pt_rv_obj(c->rep, explained, NULL);
+			uint32_t s = w < c->nw ? waited_for(L, w, strag, acc) : UINT32_MAX;
+			pt_rv *o;
+			if (s == UINT32_MAX && w < c->nw && strag[w]) {
+				/* a straggler that waited too, for no other: its
+				 * own finding, which the merge gives its cause */
+				c->f[j++] = *f;
+				continue;
+			}
+			o = pt_rv_obj(c->rep, explained, NULL);
 			pt_rv_str(c->rep, o, "worker", f->worker);
 			pt_rv_str(c->rep, o, "category", f->category);
 			pt_rv_str(c->rep, o, "function", f->function);
 			pt_rv_num(c->rep, o, "impact (ms)", f->impact_ms);
 			pt_rv_num(c->rep, o, "waited for others (ms)", wt);
 			nfold++;
-			if (w < c->nw) {
-				uint32_t s = waited_for(L, w, strag, acc);
-				if (s != UINT32_MAX) {
-					f->caused_by = c->w[s].id;
-					pt_rv_str(c->rep, o, "caused by", f->caused_by);
-					c->f[j++] = *f;
-					continue;
-				}
+			if (s != UINT32_MAX) {
+				f->caused_by = c->w[s].id;
+				pt_rv_str(c->rep, o, "caused by", f->caused_by);
+				c->f[j++] = *f;
+				continue;
 			}
 			df_free(f);
 			continue;

@@ -119,7 +119,6 @@ out:
 static void explain_memory(dctx *c, dfinding *f, const char *key, int kind, double value,
 			   double others)
 {
-	char p1[32], p2[32];
 	const char *why;
 
 	if (kind == PT_K_MEMSET || strstr(key, "Memset"))
@@ -137,9 +136,7 @@ static void explain_memory(dctx *c, dfinding *f, const char *key, int kind, doub
 		      "path)";
 	else
 		why = "more time in this memory operation than on the other workers";
-	df_explain(c, f, "worker %s spends %s of its time in %s, other workers %s: %s "
-		   "(about %.3g ms per step)", f->worker, df_pct(value, p1, sizeof(p1)), key,
-		   df_pct(others, p2, sizeof(p2)), why, df_impact_per_step(c, f));
+	df_explain_share(c, f, key, NULL, why);
 }
 
 void diag_memory(dctx *c)

@@ -9,7 +9,11 @@
  *           runtime calls, CPU collectives): on a host whose tasks waited
  *           for a core P% of the time (psi_cpu, the kernel's 10 s average,
  *           from the node's samples), P x the worker's step / the job's
- *           workers on that host: the wait one of them can expect per step;
+ *           workers on that host (the wait one of them can expect per
+ *           step), or P x its own ms per step in the function (what
+ *           waiting for a core can add to it), the larger (confidence.c
+ *           also calls a function slower on several workers of such a
+ *           host contention);
  *   self  - the worker's own step-to-step spread in the function: half the
  *           spread of its ms in it step by step (a cause repeats every
  *           step; a preempted thread or a page fault hits one);
@@ -38,12 +42,6 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median of v[0..n), n > 0 (sorted here). */
-static double median_of(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Half the spread of v[0..n) (sorted here): p10 to p90 from 10 values,
  * the whole range below. */
@@ -88,12 +86,10 @@ static double step_noise(const pt_summary *s, double *tmp)
 		return 0;
 	for (i = 0; i < n; i++)
 		tmp[i] = s->step_ms[i];
-	qsort(tmp, n, sizeof(*tmp), cmp_dbl);
-	med = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+	med = pt_robust_median(tmp, n, 0);
 	for (i = 0; i < n; i++)
-		tmp[i] = fabs(tmp[i] - med);
-	qsort(tmp, n, sizeof(*tmp), cmp_dbl);
-	return 1.4826 * (n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2);
+		tmp[i] = fabs(s->step_ms[i] - med);
+	return 1.4826 * pt_robust_median(tmp, n, 0);
 }
 
 static const char *host_of(const dctx *c, size_t i)
@@ -120,27 +116,14 @@ static uint32_t worker_of(const dctx *c, const char *id)
 	return UINT32_MAX;
 }
 
-/* Is the finding's function CPU-side work, and which key (class) is it? */
-static int cpu_side(const dctx *c, const dfinding *f, uint32_t *key)
+/* Is key k (df_key) CPU-side work: a Python or CPU op, a runtime call, a
+ * CPU collective? */
+static int cpu_side(const dctx *c, uint32_t k)
 {
-	*key = UINT32_MAX;
-	if (!strcmp(f->category, "Python functions")) {
-		*key = diag_key_find(c, PT_C_PYTHON, f->function);
-		return 1;
-	}
-	if (!strcmp(f->category, "CUDA Runtime")) {
-		*key = diag_key_find(c, PT_C_RUNTIME, f->function);
-		return 1;
-	}
-	if (!strcmp(f->category, "Communication")) {
-		*key = diag_key_find(c, PT_C_COMM, f->function);
-		return *key != UINT32_MAX && c->keys[*key].kind == PT_K_CPU_COMM;
-	}
-	if (!strcmp(f->category, "GPU memory operations"))
-		*key = diag_key_find(c, PT_C_MEMORY, f->function);
-	else if (!strcmp(f->category, "GPU Compute") && f->function[0])
-		*key = diag_key_find(c, PT_C_COMPUTE, f->function);
-	return 0;
+	if (k == UINT32_MAX)
+		return 0;
+	return c->keys[k].cls == PT_C_PYTHON || c->keys[k].cls == PT_C_RUNTIME ||
+	       (c->keys[k].cls == PT_C_COMM && c->keys[k].kind == PT_K_CPU_COMM);
 }
 
 /* The worker's own ms in key k step by step, their half spread: a cause
@@ -163,6 +146,19 @@ static double self_noise(const dctx *c, uint32_t k, uint32_t wi, double *tmp)
 		for (j = 0; j < p->nstep_ms; j++)
 			tmp[j] = p->step_ms[j];
 		return half_spread(tmp, p->nstep_ms);
+	}
+	return 0;
+}
+
+/* The worker's own ms per step in key k, 0 without it. */
+static double own_ms(const dctx *c, uint32_t k, uint32_t wi)
+{
+	size_t i;
+
+	for (i = 0; k != UINT32_MAX && i < c->keys[k].n; i++) {
+		const dent *e = &c->ent[c->keys[k].off + i];
+		if (e->w == wi)
+			return c->w[wi].pat[e->p].total_ms / dw_steps(&c->w[wi]);
 	}
 	return 0;
 }
@@ -217,7 +213,7 @@ void diag_noise(dctx *c)
 	/* the job's step-to-step spread: the median worker's */
 	for (i = 0; i < c->nw; i++)
 		psteps[i] = step_noise(c->w[i].s, tmp);
-	jobsteps = c->nw ? median_of(psteps, c->nw) : 0;
+	jobsteps = pt_robust_median(psteps, c->nw, 0);
 	for (i = 0; i < c->nf; i++) {
 		dfinding *f = &c->f[i];
 		uint32_t wi = worker_of(c, f->worker), key;
@@ -227,6 +223,7 @@ void diag_noise(dctx *c)
 
 		f->noise_ms = NAN;
 		f->noise_src = NULL;
+		f->psi = NAN;
 		if (wi == UINT32_MAX || !strcmp(f->category, "Lockstep") ||
 		    !strcmp(f->category, "summary"))
 			continue;
@@ -238,11 +235,17 @@ void diag_noise(dctx *c)
 		if (c->nw < 2 || !strcmp(f->category, "Steps") ||
 		    !strcmp(f->category, "Time breakdown") || !strcmp(f->category, "GPU idle"))
 			continue;
-		cpuside = cpu_side(c, f, &key);
+		key = df_key(c, f);
+		cpuside = cpu_side(c, key);
 		peer = peer_noise(c, key, wi, tmp);
 		self = self_noise(c, key, wi, tmp);
-		if (cpuside && isfinite(psi[wi]) && nhost[wi])
+		if (cpuside && isfinite(psi[wi]) && nhost[wi]) {
+			double own = own_ms(c, key, wi);
 			cpu = psi[wi] / 100 * (w->window_ms / dw_steps(w)) / (double)nhost[wi];
+			if (psi[wi] / 100 * own > cpu)
+				cpu = psi[wi] / 100 * own;
+			f->psi = psi[wi];
+		}
 		f->noise_ms = peer;
 		f->noise_src = "the other workers' spread in it";
 		if (self > f->noise_ms) {

@@ -110,14 +110,11 @@ void diag_python(dctx *c)
 			    imp > c->o->python_min_impact && exec_confirms(c, mx, j)) {
 				dfinding *f = df_add(c, name, w->id, k->key, "bottleneck ratio",
 						     m->val[j], oth, imp * w->window_ms);
-				char p1[32], p2[32], fn[512];
+				char fn[512];
 
-				df_explain(c, f, "worker %s spends %s of its time in %s, other "
-					   "workers %s: a CPU-side stall or extra CPU work in this "
-					   "function on this worker (about %.3g ms per step)",
-					   w->id, df_pct(m->val[j], p1, sizeof(p1)),
-					   leaf2(k->key, fn, sizeof(fn)), df_pct(oth, p2, sizeof(p2)),
-					   imp * w->window_ms / dw_steps(w));
+				df_explain_share(c, f, leaf2(k->key, fn, sizeof(fn)), NULL,
+						 "a CPU-side stall or extra CPU work in this "
+						 "function on this worker");
 			}
 		}
 		e->n = nrec - e->off;

@@ -12,7 +12,6 @@
 static void explain_runtime(dctx *c, dfinding *f, const char *key, int kind, double value,
 			    double others)
 {
-	char p1[32], p2[32];
 	const char *why;
 
 	if (strstr(key, "Launch"))
@@ -30,9 +29,7 @@ static void explain_runtime(dctx *c, dfinding *f, const char *key, int kind, dou
 		      "pageable memory)";
 	else
 		why = "this CUDA runtime call takes longer on this worker";
-	df_explain(c, f, "worker %s spends %s of its time in %s, other workers %s: %s "
-		   "(about %.3g ms per step)", f->worker, df_pct(value, p1, sizeof(p1)), key,
-		   df_pct(others, p2, sizeof(p2)), why, df_impact_per_step(c, f));
+	df_explain_share(c, f, key, NULL, why);
 }
 
 void diag_runtime(dctx *c)

@@ -45,21 +45,13 @@ typedef struct cause {
 	dexcess x;
 } cause;
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Median of v[0..n) (sorted copy in tmp). */
+/* Median of v[0..n) (from a copy in tmp). */
 static double median_of(const double *v, size_t n, double *tmp)
 {
 	if (!n)
 		return 0;
 	memcpy(tmp, v, n * sizeof(*v));
-	qsort(tmp, n, sizeof(*tmp), cmp_dbl);
-	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+	return pt_robust_median(tmp, n, 0);
 }
 
 static int is_gpu_class(int cls)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # One finding per cause (issue 20; src/diagnose/merge.c, noise.c), on the
-# summaries of real `make demo` runs (tests/data/demo_runs/{a,b},
+# summaries of real `make demo` runs (tests/data/demo_runs/{a,b,c},
 # demo_loaded: one planted stall in `slow_augment`, 4 workers on 2 cores,
 # a loaded host): the stalled rank is the one cause, its Python finding,
 # its own longer collective and its victims' waiting are the evidence of
@@ -49,6 +49,16 @@ check "b: symptoms on ranks 0 and 3" q "$B" "sorted(set(W[e['worker']] for e in 
 check "a: text: the evidence line" bash -c "tr -s ' \\n' ' ' <'$TMP/demo_runs_a.txt' | grep -q 'also: seen as Python functions; its own longer collectives c10d::allreduce_; 3 symptoms on the workers that waited for it (rank 3)'"
 # the contention findings on the loaded host: CPU contention is their noise
 check "demo_loaded: contention measured from psi_cpu" q "$TMP/demo_loaded/PerfDisplay/report.json" "[(f['confidence']['noise'], round(f['confidence']['noise (ms per step)'], 2)) for f in F[1:]] == [('CPU contention on its host', 5.59), ('CPU contention on its host', 5.23)]"
+
+# (c) a function every rank runs (load_batch), 2x longer on rank 1: one
+# finding; aten::mm slower on ranks 0 and 2 alike of a host whose tasks
+# waited for a core 44% of the time is contention, and rank 1's own
+# c10d::allreduce_ (it waited too, for nobody) its own collective.
+"$PT_BIN" diagnose "$PT_DATA/demo_runs/c" -o "$TMP/c" >"$TMP/c.txt" 2>&1
+C=$TMP/c/PerfDisplay/report.json
+check "c: one cause, rank 1's load_batch" q "$C" "len(causes) == 1 and W[F[0]['workers'][0]] == 1 and F[0]['category'] == 'Lockstep' and F[0]['function'].endswith('load_batch|<built-in function sleep>')"
+check "c: aten::mm slower on two workers of a contended host: weak, said why" q "$C" "sorted(W[f['workers'][0]] for f in F if f['function'].endswith('|aten::mm')) == [0, 2] and all(f['confidence']['level'] == 'weak' and f['confidence']['evidence'].endswith('slower on 1 other worker too, on a host whose tasks waited for a core 44% of the time: CPU contention') for f in F if f['function'].endswith('|aten::mm'))"
+check "c: the straggler's own collective, not a symptom of itself" q "$C" "[(W[e['worker']], e['function']) for e in F[0]['evidence'] if e['kind'] == 'its own collectives'] == [(1, 'c10d::allreduce_')] and all(x.get('caused by') == F[0]['workers'][0] for x in r['Lockstep']['explained'])"
 
 # Without lockstep data (summary version 1): the job's step-to-step spread
 # is the noise; the planted stall stays strong, contention is grouped.
