@@ -259,8 +259,11 @@ typedef struct num {
 	int neg;
 } num;
 
-static const uint64_t pow10_u64[9] = {
-	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+static const uint64_t pow10u[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+	100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
 };
 
 /* How many of the 8 bytes at p are digits before the first that is not
@@ -322,7 +325,7 @@ static int parse_num(reader *r, const char **pp, const char *end, num *n)
 		int k;
 		/* timestamps have 13 to 16 digits: 8 at a time while they fit */
 		while (p + 8 <= end && nd <= 11 && (k = digits8(p, &v)) > 0) {
-			m = m * pow10_u64[k] + v;
+			m = m * pow10u[k] + v;
 			nd += k;
 			p += k;
 			if (k < 8)
@@ -346,7 +349,7 @@ static int parse_num(reader *r, const char **pp, const char *end, num *n)
 			uint64_t v;
 			int k;
 			while (p + 8 <= end && nd <= 11 && (k = digits8(p, &v)) > 0) {
-				m = m * pow10_u64[k] + v;
+				m = m * pow10u[k] + v;
 				nd += k;
 				e -= k;
 				p += k;
@@ -424,12 +427,6 @@ static int skip_num(reader *r, const char **pp, const char *end)
 	return OK;
 }
 
-static const uint64_t pow10u[20] = {
-	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
-	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
-	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-	100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
-};
 
 /* n * 10^shift as int64, rounding half up when digits are dropped.
  * Returns 0, or -1 when out of [-limit, limit]. */
