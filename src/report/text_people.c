@@ -1199,6 +1199,18 @@ static const char *str_of(const pt_rv *v)
 	return v && v->type == PT_RV_STR ? v->str : "";
 }
 
+/* sb's text, workers relabelled, wrapped under the first-line prefix. */
+static void wrap_relabeled(tctx *t, const pt_sb *sb, const char *first, int indent)
+{
+	char *text = relabel(t, sb->buf ? sb->buf : "");
+
+	if (text)
+		wrap(t, first, indent, text);
+	else
+		t->oom = 1;
+	x_free(text);
+}
+
 /* A function key in a few words: a stack's last frame (with its caller
  * when the frame is a builtin such as "<built-in function sleep>"), a
  * kernel without its template arguments. */
@@ -1236,7 +1248,6 @@ static void evidence_line(tctx *t, const pt_rv *c, pt_sb *sb)
 					     "symptom on a worker that waited for it" };
 	const pt_rv *ev = pt_rv_get(c, "evidence"), *e;
 	size_t k, n, parts = 0;
-	char *text;
 
 	if (!ev || ev->type != PT_RV_ARR || !ev->n)
 		return;
@@ -1291,12 +1302,7 @@ static void evidence_line(tctx *t, const pt_rv *c, pt_sb *sb)
 		if (k == 3)
 			pt_sb_adds(sb, ")");
 	}
-	text = relabel(t, sb->buf ? sb->buf : "");
-	if (text)
-		wrap(t, "     ", 7, text);
-	else
-		t->oom = 1;
-	x_free(text);
+	wrap_relabeled(t, sb, "     ", 7);
 }
 
 /* The findings that may be noise, in one line: who, what, how much. */
@@ -1304,7 +1310,6 @@ static void noise_line(tctx *t, const pt_rv *f, size_t nweak, pt_sb *sb)
 {
 	const pt_rv *c;
 	size_t shown = 0;
-	char *text;
 
 	pt_sb_reset(sb);
 	pt_sb_addf(sb, "Possibly noise (%zu: weak evidence or within the job's own noise; "
@@ -1327,12 +1332,7 @@ static void noise_line(tctx *t, const pt_rv *f, size_t nweak, pt_sb *sb)
 				   str_of(pt_rv_get(c, "category")),
 			   pb);
 	}
-	text = relabel(t, sb->buf ? sb->buf : "");
-	if (text)
-		wrap(t, "  ", 4, text);
-	else
-		t->oom = 1;
-	x_free(text);
+	wrap_relabeled(t, sb, "  ", 4);
 }
 
 static void findings(tctx *t, const pt_rv *root)
