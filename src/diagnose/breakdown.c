@@ -135,7 +135,7 @@ static void idle_finding(dctx *c, const dworker *w, int single)
 
 	if (!b->nkernels && b->memory_ms <= 0) {
 		/* a CPU-only run: say so rather than "idle 100%" */
-		f = df_add(c, "GPU idle", w->id, "", "gpu idle", idle, NAN, 0);
+		f = df_add(c, DC_GPU_IDLE, w->id, "", "gpu idle", idle, NAN, 0);
 		df_explain(c, f, "%s: the trace records no GPU kernel or memory operation in its %s "
 			   "(%.1f ms): a CPU-only run; where its time goes is in \"Python functions\" "
 			   "and the class breakdown.", w->id,
@@ -145,7 +145,7 @@ static void idle_finding(dctx *c, const dworker *w, int single)
 	}
 	if (idle < IDLE_MIN) {
 		/* the GPU is the bottleneck: still say where its time goes */
-		f = df_add(c, "GPU idle", w->id, "", "gpu idle", idle, NAN, 0);
+		f = df_add(c, DC_GPU_IDLE, w->id, "", "gpu idle", idle, NAN, 0);
 		df_explain(c, f, "%s: the GPU is idle only %s of the %s (%.1f of %.1f ms): compute %s, "
 			   "communication not overlapped with compute %s, memory operations %s. The GPU "
 			   "is the bottleneck: the heaviest kernels (GPU Compute) are where time can be "
@@ -215,7 +215,7 @@ static void idle_finding(dctx *c, const dworker *w, int single)
 	pt_sb_addf(&sb, "Largest cause: %s; %s.", pt_idle_cause_names[top], advice(top));
 	/* Ranked after the differential findings of a multi-worker job: this
 	 * one says where a worker's own time goes, not who slows the job. */
-	f = df_add(c, "GPU idle", w->id, b->nfuncs ? b->funcs[0].key : "", "gpu idle", idle, NAN,
+	f = df_add(c, DC_GPU_IDLE, w->id, b->nfuncs ? b->funcs[0].key : "", "gpu idle", idle, NAN,
 		   single ? b->idle_ms_by[top] : 0);
 	if (f && !sb.oom)
 		df_explain(c, f, "%s", sb.buf);

@@ -362,7 +362,7 @@ static void comm_finding(dctx *c, const dkey *k, const char *group, const dworke
 			 int metric, double val, double oth, double imp)
 {
 	char sn[160], p1[32], p2[32];
-	dfinding *f = df_add(c, SEC, w->id, k->key, metric_names[metric], val, oth,
+	dfinding *f = df_add(c, DC_COMM, w->id, k->key, metric_names[metric], val, oth,
 			     imp * w->window_ms);
 	const char *why = "the collective takes longer on this worker: usually it waits for "
 			  "a worker that arrives late (see the other findings), otherwise a "
@@ -406,7 +406,7 @@ static int hw_finding(dctx *c, const dkey *k, const hwkey *hk, size_t j, const d
 	snprintf(link, sizeof(link), "%.*s", (int)strcspn(hk->group[gb], " "), hk->group[gb]);
 	if (r->peak < (1 - rel) * r->o_peak) {
 		/* Steady but slow: the link itself cannot go faster. */
-		f = df_add(c, SEC, w->id, k->key, metric_names[3], r->avg, r->o_avg,
+		f = df_add(c, DC_COMM, w->id, k->key, metric_names[3], r->avg, r->o_avg,
 			   imp * w->window_ms);
 		df_explain(c, f, "worker %s moves data steadily but slowly in %s (%s): %.3g%% of "
 			   "the link on average (std %.3g%%, peak %.3g%%), other workers %.3g%% "
@@ -426,7 +426,7 @@ static int hw_finding(dctx *c, const dkey *k, const hwkey *hk, size_t j, const d
 			snprintf(who, sizeof(who), "no worker's %s is markedly shorter: look for "
 				 "the slow worker in the other sections", sn);
 		/* Nothing, then full speed: the link is fine, the peer is late. */
-		f = df_add(c, SEC, w->id, k->key, metric_names[4], r->std, r->o_std,
+		f = df_add(c, DC_COMM, w->id, k->key, metric_names[4], r->std, r->o_std,
 			   imp * w->window_ms);
 		df_explain(c, f, "worker %s waits for a late peer in %s (%s): the link idles and "
 			   "then runs at full speed (std %.3g%%, peak %.3g%%, average %.3g%%; "

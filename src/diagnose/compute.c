@@ -140,7 +140,7 @@ static void gpu_util(dctx *c, pt_rv *sec)
 		out[nout].name = w->id;
 		out[nout].v = m->val[i];
 		out[nout++].idx = i;
-		f = df_add(c, SEC, w->id, "", "gpu utilization", m->val[i], oth,
+		f = df_add(c, DC_COMPUTE, w->id, "", "gpu utilization", m->val[i], oth,
 			   imp * w->window_ms);
 		if (m->val[i] < oth)
 			df_explain(c, f, "worker %s keeps its GPU busy %s of the time, other "
@@ -289,7 +289,7 @@ static void slow_kernels(dctx *c, pt_rv *sec)
 				snprintf(by, sizeof(by), "n/a");
 			pt_rv_str(c->rep, k, "slower by", by);
 		}
-		f = df_add(c, SEC, w->id, tk->key, "median cost per execution (ms)", top->val,
+		f = df_add(c, DC_COMPUTE, w->id, tk->key, "median cost per execution (ms)", top->val,
 			   top->oth, out[i].v * w->window_ms);
 		df_explain(c, f, "worker %s runs %zu compute kernel%s slower than the other "
 			   "workers, losing about %.3g ms per step (%s); the costliest, %s, "

@@ -46,7 +46,7 @@ static int cmp_dbl(const void *a, const void *b)
 static int cmp_same(const void *a, const void *b)
 {
 	const dfinding *x = *(const dfinding *const *)a, *y = *(const dfinding *const *)b;
-	int r = strcmp(x->category, y->category);
+	int r = (int)x->cat - (int)y->cat;
 
 	return r ? r : strcmp(x->function, y->function);
 }
@@ -104,7 +104,7 @@ static double apart_of(const grading *g)
 {
 	const dfinding *f = g->f;
 
-	if (!strcmp(f->category, "Steps"))
+	if (f->cat == DC_STEPS)
 		/* its slow steps against its median step: "slow steps" and
 		 * "slow steps (job)" count them (impact: their extra ms),
 		 * "slowest step" is one in ms */
@@ -162,7 +162,7 @@ static const char *level_of(const dctx *c, grading *g)
 	cue_steady = steady_cue(c, g);
 	if (g->same)
 		cue_apart = POOR;
-	if (!strcmp(f->category, "Lockstep")) {
+	if (f->cat == DC_LOCKSTEP) {
 		/* the others' wait for it, against what they wait for anyone */
 		cue_steady = FAIR;
 		cue_apart = !(f->others > 0) || f->value >= 3 * f->others ? GOOD :
@@ -171,7 +171,7 @@ static const char *level_of(const dctx *c, grading *g)
 		/* measured against the worker itself (its other steps, its own
 		 * window): no other worker to be apart from or steady against */
 		cue_steady = FAIR;
-		if (!strcmp(f->category, "Steps") && isfinite(g->apart))
+		if (f->cat == DC_STEPS && isfinite(g->apart))
 			cue_apart = g->apart >= 1.5 ? GOOD : g->apart >= 1.1 ? FAIR : POOR;
 		else
 			cue_apart = FAIR;
@@ -191,7 +191,7 @@ static void evidence(const grading *g, char *ev, size_t cap)
 	char p1[32], p2[32];
 	int n = snprintf(ev, cap, "loses %s of its time", df_pct(g->lost, p1, sizeof(p1)));
 
-	if (!strcmp(f->category, "Lockstep")) {
+	if (f->cat == DC_LOCKSTEP) {
 		if (!strcmp(f->metric, "others_waited_ms"))
 			snprintf(ev + n, cap - (size_t)n, "; the others waited %.3g ms each "
 				 "for it, %.3g ms for a median worker", f->value,
@@ -199,7 +199,7 @@ static void evidence(const grading *g, char *ev, size_t cap)
 		return;
 	}
 	if (g->within) {
-		if (!strcmp(f->category, "Steps") && isfinite(g->apart))
+		if (f->cat == DC_STEPS && isfinite(g->apart))
 			snprintf(ev + n, cap - (size_t)n, "; %.2gx its median step", g->apart);
 		return;
 	}
@@ -244,7 +244,7 @@ static void grade(dctx *c, dfinding *f, size_t same)
 	size_t i, n;
 
 	/* a fact about the traces (unreadable, other steps) is not graded */
-	if (!f->worker || !strcmp(f->category, "summary"))
+	if (!f->worker || f->cat == DC_SUMMARY)
 		return;
 	memset(&g, 0, sizeof(g));
 	g.f = f;
@@ -261,8 +261,7 @@ static void grade(dctx *c, dfinding *f, size_t same)
 	g.lost = f->impact_ms / g.w->window_ms;
 	/* Findings that compare a worker with itself: its steps, or the only
 	 * worker there is. */
-	g.within = c->nw < 2 || !strcmp(f->category, "Steps") ||
-		   !strcmp(f->category, "Time breakdown");
+	g.within = c->nw < 2 || f->cat == DC_STEPS || f->cat == DC_GPU_IDLE;
 	others_on_key(c, &g);
 	g.apart = apart_of(&g);
 	level = level_of(c, &g);

@@ -146,7 +146,7 @@ static void failed_finding(dctx *c, size_t ntotal)
 	dfinding *f;
 	size_t i;
 
-	f = df_add(c, "summary", NULL, "", "error", (double)c->nfailed, NAN, 0);
+	f = df_add(c, DC_SUMMARY, NULL, "", "error", (double)c->nfailed, NAN, 0);
 	if (!f)
 		return;
 	pt_sb_addf(&sb, "%zu of %zu traces could not be analysed and are left out: ",

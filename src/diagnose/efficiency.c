@@ -145,7 +145,7 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 	/* One sentence for a single worker: what its heaviest such kernel is. */
 	if (c->nw == 1) {
 		char fb[160], pb[32], ob[64];
-		dfinding *fd = df_add(c, "GPU Compute", c->w[0].id, c->keys[low[0].k].key,
+		dfinding *fd = df_add(c, DC_COMPUTE, c->w[0].id, c->keys[low[0].k].key,
 				      "est. achieved occupancy %", low[0].occ, NAN,
 				      low[0].bott * c->w[0].window_ms * 0.1);
 		if (low[0].occ >= 0)

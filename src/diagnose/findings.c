@@ -18,7 +18,12 @@
 #include <stdio.h>
 #include <string.h>
 
-dfinding *df_add(dctx *c, const char *category, const char *worker, const char *function,
+const char *const dcat_names[DC_COUNT] = {
+	"summary", "GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime",
+	"Python functions", "GPU idle", "Steps", "Lockstep",
+};
+
+dfinding *df_add(dctx *c, dcat cat, const char *worker, const char *function,
 		 const char *metric, double value, double others, double impact_ms)
 {
 	dfinding *f;
@@ -28,7 +33,8 @@ dfinding *df_add(dctx *c, const char *category, const char *worker, const char *
 		return NULL;
 	}
 	f = &c->f[c->nf++];
-	f->category = category;
+	f->cat = cat;
+	f->category = dcat_names[cat];
 	f->worker = worker;
 	f->function = function ? function : "";
 	f->metric = metric;
@@ -49,29 +55,21 @@ dfinding *df_add(dctx *c, const char *category, const char *worker, const char *
 
 /* The class of the keys a section's findings name, -1 for the sections
  * that name keys of any class. */
-static int category_class(const char *cat)
+static int category_class(dcat cat)
 {
-	static const struct {
-		const char *name;
-		int cls;
-	} map[] = {
-		{ "GPU Compute", PT_C_COMPUTE },
-		{ "GPU memory operations", PT_C_MEMORY },
-		{ "Communication", PT_C_COMM },
-		{ "CUDA Runtime", PT_C_RUNTIME },
-		{ "Python functions", PT_C_PYTHON },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (!strcmp(cat, map[i].name))
-			return map[i].cls;
-	return -1;
+	switch (cat) {
+	case DC_COMPUTE: return PT_C_COMPUTE;
+	case DC_MEMORY: return PT_C_MEMORY;
+	case DC_COMM: return PT_C_COMM;
+	case DC_RUNTIME: return PT_C_RUNTIME;
+	case DC_PYTHON: return PT_C_PYTHON;
+	default: return -1;
+	}
 }
 
 uint32_t df_key(const dctx *c, const dfinding *f)
 {
-	int cls = category_class(f->category), k;
+	int cls = category_class(f->cat), k;
 	uint32_t i;
 
 	if (!f->function || !f->function[0])
@@ -217,7 +215,7 @@ static int is_weak(const dfinding *f)
 static int cmp_finding(const void *a, const void *b)
 {
 	const dfinding *x = a, *y = b;
-	int sx = !strcmp(x->category, "summary"), sy = !strcmp(y->category, "summary");
+	int sx = x->cat == DC_SUMMARY, sy = y->cat == DC_SUMMARY;
 	int r;
 
 	if (sx != sy)

@@ -41,6 +41,22 @@ typedef struct dworker {
 	double window_ms;
 } dworker;
 
+/* What a finding is about: the report section that writes it (its
+ * "category" in report.json is dcat_names[cat]). */
+typedef enum {
+	DC_SUMMARY = 0,  /* "summary": a fact about the traces (unreadable, other steps) */
+	DC_COMPUTE,      /* "GPU Compute" */
+	DC_MEMORY,       /* "GPU memory operations" */
+	DC_COMM,         /* "Communication" */
+	DC_RUNTIME,      /* "CUDA Runtime" */
+	DC_PYTHON,       /* "Python functions" */
+	DC_GPU_IDLE,     /* "GPU idle": one worker's where-the-time-goes */
+	DC_STEPS,        /* "Steps": slow steps against the worker's own */
+	DC_LOCKSTEP,     /* "Lockstep": who waited for whom */
+	DC_COUNT
+} dcat;
+extern const char *const dcat_names[DC_COUNT];
+
 /* How a piece of evidence relates to the finding that holds it (merge.c). */
 typedef enum {
 	DEV_SAME = 0,    /* the same cause, seen by another section */
@@ -65,7 +81,8 @@ typedef struct devidence {
  * victims' symptoms.  noise_ms and noise_src are the job's noise against
  * which it is graded (noise.c). */
 typedef struct dfinding {
-	const char *category;    /* section name, or "summary" */
+	dcat cat;
+	const char *category;    /* dcat_names[cat] */
 	const char *worker;      /* worker id (NULL for the summary finding) */
 	const char *function;    /* function key or "" */
 	const char *metric;
@@ -215,7 +232,7 @@ uint32_t df_key(const dctx *c, const dfinding *f);
 void df_free(dfinding *f);
 
 /* Findings (findings.c). */
-dfinding *df_add(dctx *c, const char *category, const char *worker, const char *function,
+dfinding *df_add(dctx *c, dcat cat, const char *worker, const char *function,
 		 const char *metric, double value, double others, double impact_ms);
 void df_explain(dctx *c, dfinding *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The sentence of a share-of-time finding, as f's explanation: "worker W

@@ -923,16 +923,16 @@ static int wait_symptom(const dfinding *f)
 {
 	static const char *const rt[] = { "synchronize", "memcpy", "query", "waitevent" };
 
-	if (!strcmp(f->category, "Communication"))
+	if (f->cat == DC_COMM)
 		return 1;
-	if (!strcmp(f->category, "GPU Compute"))
+	if (f->cat == DC_COMPUTE)
 		return !strcmp(f->metric, "gpu utilization");
-	if (!strcmp(f->category, "CUDA Runtime"))
+	if (f->cat == DC_RUNTIME)
 		return has_ci(f->function, rt, sizeof(rt) / sizeof(rt[0]));
-	if (!strcmp(f->category, "Python functions"))
+	if (f->cat == DC_PYTHON)
 		return blocking_leaf(f->function);
 	/* a slow step whose extra time is in a collective or a sync */
-	if (!strcmp(f->category, "Steps"))
+	if (f->cat == DC_STEPS)
 		return f->function[0] && blocking_leaf(f->function);
 	return 0;
 }
@@ -1076,7 +1076,7 @@ static size_t fold_symptoms(lk *L, pt_rv *explained, double job_ms)
 		 * the estimate of its time lost (a median duration times the
 		 * count overstates it when a few instances hold the wait). */
 		if ((wt > 0 && f->impact_ms <= wt * 1.05 + 0.005 * job_ms) ||
-		    (!strcmp(f->category, "Communication") && wt >= 0.05 * job_ms &&
+		    (f->cat == DC_COMM && wt >= 0.05 * job_ms &&
 		     !is_straggler(L, f->worker))) {
 			uint32_t s = w < c->nw ? waited_for(L, w, strag, acc) : UINT32_MAX;
 			pt_rv *o;
@@ -1130,7 +1130,7 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 	size_t j;
 	int predates;
 
-	f = df_add(c, "Lockstep", c->w[W->w].id, r->ncauses ? r->causes[0].p->key : "",
+	f = df_add(c, DC_LOCKSTEP, c->w[W->w].id, r->ncauses ? r->causes[0].p->key : "",
 		   "others_waited_ms", round3(lost_ms), round3(others_lost), lost_ms);
 	if (!f)
 		return;
@@ -1216,7 +1216,7 @@ static void report_mismatches(lk *L, pt_rv *sec)
 			pt_rv_int(c->rep, o, "rank", c->w[W->w].s->rank);
 			pt_rv_str(c->rep, o, "problem", W->mismatch);
 		}
-		f = df_add(c, "Lockstep", c->w[W->w].id, "", "collectives_mismatch", 1, NAN, 0);
+		f = df_add(c, DC_LOCKSTEP, c->w[W->w].id, "", "collectives_mismatch", 1, NAN, 0);
 		df_explain(c, f, "%s: its collectives do not match the other workers' (%s); it is "
 			   "left out of the lockstep analysis (who waited for whom), the rest goes on.",
 			   wname(c, W->w, nb, sizeof(nb)), W->mismatch);

@@ -30,10 +30,10 @@ static int cmp_fentry(const void *a, const void *b, void *arg)
 	return strcmp(c->keys[x->k].key, c->keys[y->k].key);
 }
 
-void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, int with_exec,
+void diag_fixed_section(dctx *c, dcat cat, int cls, double threshold, int with_exec,
 			dexplain_fn explain)
 {
-	pt_rv *sec = pt_rv_obj(c->rep, pt_report_root(c->rep), name);
+	pt_rv *sec = pt_rv_obj(c->rep, pt_report_root(c->rep), dcat_names[cat]);
 	dmetric *m = &c->m[0], *mx = &c->m[1];
 	fentry *ent = NULL;
 	dpair *rec = NULL;
@@ -77,7 +77,7 @@ void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, in
 				continue;
 			diff = dm_test(c, m, j, PT_DIR_HIGH, dm_impact_ratio, &oth, &imp);
 			if (diff) {
-				dfinding *f = df_add(c, name, w->id, k->key, "bottleneck ratio",
+				dfinding *f = df_add(c, cat, w->id, k->key, "bottleneck ratio",
 						     m->val[j], oth, imp * w->window_ms);
 
 				explain(c, f, k->key, k->kind, m->val[j], oth);
@@ -141,6 +141,6 @@ static void explain_memory(dctx *c, dfinding *f, const char *key, int kind, doub
 
 void diag_memory(dctx *c)
 {
-	diag_fixed_section(c, "GPU memory operations", PT_C_MEMORY, c->o->memop_threshold, 0,
+	diag_fixed_section(c, DC_MEMORY, PT_C_MEMORY, c->o->memop_threshold, 0,
 			   explain_memory);
 }

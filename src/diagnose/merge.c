@@ -18,7 +18,7 @@
 
 static int is_straggler(const dfinding *f)
 {
-	return !strcmp(f->category, "Lockstep") && !strcmp(f->metric, "others_waited_ms");
+	return f->cat == DC_LOCKSTEP && !strcmp(f->metric, "others_waited_ms");
 }
 
 static const char *wid(const dfinding *f)
@@ -94,7 +94,7 @@ static int is_ancestor(const char *a, const char *b)
  * straggler finding whose cause is a stack. */
 static int foldable(const dfinding *f)
 {
-	return f->function[0] && (!strcmp(f->category, "Python functions") || is_straggler(f));
+	return f->function[0] && (f->cat == DC_PYTHON || is_straggler(f));
 }
 
 /* The first position in ix[0..n) (sorted by cmp_cause) of worker w's
@@ -200,7 +200,7 @@ void diag_merge(dctx *c)
 			continue;
 		for (i = a; i < b; i++) {
 			dfinding *q = &F[ix[i]];
-			if (dead[ix[i]] || ix[i] == s || strcmp(q->category, "Communication"))
+			if (dead[ix[i]] || ix[i] == s || q->cat != DC_COMM)
 				continue;
 			if (absorb(&F[s], q, DEV_OWN_COMM))
 				goto oom;

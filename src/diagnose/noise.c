@@ -224,16 +224,16 @@ void diag_noise(dctx *c)
 		f->noise_ms = NAN;
 		f->noise_src = NULL;
 		f->psi = NAN;
-		if (wi == UINT32_MAX || !strcmp(f->category, "Lockstep") ||
-		    !strcmp(f->category, "summary"))
+		if (wi == UINT32_MAX || f->cat == DC_LOCKSTEP ||
+		    f->cat == DC_SUMMARY)
 			continue;
 		w = &c->w[wi];
 		/* a slow step is slow beyond its worker's step-to-step spread
 		 * by its own rule (steps.c: 3.5 robust deviations); one
 		 * worker's where-the-time-goes and occupancy findings describe
 		 * it, with no other worker to differ from */
-		if (c->nw < 2 || !strcmp(f->category, "Steps") ||
-		    !strcmp(f->category, "Time breakdown") || !strcmp(f->category, "GPU idle"))
+		if (c->nw < 2 || f->cat == DC_STEPS ||
+		    f->cat == DC_GPU_IDLE)
 			continue;
 		key = df_key(c, f);
 		cpuside = cpu_side(c, key);

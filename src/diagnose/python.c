@@ -108,7 +108,7 @@ void diag_python(dctx *c)
 			rec[nrec++].idx = j;
 			if (dm_test(c, m, j, PT_DIR_HIGH, dm_impact_ratio, &oth, &imp) &&
 			    imp > c->o->python_min_impact && exec_confirms(c, mx, j)) {
-				dfinding *f = df_add(c, name, w->id, k->key, "bottleneck ratio",
+				dfinding *f = df_add(c, DC_PYTHON, w->id, k->key, "bottleneck ratio",
 						     m->val[j], oth, imp * w->window_ms);
 				char fn[512];
 

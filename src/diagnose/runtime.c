@@ -34,6 +34,6 @@ static void explain_runtime(dctx *c, dfinding *f, const char *key, int kind, dou
 
 void diag_runtime(dctx *c)
 {
-	diag_fixed_section(c, "CUDA Runtime", PT_C_RUNTIME, c->o->runtime_threshold, 1,
+	diag_fixed_section(c, DC_RUNTIME, PT_C_RUNTIME, c->o->runtime_threshold, 1,
 			   explain_runtime);
 }

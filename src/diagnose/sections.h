@@ -38,7 +38,7 @@ extern const char *const pt_idle_cause_names[];
 /* Fixed-threshold + differential section shared by memory and runtime. */
 typedef void (*dexplain_fn)(dctx *c, dfinding *f, const char *key, int kind,
 			    double value, double others);
-void diag_fixed_section(dctx *c, const char *name, int cls, double threshold, int with_exec,
+void diag_fixed_section(dctx *c, dcat cat, int cls, double threshold, int with_exec,
 			dexplain_fn explain);
 /* Lockstep (lockstep.c): match the workers' collective instances, who
  * waited for whom, the stragglers and their cause functions; adds the

@@ -79,7 +79,7 @@ void diag_step_mismatch(dctx *c)
 
 		if (!s->nsteps || !s->step_numbers || same_steps(s, c->w[best].s))
 			continue;
-		f = df_add(c, "summary", c->w[i].id, "", "steps", (double)s->nsteps,
+		f = df_add(c, DC_SUMMARY, c->w[i].id, "", "steps", (double)s->nsteps,
 			   (double)c->w[best].s->nsteps, 0);
 		steps_text(&mine, s);
 		steps_text(&ref, c->w[best].s);

@@ -377,7 +377,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	}
 	pt_sb_addc(&sb, '.');
 	/* The finding's function is the one the sentence names. */
-	f = df_add(c, SEC, w->id, fkey,
+	f = df_add(c, DC_STEPS, w->id, fkey,
 		   nslow ? "slow steps" : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
 		   med, nslow ? extra : (single ? s->step_ms[imax] - med : 0));
 	if (f && !sb.oom)
@@ -481,7 +481,7 @@ static void job_finding(dctx *c, const wres *r, const int64_t *job, size_t nj, s
 		   "Its extra time is largest on %s: see that worker's step finding.",
 		   nj == 1 ? "is" : "are", nslowest, nwith, median_of(ms, n, tmp),
 		   median_of(meds, nm, tmp), c->w[worst].id);
-	f = df_add(c, SEC, c->w[worst].id, "", "slow steps (job)", (double)nj, median_of(meds, nm, tmp),
+	f = df_add(c, DC_STEPS, c->w[worst].id, "", "slow steps (job)", (double)nj, median_of(meds, nm, tmp),
 		   r[worst].extra);
 	if (f && !sb.oom)
 		df_explain(c, f, "%s", sb.buf);
