@@ -43,6 +43,10 @@ dfinding *df_add(dctx *c, dcat cat, const char *worker, const char *function,
 	f->impact_ms = isfinite(impact_ms) ? impact_ms : 0;
 	f->explanation = NULL;
 	f->caused_by = NULL;
+	f->waits = NULL;
+	f->nwaits = 0;
+	f->also = NULL;
+	f->nalso = 0;
 	f->ev = NULL;
 	f->nev = f->evcap = 0;
 	f->noise_ms = NAN;
@@ -91,6 +95,10 @@ void df_free(dfinding *f)
 	for (i = 0; i < f->nev; i++)
 		x_free(f->ev[i].explanation);
 	x_free(f->ev);
+	x_free(f->waits);
+	x_free(f->also);
+	f->waits = f->also = NULL;
+	f->nwaits = f->nalso = 0;
 	x_free(f->conf.evidence);
 	x_free(f->explanation);
 	f->ev = NULL;
@@ -236,7 +244,8 @@ static int cmp_finding(const void *a, const void *b)
 }
 
 static const char *const ev_kind_names[DEV_COUNT] = {
-	"same cause", "inside it", "its own collectives", "symptom on a worker that waited for it",
+	"same cause", "inside it", "its own collectives", "its own waiting for it",
+	"symptom on a worker that waited for it",
 };
 
 static void write_confidence(dctx *c, pt_rv *o, const dfinding *f)

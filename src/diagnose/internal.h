@@ -62,6 +62,9 @@ typedef enum {
 	DEV_SAME = 0,    /* the same cause, seen by another section */
 	DEV_FOLDED,      /* a frame inside the cause, which its finding explains */
 	DEV_OWN_COMM,    /* the straggler's own collectives, longer as it arrives last */
+	DEV_OWN_WAIT,    /* the straggler's own waiting for its cause: a thread
+	                    that waits for the cause's work on another, its GPU
+	                    idle while its CPU stalls */
 	DEV_SYMPTOM,     /* on a worker that waited for this one: its waiting */
 	DEV_COUNT
 } devkind;
@@ -90,6 +93,12 @@ typedef struct dfinding {
 	double impact_ms;
 	char *explanation;       /* owned */
 	const char *caused_by;   /* a symptom: the straggler it waited for (lockstep.c) */
+	const char **waits;      /* a straggler's: the frames that wait for its cause
+	                            (lockstep.c); array owned, keys borrowed */
+	size_t nwaits;
+	const char **also;       /* a straggler's: its other cause functions (the
+	                            first is function); owned, keys borrowed */
+	size_t nalso;
 	devidence *ev;           /* owned, nev of them */
 	size_t nev, evcap;
 	double noise_ms;         /* per step; NAN: not measured */

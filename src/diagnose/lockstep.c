@@ -756,6 +756,10 @@ typedef struct sresult {
 	size_t nlate;
 	cacc *causes;
 	size_t ncauses;
+	/* the span-filling frames the causes explain (a thread that waits for
+	 * the cause's work on another thread): keys borrowed from the summary */
+	const char **waits;
+	size_t nwaits;
 } sresult;
 
 static int causes_of(lk *L, size_t q, sresult *r)
@@ -865,11 +869,16 @@ static int causes_of(lk *L, size_t q, sresult *r)
 	{
 		double min = r->span_extra_ms * 0.1 > 0.05 ? r->span_extra_ms * 0.1 : 0.05;
 		double named = 0;
+		r->waits = x_malloc((nacc ? nacc : 1) * sizeof(*r->waits));
+		if (!r->waits)
+			goto out;
 		for (j = 0; j < nacc && r->ncauses < MAX_CAUSES; j++) {
 			if (acc[j].extra < min)
 				continue;
-			if (fill_share(&acc[j]) >= 0.7 && acc[j].extra <= 1.25 * named)
+			if (fill_share(&acc[j]) >= 0.7 && acc[j].extra <= 1.25 * named) {
+				r->waits[r->nwaits++] = acc[j].p->key;
 				continue;
+			}
 			named += acc[j].extra;
 			acc[r->ncauses++] = acc[j];
 		}
@@ -1134,6 +1143,21 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 		   "others_waited_ms", round3(lost_ms), round3(others_lost), lost_ms);
 	if (!f)
 		return;
+	if (r->nwaits) {
+		f->waits = x_malloc(r->nwaits * sizeof(*f->waits));
+		if (!f->waits)
+			c->oom = 1;
+		else
+			memcpy(f->waits, r->waits, r->nwaits * sizeof(*f->waits));
+		f->nwaits = f->waits ? r->nwaits : 0;
+	}
+	if (r->ncauses > 1) {
+		f->also = x_malloc((r->ncauses - 1) * sizeof(*f->also));
+		if (!f->also)
+			c->oom = 1;
+		for (j = 1; f->also && j < r->ncauses; j++)
+			f->also[f->nalso++] = r->causes[j].p->key;
+	}
 	pt_sb_addf(&sb, "%s is the worker the others waited for: it arrived last at %u of %zu "
 		   "collectives, and the other %zu workers waited %.2f ms for it in all (%.2f ms "
 		   "each on average, against a median of %.2f ms for the other workers).",
@@ -1440,8 +1464,10 @@ oom:
 	c->oom = 1;
 out:
 	if (res)
-		for (q = 0; q < L.nm; q++)
+		for (q = 0; q < L.nm; q++) {
 			x_free(res[q].causes);
+			x_free(res[q].waits);
+		}
 	x_free(res);
 	x_free(medl);
 	x_free(lost);

@@ -81,6 +81,29 @@ static int absorb(dfinding *to, dfinding *from, devkind kind)
 	return 0;
 }
 
+/* Is key one of the frames the straggler s's cause keeps waiting? */
+static int waits_for(const dfinding *s, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < s->nwaits; i++)
+		if (!strcmp(s->waits[i], key))
+			return 1;
+	return 0;
+}
+
+/* Is key another of the functions the straggler s's finding names as
+ * where its lateness comes from? */
+static int names_cause(const dfinding *s, const char *key)
+{
+	size_t i;
+
+	for (i = 0; key[0] && i < s->nalso; i++)
+		if (!strcmp(s->also[i], key))
+			return 1;
+	return 0;
+}
+
 /* a's key is a proper ancestor of b's: b = a + "|" + more. */
 static int is_ancestor(const char *a, const char *b)
 {
@@ -191,8 +214,11 @@ void diag_merge(dctx *c)
 				dead[ix[i]] = 1;
 			}
 		}
-		/* 3. a straggler's own collectives: longer because it arrives
-		 * last or pays for the reduction, not a cause of their own */
+		/* 3. a straggler's own collectives, longer because it arrives
+		 * last or pays for the reduction, and its own waiting for its
+		 * cause (a frame that waits for the cause's work on another
+		 * thread, which the lockstep analysis set aside; its GPU idle
+		 * while its CPU stalls): not causes of their own */
 		for (i = a; i < b; i++)
 			if (!dead[ix[i]] && is_straggler(&F[ix[i]]))
 				s = ix[i];
@@ -200,9 +226,21 @@ void diag_merge(dctx *c)
 			continue;
 		for (i = a; i < b; i++) {
 			dfinding *q = &F[ix[i]];
-			if (dead[ix[i]] || ix[i] == s || q->cat != DC_COMM)
+			devkind kind = DEV_COUNT;
+			if (dead[ix[i]] || ix[i] == s)
 				continue;
-			if (absorb(&F[s], q, DEV_OWN_COMM))
+			if (q->cat == DC_COMM)
+				kind = DEV_OWN_COMM;
+			else if (q->cat == DC_COMPUTE && !strcmp(q->metric, "gpu utilization") &&
+				 q->value < q->others)
+				kind = DEV_OWN_WAIT;
+			else if (q->cat == DC_PYTHON && waits_for(&F[s], q->function))
+				kind = DEV_OWN_WAIT;
+			else if (names_cause(&F[s], q->function))
+				kind = DEV_SAME;
+			if (kind == DEV_COUNT)
+				continue;
+			if (absorb(&F[s], q, kind))
 				goto oom;
 			dead[ix[i]] = 1;
 		}

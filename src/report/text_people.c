@@ -1244,37 +1244,41 @@ static const char *leaf_name(const char *key, char *buf, size_t cap)
  * cause: how many of each kind, and the workers its victims are. */
 static void evidence_line(tctx *t, const pt_rv *c, pt_sb *sb)
 {
-	static const char *const kinds[] = { "same cause", "inside it", "its own collectives",
-					     "symptom on a worker that waited for it" };
+	enum { SAME, INSIDE, OWN_COMM, OWN_WAIT, SYMPTOM, NKINDS };
+	static const char *const kinds[NKINDS] = {
+		"same cause", "inside it", "its own collectives", "its own waiting for it",
+		"symptom on a worker that waited for it",
+	};
+	static const char *const lead[NKINDS] = {
+		"seen as ", "the frames inside it ", "its own longer collectives ",
+		"its own waiting for it ", "",
+	};
 	const pt_rv *ev = pt_rv_get(c, "evidence"), *e;
+	const char *self = str_of(pt_rv_get(c, "function"));
 	size_t k, n, parts = 0;
 
 	if (!ev || ev->type != PT_RV_ARR || !ev->n)
 		return;
 	pt_sb_reset(sb);
-	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+	for (k = 0; k < NKINDS; k++) {
 		size_t shown = 0;
 		for (n = 0, e = ev->child; e; e = e->next)
 			n += !strcmp(str_of(pt_rv_get(e, "kind")), kinds[k]);
 		if (!n)
 			continue;
 		pt_sb_adds(sb, parts++ ? "; " : "also: ");
-		if (k == 3)
+		if (k == SYMPTOM)
 			pt_sb_addf(sb, "%zu symptom%s on the workers that waited for it (", n,
 				   n == 1 ? "" : "s");
-		else if (k == 0)
-			pt_sb_adds(sb, "seen as ");
-		else if (k == 1)
-			pt_sb_adds(sb, "the frames inside it ");
 		else
-			pt_sb_adds(sb, "its own longer collectives ");
+			pt_sb_adds(sb, lead[k]);
 		for (e = ev->child; e; e = e->next) {
 			char nb[200];
-			const char *w = str_of(pt_rv_get(e, "worker")), *lab;
+			const char *w = str_of(pt_rv_get(e, "worker")), *lab, *fn;
 			const pt_rv *d;
 			if (strcmp(str_of(pt_rv_get(e, "kind")), kinds[k]))
 				continue;
-			if (k == 3) {
+			if (k == SYMPTOM) {
 				/* each worker once, however many symptoms it has */
 				for (d = ev->child; d != e; d = d->next)
 					if (!strcmp(str_of(pt_rv_get(d, "kind")), kinds[k]) &&
@@ -1289,17 +1293,18 @@ static void evidence_line(tctx *t, const pt_rv *c, pt_sb *sb)
 			}
 			if (shown > 1)
 				pt_sb_adds(sb, ", ");
-			if (k == 3) {
+			fn = str_of(pt_rv_get(e, "function"));
+			if (k == SYMPTOM) {
 				lab = label_of(t, w);
 				pt_sb_addf(sb, "%s", lab ? lab : w);
-			} else if (k == 0) {
+			} else if (!fn[0] || (k == SAME && !strcmp(fn, self))) {
+				/* the cause itself as another section saw it */
 				pt_sb_addf(sb, "%s", str_of(pt_rv_get(e, "category")));
 			} else {
-				pt_sb_addf(sb, "%s", leaf_name(str_of(pt_rv_get(e, "function")), nb,
-							       sizeof(nb)));
+				pt_sb_addf(sb, "%s", leaf_name(fn, nb, sizeof(nb)));
 			}
 		}
-		if (k == 3)
+		if (k == SYMPTOM)
 			pt_sb_adds(sb, ")");
 	}
 	wrap_relabeled(t, sb, "     ", 7);
