@@ -223,12 +223,34 @@ int pt_file_commit_tmp(char *tmp, const char *path, pt_error *err)
 	return PT_EIO;
 }
 
+/* path names a device, a FIFO or a socket (-o /dev/null, -o /dev/stdout,
+ * a named pipe): write into it; a rename would replace it with a file
+ * (as root, /dev/null with a regular file every process then writes). */
+static int write_special(const char *path, const void *buf, size_t len, pt_error *err)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY), e;
+
+	if (fd < 0 || pt_file_write_all(fd, buf, len) != 0 || close(fd) != 0) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		pt_error_subject(err, path);
+		pt_error_set(err, PT_EIO, -1, "cannot write: %s", strerror(e));
+		errno = e;
+		return PT_EIO;
+	}
+	return PT_OK;
+}
+
 int pt_file_write_atomic(const char *path, const void *buf, size_t len, int mode,
 			 unsigned flags, pt_error *err)
 {
 	char tmp[PATH_MAX + 64];
+	struct stat st;
 	int rc;
 
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return write_special(path, buf, len, err);
 	rc = pt_file_write_tmp(path, buf, len, mode, flags, tmp, sizeof(tmp), err);
 	if (rc == PT_OK)
 		rc = pt_file_commit_tmp(tmp, path, err);

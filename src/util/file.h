@@ -95,7 +95,9 @@ int pt_file_commit_tmp(char *tmp, const char *path, pt_error *err);
 /* Write buf to path atomically: pt_file_write_tmp then pt_file_commit_tmp.
  * On failure path is unchanged and no temporary is left; err gets path as
  * subject and errno the cause.  Thread-safe (for distinct paths; two
- * writers of one path leave one of the two contents whole). */
+ * writers of one path leave one of the two contents whole).  A path that
+ * is a device, FIFO or socket (/dev/null, /dev/stdout, a named pipe) is
+ * written into instead, never replaced. */
 int pt_file_write_atomic(const char *path, const void *buf, size_t len, int mode,
 			 unsigned flags, pt_error *err);
 

@@ -110,3 +110,12 @@ check "  replaced by the second" json_check "$TMP/out/a.json" 'd["rank"] == 3'
 "$PYTHON" "$PT_ROOT/tests/tools/dlrm_reference.py" "$DLRM"/*.json > "$TMP/ref.txt"
 cmp -s "$TMP/ref.txt" "$PT_ROOT/tests/tools/dlrm_reference.txt" && ok "dlrm_reference.txt is up to date" ||
 	not_ok "dlrm_reference.txt is up to date" "$(diff "$TMP/ref.txt" "$PT_ROOT/tests/tools/dlrm_reference.txt")"
+
+# -o a named pipe (as /dev/null or /dev/stdout): the summary goes into it,
+# the pipe is not replaced by a file (a rename over /dev/null, as root,
+# once made it a regular file).
+mkfifo "$TMP/out.fifo"
+timeout 20 cat "$TMP/out.fifo" >"$TMP/from_fifo.json" &
+"$PT_BIN" summarize "$T0" -o "$TMP/out.fifo" 2>"$TMP/fifo.err"
+wait
+check "-o a named pipe: written into, still a pipe" bash -c "test -p '$TMP/out.fifo' && grep -q '\"format\":\"perftracker-summary\"\|\"format\": \"perftracker-summary\"' '$TMP/from_fifo.json'"

@@ -92,6 +92,35 @@ static void test_write_atomic_replaces(void **state)
 	assert_int_equal(entries(root), 1);
 }
 
+/* A named pipe (as /dev/null or /dev/stdout) is written into, not replaced
+ * by a file: a reader on the other end gets the bytes, the pipe stays. */
+static void test_write_atomic_into_fifo(void **state)
+{
+	char p[512], got[16] = { 0 };
+	struct stat st;
+	pt_error e;
+	int fd;
+
+	(void)state;
+	at(p, sizeof(p), "out.fifo");
+	assert_int_equal(mkfifo(p, 0600), 0);
+	/* a reader that does not block the open for writing */
+	fd = open(p, O_RDONLY | O_NONBLOCK);
+	assert_true(fd >= 0);
+	pt_error_clear(&e);
+	assert_int_equal(pt_file_write_atomic(p, "{\"a\":1}", 7, 0644, PT_FILE_DURABLE, &e), PT_OK);
+	assert_int_equal(read(fd, got, sizeof(got) - 1), 7);
+	assert_string_equal(got, "{\"a\":1}");
+	close(fd);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(entries(root), 1);
+	/* /dev/null stays the device */
+	assert_int_equal(pt_file_write_atomic("/dev/null", "x", 1, 0644, 0, &e), PT_OK);
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+}
+
 static void test_write_atomic_failure_leaves_nothing(void **state)
 {
 	char p[512], dir[512];
@@ -406,6 +435,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_write_atomic_replaces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_atomic_into_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_atomic_failure_leaves_nothing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_close_tmp_failure_removes, setup, teardown),
