@@ -11,6 +11,7 @@
 #include "diagnose.h"
 #include "robust.h"
 #include "../model/keys.h"
+#include "../model/commkind.h"
 
 #include <string.h>
 
@@ -69,23 +70,9 @@ static const char *python_key(const char *key, char *buf, size_t cap)
  * trace owns 42% of its step this way). */
 int cmp_is_wait_stack(const char *key)
 {
-	static const char *const waits[] = {
-		"threading.py: wait", "threading.py: _wait_for_tstate_lock", "threading.py: join",
-		"queue.py: get", "selectors.py: select", "time.sleep", "<built-in function sleep>",
-		"<built-in method acquire of _thread.lock object at 0x>",
-		"<built-in method acquire of _thread.RLock object at 0x>",
-	};
 	const char *leaf = strrchr(key, '|');
-	size_t i, n, m;
 
-	leaf = leaf ? leaf + 1 : key;
-	n = strlen(leaf);
-	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
-		m = strlen(waits[i]);
-		if (n >= m && !strcmp(leaf + n - m, waits[i]))
-			return 1;
-	}
-	return 0;
+	return pt_wait_idle_frame(leaf ? leaf + 1 : key);
 }
 
 /* The key a pattern is compared by: collectives by group, kernels by name

@@ -13,6 +13,7 @@
  * docs/diagnose.md "Lockstep".
  */
 #include "internal.h"
+#include "../model/commkind.h"
 #include "sections.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
@@ -895,49 +896,27 @@ out:
 
 /* ---- symptoms on the victims ------------------------------------------------------ */
 
-static int has_ci(const char *s, const char *const *pat, size_t n)
-{
-	char buf[256];
-	size_t i;
-
-	for (i = 0; *s && i + 1 < sizeof(buf); s++)
-		buf[i++] = (char)tolower((unsigned char)*s);
-	buf[i] = 0;
-	for (i = 0; i < n; i++)
-		if (strstr(buf, pat[i]))
-			return 1;
-	return 0;
-}
-
-/* Can waiting for peers make this finding?  Communication (a collective
- * lasts until the last member arrives), an idle GPU, and the host calls
- * that block on the GPU or on a collective: synchronisations, synchronous
- * copies, .item(), waits.  A compute kernel's own cost is never waiting. */
-static const char *const blocking[] = {
-	"synchronize", "item", "_local_scalar_dense", "wait", "c10d::", "gloo:", "nccl:",
-	"record_param_comms", "barrier", "all_reduce", "allreduce", "all_gather",
-	"broadcast", "aten::copy_", "_to_copy",
-};
-
 /* Is the innermost frame of this Python/CPU key a call that blocks on the
  * GPU or on a collective? */
 static int blocking_leaf(const char *key)
 {
 	const char *leaf = strrchr(key, '|');
 
-	return has_ci(leaf ? leaf + 1 : key, blocking, sizeof(blocking) / sizeof(blocking[0]));
+	return pt_wait_blocking_frame(leaf ? leaf + 1 : key);
 }
 
+/* Can waiting for peers make this finding?  Communication (a collective
+ * lasts until the last member arrives), an idle GPU, and the host calls
+ * that block on the GPU or on a collective (commkind.h, "waits").  A
+ * compute kernel's own cost is never waiting. */
 static int wait_symptom(const dfinding *f)
 {
-	static const char *const rt[] = { "synchronize", "memcpy", "query", "waitevent" };
-
 	if (f->cat == DC_COMM)
 		return 1;
 	if (f->cat == DC_COMPUTE)
 		return !strcmp(f->metric, "gpu utilization");
 	if (f->cat == DC_RUNTIME)
-		return has_ci(f->function, rt, sizeof(rt) / sizeof(rt[0]));
+		return pt_wait_blocking_runtime(f->function);
 	if (f->cat == DC_PYTHON)
 		return blocking_leaf(f->function);
 	/* a slow step whose extra time is in a collective or a sync */

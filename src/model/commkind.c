@@ -1,7 +1,9 @@
 /*
  * commkind.c - which kernels are communication, and their role
  * (commkind.h): the built-in rule table, the user's rules, the role a
- * kernel name spells ("auto"), and the per-reader memo.
+ * kernel name spells ("auto"), and the per-reader memo; and the host
+ * frames and calls that wait rather than work (the waits: lockstep.c,
+ * compare.c).
  *
  * Flow: src/trace readers -> pt_commkind_memo -> PT_K_COMM_KERNEL;
  * src/analysis/patterns.c -> pt_commkind_classify -> pattern role;
@@ -424,4 +426,57 @@ void pt_commkind_cache_free(pt_commkind_cache *c)
 	x_free(c->role);
 	c->role = NULL;
 	c->cap = 0;
+}
+
+/* ---- waits --------------------------------------------------------------- */
+
+/* name contains one of pat[0..n) (case-folded; the first 255 bytes). */
+static int has_ci(const char *name, const char *const *pat, size_t n)
+{
+	char buf[256];
+	size_t i;
+
+	for (i = 0; *name && i + 1 < sizeof(buf); name++)
+		buf[i++] = (char)tolower((unsigned char)*name);
+	buf[i] = 0;
+	for (i = 0; i < n; i++)
+		if (strstr(buf, pat[i]))
+			return 1;
+	return 0;
+}
+
+int pt_wait_blocking_frame(const char *name)
+{
+	static const char *const blocking[] = {
+		"synchronize", "item", "_local_scalar_dense", "wait", "c10d::", "gloo:", "nccl:",
+		"record_param_comms", "barrier", "all_reduce", "allreduce", "all_gather",
+		"broadcast", "aten::copy_", "_to_copy",
+	};
+
+	return has_ci(name, blocking, sizeof(blocking) / sizeof(blocking[0]));
+}
+
+int pt_wait_blocking_runtime(const char *name)
+{
+	static const char *const rt[] = { "synchronize", "memcpy", "query", "waitevent" };
+
+	return has_ci(name, rt, sizeof(rt) / sizeof(rt[0]));
+}
+
+int pt_wait_idle_frame(const char *leaf)
+{
+	static const char *const waits[] = {
+		"threading.py: wait", "threading.py: _wait_for_tstate_lock", "threading.py: join",
+		"queue.py: get", "selectors.py: select", "time.sleep", "<built-in function sleep>",
+		"<built-in method acquire of _thread.lock object at 0x>",
+		"<built-in method acquire of _thread.RLock object at 0x>",
+	};
+	size_t i, n = strlen(leaf), m;
+
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		m = strlen(waits[i]);
+		if (n >= m && !strcmp(leaf + n - m, waits[i]))
+			return 1;
+	}
+	return 0;
 }

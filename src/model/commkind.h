@@ -90,4 +90,22 @@ int pt_commkind_memo(pt_commkind_cache *c, uint32_t id, const char *name, size_t
 /* Free the memo (a zeroed one is a no-op). */
 void pt_commkind_cache_free(pt_commkind_cache *c);
 
+/* ---- waits ------------------------------------------------------------
+ * The other half of the vocabulary: host frames and calls that wait rather
+ * than work.  lockstep.c asks which findings waiting for a peer can make;
+ * compare.c leaves idle threads out.  name need not be a whole key: the
+ * callers pass a stack's innermost frame. */
+
+/* Does this host frame block on the GPU or on a collective (a sync,
+ * .item(), a wait, a CPU collective, a copy to the host)?  Case-folded
+ * substrings. */
+int pt_wait_blocking_frame(const char *name);
+/* Is this runtime call one that waits for the GPU (a synchronisation, a
+ * copy, a query, an event wait)?  Case-folded substrings. */
+int pt_wait_blocking_runtime(const char *name);
+/* Is this innermost frame a thread idle in a wait (a monitor thread's
+ * Condition.wait, a sleep, a queue get, a lock)?  Such a thread "runs" as
+ * long as the step lasts.  Suffixes of the frame. */
+int pt_wait_idle_frame(const char *leaf);
+
 #endif

@@ -338,11 +338,37 @@ static void test_nsys_reader(void **st)
 	tu_rm_rf(dir);
 }
 
+/* The waits: host frames that block, runtime calls that wait, idle
+ * threads (real frame names from the DLRM, demo and TraceLens traces). */
+static void test_waits(void **st)
+{
+	(void)st;
+	assert_true(pt_wait_blocking_frame("aten::item"));
+	assert_true(pt_wait_blocking_frame("aten::_local_scalar_dense"));
+	assert_true(pt_wait_blocking_frame("c10d::allreduce_"));
+	assert_true(pt_wait_blocking_frame("gloo:all_reduce"));
+	assert_true(pt_wait_blocking_frame("<built-in method wait of PyCapsule object at 0x>"));
+	assert_true(pt_wait_blocking_frame("cudaStreamSynchronize"));
+	assert_false(pt_wait_blocking_frame("aten::addmm"));
+	assert_false(pt_wait_blocking_frame("<built-in function linear>"));
+	assert_true(pt_wait_blocking_runtime("cudaDeviceSynchronize"));
+	assert_true(pt_wait_blocking_runtime("cudaMemcpyAsync"));
+	assert_true(pt_wait_blocking_runtime("cudaEventQuery"));
+	assert_true(pt_wait_blocking_runtime("cudaStreamWaitEvent"));
+	assert_false(pt_wait_blocking_runtime("cudaLaunchKernel"));
+	assert_true(pt_wait_idle_frame("threading.py: wait"));
+	assert_true(pt_wait_idle_frame("<built-in function sleep>"));
+	assert_true(pt_wait_idle_frame("/usr/lib/python3.11/queue.py: get"));
+	assert_false(pt_wait_idle_frame("train_gloo.py: slow_augment"));
+	assert_false(pt_wait_idle_frame("threading.py: wait_for"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deepep_kernels),
 		cmocka_unit_test(test_other_libraries),
+		cmocka_unit_test(test_waits),
 		cmocka_unit_test(test_user_rules),
 		cmocka_unit_test(test_reader_and_summary),
 		cmocka_unit_test(test_nsys_reader),
