@@ -931,7 +931,7 @@ static void pattern_stats(const builder *b, const uint32_t *ev, size_t n, pt_pat
 	pp->median_ms = pt_stats_percentile(sc->d, n, 50);
 	pp->p10_ms = pt_stats_percentile(sc->d, n, 10);
 	pp->p90_ms = pt_stats_percentile(sc->d, n, 90);
-	pp->mad_ms = pt_stats_mad(sc->d, n, pp->median_ms, sc->d2, sc->t);
+	pp->mad_ms = pt_stats_mad(sc->d, n, pp->median_ms, sc->d2);
 	if (pp->cls == PT_C_COMPUTE && b->st->nkinfo)
 		kernel_efficiency(b, ev, n, pp, sc);
 	if (pp->cls != PT_C_COMM)

@@ -13,6 +13,7 @@
 #include "../util/xalloc.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define RBITS 11
@@ -177,77 +178,95 @@ double pt_stats_percentile(const double *x, size_t n, double p)
 	return lerp(x[lo], x[lo + 1], g);
 }
 
-/* Put the k-th smallest of a[0..n) at a[k], smaller ones before it and
- * larger ones after (quickselect, median of three).  Past 2 log2 n + 8
- * rounds (hostile input) the rest is radix sorted through tmp. */
-static void select_u64(uint64_t *a, uint64_t *tmp, size_t n, size_t k)
+static inline void swapd(double *a, double *b)
 {
-	size_t lo = 0, hi = n, rounds = 0, limit = 8 + 2 * (size_t)pt_bits(n);
+	double t = *a;
 
-	while (hi - lo > 16) {
-		size_t mid = lo + (hi - lo) / 2, i, j;
-		uint64_t x = a[lo], y = a[mid], z = a[hi - 1], piv, t;
+	*a = *b;
+	*b = t;
+}
+
+static int cmp_dbl(const void *pa, const void *pb)
+{
+	double x = *(const double *)pa, y = *(const double *)pb;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Hoare-style quickselect with a median-of-three pivot; the three-way
+ * partition keeps runs of equal values (common: many workers at exactly the
+ * same integer-µs duration, or 0) linear instead of quadratic.  Past
+ * 2 log2 n + 8 rounds (input shaped against the pivot: durations come from
+ * traces) the rest is sorted. */
+double pt_stats_select(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1, rounds = 0, limit = 8 + 2 * (size_t)pt_bits(n);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, lt, gt, i;
+		double p;
+
 		if (++rounds > limit) {
-			pt_sort_u64(a + lo, tmp, hi - lo);
-			return;
+			qsort(v + lo, hi - lo + 1, sizeof(*v), cmp_dbl);
+			break;
 		}
-		piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-		/* Hoare partition: [lo, j] <= piv <= [j + 1, hi) */
+		if (v[mid] < v[lo])
+			swapd(&v[mid], &v[lo]);
+		if (v[hi] < v[lo])
+			swapd(&v[hi], &v[lo]);
+		if (v[hi] < v[mid])
+			swapd(&v[hi], &v[mid]);
+		p = v[mid];
+		/* Dutch flag: [lo,lt) < p, [lt,i) == p, (gt,hi] > p. */
+		lt = lo;
+		gt = hi;
 		i = lo;
-		j = hi - 1;
-		for (;;) {
-			while (a[i] < piv)
+		while (i <= gt) {
+			if (v[i] < p) {
+				swapd(&v[i++], &v[lt++]);
+			} else if (v[i] > p) {
+				swapd(&v[i], &v[gt]);
+				if (gt == 0)
+					break;
+				gt--;
+			} else {
 				i++;
-			while (a[j] > piv)
-				j--;
-			if (i >= j)
-				break;
-			t = a[i];
-			a[i] = a[j];
-			a[j] = t;
-			i++;
-			j--;
+			}
 		}
-		if (k <= j)
-			hi = j + 1;
+		if (k < lt)
+			hi = lt - 1;
+		else if (k > gt)
+			lo = gt + 1;
 		else
-			lo = j + 1;
+			return p;
 	}
-	/* a few left: insertion */
-	for (size_t i = lo + 1; i < hi; i++) {
-		uint64_t v = a[i];
-		size_t j = i;
-		for (; j > lo && a[j - 1] > v; j--)
-			a[j] = a[j - 1];
-		a[j] = v;
-	}
+	return v[k];
 }
 
 /* The median as pt_stats_percentile(sorted, n, 50) gives it, from a
  * selection instead of a sort: the MAD of every pattern's calls sorted
  * them all, 3% of summarize on the bench DLRM trace (docs/bench.md, "Code
  * shaped for speed"). */
-double pt_stats_mad(const double *x, size_t n, double med, double *scratch, uint64_t *tmp)
+double pt_stats_mad(const double *x, size_t n, double med, double *scratch)
 {
-	uint64_t *bits = (uint64_t *)(void *)scratch, a, b;
 	size_t i, lo;
+	double a, b;
 
 	if (n == 0)
 		return 0;
-	/* |x - med| >= 0, so the bit patterns order like the values. */
 	for (i = 0; i < n; i++)
-		bits[i] = pt_dbits(fabs(x[i] - med));
+		scratch[i] = fabs(x[i] - med);
 	if (n == 1)
-		return pt_bitsd(bits[0]);
+		return scratch[0];
 	lo = (n - 1) / 2;
-	select_u64(bits, tmp, n, lo);
-	a = bits[lo];
+	a = pt_stats_select(scratch, n, lo);
 	if (n % 2)
-		return pt_bitsd(a);
-	/* even: the next larger is the least of those after lo */
-	b = bits[lo + 1];
+		return a;
+	/* even: the next larger is the least of those after lo, which the
+	 * selection left at or above it */
+	b = scratch[lo + 1];
 	for (i = lo + 2; i < n; i++)
-		if (bits[i] < b)
-			b = bits[i];
-	return lerp(pt_bitsd(a), pt_bitsd(b), 0.5);
+		if (scratch[i] < b)
+			b = scratch[i];
+	return lerp(a, b, 0.5);
 }

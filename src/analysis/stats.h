@@ -92,9 +92,14 @@ static inline double pt_bitsd(uint64_t u)
  * Returns 0 for n == 0. */
 double pt_stats_percentile(const double *x, size_t n, double p);
 
+/* k-th smallest (0-based) of v[0..n), n > 0, k < n; reorders v so that
+ * none before k is larger and none after it smaller.  O(n) expected, a
+ * sort of what is left on input shaped against its pivot. */
+double pt_stats_select(double *v, size_t n, size_t k);
+
 /* Median absolute deviation of x[0..n) (any order) around med: the median
  * (same method) of |x[i] - med|, found by selection.  scratch holds n
- * doubles; tmp n uint64.  Returns 0 for n == 0. */
-double pt_stats_mad(const double *x, size_t n, double med, double *scratch, uint64_t *tmp);
+ * doubles.  Returns 0 for n == 0. */
+double pt_stats_mad(const double *x, size_t n, double med, double *scratch);
 
 #endif

@@ -1,69 +1,18 @@
 /*
- * robust.c - quickselect, median/MAD with implicit zeros, leave-one-out
+ * robust.c - median/MAD with implicit zeros (by pt_stats_select), leave-one-out
  * medians and the outlier test (see robust.h).  Used by every section of
  * src/diagnose; this is the inner loop when comparing 10,000 workers, so it
  * selects instead of sorting (O(n) per function and metric).
  */
 #include "robust.h"
+#include "../analysis/stats.h"
 
 #include <math.h>
-
-static inline void swap(double *a, double *b)
-{
-	double t = *a;
-
-	*a = *b;
-	*b = t;
-}
-
-/* Hoare-style quickselect with a median-of-three pivot; the three-way
- * partition keeps runs of equal values (common: many workers at exactly the
- * same integer-µs duration, or 0) linear instead of quadratic. */
-double pt_robust_select(double *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n - 1;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2, lt, gt, i;
-		double p;
-
-		if (v[mid] < v[lo])
-			swap(&v[mid], &v[lo]);
-		if (v[hi] < v[lo])
-			swap(&v[hi], &v[lo]);
-		if (v[hi] < v[mid])
-			swap(&v[hi], &v[mid]);
-		p = v[mid];
-		/* Dutch flag: [lo,lt) < p, [lt,i) == p, (gt,hi] > p. */
-		lt = lo;
-		gt = hi;
-		i = lo;
-		while (i <= gt) {
-			if (v[i] < p) {
-				swap(&v[i++], &v[lt++]);
-			} else if (v[i] > p) {
-				swap(&v[i], &v[gt]);
-				if (gt == 0)
-					break;
-				gt--;
-			} else {
-				i++;
-			}
-		}
-		if (k < lt)
-			hi = lt - 1;
-		else if (k > gt)
-			lo = gt + 1;
-		else
-			return p;
-	}
-	return v[k];
-}
 
 /* k-th smallest of v plus nzero zeros in front. */
 static double kth_zeros(double *v, size_t n, size_t nzero, size_t k)
 {
-	return k < nzero ? 0.0 : pt_robust_select(v, n, k - nzero);
+	return k < nzero ? 0.0 : pt_stats_select(v, n, k - nzero);
 }
 
 double pt_robust_median(double *v, size_t n, size_t nzero)
@@ -85,10 +34,10 @@ double pt_robust_median(double *v, size_t n, size_t nzero)
 static double kth_dev(double *d, size_t n, size_t nzero, double dz, size_t c, size_t k)
 {
 	if (k < c)
-		return pt_robust_select(d, n, k);
+		return pt_stats_select(d, n, k);
 	if (k < c + nzero)
 		return dz;
-	return pt_robust_select(d, n, k - nzero);
+	return pt_stats_select(d, n, k - nzero);
 }
 
 void pt_robust_stats(double *v, size_t n, size_t nzero, double *tmp, pt_robust *out)

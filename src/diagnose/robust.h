@@ -23,9 +23,6 @@ typedef struct pt_robust {
 	size_t n;          /* number of values, implicit zeros included */
 } pt_robust;
 
-/* k-th smallest (0-based) of v[0..n), n > 0, k < n; reorders v. */
-double pt_robust_select(double *v, size_t n, size_t k);
-
 /* Median of v[0..n) plus nzero implicit zeros (all values >= 0 when
  * nzero > 0); reorders v; 0 for an empty set. */
 double pt_robust_median(double *v, size_t n, size_t nzero);

@@ -20,6 +20,7 @@
 
 #include "analysis/summary.h"
 #include "diagnose/diagnose.h"
+#include "analysis/stats.h"
 #include "diagnose/robust.h"
 #include "report/page.h"
 #include "report/report.h"
@@ -170,7 +171,7 @@ static void test_select(void **state)
 		double w[7];
 
 		memcpy(w, v, sizeof(v));
-		assert_true(pt_robust_select(w, 7, k) == s[k]);
+		assert_true(pt_stats_select(w, 7, k) == s[k]);
 	}
 }
 
