@@ -241,7 +241,7 @@ static void grade(dctx *c, dfinding *f, size_t same)
 	grading g;
 	const char *level;
 	char ev[640], nb[32], ib[32];
-	size_t i, n;
+	size_t n;
 
 	/* a fact about the traces (unreadable, other steps) is not graded */
 	if (!f->worker || f->cat == DC_SUMMARY)
@@ -250,12 +250,8 @@ static void grade(dctx *c, dfinding *f, size_t same)
 	g.f = f;
 	g.same = same;
 	g.omed = NAN;
-	for (i = 0; i < c->nw; i++)
-		if (c->w[i].id == f->worker) {
-			g.w = &c->w[i];
-			g.wi = (uint32_t)i;
-			break;
-		}
+	g.wi = df_worker(c, f);
+	g.w = g.wi != UINT32_MAX ? &c->w[g.wi] : NULL;
 	if (!g.w || !(g.w->window_ms > 0))
 		return;
 	g.lost = f->impact_ms / g.w->window_ms;

@@ -143,14 +143,26 @@ void df_explain_share(dctx *c, dfinding *f, const char *name, const char *group,
 		   df_pct(f->others, p2, sizeof(p2)), why, df_impact_per_step(c, f));
 }
 
-double df_impact_per_step(const dctx *c, const dfinding *f)
+uint32_t df_worker(const dctx *c, const dfinding *f)
 {
 	size_t i;
 
+	/* the sections name workers by c->w[i].id itself; a copy by value
+	 * is found too */
 	for (i = 0; f->worker && i < c->nw; i++)
 		if (c->w[i].id == f->worker)
-			return f->impact_ms / dw_steps(&c->w[i]);
-	return f->impact_ms;
+			return (uint32_t)i;
+	for (i = 0; f->worker && i < c->nw; i++)
+		if (!strcmp(c->w[i].id, f->worker))
+			return (uint32_t)i;
+	return UINT32_MAX;
+}
+
+double df_impact_per_step(const dctx *c, const dfinding *f)
+{
+	uint32_t wi = df_worker(c, f);
+
+	return wi != UINT32_MAX ? f->impact_ms / dw_steps(&c->w[wi]) : f->impact_ms;
 }
 
 const char *df_ms(double ms, char *buf, size_t cap)

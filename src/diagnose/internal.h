@@ -252,6 +252,8 @@ void df_explain_share(dctx *c, dfinding *f, const char *name, const char *group,
 /* Short display name of a function key for explanations (no template
  * arguments, launch shape or stack prefix); writes into buf. */
 const char *df_short(const char *key, int cls, char *buf, size_t cap);
+/* The index in c->w of the worker f names, UINT32_MAX for none. */
+uint32_t df_worker(const dctx *c, const dfinding *f);
 /* f's impact per profiled step of its worker (f->impact_ms is per window). */
 double df_impact_per_step(const dctx *c, const dfinding *f);
 /* A duration in ms as people read it: three significant digits in s, ms,

@@ -1052,11 +1052,11 @@ static size_t fold_symptoms(lk *L, pt_rv *explained, double job_ms)
 		size_t w = c->nw;
 
 		if (f->worker && wait_symptom(f)) {
-			for (w = 0; w < c->nw; w++)
-				if (c->w[w].id == f->worker || !strcmp(c->w[w].id, f->worker))
-					break;
-			if (w < c->nw)
+			uint32_t wi = df_worker(c, f);
+			if (wi != UINT32_MAX) {
+				w = wi;
 				wt = waited[w];
+			}
 		}
 		/* 5% slack: the wait is measured on kernel starts, the
 		 * symptom on durations that also hold a little of the work.  A

@@ -102,20 +102,6 @@ static int host_cmp(const void *a, const void *b, void *arg)
 	return strcmp(host_of(arg, *(const size_t *)a), host_of(arg, *(const size_t *)b));
 }
 
-static uint32_t worker_of(const dctx *c, const char *id)
-{
-	size_t i;
-
-	/* the sections name workers by c->w[i].id itself; a copy by value */
-	for (i = 0; id && i < c->nw; i++)
-		if (c->w[i].id == id)
-			return (uint32_t)i;
-	for (i = 0; id && i < c->nw; i++)
-		if (!strcmp(c->w[i].id, id))
-			return (uint32_t)i;
-	return UINT32_MAX;
-}
-
 /* Is key k (df_key) CPU-side work: a Python or CPU op, a runtime call, a
  * CPU collective? */
 static int cpu_side(const dctx *c, uint32_t k)
@@ -216,7 +202,7 @@ void diag_noise(dctx *c)
 	jobsteps = pt_robust_median(psteps, c->nw, 0);
 	for (i = 0; i < c->nf; i++) {
 		dfinding *f = &c->f[i];
-		uint32_t wi = worker_of(c, f->worker), key;
+		uint32_t wi = df_worker(c, f), key;
 		const dworker *w;
 		double peer, self, cpu = 0;
 		int cpuside;
