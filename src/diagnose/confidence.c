@@ -243,8 +243,10 @@ static void grade(dctx *c, dfinding *f, size_t same)
 	char ev[640], nb[32], ib[32];
 	size_t n;
 
-	/* a fact about the traces (unreadable, other steps) is not graded */
-	if (!f->worker || f->cat == DC_SUMMARY)
+	/* a fact about the traces (unreadable, other steps, collectives that
+	 * do not match) or the job (a CPU-only run), with no time lost, is not
+	 * graded: it is said, never filed as possibly noise */
+	if (!f->worker || f->cat == DC_SUMMARY || !(f->impact_ms > 0))
 		return;
 	memset(&g, 0, sizeof(g));
 	g.f = f;

@@ -134,6 +134,10 @@ check "job: no per-worker finding for the workers slow only in the job's step" b
 CPU=$PT_DATA/HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz
 "$PT_BIN" analyze "$CPU" -o "$TMP/cpu" --format json >"$TMP/cpu.txt" 2>&1
 check "CPU-only trace: said in one sentence" grep -q 'the trace records no GPU kernel or memory operation in its step (210.1 ms): a CPU-only run' "$TMP/cpu.txt"
+# ... as a numbered finding of the text report, not filed as possibly noise:
+# a statement with no time lost is not graded
+"$PT_BIN" analyze "$CPU" -o "$TMP/cpu2" >"$TMP/cpu2.txt" 2>&1
+check "CPU-only trace: numbered, ungraded, not possibly noise" bash -c "grep -q '^  1\. rank 34: the trace records no GPU kernel' '$TMP/cpu2.txt' && ! grep -q 'Possibly noise' '$TMP/cpu2.txt' && \"$PYTHON\" -c 'import json,sys; f=json.load(open(sys.argv[1]))[\"findings\"]; sys.exit(not (len(f) == 1 and \"confidence\" not in f[0]))' '$TMP/cpu2/PerfDisplay/report.json'"
 
 # The text report wraps findings without losing or gluing words: each
 # numbered finding's explanation, its lines joined, reads as in report.json
