@@ -19,7 +19,7 @@ B  := build
 BT := build-test
 BF := build-fuzz
 
-LIB_DIRS := util model trace analysis diagnose report
+LIB_DIRS := util model trace analysis diagnose compare hang report
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
 PTCLI_DIRS := control agent display
 PTCLI_SRC  := $(filter-out $(LIB_SRC),$(foreach d,$(PTCLI_DIRS),$(wildcard src/$(d)/*.c)))

@@ -9,7 +9,7 @@
  * in wd_start, and it writes with write(2) only.
  */
 #include "collector_internal.h"
-#include "diagnose/stacks.h"
+#include "model/stacks.h"
 #include "util/file.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
  *
  * Flow: pt_store --pt_coll_find--> pt_coll_build --pt_coll_tap (patterns.c
  * sweep)--> pt_coll_finish --> pt_summary --pt_coll_write--> JSON
- * --pt_coll_parse--> pt_summary on the master --> src/diagnose/lockstep.c.
+ * --pt_coll_parse--> pt_summary on the master --> src/diagnose/lockstep_match.c.
  *
  * Instances are matched across workers by channel and position, so the
  * channel names must not depend on a worker's pids or stream ids: GPU

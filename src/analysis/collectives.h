@@ -7,7 +7,7 @@
  * Flow: pt_store + window --pt_coll_find--> instances and their spans
  *       --(the attribution sweep's items, pt_coll_tap)--> time per function
  *       in each span --pt_coll_finish--> pt_summary "collectives"
- *       --pt_coll_write / pt_coll_parse--> the master (src/diagnose/lockstep.c).
+ *       --pt_coll_write / pt_coll_parse--> the master (src/diagnose/lockstep_match.c).
  * Internal (not installed).  Thread-safe for distinct builders.
  */
 #ifndef PT_COLLECTIVES_H

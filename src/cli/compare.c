@@ -4,14 +4,14 @@
  * summaries kept beside it, else the traces its report.json names), a
  * folder or list of summaries, or traces, summarised on the fly; all files
  * of both sides are read in parallel threads (pt_pool_for), compared by
- * src/diagnose/compare.c, written to DIR/PerfDisplay/ like any report, and
+ * src/compare/compare.c, written to DIR/PerfDisplay/ like any report, and
  * the text report (summary sentence first) goes to stdout.
  * A side with no readable worker is a one-line error naming the file.
  */
 
 #include "cli.h"
 #include "diagnose.h"
-#include "diagnose/compare.h"
+#include "compare/compare.h"
 #include "report/report.h"
 #include "analysis/summary_parse.h"
 #include "trace/any.h"

@@ -3,7 +3,7 @@
  * stuck and where, right now.  Also the hang path of the trigger: both ask
  * every worker's watchdog (python/perftracker/collector_watchdog.c) for its
  * Python stacks through <control>/stacks/, classify the workers from their
- * heartbeats and pids, and analyse the stacks with src/diagnose/hang.c into
+ * heartbeats and pids, and analyse the stacks with src/hang/hang.c into
  * the report's "Hang" section (docs/hang.md).
  */
 #include <stddef.h>

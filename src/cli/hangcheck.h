@@ -3,7 +3,7 @@
  * hang-check` and the trigger (src/cli/trigger.c) when the workers stop
  * stepping: ask every worker's watchdog for its stacks through the control
  * directory, wait for the answers, classify each worker (hung, running,
- * dead, lost, exited), and analyse with src/diagnose/hang.h.
+ * dead, lost, exited), and analyse with src/hang/hang.h.
  */
 #ifndef PT_CLI_HANGCHECK_H
 #define PT_CLI_HANGCHECK_H
@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "control/control.h"
-#include "diagnose/hang.h"
+#include "hang/hang.h"
 #include "report/report.h"
 
 typedef struct cli_hang {

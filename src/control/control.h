@@ -288,7 +288,7 @@ int pt_control_agent_running(const char *dir, const char *host, double now, doub
 /* The collector's watchdog thread writes the Python stacks of every thread
  * of its process to stacks/<wid>.txt: on request (a new id in
  * stacks/request.json) and by itself when no step came for a while.  The
- * file's format and its parser: src/diagnose/stacks.h. */
+ * file's format and its parser: src/model/stacks.h. */
 #define PT_STACKS_REQUEST_MAX 4096   /* largest request record the watchdog reads */
 
 /* <dir>/stacks/<wid>.txt, <dir>/stacks/request.json, <dir>/stacks.  0, or

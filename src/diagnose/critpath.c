@@ -7,7 +7,7 @@
  * the others waited for, with that worker's what-if.
  *
  * Flow: pt_summary.cpath (src/analysis/critpath.c) + the lockstep waits
- * (lockstep.c, dctx.lkw) -> diag_cpath_cause (steps.c) and diag_cpath ->
+ * (lockstep_match.c, dctx.lkw) -> diag_cpath_cause (steps.c) and diag_cpath ->
  * report "Critical path" -> text report, PerfDisplay's Critical path view.
  * docs/diagnose.md "Critical path".
  */

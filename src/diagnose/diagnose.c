@@ -6,7 +6,7 @@
  * the findings list (findings.c), never this file.
  *
  * Flow: pt_summary[] --index--> keys x workers --sections (compute.c,
- * memory.c, comm.c, runtime.c, python.c, lockstep.c, ...)--> merge.c
+ * memory.c, comm.c, runtime.c, python.c, lockstep_*.c, ...)--> merge.c
  * (one finding per cause) --> noise.c --> confidence.c --> findings.c
  * (ranked, written) --> display.c --> pt_report.
  */

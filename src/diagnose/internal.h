@@ -92,9 +92,9 @@ typedef struct dfinding {
 	double value, others;    /* others NAN: null */
 	double impact_ms;
 	char *explanation;       /* owned */
-	const char *caused_by;   /* a symptom: the straggler it waited for (lockstep.c) */
+	const char *caused_by;   /* a symptom: the straggler it waited for (lockstep_blame.c) */
 	const char **waits;      /* a straggler's: the frames that wait for its cause
-	                            (lockstep.c); array owned, keys borrowed */
+	                            (lockstep_blame.c); array owned, keys borrowed */
 	size_t nwaits;
 	const char **also;       /* a straggler's: its other cause functions (the
 	                            first is function); owned, keys borrowed */
@@ -129,7 +129,7 @@ typedef struct dmetric {
 	pt_robust all;
 } dmetric;
 
-/* What the lockstep analysis (lockstep.c) knows of one worker's own
+/* What the lockstep analysis (lockstep_match.c) knows of one worker's own
  * collective instances (index into its summary's coll), for the critical
  * path (critpath.c): the wait for the last arriver (-1: not matched),
  * that arriver (index into dctx.w, UINT32_MAX none) and, for the last
@@ -174,7 +174,7 @@ typedef struct dctx {
 	dmetric m[3];
 	dfinding *f;
 	size_t nf, fcap;
-	dlkwait *lkw;             /* per worker (lockstep.c), NULL without lockstep */
+	dlkwait *lkw;             /* per worker (lockstep_match.c), NULL without lockstep */
 	unsigned char **slow;     /* per worker: its slow steps (steps.c), NULL */
 	int oom;
 } dctx;

@@ -1,7 +1,7 @@
 /*
  * sections.h - the steps of a diagnosis, in the order pt_diagnose
  * (diagnose.c) runs them: the sections (compute.c, memory.c, comm.c,
- * runtime.c, python.c, stepcheck.c, breakdown.c, steps.c, lockstep.c),
+ * runtime.c, python.c, stepcheck.c, breakdown.c, steps.c, lockstep_blame.c),
  * one finding per cause (merge.c), the job's noise (noise.c), their
  * confidence (confidence.c), the ranked findings (findings.c) and
  * "display" (display.c).  Each adds its part to the report.  Only
@@ -40,7 +40,7 @@ typedef void (*dexplain_fn)(dctx *c, dfinding *f, const char *key, int kind,
 			    double value, double others);
 void diag_fixed_section(dctx *c, dcat cat, int cls, double threshold, int with_exec,
 			dexplain_fn explain);
-/* Lockstep (lockstep.c): match the workers' collective instances, who
+/* Lockstep (lockstep_match.c, lockstep_blame.c): match the workers' collective instances, who
  * waited for whom, the stragglers and their cause functions; adds the
  * "Lockstep" section and findings and drops the other sections' findings
  * on workers whose time lost is their waiting for peers.  After the five

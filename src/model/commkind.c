@@ -2,7 +2,7 @@
  * commkind.c - which kernels are communication, and their role
  * (commkind.h): the built-in rule table, the user's rules, the role a
  * kernel name spells ("auto"), and the per-reader memo; and the host
- * frames and calls that wait rather than work (the waits: lockstep.c,
+ * frames and calls that wait rather than work (the waits: lockstep_blame.c,
  * compare.c).
  *
  * Flow: src/trace readers -> pt_commkind_memo -> PT_K_COMM_KERNEL;

@@ -92,7 +92,7 @@ void pt_commkind_cache_free(pt_commkind_cache *c);
 
 /* ---- waits ------------------------------------------------------------
  * The other half of the vocabulary: host frames and calls that wait rather
- * than work.  lockstep.c asks which findings waiting for a peer can make;
+ * than work.  lockstep_blame.c asks which findings waiting for a peer can make;
  * compare.c leaves idle threads out.  name need not be a whole key: the
  * callers pass a stack's innermost frame. */
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_hang.c - libFuzzer target for the stack-dump parser and the hang
- * analysis (src/diagnose/hang.c): parses arbitrary bytes as a watchdog dump,
+ * analysis (src/hang/hang.c): parses arbitrary bytes as a watchdog dump,
  * then normalises, groups and reports three copies of it (one a step behind)
  * so every path of the analysis runs on whatever parsed; ASan/UBSan catch
  * any out-of-bounds read or leak.
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "diagnose/hang.h"
+#include "hang/hang.h"
 #include "util/xalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,5 +1,5 @@
 /*
- * test_compare.c - unit tests for src/diagnose/compare.c over synthetic
+ * test_compare.c - unit tests for src/compare/compare.c over synthetic
  * summaries built in memory, with exact expectations: a kernel slower and a
  * new kernel (the numbers, the share, the summary sentence, the waterfall),
  * kernels matched by name across launch shapes, a symptom (Python time
@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "analysis/summary.h"
-#include "diagnose/compare.h"
+#include "compare/compare.h"
 #include "report/report.h"
 
 static pt_summary *mk(const char *name, int64_t rank, const double *steps, size_t n)

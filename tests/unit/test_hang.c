@@ -1,5 +1,5 @@
 /*
- * test_hang.c - unit tests for hang diagnosis (src/diagnose/hang.c): the
+ * test_hang.c - unit tests for hang diagnosis (src/hang/hang.c): the
  * stack dumps the collector's watchdog writes (faulthandler text under our
  * header), file and frame normalisation, grouping, suspects, the
  * explanation and the "Hang" report, with exact expectations.
@@ -16,7 +16,7 @@
 
 #include "agent/autoprof.h"
 #include "control/control.h"
-#include "diagnose/hang.h"
+#include "hang/hang.h"
 #include "report/report.h"
 #include "util/xalloc.h"
 

@@ -1,18 +1,16 @@
 /*
- * lockstep.c - who waited for whom (docs/design.md "Lockstep: culprits and
- * victims"): matches the workers' collective instances, estimates each
- * worker's clock offset from the instances' ends, finds each instance's
- * last arriver and every member's wait, names the stragglers (the workers
- * the others waited for), what made them late (function by function, in
- * the span before their late arrivals) and what fixing them is worth, and
- * takes the victims' waiting out of the other sections' findings.
+ * lockstep_blame.c - the second half of the lockstep analysis (lockstep.h):
+ * names the stragglers (the workers the others waited for), what made them
+ * late (function by function, in the span before their late arrivals) and
+ * what fixing them is worth, links the victims' waiting symptoms to the
+ * straggler they waited for, and writes the "Lockstep" section and its
+ * findings.
  *
- * Flow: pt_summary "collectives" (src/analysis/collectives.c) --> here,
- * after the five sections and before findings.c ranks the findings -->
- * report "Lockstep" + "Lockstep" findings.  Rules and thresholds:
- * docs/diagnose.md "Lockstep".
+ * Flow: lockstep_match.c's matched instances --> here, after the five
+ * sections and before merge.c and findings.c --> report "Lockstep" +
+ * "Lockstep" findings.  Rules and thresholds: docs/diagnose.md "Lockstep".
  */
-#include "internal.h"
+#include "lockstep.h"
 #include "../model/commkind.h"
 #include "sections.h"
 #include "../util/strbuf.h"
@@ -25,671 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NONE UINT32_MAX
 /* Instances of one straggler looked at for its cause functions, at most
  * (the latest arrivals first). */
 #define MAX_CAUSE_INST 64
 #define MAX_CAUSES 3
-
-typedef struct lkw {
-	uint32_t w;            /* index into c->w */
-	const char *mismatch;  /* why it is left out (report arena), NULL: takes part */
-	uint32_t *cs, *cn;     /* per job channel: first instance, count (NONE: absent) */
-	uint64_t *sig;         /* per job channel: signature of its op sequence */
-	int *sh;               /* per job channel: reference index - own index */
-	double shift_us;       /* window_start_us - the reference's */
-	double offset_us, resid_us;
-	double waited_us, blamed_us, saved_us;
-	uint32_t last;
-	int straggler;
-} lkw;
-
-typedef struct lk {
-	dctx *c;
-	lkw *w;                /* participants (version >= 2 with collectives) */
-	size_t nw;
-	uint32_t *m;           /* matched participants (indices into w) */
-	size_t nm;
-	char **chans;          /* job channel names (borrowed from summaries) */
-	size_t nchan;
-	size_t ninst;          /* instances per matched worker, all channels */
-	uint32_t *ich, *ipos;  /* instance -> channel, reference index */
-	uint32_t *lo, *hi;     /* per channel: reference indices every matched worker has */
-	uint32_t *ref;         /* per channel: the reference participant */
-	double *arr, *end;     /* [inst * nm + k]: aligned µs (reference clock) */
-	uint32_t *ilast;       /* instance -> last arriver (index into m) */
-	double *isaved;        /* instance -> how much later the last arriver came
-	                          than the median member or the second last (µs) */
-	double *tmp;
-	size_t main_ch;
-	size_t nbad;           /* instances whose ends disagree: left out */
-} lk;
-
-/* ---- collective names ------------------------------------------------------ */
-
-/* The collective a kernel or op name stands for, as a small token, so that
- * "ncclKernel_AllReduce_RING_LL_Sum_float" and "nccl:all_reduce" compare
- * equal and a different order shows. */
-static const char *const op_names[] = {
-	"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv", "broadcast",
-	"barrier", "reduce", "send", "recv", "gather", "scatter",
-};
-
-static int op_token(const char *name)
-{
-	char buf[256];
-	size_t n = 0, i;
-
-	for (; *name && n + 1 < sizeof(buf); name++)
-		if (*name != '_' && *name != ' ')
-			buf[n++] = (char)tolower((unsigned char)*name);
-	buf[n] = 0;
-	for (i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
-		if (strstr(buf, op_names[i]))
-			return (int)i + 1;
-	return 0;
-}
-
-static const char *op_label(int t)
-{
-	return t > 0 ? op_names[t - 1] : "other";
-}
-
-/* ---- small helpers ----------------------------------------------------------- */
-
-static double median_of(double *v, size_t n)
-{
-	return n ? pt_robust_median(v, n, 0) : 0;
-}
-
-static const char *wname(const dctx *c, uint32_t w, char *buf, size_t cap)
-{
-	const pt_summary *s = c->w[w].s;
-
-	if (s->rank >= 0)
-		snprintf(buf, cap, "rank %lld (%s)", (long long)s->rank, c->w[w].id);
-	else
-		snprintf(buf, cap, "%s", c->w[w].id);
-	return buf;
-}
-
-static const char *arena_printf(dctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static const char *arena_printf(dctx *c, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return pt_report_strdup(c->rep, buf);
-}
-
-static void lk_free(lk *L)
-{
-	size_t i;
-
-	for (i = 0; i < L->nw; i++) {
-		x_free(L->w[i].cs);
-		x_free(L->w[i].cn);
-		x_free(L->w[i].sig);
-		x_free(L->w[i].sh);
-	}
-	x_free(L->lo);
-	x_free(L->hi);
-	x_free(L->ref);
-	x_free(L->tmp);
-	x_free(L->ilast);
-	x_free(L->isaved);
-	x_free(L->end);
-	x_free(L->arr);
-	x_free(L->ipos);
-	x_free(L->ich);
-	x_free(L->chans);
-	x_free(L->m);
-	x_free(L->w);
-}
-
-/* ---- matching ------------------------------------------------------------------ */
-
-static size_t chan_find(const lk *L, const char *name)
-{
-	size_t j;
-
-	for (j = 0; j < L->nchan; j++)
-		if (!strcmp(L->chans[j], name))
-			return j;
-	return (size_t)-1;
-}
-
-/* Channels of each participant: the job's channel list, each worker's
- * range of instances per channel and the signature of its ops. */
-static int index_channels(lk *L)
-{
-	dctx *c = L->c;
-	size_t i, j, k, cap = 0;
-
-	for (i = 0; i < L->nw; i++) {
-		const pt_summary *s = c->w[L->w[i].w].s;
-		for (j = 0; j < s->ncoll_chans; j++)
-			if (chan_find(L, s->coll_chans[j]) == (size_t)-1) {
-				if (X_GROW(L->chans, cap, L->nchan + 1))
-					return -1;
-				L->chans[L->nchan++] = s->coll_chans[j];
-			}
-	}
-	for (i = 0; i < L->nw; i++) {
-		lkw *W = &L->w[i];
-		const pt_summary *s = c->w[W->w].s;
-		uint32_t *map = x_malloc((s->ncoll_chans ? s->ncoll_chans : 1) * sizeof(*map));
-		int *tok = x_malloc((s->ncoll_names ? s->ncoll_names : 1) * sizeof(*tok));
-
-		W->cs = x_malloc(L->nchan * sizeof(*W->cs));
-		W->cn = x_malloc(L->nchan * sizeof(*W->cn));
-		W->sig = x_calloc(L->nchan, sizeof(*W->sig));
-		W->sh = x_calloc(L->nchan, sizeof(*W->sh));
-		if (!map || !tok || !W->cs || !W->cn || !W->sig || !W->sh) {
-			x_free(map);
-			x_free(tok);
-			return -1;
-		}
-		for (j = 0; j < s->ncoll_chans; j++)
-			map[j] = (uint32_t)chan_find(L, s->coll_chans[j]);
-		for (j = 0; j < s->ncoll_names; j++)
-			tok[j] = op_token(s->coll_names[j]);
-		for (j = 0; j < L->nchan; j++) {
-			W->cs[j] = NONE;
-			W->cn[j] = 0;
-		}
-		for (k = 0; k < s->ncoll; k++) {
-			uint32_t ch = map[s->coll[k].chan];
-			if (W->cs[ch] == NONE) {
-				W->cs[ch] = (uint32_t)k;
-			} else if (W->cs[ch] + W->cn[ch] != k && !W->mismatch) {
-				W->mismatch = arena_printf(c, "its instances on %s are not in channel order",
-							   L->chans[ch]);
-			}
-			W->cn[ch]++;
-			W->sig[ch] = (W->sig[ch] ^ (uint64_t)(tok[s->coll[k].name] + 1)) *
-				     0x100000001b3ull;
-		}
-		for (j = 0; j < L->nchan; j++)
-			W->sig[j] = (W->sig[j] ^ W->cn[j]) * 0x9e3779b97f4a7c15ull;
-		x_free(map);
-		x_free(tok);
-	}
-	return 0;
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Describe how W's channel ch differs from the reference R's. */
-static const char *describe(lk *L, const lkw *W, const lkw *R, size_t ch)
-{
-	dctx *c = L->c;
-	const pt_summary *ws = c->w[W->w].s, *rs = c->w[R->w].s;
-	uint32_t n = W->cn[ch], rn = R->cn[ch], k;
-
-	if (n < rn)
-		return arena_printf(c, "%u of the %u collectives on %s are missing (it has %u)",
-				    rn - n, rn, L->chans[ch], n);
-	if (n > rn)
-		return arena_printf(c, "it has %u extra collectives on %s (%u where the others have %u)",
-				    n - rn, L->chans[ch], n, rn);
-	for (k = 0; k < n; k++) {
-		int a = op_token(ws->coll_names[ws->coll[W->cs[ch] + k].name]);
-		int b = op_token(rs->coll_names[rs->coll[R->cs[ch] + k].name]);
-		if (a != b)
-			return arena_printf(c, "collective %u on %s is %s where the others have %s "
-					    "(different order)", k + 1, L->chans[ch], op_label(a),
-					    op_label(b));
-	}
-	return arena_printf(c, "its collectives on %s differ from the others'", L->chans[ch]);
-}
-
-/* Shifts tried when a worker's sequence starts or ends one or two
- * collectives off the reference's: its window boundaries fell on the
- * other side of a collective (a straggler starts its steps late). */
-#define MAX_SHIFT 2
-
-static int tok_at(const pt_summary *s, uint32_t idx)
-{
-	return op_token(s->coll_names[s->coll[idx].name]);
-}
-
-/* A fit on fewer instances than this cannot claim to be the steadier: the
- * spread of one or two differences is 0 or half their distance whatever
- * the clocks do.  (A gloo rank missing the window's last collective, on a
- * loaded host where matched ends spread 200 us: shifted by two, its one
- * remaining pair had no spread and beat the right fit of three.) */
-#define MIN_STEADY 3
-
-/* W's shift against R on channel ch: the one (|d| <= MAX_SHIFT) under which
- * the ops agree where both have instances, over all but at most
- * MAX_SHIFT of the shorter sequence, with the steadiest end-time
- * difference (the clock offset is one number).  0 and *ok = 0 when none. */
-static int find_shift(lk *L, const lkw *W, const lkw *R, size_t ch, int *ok, double *madp,
-		      double *maxp)
-{
-	dctx *c = L->c;
-	const pt_summary *ws = c->w[W->w].s, *rs = c->w[R->w].s;
-	int64_t nw = W->cn[ch], nr = R->cn[ch], d, k;
-	double best = INFINITY, bestmx = INFINITY, shift = ws->window_start_us - rs->window_start_us;
-	int64_t bestn = 0;
-	int bestd = 0;
-
-	*ok = 0;
-	for (d = -MAX_SHIFT; d <= MAX_SHIFT; d++) {
-		int64_t k0 = d < 0 ? -d : 0, k1 = nw < nr - d ? nw : nr - d, n = k1 - k0;
-		int64_t need = (nw < nr ? nw : nr) - MAX_SHIFT;
-		double med, mad, mx = 0;
-		if (n < 1 || n < need)
-			continue;
-		for (k = k0; k < k1; k++)
-			if (tok_at(ws, W->cs[ch] + (uint32_t)k) != tok_at(rs, R->cs[ch] + (uint32_t)(k + d)))
-				break;
-		if (k < k1)
-			continue;
-		for (k = k0; k < k1; k++)
-			L->tmp[k - k0] = shift + ws->coll[W->cs[ch] + k].end_us -
-					 rs->coll[R->cs[ch] + k + d].end_us;
-		med = median_of(L->tmp, (size_t)n);
-		for (k = 0; k < n; k++) {
-			L->tmp[k] = fabs(L->tmp[k] - med);
-			mx = L->tmp[k] > mx ? L->tmp[k] : mx;
-		}
-		mad = median_of(L->tmp, (size_t)n);
-		/* The smallest shift wins unless another makes the ends
-		 * clearly steadier (half the spread and 50 us less, over at
-		 * least MIN_STEADY instances): ends agree to a few us when
-		 * matched, are ms apart when not. */
-		if (!*ok || (n >= MIN_STEADY && mad < 0.5 * best - 50 && llabs(d) != llabs(bestd)) ||
-		    (llabs(d) < llabs(bestd) && !(bestn >= MIN_STEADY && best < 0.5 * mad - 50))) {
-			best = mad;
-			bestmx = mx;
-			bestn = n;
-			bestd = (int)d;
-			*ok = 1;
-		}
-	}
-	*madp = best;
-	*maxp = bestmx;
-	return bestd;
-}
-
-/* The most common signature per channel gives the reference; each worker
- * is matched to it with a shift of at most MAX_SHIFT at the ends, or is a
- * mismatch. */
-static int match(lk *L)
-{
-	uint64_t *h = x_malloc(L->nw * sizeof(*h));
-	size_t i, j, ch, maxn = 1;
-
-	L->lo = x_calloc(L->nchan ? L->nchan : 1, sizeof(*L->lo));
-	L->hi = x_calloc(L->nchan ? L->nchan : 1, sizeof(*L->hi));
-	L->ref = x_calloc(L->nchan ? L->nchan : 1, sizeof(*L->ref));
-	for (i = 0; i < L->nw; i++)
-		for (ch = 0; ch < L->nchan; ch++)
-			if (L->w[i].cn[ch] > maxn)
-				maxn = L->w[i].cn[ch];
-	L->tmp = x_malloc((maxn > L->nw ? maxn : L->nw) * sizeof(*L->tmp) + 8);
-	if (!h || !L->lo || !L->hi || !L->ref || !L->tmp) {
-		x_free(h);
-		return -1;
-	}
-	for (ch = 0; ch < L->nchan; ch++) {
-		uint64_t best = 0;
-		size_t bestn = 0, run = 0, ref = 0;
-		double base;
-
-		for (i = 0; i < L->nw; i++)
-			h[i] = L->w[i].sig[ch];
-		qsort(h, L->nw, sizeof(*h), u64_cmp);
-		for (i = 0; i < L->nw; i++) {
-			run = i && h[i] == h[i - 1] ? run + 1 : 1;
-			if (run > bestn) {
-				bestn = run;
-				best = h[i];
-			}
-		}
-		for (i = 0; i < L->nw; i++)
-			if (L->w[i].sig[ch] == best) {
-				ref = i;
-				break;
-			}
-		L->ref[ch] = (uint32_t)ref;
-		/* How steady the end differences of the matching workers are:
-		 * a shifted match must be about as steady to count. */
-		{
-			size_t nb = 0;
-			double *bm = x_malloc(L->nw * sizeof(*bm));
-			if (!bm) {
-				x_free(h);
-				return -1;
-			}
-			for (i = 0; i < L->nw; i++) {
-				int ok;
-				double mad, mx;
-				if (i == ref || L->w[i].mismatch || L->w[i].sig[ch] != best)
-					continue;
-				find_shift(L, &L->w[i], &L->w[ref], ch, &ok, &mad, &mx);
-				if (ok)
-					bm[nb++] = mad;
-			}
-			base = nb ? median_of(bm, nb) : 0;
-			x_free(bm);
-		}
-		for (i = 0; i < L->nw; i++) {
-			lkw *W = &L->w[i];
-			int ok;
-			double mad, mx;
-			if (W->mismatch)
-				continue;
-			if (W->cs[ch] == NONE || L->w[ref].cs[ch] == NONE) {
-				W->mismatch = arena_printf(L->c, W->cs[ch] == NONE ?
-							   "it has no collectives on %s" :
-							   "it has collectives on %s, the others none",
-							   L->chans[ch]);
-				continue;
-			}
-			/* The same ops in the same number: the same instances (a
-			 * shift by whole steps would fit the times as well). */
-			if (W->sig[ch] == best)
-				continue;
-			W->sh[ch] = find_shift(L, W, &L->w[ref], ch, &ok, &mad, &mx);
-			/* the ops fit, the times do not (every instance must end
-			 * with the reference's, about as well as the matching
-			 * workers' do): a collective missing or extra inside */
-			if (ok && mx > 10 * base + 200)
-				ok = 0;
-			if (!ok)
-				W->mismatch = describe(L, W, &L->w[ref], ch);
-		}
-	}
-	x_free(h);
-	L->m = x_malloc(L->nw * sizeof(*L->m));
-	if (!L->m)
-		return -1;
-	for (i = j = 0; i < L->nw; i++)
-		if (!L->w[i].mismatch)
-			L->m[j++] = (uint32_t)i;
-	L->nm = j;
-	/* The reference indices every matched worker has. */
-	for (ch = 0; ch < L->nchan; ch++) {
-		int64_t lo = 0, hi = L->w[L->ref[ch]].cn[ch];
-		for (j = 0; j < L->nm; j++) {
-			const lkw *W = &L->w[L->m[j]];
-			int64_t a = W->sh[ch], b = (int64_t)W->sh[ch] + W->cn[ch];
-			if (a > lo)
-				lo = a;
-			if (b < hi)
-				hi = b;
-		}
-		L->lo[ch] = (uint32_t)lo;
-		L->hi[ch] = (uint32_t)(hi > lo ? hi : lo);
-	}
-	return 0;
-}
-
-/* Worker W's own index of reference index j on channel ch. */
-static inline uint32_t own(const lkw *W, size_t ch, uint32_t j)
-{
-	return W->cs[ch] + (uint32_t)((int64_t)j - W->sh[ch]);
-}
-
-/* ---- clocks and waits ------------------------------------------------------------ */
-
-/* Workers on one host read one clock: when the host is known and the
- * times are wall-clock times (epoch µs; a legacy trace counts from its own
- * profiler start, per process), they share one offset, the median of
- * theirs.  Otherwise a worker whose collectives take longer (its ends
- * later, a slow link) would pass for a worker with a skewed clock.  A
- * worker whose own offset lies further than HOST_CLOCK_TOL_US from its
- * host's keeps its own: its trace's base time was not read from that clock
- * (seen: a torch 1.13 legacy trace 157 ms off on a loaded node), and a
- * slow link does not move ends by that much. */
-#define HOST_CLOCK_TOL_US 5000.0
-static int host_cmp(const void *a, const void *b, void *arg)
-{
-	const lk *L = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int r = strcmp(L->c->w[L->w[L->m[x]].w].s->host, L->c->w[L->w[L->m[y]].w].s->host);
-
-	return r ? r : (x < y ? -1 : x > y);
-}
-
-static int share_host_clocks(lk *L, double *tmp)
-{
-	dctx *c = L->c;
-	size_t nm = L->nm, q, n = 0, i, j;
-	uint32_t *ix = x_malloc((nm ? nm : 1) * sizeof(*ix));
-
-	if (!ix)
-		return -1;
-	for (q = 0; q < nm; q++) {
-		const pt_summary *s = c->w[L->w[L->m[q]].w].s;
-		if (s->host && s->host[0] && s->window_start_us > 1e12)
-			ix[n++] = (uint32_t)q;
-	}
-	qsort_r(ix, n, sizeof(*ix), host_cmp, L);
-	for (i = 0; i < n; i = j) {
-		const char *h = c->w[L->w[L->m[ix[i]]].w].s->host;
-		double off;
-		for (j = i; j < n && !strcmp(c->w[L->w[L->m[ix[j]]].w].s->host, h); j++)
-			tmp[j - i] = L->w[L->m[ix[j]]].offset_us;
-		if (j - i < 2)
-			continue;
-		off = median_of(tmp, j - i);
-		for (q = i; q < j; q++)
-			if (fabs(L->w[L->m[ix[q]]].offset_us - off) <= HOST_CLOCK_TOL_US)
-				L->w[L->m[ix[q]]].offset_us = off;
-	}
-	x_free(ix);
-	return 0;
-}
-
-static int align(lk *L)
-{
-	dctx *c = L->c;
-	size_t nm = L->nm, ch, i, k, q;
-	const lkw *R = &L->w[L->m[0]];
-	const pt_summary *rs = c->w[R->w].s;
-	double *d;
-
-	L->ninst = 0;
-	for (ch = 0; ch < L->nchan; ch++)
-		L->ninst += L->hi[ch] - L->lo[ch];
-	L->ich = x_malloc((L->ninst ? L->ninst : 1) * sizeof(*L->ich));
-	L->ipos = x_malloc((L->ninst ? L->ninst : 1) * sizeof(*L->ipos));
-	L->arr = x_malloc((L->ninst * nm != 0 ? L->ninst * nm : 1) * sizeof(*L->arr));
-	L->end = x_malloc((L->ninst * nm != 0 ? L->ninst * nm : 1) * sizeof(*L->end));
-	L->ilast = x_calloc(L->ninst ? L->ninst : 1, sizeof(*L->ilast));
-	L->isaved = x_calloc(L->ninst ? L->ninst : 1, sizeof(*L->isaved));
-	x_free(L->tmp);
-	L->tmp = x_malloc((L->ninst > nm ? L->ninst : nm) * sizeof(*L->tmp) + 8);
-	if (!L->ich || !L->ipos || !L->arr || !L->end || !L->ilast || !L->isaved || !L->tmp)
-		return -1;
-	for (ch = 0, i = 0; ch < L->nchan; ch++)
-		for (k = L->lo[ch]; k < L->hi[ch]; k++, i++) {
-			L->ich[i] = (uint32_t)ch;
-			L->ipos[i] = (uint32_t)k;
-		}
-	/* Times on each worker's own clock, relative to the reference's
-	 * window start (differences of ~1.7e15 µs starts first: exact). */
-	for (q = 0; q < nm; q++) {
-		lkw *W = &L->w[L->m[q]];
-		const pt_summary *s = c->w[W->w].s;
-		W->shift_us = s->window_start_us - rs->window_start_us;
-		for (i = 0; i < L->ninst; i++) {
-			const pt_coll *x = &s->coll[own(W, L->ich[i], L->ipos[i])];
-			L->arr[i * nm + q] = W->shift_us + x->arrive_us;
-			L->end[i * nm + q] = W->shift_us + x->end_us;
-		}
-	}
-	/* Offset: the median of (own end - reference end), then refined
-	 * against each instance's median end; residual: the median distance
-	 * of a worker's aligned ends from the instances' median ends. */
-	d = L->tmp;
-	for (q = 0; q < nm; q++) {
-		lkw *W = &L->w[L->m[q]];
-		for (i = 0; i < L->ninst; i++)
-			d[i] = L->end[i * nm + q] - L->end[i * nm];
-		W->offset_us = median_of(d, L->ninst);
-	}
-	{
-		double *med = x_malloc((L->ninst ? L->ninst : 1) * sizeof(*med));
-		double *col = x_malloc(nm * sizeof(*col));
-		if (!med || !col) {
-			x_free(med);
-			x_free(col);
-			return -1;
-		}
-		for (i = 0; i < L->ninst; i++) {
-			for (q = 0; q < nm; q++)
-				col[q] = L->end[i * nm + q] - L->w[L->m[q]].offset_us;
-			med[i] = median_of(col, nm);
-		}
-		for (q = 0; q < nm; q++) {
-			lkw *W = &L->w[L->m[q]];
-			for (i = 0; i < L->ninst; i++)
-				d[i] = L->end[i * nm + q] - W->offset_us - med[i];
-			W->offset_us += median_of(d, L->ninst);
-		}
-		if (share_host_clocks(L, col)) {
-			x_free(col);
-			x_free(med);
-			return -1;
-		}
-		for (q = 0; q < nm; q++) {
-			lkw *W = &L->w[L->m[q]];
-			for (i = 0; i < L->ninst; i++)
-				d[i] = fabs(L->end[i * nm + q] - W->offset_us - med[i]);
-			W->resid_us = median_of(d, L->ninst);
-		}
-		x_free(col);
-		x_free(med);
-	}
-	for (q = 0; q < nm; q++)
-		for (i = 0; i < L->ninst; i++) {
-			L->arr[i * nm + q] -= L->w[L->m[q]].offset_us;
-			L->end[i * nm + q] -= L->w[L->m[q]].offset_us;
-		}
-	/* An instance at either end of its channel's matched range whose
-	 * members do not end together (beyond 20 times the clock residual,
-	 * and 1 ms) is not one instance: a window edge cut a different
-	 * collective on some worker.  It takes no part.  Inside the range the
-	 * position and the ops already say it is one instance, and the ends
-	 * of CPU collectives spread by ms on a loaded host (gloo, 4 ranks on
-	 * 2 busy cores: one rank's ring ended 3.9 ms before the others') with
-	 * the step's whole wait in it. */
-	for (q = 0; q < nm; q++)
-		L->tmp[q] = L->w[L->m[q]].resid_us;
-	{
-		double thr = 20 * median_of(L->tmp, nm);
-		if (thr < 1000)
-			thr = 1000;
-		for (i = 0; i < L->ninst; i++) {
-			double lo = INFINITY, hi = -INFINITY;
-			if (L->ipos[i] != L->lo[L->ich[i]] && L->ipos[i] + 1 != L->hi[L->ich[i]])
-				continue;
-			for (q = 0; q < nm; q++) {
-				double e = L->end[i * nm + q];
-				lo = e < lo ? e : lo;
-				hi = e > hi ? e : hi;
-			}
-			if (hi - lo > 2 * thr) {
-				L->ilast[i] = NONE;
-				L->nbad++;
-			}
-		}
-	}
-	/* Waits and blame per instance. */
-	for (i = 0; i < L->ninst; i++) {
-		const double *a = &L->arr[i * nm];
-		size_t last = 0;
-		double sum = 0, second = -INFINITY, med;
-
-		if (L->ilast[i] == NONE)
-			continue;
-		for (q = 1; q < nm; q++)
-			if (a[q] > a[last])
-				last = q;
-		for (q = 0; q < nm; q++) {
-			double wt = a[last] - a[q];
-			L->w[L->m[q]].waited_us += wt;
-			sum += wt;
-			if (q != last && a[q] > second)
-				second = a[q];
-			L->tmp[q] = a[q];
-		}
-		med = median_of(L->tmp, nm);
-		L->ilast[i] = (uint32_t)last;
-		L->w[L->m[last]].blamed_us += sum;
-		L->w[L->m[last]].last++;
-		L->isaved[i] = a[last] - (second > med ? second : med);
-		L->w[L->m[last]].saved_us += L->isaved[i];
-	}
-	/* The main channel: the one with most instances (as summarize chose). */
-	L->main_ch = 0;
-	for (ch = 1; ch < L->nchan; ch++)
-		if (R->cn[ch] > R->cn[L->main_ch])
-			L->main_ch = ch;
-	(void)rs;
-	return 0;
-}
-
-/* Each matched worker's own instances: its wait, the last arriver and its
- * what-if (align's), for the critical path (critpath.c).  -1: out of
- * memory. */
-static int export_waits(lk *L)
-{
-	dctx *c = L->c;
-	size_t nm = L->nm, q, i, k;
-
-	c->lkw = x_calloc(c->nw ? c->nw : 1, sizeof(*c->lkw));
-	if (!c->lkw)
-		return -1;
-	for (q = 0; q < nm; q++) {
-		const lkw *W = &L->w[L->m[q]];
-		const pt_summary *s = c->w[W->w].s;
-		dlkwait *d = &c->lkw[W->w];
-		d->wait_ms = x_malloc((s->ncoll + 1) * sizeof(*d->wait_ms));
-		d->saved_ms = x_calloc(s->ncoll + 1, sizeof(*d->saved_ms));
-		d->last = x_malloc((s->ncoll + 1) * sizeof(*d->last));
-		if (!d->wait_ms || !d->saved_ms || !d->last)
-			return -1;
-		d->n = s->ncoll;
-		for (k = 0; k < s->ncoll; k++) {
-			d->wait_ms[k] = -1;
-			d->last[k] = NONE;
-		}
-	}
-	for (i = 0; i < L->ninst; i++) {
-		const double *a = &L->arr[i * nm];
-		uint32_t last = L->ilast[i];
-		if (last == NONE)
-			continue;
-		for (q = 0; q < nm; q++) {
-			const lkw *W = &L->w[L->m[q]];
-			uint32_t j = own(W, L->ich[i], L->ipos[i]);
-			dlkwait *d = &c->lkw[W->w];
-			if (j >= d->n)
-				continue;
-			d->wait_ms[j] = (a[last] - a[q]) / 1e3;
-			d->last[j] = L->w[L->m[last]].w;
-			if (q == last)
-				d->saved_ms[j] = L->isaved[i] / 1e3;
-		}
-	}
-	return 0;
-}
-
 /* ---- cause functions ------------------------------------------------------------- */
 
 static int blocking_leaf(const char *key);
@@ -784,7 +121,7 @@ static int causes_of(lk *L, size_t q, sresult *r)
 			if (k != q)
 				v[j++] = L->arr[i * nm + k];
 		li[nl].i = i;
-		li[nl].late = L->arr[i * nm + q] - median_of(v, j);
+		li[nl].late = L->arr[i * nm + q] - lk_median(v, j);
 		nl++;
 	}
 	qsort(li, nl, sizeof(*li), late_cmp);
@@ -799,7 +136,7 @@ static int causes_of(lk *L, size_t q, sresult *r)
 		for (k = e = 0; k < nm; k++) {
 			const lkw *X = &L->w[L->m[k]];
 			const pt_summary *xs = c->w[X->w].s;
-			uint32_t o = own(X, L->main_ch, pos);
+			uint32_t o = lk_own(X, L->main_ch, pos);
 			double sp = xs->coll[o].arrive_us -
 				    (o > X->cs[L->main_ch] ? xs->coll[o - 1].end_us : 0.0);
 			if (k == q)
@@ -807,7 +144,7 @@ static int causes_of(lk *L, size_t q, sresult *r)
 			else
 				v[e++] = sp;
 		}
-		span_med = median_of(v, e);
+		span_med = lk_median(v, e);
 		r->late_ms += li[j].late / 1e3;
 		r->span_extra_ms += (span_own - span_med > 0 ? span_own - span_med : 0) / 1e3;
 		if (li[j].late > span_own - span_med)
@@ -821,7 +158,7 @@ static int causes_of(lk *L, size_t q, sresult *r)
 			size_t a, n2;
 			double others;
 
-			if (cc->inst != own(W, L->main_ch, pos))
+			if (cc->inst != lk_own(W, L->main_ch, pos))
 				continue;
 			p = &s->patterns[cc->pat];
 			/* waiting in the span (a sync, a wait on a collective, a
@@ -837,9 +174,9 @@ static int causes_of(lk *L, size_t q, sresult *r)
 				const lkw *X = &L->w[L->m[k]];
 				if (k == q)
 					continue;
-				v[n2++] = cause_ms(c, c->w[X->w].s, own(X, L->main_ch, pos), key);
+				v[n2++] = cause_ms(c, c->w[X->w].s, lk_own(X, L->main_ch, pos), key);
 			}
-			others = median_of(v, n2);
+			others = lk_median(v, n2);
 			for (a = 0; a < nacc && acc[a].key != key; a++)
 				;
 			if (a == nacc) {
@@ -1140,7 +477,7 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 	pt_sb_addf(&sb, "%s is the worker the others waited for: it arrived last at %u of %zu "
 		   "collectives, and the other %zu workers waited %.2f ms for it in all (%.2f ms "
 		   "each on average, against a median of %.2f ms for the other workers).",
-		   wname(c, W->w, nb, sizeof(nb)), W->last, L->ninst - L->nbad, L->nm - 1,
+		   lk_wname(c, W->w, nb, sizeof(nb)), W->last, L->ninst - L->nbad, L->nm - 1,
 		   W->blamed_us / 1e3, lost_ms, others_lost);
 	predates = r->late_ms > 0 && r->predates_ms >= 0.5 * r->late_ms;
 	if (predates)
@@ -1222,7 +559,7 @@ static void report_mismatches(lk *L, pt_rv *sec)
 		f = df_add(c, DC_LOCKSTEP, c->w[W->w].id, "", "collectives_mismatch", 1, NAN, 0);
 		df_explain(c, f, "%s: its collectives do not match the other workers' (%s); it is "
 			   "left out of the lockstep analysis (who waited for whom), the rest goes on.",
-			   wname(c, W->w, nb, sizeof(nb)), W->mismatch);
+			   lk_wname(c, W->w, nb, sizeof(nb)), W->mismatch);
 	}
 }
 
@@ -1249,7 +586,7 @@ static void find_stragglers(lk *L, double min_lost, dpair *lost, double *medl,
 		for (k = 0; k < L->nm; k++)
 			if (k != q)
 				L->tmp[n++] = lost[k].v;
-		med = median_of(L->tmp, n);
+		med = lk_median(L->tmp, n);
 		medl[q] = med;
 		if (v >= min_lost && v >= 2 * med &&
 		    v * (double)(L->nm - 1) >= 0.25 * *total_blame)
@@ -1281,7 +618,7 @@ static void report_job(lk *L, pt_rv *sec, double min_lost, double job_ms, double
 	pt_rv_num(c->rep, sec, "waiting in all (ms)", round3(total_blame));
 	for (q = 0; q < L->nm; q++)
 		L->tmp[q] = L->w[L->m[q]].resid_us;
-	pt_rv_num(c->rep, sec, "clock residual (us)", round3(median_of(L->tmp, L->nm)));
+	pt_rv_num(c->rep, sec, "clock residual (us)", round3(lk_median(L->tmp, L->nm)));
 }
 
 /* The "stragglers" array, most waited-for first: for each, what it cost,
@@ -1392,7 +729,7 @@ void diag_lockstep(dctx *c)
 	/* Worker id order: the same bytes whatever the order of the inputs
 	 * (the reference worker, the order of sums). */
 	qsort_r(L.w, L.nw, sizeof(*L.w), lkw_id_cmp, c);
-	if (index_channels(&L) || match(&L))
+	if (lk_index_channels(&L) || lk_match(&L))
 		goto oom;
 
 	sec = pt_rv_obj(c->rep, pt_report_root(c->rep), "Lockstep");
@@ -1404,13 +741,13 @@ void diag_lockstep(dctx *c)
 			  (int64_t)nvers1);
 	if (L.nm < 2)
 		goto out;
-	if (align(&L) || export_waits(&L))
+	if (lk_align(&L) || lk_export_waits(&L))
 		goto oom;
 
 	/* The job's window and step: medians over the matched workers. */
 	for (q = 0; q < L.nm; q++)
 		L.tmp[q] = c->w[L.w[L.m[q]].w].window_ms;
-	job_ms = median_of(L.tmp, L.nm);
+	job_ms = lk_median(L.tmp, L.nm);
 	{
 		const pt_summary *rs = c->w[L.w[L.m[0]].w].s;
 		nsteps = rs->nsteps ? (double)rs->nsteps : 1;

@@ -8,8 +8,8 @@
  * depend on this file, never on each other's.
  */
 #include "compare_internal.h"
-#include "diagnose.h"
-#include "robust.h"
+#include "../diagnose/diagnose.h"
+#include "../diagnose/robust.h"
 #include "../model/keys.h"
 #include "../model/commkind.h"
 

@@ -16,8 +16,8 @@
  * whole job's; compare_report.c turns them into the report.
  */
 #include "compare_internal.h"
-#include "diagnose.h"
-#include "robust.h"
+#include "../diagnose/diagnose.h"
+#include "../diagnose/robust.h"
 #include "../util/xalloc.h"
 
 #include <math.h>

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stacks.h"
+#include "../model/stacks.h"
 #include "../report/report.h"
 #include "../util/error.h"
 #include "../util/strbuf.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "../control/control.h"
-#include "robust.h"
+#include "../diagnose/robust.h"
 #include "../util/xalloc.h"
 
 /* ---- normalisation -------------------------------------------------------- */
