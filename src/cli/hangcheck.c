@@ -333,9 +333,10 @@ out:
 void cli_hang_print(const cli_hang_run *run)
 {
 	pt_report *r = pt_hang_report(run->w, run->n, &run->opt, &run->res, NULL);
-	const pt_rv *h, *f;
+	const pt_rv *h;
+	const pt_finding *fs;
 	pt_sb sb = { 0 };
-	size_t k = 0;
+	size_t k = 0, nf;
 
 	if (!r) {
 		error("out of memory writing the text report");
@@ -345,12 +346,9 @@ void cli_hang_print(const cli_hang_run *run)
 	pt_sb_adds(&sb, "Hang:\n");
 	pt_report_json(h, 0, &sb);
 	pt_sb_adds(&sb, "\n\nFindings:\n");
-	f = pt_rv_get(pt_report_root_c(r), "findings");
-	for (const pt_rv *c = f ? f->child : NULL; c; c = c->next) {
-		const pt_rv *x = pt_rv_get(c, "explanation");
-
-		pt_sb_addf(&sb, "%zu. %s\n", ++k, x && x->str ? x->str : "");
-	}
+	fs = pt_report_findings(r, &nf);
+	for (k = 0; k < nf; k++)
+		pt_sb_addf(&sb, "%zu. %s\n", k + 1, fs[k].explanation);
 	if (!k)
 		pt_sb_addf(&sb, "%s\n", run->res.explanation ? run->res.explanation : "");
 	if (!sb.oom)

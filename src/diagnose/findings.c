@@ -255,91 +255,78 @@ static int cmp_finding(const void *a, const void *b)
 	return r ? r : strcmp(x->metric, y->metric);
 }
 
-static const char *const ev_kind_names[DEV_COUNT] = {
-	"same cause", "inside it", "its own collectives", "its own waiting for it",
-	"symptom on a worker that waited for it",
-};
-
-static void write_confidence(dctx *c, pt_rv *o, const dfinding *f)
+/* f as the report's finding model (report.h), which writes report.json's
+ * entry; evs holds f->nev entries, ws f's workers. */
+static void to_model(dctx *c, const dfinding *f, pt_finding *m, pt_finding_ev *evs,
+		     const char **ws)
 {
-	pt_rv *cf;
-
-	if (!f->conf.level)
-		return;
-	cf = pt_rv_obj(c->rep, o, "confidence");
-	pt_rv_str(c->rep, cf, "level", f->conf.level);
-	pt_rv_num(c->rep, cf, "time lost (share of window)", f->conf.lost);
-	if (isfinite(f->conf.apart))
-		pt_rv_num(c->rep, cf, "apart (x)", f->conf.apart);
-	else
-		pt_rv_null(c->rep, cf, "apart (x)");
-	pt_rv_int(c->rep, cf, "other workers flagged", (int64_t)f->conf.same);
-	pt_rv_str(c->rep, cf, "calls", f->conf.calls ? f->conf.calls : "unknown");
-	if (isfinite(f->noise_ms)) {
-		pt_rv_num(c->rep, cf, "noise (ms per step)", f->noise_ms);
-		pt_rv_str(c->rep, cf, "noise", f->noise_src ? f->noise_src : "");
-	}
-	pt_rv_str(c->rep, cf, "evidence", f->conf.evidence ? f->conf.evidence : "");
-}
-
-static void write_evidence(dctx *c, pt_rv *o, const dfinding *f)
-{
-	pt_rv *arr;
 	size_t i;
 
-	if (!f->nev)
-		return;
-	arr = pt_rv_arr(c->rep, o, "evidence");
+	memset(m, 0, sizeof(*m));
+	m->category = f->category;
+	if (f->worker) {
+		ws[0] = f->worker;
+		m->nworkers = 1;
+	} else {
+		for (i = 0; i < c->nfailed; i++)
+			ws[i] = c->failed_ids[i];
+		m->nworkers = c->nfailed;
+	}
+	m->workers = ws;
+	m->function = f->function;
+	m->metric = f->metric;
+	m->value = f->value;
+	m->others = f->others;
+	m->impact_ms = f->impact_ms;
+	m->explanation = f->explanation;
+	m->caused_by = f->caused_by;
+	if (f->conf.level) {
+		m->conf.level = f->conf.level;
+		m->conf.lost = f->conf.lost;
+		m->conf.apart = f->conf.apart;
+		m->conf.same = f->conf.same;
+		m->conf.calls = f->conf.calls;
+		m->conf.noise_ms = f->noise_ms;
+		m->conf.noise = f->noise_src;
+		m->conf.evidence = f->conf.evidence;
+	}
 	for (i = 0; i < f->nev; i++) {
 		const devidence *e = &f->ev[i];
-		pt_rv *eo = pt_rv_obj(c->rep, arr, NULL);
-		pt_rv_str(c->rep, eo, "kind", ev_kind_names[e->kind]);
-		pt_rv_str(c->rep, eo, "category", e->category);
-		pt_rv_str(c->rep, eo, "worker", e->worker ? e->worker : "");
-		pt_rv_str(c->rep, eo, "function", e->function);
-		pt_rv_str(c->rep, eo, "metric", e->metric);
-		pt_rv_num(c->rep, eo, "value", e->value);
-		if (isfinite(e->others))
-			pt_rv_num(c->rep, eo, "others", e->others);
-		else
-			pt_rv_null(c->rep, eo, "others");
-		pt_rv_num(c->rep, eo, "impact (ms)", e->impact_ms);
-		pt_rv_str(c->rep, eo, "explanation", e->explanation ? e->explanation : "");
+		evs[i] = (pt_finding_ev){ e->kind, e->category, e->worker, e->function,
+					  e->metric, e->value, e->others, e->impact_ms,
+					  e->explanation };
 	}
+	m->ev = evs;
+	m->nev = f->nev;
 }
 
 void diag_findings(dctx *c)
 {
-	pt_rv *arr = pt_rv_arr(c->rep, pt_report_root(c->rep), "findings");
-	size_t i, j;
+	pt_finding_ev *evs = NULL;
+	const char **ws = NULL;
+	size_t i, maxev = 0;
 
+	pt_report_findings_open(c->rep);
 	if (c->nf > 1)
 		qsort(c->f, c->nf, sizeof(*c->f), cmp_finding);
-	for (i = 0; i < c->nf; i++) {
-		const dfinding *f = &c->f[i];
-		pt_rv *o = pt_rv_obj(c->rep, arr, NULL);
-		pt_rv *ws;
-
-		pt_rv_int(c->rep, o, "rank", (int64_t)i + 1);
-		pt_rv_str(c->rep, o, "category", f->category);
-		ws = pt_rv_arr(c->rep, o, "workers");
-		if (f->worker)
-			pt_rv_str(c->rep, ws, NULL, f->worker);
-		else
-			for (j = 0; j < c->nfailed; j++)
-				pt_rv_str(c->rep, ws, NULL, c->failed_ids[j]);
-		pt_rv_str(c->rep, o, "function", f->function);
-		pt_rv_str(c->rep, o, "metric", f->metric);
-		pt_rv_num(c->rep, o, "value", f->value);
-		if (isfinite(f->others))
-			pt_rv_num(c->rep, o, "others", f->others);
-		else
-			pt_rv_null(c->rep, o, "others");
-		pt_rv_num(c->rep, o, "impact (ms)", f->impact_ms);
-		pt_rv_str(c->rep, o, "explanation", f->explanation ? f->explanation : "");
-		if (f->caused_by)
-			pt_rv_str(c->rep, o, "caused by", f->caused_by);
-		write_confidence(c, o, f);
-		write_evidence(c, o, f);
+	for (i = 0; i < c->nf; i++)
+		if (c->f[i].nev > maxev)
+			maxev = c->f[i].nev;
+	evs = x_malloc((maxev + 1) * sizeof(*evs));
+	ws = x_malloc((c->nfailed + 1) * sizeof(*ws));
+	if (!evs || !ws) {
+		c->oom = 1;
+		goto out;
 	}
+	for (i = 0; i < c->nf; i++) {
+		pt_finding m;
+		to_model(c, &c->f[i], &m, evs, ws);
+		if (pt_report_add_finding(c->rep, &m)) {
+			c->oom = 1;
+			break;
+		}
+	}
+out:
+	x_free(ws);
+	x_free(evs);
 }

@@ -57,21 +57,14 @@ typedef enum {
 } dcat;
 extern const char *const dcat_names[DC_COUNT];
 
-/* How a piece of evidence relates to the finding that holds it (merge.c). */
-typedef enum {
-	DEV_SAME = 0,    /* the same cause, seen by another section */
-	DEV_FOLDED,      /* a frame inside the cause, which its finding explains */
-	DEV_OWN_COMM,    /* the straggler's own collectives, longer as it arrives last */
-	DEV_OWN_WAIT,    /* the straggler's own waiting for its cause: a thread
-	                    that waits for the cause's work on another, its GPU
-	                    idle while its CPU stalls */
-	DEV_SYMPTOM,     /* on a worker that waited for this one: its waiting */
-	DEV_COUNT
-} devkind;
+/* How a piece of evidence relates to the finding that holds it (merge.c):
+ * the report model's pt_ev_kind (src/report/report.h).  PT_EV_OWN_WAIT on
+ * a straggler is a thread that waits for the cause's work on another, or
+ * its GPU idle while its CPU stalls. */
 
 /* One section's diagnosis, kept as evidence of the finding it merged into. */
 typedef struct devidence {
-	devkind kind;
+	pt_ev_kind kind;
 	const char *category, *worker, *function, *metric;
 	double value, others, impact_ms;
 	char *explanation;       /* owned */

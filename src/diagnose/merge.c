@@ -49,7 +49,7 @@ static int cmp_cause(const void *pa, const void *pb, void *arg)
 
 /* Move from (and the evidence it holds) into to's evidence.  -1: no
  * memory (from is left as it was). */
-static int absorb(dfinding *to, dfinding *from, devkind kind)
+static int absorb(dfinding *to, dfinding *from, pt_ev_kind kind)
 {
 	devidence *e;
 	size_t need = to->nev + 1 + from->nev, i;
@@ -71,7 +71,7 @@ static int absorb(dfinding *to, dfinding *from, devkind kind)
 		to->ev[to->nev] = from->ev[i];
 		/* a symptom stays a symptom; what from held as its own cause
 		 * is now this cause's, as from itself is */
-		if (to->ev[to->nev].kind == DEV_SAME)
+		if (to->ev[to->nev].kind == PT_EV_SAME)
 			to->ev[to->nev].kind = kind;
 		to->nev++;
 	}
@@ -168,7 +168,7 @@ void diag_merge(dctx *c)
 				dfinding *q = &F[ix[j]];
 				if (!p->function[0])
 					break;
-				if (absorb(p, q, DEV_SAME))
+				if (absorb(p, q, PT_EV_SAME))
 					goto oom;
 				if (q->impact_ms > p->impact_ms)
 					p->impact_ms = q->impact_ms;
@@ -201,13 +201,13 @@ void diag_merge(dctx *c)
 			if (!p)
 				continue;
 			if (is_straggler(q) && !is_straggler(p)) {
-				if (absorb(q, p, DEV_FOLDED))
+				if (absorb(q, p, PT_EV_INSIDE))
 					goto oom;
 				if (p->impact_ms > q->impact_ms)
 					q->impact_ms = p->impact_ms;
 				dead[ix[pi]] = 1;
 			} else {
-				if (absorb(p, q, DEV_FOLDED))
+				if (absorb(p, q, PT_EV_INSIDE))
 					goto oom;
 				if (!is_straggler(p))
 					p->impact_ms += q->impact_ms;
@@ -226,19 +226,19 @@ void diag_merge(dctx *c)
 			continue;
 		for (i = a; i < b; i++) {
 			dfinding *q = &F[ix[i]];
-			devkind kind = DEV_COUNT;
+			pt_ev_kind kind = PT_EV_COUNT;
 			if (dead[ix[i]] || ix[i] == s)
 				continue;
 			if (q->cat == DC_COMM)
-				kind = DEV_OWN_COMM;
+				kind = PT_EV_OWN_COMM;
 			else if (q->cat == DC_COMPUTE && !strcmp(q->metric, "gpu utilization") &&
 				 q->value < q->others)
-				kind = DEV_OWN_WAIT;
+				kind = PT_EV_OWN_WAIT;
 			else if (q->cat == DC_PYTHON && waits_for(&F[s], q->function))
-				kind = DEV_OWN_WAIT;
+				kind = PT_EV_OWN_WAIT;
 			else if (names_cause(&F[s], q->function))
-				kind = DEV_SAME;
-			if (kind == DEV_COUNT)
+				kind = PT_EV_SAME;
+			if (kind == PT_EV_COUNT)
 				continue;
 			if (absorb(&F[s], q, kind))
 				goto oom;
@@ -258,7 +258,7 @@ void diag_merge(dctx *c)
 				break;
 		if (f0 >= n || strcmp(wid(&F[ix[f0]]), q->caused_by))
 			continue;
-		if (absorb(&F[ix[f0]], q, DEV_SYMPTOM))
+		if (absorb(&F[ix[f0]], q, PT_EV_SYMPTOM))
 			goto oom;
 		dead[i] = 1;
 	}

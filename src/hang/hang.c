@@ -538,7 +538,7 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 			  const pt_hang_result *res, pt_error *err)
 {
 	pt_report *r = pt_report_new();
-	pt_rv *root, *ws, *fs;
+	pt_rv *root, *ws;
 	double *others = NULL;
 
 	if (!r)
@@ -565,7 +565,7 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 				 (long long)w[i].step);
 		pt_rv_str(r, x, "error", why);
 	}
-	fs = pt_rv_arr(r, root, "findings");
+	pt_report_findings_open(r);
 	others = x_calloc(n, sizeof(double));
 	if (!others)
 		goto oom;
@@ -573,30 +573,23 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 		const pt_hang_worker *s = &w[res->suspects[k]];
 		const char *fn = res->function ? res->function[res->suspects[k]] : NULL;
 		size_t no = 0;
-		pt_rv *f = pt_rv_obj(r, fs, NULL), *a;
+		char id[PT_CONTROL_ID_MAX + 8];
+		const char *ids[1] = { id };
+		pt_finding f = { 0 };
 		pt_sb sb = { 0 };
 
 		for (size_t i = 0; i < n; i++)
 			if (i != res->suspects[k] && alive(&w[i]) && w[i].since_step >= 0)
 				others[no++] = w[i].since_step;
-		pt_rv_int(r, f, "rank", (int64_t)k + 1);
-		pt_rv_str(r, f, "category", "Hang");
-		a = pt_rv_arr(r, f, "workers");
-		wname(r, a, NULL, s->id);
-		pt_rv_str(r, f, "function", fn ? fn : "");
-		pt_rv_str(r, f, "metric", "seconds since last step");
-		if (s->since_step >= 0)
-			pt_rv_num(r, f, "value", round3(s->since_step));
-		else
-			pt_rv_null(r, f, "value");
-		if (no)
-			pt_rv_num(r, f, "others", round3(pt_robust_median(others, no, 0)));
-		else
-			pt_rv_null(r, f, "others");
-		if (s->since_step >= 0)
-			pt_rv_num(r, f, "impact (ms)", round3(s->since_step * 1000));
-		else
-			pt_rv_null(r, f, "impact (ms)");
+		snprintf(id, sizeof(id), "%s.json", s->id);
+		f.category = "Hang";
+		f.workers = ids;
+		f.nworkers = 1;
+		f.function = fn ? fn : "";
+		f.metric = "seconds since last step";
+		f.value = s->since_step >= 0 ? round3(s->since_step) : NAN;
+		f.others = no ? round3(pt_robust_median(others, no, 0)) : NAN;
+		f.impact_ms = s->since_step >= 0 ? round3(s->since_step * 1000) : NAN;
 		if (s->state == PT_HANG_DEAD)
 			pt_sb_addf(&sb, "worker %s.json is dead: its process %lld on %s is gone (last "
 				   "step %lld); the other workers cannot pass their next collective "
@@ -609,7 +602,8 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 				   "%.1f s) while the others are elsewhere: the likely cause of the "
 				   "hang", s->id, fn && fn[0] ? fn : "(no Python frame)",
 				   (long long)s->step, s->since_step);
-		pt_rv_str(r, f, "explanation", sb.oom ? "" : sb.buf);
+		f.explanation = sb.oom ? "" : sb.buf;
+		pt_report_add_finding(r, &f);
 		pt_sb_free(&sb);
 	}
 	pt_hang_add_section(r, root, w, n, o, res);

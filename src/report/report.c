@@ -5,7 +5,7 @@
  * as report.json (which the PerfDisplay page embeds) and printed in the
  * text report.
  */
-#include "report.h"
+#include "internal.h"
 #include "../util/xalloc.h"
 
 #include <stdio.h>
@@ -14,24 +14,12 @@
 
 #define ARENA_CHUNK (64 * 1024)
 
-typedef struct chunk {
-	struct chunk *prev;
-	size_t used, cap;
-	char data[];
-} chunk;
-
-struct pt_report {
-	chunk *cur;
-	int oom;
-	pt_rv root;
-};
-
 const char *const pt_report_sections[5] = {
 	"GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime",
 	"Python functions",
 };
 
-static void *arena_alloc(pt_report *r, size_t n)
+void *pt_report_alloc(pt_report *r, size_t n)
 {
 	chunk *c = r->cur;
 	void *p;
@@ -74,6 +62,7 @@ void pt_report_free(pt_report *r)
 		p = c->prev;
 		x_free(c);
 	}
+	x_free(r->f);
 	x_free(r);
 }
 
@@ -84,7 +73,7 @@ int pt_report_oom(const pt_report *r) { return !r || r->oom; }
 const char *pt_report_strdup(pt_report *r, const char *s)
 {
 	size_t n = strlen(s);
-	char *d = arena_alloc(r, n + 1);
+	char *d = pt_report_alloc(r, n + 1);
 
 	if (d)
 		memcpy(d, s, n + 1);
@@ -97,7 +86,7 @@ static pt_rv *add(pt_report *r, pt_rv *parent, const char *key, pt_rv_type t)
 
 	if (!r || !parent || r->oom)
 		return NULL;
-	v = arena_alloc(r, sizeof(*v));
+	v = pt_report_alloc(r, sizeof(*v));
 	if (!v)
 		return NULL;
 	memset(v, 0, sizeof(*v));

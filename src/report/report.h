@@ -66,6 +66,71 @@ pt_rv *pt_rv_bool(pt_report *r, pt_rv *parent, const char *key, int v);
 /* Member of an object by key (first match); NULL when absent or o is NULL. */
 const pt_rv *pt_rv_get(const pt_rv *o, const char *key);
 
+/* ---- the finding model (finding.c) ------------------------------------
+ *
+ * A report's findings, ranked, as the diagnosis (src/diagnose/findings.c)
+ * and the hang check (src/hang/hang.c) made them.  report.json's
+ * "findings" array is written from it (pt_report_add_finding), and the text
+ * reports render it (pt_report_findings): neither reads a finding back out
+ * of the other's output.  Strings are copied into the report's arena; a
+ * double that is not finite is written as null. */
+
+/* How a merged finding relates to one piece of its evidence. */
+typedef enum {
+	PT_EV_SAME,      /* "same cause": another section saw the same function */
+	PT_EV_INSIDE,    /* "inside it": a frame folded into its ancestor */
+	PT_EV_OWN_COMM,  /* "its own collectives": a straggler's own, longer */
+	PT_EV_OWN_WAIT,  /* "its own waiting for it" */
+	PT_EV_SYMPTOM,   /* "symptom on a worker that waited for it" */
+	PT_EV_COUNT
+} pt_ev_kind;
+
+/* The report.json spelling of each kind. */
+extern const char *const pt_ev_kind_names[PT_EV_COUNT];
+
+typedef struct pt_finding_ev {
+	pt_ev_kind kind;
+	const char *category, *worker, *function, *metric;  /* NULL: "" */
+	double value, others, impact_ms;
+	const char *explanation;
+} pt_finding_ev;
+
+typedef struct pt_finding {
+	const char *category;          /* "Lockstep", "Hang", ... */
+	const char *const *workers;    /* ids as written ("w0.json", "rank0") */
+	size_t nworkers;
+	const char *function, *metric; /* NULL: "" */
+	double value, others, impact_ms;
+	const char *explanation;       /* the sentence */
+	const char *caused_by;         /* a symptom's straggler; NULL: none */
+	struct pt_finding_conf {       /* level NULL: not graded, no "confidence" */
+		const char *level;     /* "strong", "moderate", "weak" */
+		double lost;           /* time lost, share of the window */
+		double apart;          /* how far from the others (x); NAN: unknown */
+		size_t same;           /* other workers flagged on it */
+		const char *calls;     /* NULL: "unknown" */
+		double noise_ms;       /* per step; NAN: not measured (no member) */
+		const char *noise;     /* which noise */
+		const char *evidence;  /* why this grade, a sentence */
+	} conf;
+	const pt_finding_ev *ev;       /* merged evidence, nev of them */
+	size_t nev;
+} pt_finding;
+
+/* Open the report's "findings" array under the root at this point of the
+ * key order (an empty array stays when no finding follows).  Called once;
+ * pt_report_add_finding opens it when needed.  NULL on allocation failure. */
+pt_rv *pt_report_findings_open(pt_report *r);
+
+/* Append a deep copy of f as the next finding: to the model and, with
+ * "rank" its position from 1, to report.json's "findings".  0, or -1 out
+ * of memory (the report remembers it: pt_report_oom). */
+int pt_report_add_finding(pt_report *r, const pt_finding *f);
+
+/* The findings in rank order; *n (not NULL) their number.  Owned by the
+ * report; valid until it is freed.  NULL with *n = 0 when there are none. */
+const pt_finding *pt_report_findings(const pt_report *r, size_t *n);
+
 /* The five seed sections, in report order. */
 extern const char *const pt_report_sections[5];
 

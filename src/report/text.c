@@ -2,8 +2,8 @@
  * text.c - the seed's text report (`--format json` of diagnose/analyze):
  * each seed section as "<name>:" and its JSON (indent 4) as the original
  * tool logged them, then the findings as numbered plain sentences.  The
- * default report for people is text_people.c.  Reads only the
- * report tree built by src/diagnose.
+ * default report for people is text_people.c.  Reads the seed sections
+ * from the report tree and the findings from the finding model.
  */
 #include "report.h"
 
@@ -12,8 +12,8 @@
 void pt_report_text_json(const pt_report *r, size_t max_findings, pt_sb *out)
 {
 	const pt_rv *root = pt_report_root_c(r);
-	const pt_rv *f, *c;
-	size_t i, shown = 0;
+	const pt_finding *f;
+	size_t i, nf, shown = 0;
 
 	for (i = 0; i < 5; i++) {
 		pt_sb_addf(out, "%s:\n", pt_report_sections[i]);
@@ -21,19 +21,17 @@ void pt_report_text_json(const pt_report *r, size_t max_findings, pt_sb *out)
 		pt_sb_add(out, "\n\n", 2);
 	}
 	pt_sb_adds(out, "Findings:\n");
-	f = pt_rv_get(root, "findings");
-	if (!f || !f->n) {
+	f = pt_report_findings(r, &nf);
+	if (!nf) {
 		pt_sb_adds(out, "No worker differs from the others beyond the thresholds.\n");
 		return;
 	}
-	for (c = f->child; c; c = c->next) {
-		const pt_rv *e = pt_rv_get(c, "explanation");
-
+	for (i = 0; i < nf; i++) {
 		if (max_findings && shown == max_findings)
 			break;
 		shown++;
-		pt_sb_addf(out, "%zu. %s\n", shown, e && e->type == PT_RV_STR ? e->str : "");
+		pt_sb_addf(out, "%zu. %s\n", shown, f[i].explanation);
 	}
-	if (shown < f->n)
-		pt_sb_addf(out, "... and %zu more findings in report.json.\n", f->n - shown);
+	if (shown < nf)
+		pt_sb_addf(out, "... and %zu more findings in report.json.\n", nf - shown);
 }

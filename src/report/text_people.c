@@ -3,9 +3,10 @@
  * analyze/diagnose/trigger: a job summary (workers, steps, step time,
  * where the time goes, GPU utilization), the findings as wrapped sentences
  * with workers named by rank, then every other top-level member of the
- * report as aligned tables of its top rows.  Reads only the report tree;
- * sections and findings are rendered by their shape, not by name, so new
- * ones print without code here.  Every line fits the width (names cut in
+ * report as aligned tables of its top rows.  The findings come from the
+ * report's finding model (report.h), the rest from the report tree:
+ * sections are rendered by their shape, not by name, so new ones print
+ * without code here.  Every line fits the width (names cut in
  * the middle by names.c, the rest cut at the end).
  */
 #include "report.h"
@@ -1187,16 +1188,9 @@ out:
 	x_free(util);
 }
 
-static int is_weak(const pt_rv *c)
+static int is_weak(const pt_finding *f)
 {
-	const pt_rv *lv = pt_rv_get(pt_rv_get(c, "confidence"), "level");
-
-	return lv && lv->type == PT_RV_STR && !strcmp(lv->str, "weak");
-}
-
-static const char *str_of(const pt_rv *v)
-{
-	return v && v->type == PT_RV_STR ? v->str : "";
+	return f->conf.level && !strcmp(f->conf.level, "weak");
 }
 
 /* sb's text, workers relabelled, wrapped under the first-line prefix. */
@@ -1242,49 +1236,42 @@ static const char *leaf_name(const char *key, char *buf, size_t cap)
 
 /* "also: ..." under a finding that holds other sections' findings of its
  * cause: how many of each kind, and the workers its victims are. */
-static void evidence_line(tctx *t, const pt_rv *c, pt_sb *sb)
+static void evidence_line(tctx *t, const pt_finding *c, pt_sb *sb)
 {
-	enum { SAME, INSIDE, OWN_COMM, OWN_WAIT, SYMPTOM, NKINDS };
-	static const char *const kinds[NKINDS] = {
-		"same cause", "inside it", "its own collectives", "its own waiting for it",
-		"symptom on a worker that waited for it",
-	};
-	static const char *const lead[NKINDS] = {
+	static const char *const lead[PT_EV_COUNT] = {
 		"seen as ", "the frames inside it ", "its own longer collectives ",
 		"its own waiting for it ", "",
 	};
-	const pt_rv *ev = pt_rv_get(c, "evidence"), *e;
-	const char *self = str_of(pt_rv_get(c, "function"));
-	size_t k, n, parts = 0;
+	size_t k, i, j, n, parts = 0;
 
-	if (!ev || ev->type != PT_RV_ARR || !ev->n)
+	if (!c->nev)
 		return;
 	pt_sb_reset(sb);
-	for (k = 0; k < NKINDS; k++) {
+	for (k = 0; k < PT_EV_COUNT; k++) {
 		size_t shown = 0;
-		for (n = 0, e = ev->child; e; e = e->next)
-			n += !strcmp(str_of(pt_rv_get(e, "kind")), kinds[k]);
+		for (n = 0, i = 0; i < c->nev; i++)
+			n += c->ev[i].kind == (pt_ev_kind)k;
 		if (!n)
 			continue;
 		pt_sb_adds(sb, parts++ ? "; " : "also: ");
-		if (k == SYMPTOM)
+		if (k == PT_EV_SYMPTOM)
 			pt_sb_addf(sb, "%zu symptom%s on the workers that waited for it (", n,
 				   n == 1 ? "" : "s");
 		else
 			pt_sb_adds(sb, lead[k]);
-		for (e = ev->child; e; e = e->next) {
+		for (i = 0; i < c->nev; i++) {
+			const pt_finding_ev *e = &c->ev[i];
 			char nb[200];
-			const char *w = str_of(pt_rv_get(e, "worker")), *lab, *fn;
-			const pt_rv *d;
-			if (strcmp(str_of(pt_rv_get(e, "kind")), kinds[k]))
+			const char *lab;
+			if (e->kind != (pt_ev_kind)k)
 				continue;
-			if (k == SYMPTOM) {
+			if (k == PT_EV_SYMPTOM) {
 				/* each worker once, however many symptoms it has */
-				for (d = ev->child; d != e; d = d->next)
-					if (!strcmp(str_of(pt_rv_get(d, "kind")), kinds[k]) &&
-					    !strcmp(str_of(pt_rv_get(d, "worker")), w))
+				for (j = 0; j < i; j++)
+					if (c->ev[j].kind == PT_EV_SYMPTOM &&
+					    !strcmp(c->ev[j].worker, e->worker))
 						break;
-				if (d != e)
+				if (j < i)
 					continue;
 			}
 			if (shown++ == 4) {
@@ -1293,35 +1280,34 @@ static void evidence_line(tctx *t, const pt_rv *c, pt_sb *sb)
 			}
 			if (shown > 1)
 				pt_sb_adds(sb, ", ");
-			fn = str_of(pt_rv_get(e, "function"));
-			if (k == SYMPTOM) {
-				lab = label_of(t, w);
-				pt_sb_addf(sb, "%s", lab ? lab : w);
-			} else if (!fn[0] || (k == SAME && !strcmp(fn, self))) {
+			if (k == PT_EV_SYMPTOM) {
+				lab = label_of(t, e->worker);
+				pt_sb_addf(sb, "%s", lab ? lab : e->worker);
+			} else if (!e->function[0] ||
+				   (k == PT_EV_SAME && !strcmp(e->function, c->function))) {
 				/* the cause itself as another section saw it */
-				pt_sb_addf(sb, "%s", str_of(pt_rv_get(e, "category")));
+				pt_sb_addf(sb, "%s", e->category);
 			} else {
-				pt_sb_addf(sb, "%s", leaf_name(fn, nb, sizeof(nb)));
+				pt_sb_addf(sb, "%s", leaf_name(e->function, nb, sizeof(nb)));
 			}
 		}
-		if (k == SYMPTOM)
+		if (k == PT_EV_SYMPTOM)
 			pt_sb_adds(sb, ")");
 	}
 	wrap_relabeled(t, sb, "     ", 7);
 }
 
 /* The findings that may be noise, in one line: who, what, how much. */
-static void noise_line(tctx *t, const pt_rv *f, size_t nweak, pt_sb *sb)
+static void noise_line(tctx *t, const pt_finding *f, size_t nf, size_t nweak, pt_sb *sb)
 {
-	const pt_rv *c;
-	size_t shown = 0;
+	size_t i, shown = 0;
 
 	pt_sb_reset(sb);
 	pt_sb_addf(sb, "Possibly noise (%zu: weak evidence or within the job's own noise; "
 		   "report.json has them): ", nweak);
-	for (c = f->child; c; c = c->next) {
-		const pt_rv *ws = pt_rv_get(c, "workers"), *lost;
-		const char *w = ws && ws->child ? str_of(ws->child) : "", *lab = label_of(t, w);
+	for (i = 0; i < nf; i++) {
+		const pt_finding *c = &f[i];
+		const char *w = c->nworkers ? c->workers[0] : "", *lab = label_of(t, w);
 		char nb[200], pb[32];
 		if (!is_weak(c))
 			continue;
@@ -1329,41 +1315,37 @@ static void noise_line(tctx *t, const pt_rv *f, size_t nweak, pt_sb *sb)
 			pt_sb_addf(sb, "; " ELL " %zu more", nweak - 6);
 			break;
 		}
-		lost = pt_rv_get(pt_rv_get(c, "confidence"), "time lost (share of window)");
-		fmt_pct(num_of(lost), pb, sizeof(pb));
+		fmt_pct(c->conf.lost, pb, sizeof(pb));
 		pt_sb_addf(sb, "%s%s %s (%s of its time)", shown > 1 ? "; " : "", lab ? lab : w,
-			   str_of(pt_rv_get(c, "function"))[0] ?
-				   leaf_name(str_of(pt_rv_get(c, "function")), nb, sizeof(nb)) :
-				   str_of(pt_rv_get(c, "category")),
+			   c->function[0] ? leaf_name(c->function, nb, sizeof(nb)) : c->category,
 			   pb);
 	}
 	wrap_relabeled(t, sb, "  ", 4);
 }
 
-static void findings(tctx *t, const pt_rv *root)
+static void findings(tctx *t, const pt_report *r)
 {
-	const pt_rv *f = pt_rv_get(root, "findings"), *c;
-	size_t shown = 0, nweak = 0, ncause;
+	size_t nf, i, shown = 0, nweak = 0, ncause;
+	const pt_finding *f = pt_report_findings(r, &nf);
 	pt_sb sb = {0};
 	char num[32];
 
 	pt_sb_reset(&sb);
-	if (!f || f->type != PT_RV_ARR || !f->n) {
+	if (!nf) {
 		emit(t, "Findings: none. No worker differs from the others beyond the thresholds.");
 		return;
 	}
-	for (c = f->child; c; c = c->next)
-		nweak += is_weak(c);
-	ncause = f->n - nweak;
+	for (i = 0; i < nf; i++)
+		nweak += is_weak(&f[i]);
+	ncause = nf - nweak;
 	if (!ncause)
 		pt_sb_addf(&sb, "Findings: none beyond the job's own noise (%zu possibly noise)",
 			   nweak);
 	else
 		pt_sb_addf(&sb, "Findings (%zu, most time lost first)", ncause);
 	emit(t, sb.buf);
-	for (c = f->child; c; c = c->next) {
-		const pt_rv *e = pt_rv_get(c, "explanation"), *cf = pt_rv_get(c, "confidence");
-		const pt_rv *lv = pt_rv_get(cf, "level"), *why = pt_rv_get(cf, "evidence");
+	for (i = 0; i < nf; i++) {
+		const pt_finding *c = &f[i];
 		char *text;
 
 		if (is_weak(c))
@@ -1372,14 +1354,10 @@ static void findings(tctx *t, const pt_rv *root)
 			break;
 		shown++;
 		pt_sb_reset(&sb);
-		if (e && e->type == PT_RV_STR && e->str[0]) {
-			pt_sb_adds(&sb, e->str);
-		} else {
-			const pt_rv *cat = pt_rv_get(c, "category"), *fn = pt_rv_get(c, "function");
-
-			pt_sb_addf(&sb, "%s: %s", cat && cat->type == PT_RV_STR ? cat->str : "",
-				   fn && fn->type == PT_RV_STR ? fn->str : "");
-		}
+		if (c->explanation[0])
+			pt_sb_adds(&sb, c->explanation);
+		else
+			pt_sb_addf(&sb, "%s: %s", c->category, c->function);
 		text = relabel(t, sb.buf ? sb.buf : "");
 		if (!text) {
 			t->oom = 1;
@@ -1388,9 +1366,9 @@ static void findings(tctx *t, const pt_rv *root)
 		snprintf(num, sizeof(num), "%3zu. ", shown);
 		wrap(t, num, 5, text);
 		x_free(text);
-		if (why && why->type == PT_RV_STR && lv && lv->type == PT_RV_STR) {
+		if (c->conf.level) {
 			pt_sb_reset(&sb);
-			pt_sb_addf(&sb, "%s: %s", lv->str, why->str);
+			pt_sb_addf(&sb, "%s: %s", c->conf.level, c->conf.evidence);
 			text = relabel(t, sb.buf);
 			if (text)
 				wrap(t, "     ", 7, text);
@@ -1405,7 +1383,7 @@ static void findings(tctx *t, const pt_rv *root)
 		emit(t, sb.buf);
 	}
 	if (nweak)
-		noise_line(t, f, nweak, &sb);
+		noise_line(t, f, nf, nweak, &sb);
 	if (sb.oom)
 		t->oom = 1;
 	pt_sb_free(&sb);
@@ -1516,7 +1494,7 @@ void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out
 	load_workers(&t, pt_rv_get(root, "workers"));
 	summary(&t, root);
 	pt_sb_addc(out, '\n');
-	findings(&t, root);
+	findings(&t, r);
 	for (c = root->child; c; c = c->next) {
 		if (!strcmp(c->key, "workers") || !strcmp(c->key, "findings") ||
 		    !strcmp(c->key, "display"))

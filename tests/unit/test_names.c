@@ -129,7 +129,7 @@ static void test_fit(void **state)
 static pt_report *small_report(void)
 {
 	pt_report *r = pt_report_new();
-	pt_rv *root = pt_report_root(r), *s, *k, *ws, *w, *f, *fo, *d, *dw, *a;
+	pt_rv *root = pt_report_root(r), *s, *k, *ws, *w, *d, *dw, *a;
 
 	s = pt_rv_obj(r, root, "GPU Compute");
 	a = pt_rv_arr(r, s, "min/median/max GPU utilization (in [0,1])");
@@ -154,13 +154,19 @@ static pt_report *small_report(void)
 	pt_rv_int(r, pt_rv_arr(r, w, "steps"), NULL, 10);
 	pt_rv_num(r, w, "window (ms)", 20.0);
 	pt_rv_num(r, w, "gpu utilization", 0.25);
-	f = pt_rv_arr(r, root, "findings");
-	fo = pt_rv_obj(r, f, NULL);
-	pt_rv_str(r, pt_rv_arr(r, fo, "workers"), NULL, "w1.json");
-	pt_rv_str(r, fo, "explanation", "worker w1.json spends 21.2% of its time in "
-		  "cudaLaunchKernel, other workers 5.7%: kernel launches are slower on this "
-		  "worker (CPU contention, a throttled CPU or a busy driver) (about 2.76 ms per "
-		  "step)");
+	{
+		static const char *const w1[] = { "w1.json" };
+		pt_finding f = {
+			.category = "CUDA Runtime", .workers = w1, .nworkers = 1,
+			.function = "cudaLaunchKernel", .value = 0.2117, .others = 0.057,
+			.impact_ms = 27.6,
+			.explanation = "worker w1.json spends 21.2% of its time in "
+				       "cudaLaunchKernel, other workers 5.7%: kernel launches are "
+				       "slower on this worker (CPU contention, a throttled CPU or a "
+				       "busy driver) (about 2.76 ms per step)",
+		};
+		pt_report_add_finding(r, &f);
+	}
 	d = pt_rv_obj(r, root, "display");
 	dw = pt_rv_obj(r, d, "workers");
 	w = pt_rv_obj(r, dw, "w0.json");
@@ -221,7 +227,7 @@ static void test_text_people(void **state)
 static void test_text_duplicate_ranks(void **state)
 {
 	pt_report *r = pt_report_new();
-	pt_rv *root = pt_report_root(r), *ws, *w, *f, *tr;
+	pt_rv *root = pt_report_root(r), *ws, *w, *tr;
 	pt_sb sb = {0};
 
 	tr = pt_rv_obj(r, root, "trigger");
@@ -232,8 +238,10 @@ static void test_text_duplicate_ranks(void **state)
 	pt_rv_int(r, w, "rank", 0);
 	w = pt_rv_obj(r, ws, "b_0_2.json");
 	pt_rv_int(r, w, "rank", 0);
-	f = pt_rv_obj(r, pt_rv_arr(r, root, "findings"), NULL);
-	pt_rv_str(r, f, "explanation", "worker b_0_2.json is slow");
+	{
+		pt_finding f = { .category = "Steps", .explanation = "worker b_0_2.json is slow" };
+		pt_report_add_finding(r, &f);
+	}
 	pt_report_text_people(r, NULL, &sb);
 	assert_false(sb.oom);
 	assert_non_null(strstr(sb.buf, "  1. worker b_0_2.json is slow\n"));

@@ -173,7 +173,7 @@ static void test_tree(void **state)
 static pt_report *with_sections(size_t nfind)
 {
 	pt_report *r = pt_report_new();
-	pt_rv *root = pt_report_root(r), *f;
+	pt_rv *root = pt_report_root(r);
 	size_t i;
 
 	pt_rv_num(r, pt_rv_obj(r, root, "GPU Compute"), "k", 0.25);
@@ -182,12 +182,13 @@ static pt_report *with_sections(size_t nfind)
 	pt_rv_obj(r, root, "CUDA Runtime");
 	pt_rv_obj(r, root, "Python functions");
 	pt_rv_obj(r, root, "workers");
-	f = pt_rv_arr(r, root, "findings");
+	pt_report_findings_open(r);
 	for (i = 0; i < nfind; i++) {
 		char e[64];
+		pt_finding f = { .category = "Steps", .explanation = e };
 
 		snprintf(e, sizeof(e), "finding number %zu", i + 1);
-		pt_rv_str(r, pt_rv_obj(r, f, NULL), "explanation", e);
+		assert_int_equal(pt_report_add_finding(r, &f), 0);
 	}
 	return r;
 }
@@ -280,7 +281,10 @@ static void test_write_dir(void **state)
 	txt = slurp(path);
 	assert_string_equal(txt, page.buf);
 	assert_non_null(strstr(txt, "<script type=\"application/json\" id=\"pt-report\">{\"GPU Compute\":{\"k\":0.25},"));
-	assert_non_null(strstr(txt, "\"findings\":[{\"explanation\":\"finding number 1\"}]}</script>"));
+	assert_non_null(strstr(txt, "\"findings\":[{\"rank\":1,\"category\":\"Steps\","
+				    "\"workers\":[],\"function\":\"\",\"metric\":\"\",\"value\":0.0,"
+				    "\"others\":0.0,\"impact (ms)\":0.0,\"explanation\":\"finding "
+				    "number 1\"}]}</script>"));
 	free(txt);
 	/* app.py, executable, serves the folder. */
 	snprintf(path, sizeof(path), "%s/PerfDisplay/app.py", sub);
@@ -434,6 +438,82 @@ static void test_page_escapes_names(void **state)
 	pt_report_free(r);
 }
 
+/* The finding model: report.json's "findings" are written from it, and the
+ * text report renders it (merged evidence, the "possibly noise" line),
+ * whatever the tree holds. */
+static void test_finding_model(void **state)
+{
+	static const char *const w1[] = { "w1.json" };
+	static const char *const w3[] = { "w3.json" };
+	char fn[32] = "slow_augment";
+	pt_finding_ev ev[3] = {
+		{ PT_EV_SAME, "Python functions", "w1.json", "slow_augment", "bottleneck ratio",
+		  0.4, 0.1, 90, "w1.json spends 40% in slow_augment" },
+		{ PT_EV_SYMPTOM, "Communication", "w0.json", "gloo:all_reduce", "median",
+		  30, 17, 40, "w0.json waits" },
+		{ PT_EV_SYMPTOM, "Communication", "w0.json", "gloo:broadcast", "median",
+		  3, 1, 4, "w0.json waits again" },
+	};
+	pt_finding f = {
+		.category = "Lockstep", .workers = w1, .nworkers = 1, .function = fn,
+		.metric = "ms late per step", .value = 12.5, .others = NAN, .impact_ms = 100,
+		.explanation = "the others waited for w1.json: slow_augment",
+		.conf = { "strong", 0.25, NAN, 0, NULL, 1.5, "the job's step-to-step spread",
+			  "far beyond the noise" },
+		.ev = ev, .nev = 3,
+	};
+	pt_finding g = {
+		.category = "Python functions", .workers = w3, .nworkers = 1,
+		.function = "a.py(1): f|aten::mm", .value = 0.02, .others = 0.018, .impact_ms = 1,
+		.explanation = "w3.json spends a bit more in aten::mm",
+		.conf = { "weak", 0.004, 1.1, 2, "same", NAN, NULL, "within the noise" },
+	};
+	pt_report *r = pt_report_new();
+	const pt_finding *m;
+	pt_sb sb = { 0 }, js = { 0 };
+	size_t n;
+
+	(void)state;
+	assert_null(pt_report_findings(r, &n));
+	assert_int_equal(n, 0);
+	pt_rv_obj(r, pt_report_root(r), "workers");
+	assert_int_equal(pt_report_add_finding(r, &f), 0);
+	assert_int_equal(pt_report_add_finding(r, &g), 0);
+	/* a deep copy: the caller's strings may go */
+	strcpy(fn, "changed");
+	m = pt_report_findings(r, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(m[0].function, "slow_augment");
+	assert_string_equal(m[0].ev[1].worker, "w0.json");
+	assert_string_equal(m[1].conf.calls, "same");
+	assert_string_equal(m[0].conf.calls, "unknown");
+
+	pt_report_json(pt_rv_get(pt_report_root_c(r), "findings"), 0, &js);
+	assert_false(js.oom);
+	assert_non_null(strstr(js.buf, "\"rank\": 2,\n        \"category\": \"Python functions\""));
+	assert_non_null(strstr(js.buf, "\"others\": null,\n        \"impact (ms)\": 100.0,"));
+	assert_non_null(strstr(js.buf, "\"noise (ms per step)\": 1.5,\n            \"noise\": "
+				   "\"the job's step-to-step spread\","));
+	assert_non_null(strstr(js.buf, "\"kind\": \"symptom on a worker that waited for it\""));
+	/* no noise member when it was not measured, no evidence array when none */
+	assert_null(strstr(strstr(js.buf, "\"rank\": 2"), "noise (ms"));
+	assert_null(strstr(strstr(js.buf, "\"rank\": 2"), "\"evidence\": ["));
+
+	pt_report_text_people(r, NULL, &sb);
+	assert_false(sb.oom);
+	assert_non_null(strstr(sb.buf, "Findings (1, most time lost first)\n"));
+	assert_non_null(strstr(sb.buf, "  1. the others waited for w1.json: slow_augment\n"));
+	assert_non_null(strstr(sb.buf, "     strong: far beyond the noise\n"));
+	assert_non_null(strstr(sb.buf, "     also: seen as Python functions; 2 symptoms on the "
+				   "workers that waited for it (w0.json)\n"));
+	assert_non_null(strstr(sb.buf, "  Possibly noise (1: weak evidence or within the job's "
+				   "own noise; report.json has them): w3.json aten::mm (0.40% of its\n"
+				   "    time)\n"));
+	pt_sb_free(&sb);
+	pt_sb_free(&js);
+	pt_report_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_utf8),
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_text_json),
+		cmocka_unit_test(test_finding_model),
 		cmocka_unit_test(test_write_dir),
 		cmocka_unit_test(test_write_dir_failure_keeps_pair),
 		cmocka_unit_test(test_page_escapes_names),
