@@ -647,8 +647,15 @@ static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
 		ab = pt_rv_arr(c->rep, kk, "abnormal_workers");
 		for (j = 0; j < e->n; j++) {
 			const cabn *r = &cs->rec[e->off + j];
-			pt_rv *o = pt_rv_obj(c->rep, ab, NULL);
+			pt_rv *o;
 
+			/* a worker that waited for its peers has long collectives
+			 * because it waited: the Lockstep section explains it */
+			if (c->waiting && c->waiting[r->w]) {
+				c->comm_waiting++;
+				continue;
+			}
+			o = pt_rv_obj(c->rep, ab, NULL);
 			pt_rv_str(c->rep, o, "worker", c->w[r->w].id);
 			pt_rv_int(c->rep, o, "different from other workers", r->diff);
 			features(c, o, r->p, hg);

@@ -213,6 +213,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 			goto oom;
 	if (c.nfailed)
 		failed_finding(&c, n);
+	diag_lockstep_match(&c);
 	diag_step_mismatch(&c);
 	diag_compute(&c);
 	diag_memory(&c);
@@ -247,6 +248,7 @@ out:
 		x_free(c.lkw[i].last);
 	}
 	x_free(c.lkw);
+	x_free(c.waiting);
 	for (i = 0; c.slow && i < c.nw; i++)
 		x_free(c.slow[i]);
 	x_free(c.slow);

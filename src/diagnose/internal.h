@@ -168,6 +168,10 @@ typedef struct dctx {
 	dfinding *f;
 	size_t nf, fcap;
 	dlkwait *lkw;             /* per worker (lockstep_match.c), NULL without lockstep */
+	struct dlk *lk;           /* diag_lockstep_match's, for diag_lockstep */
+	unsigned char *waiting;   /* per worker: waited for its peers, no straggler
+	                             (diag_lockstep_match); NULL without lockstep */
+	size_t comm_waiting;      /* Communication entries left out for it (comm.c) */
 	unsigned char **slow;     /* per worker: its slow steps (steps.c), NULL */
 	int oom;
 } dctx;

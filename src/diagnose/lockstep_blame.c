@@ -274,55 +274,6 @@ static int is_straggler(const lk *L, const char *id)
 	return 0;
 }
 
-/* Take the victims out of the Communication section's "abnormal_workers"
- * lists: a worker that waited for its peers (5% of the window or more)
- * and is no straggler has long collectives because it waited.  Returns
- * how many entries went. */
-static size_t prune_comm(lk *L, double job_ms)
-{
-	dctx *c = L->c;
-	pt_rv *sec = (pt_rv *)pt_rv_get(pt_report_root(c->rep), "Communication"), *g, *k;
-	size_t n = 0, q;
-
-	if (!sec || sec->type != PT_RV_OBJ)
-		return 0;
-	for (g = sec->child; g; g = g->next) {
-		if (g->type != PT_RV_OBJ)
-			continue;
-		for (k = g->child; k; k = k->next) {
-			pt_rv *arr = (pt_rv *)pt_rv_get(k, "abnormal_workers"), *e, *prev = NULL, *nx;
-			if (!arr || arr->type != PT_RV_ARR)
-				continue;
-			for (e = arr->child; e; e = nx) {
-				const pt_rv *wv = pt_rv_get(e, "worker");
-				int drop = 0;
-				nx = e->next;
-				if (wv && wv->type == PT_RV_STR && !is_straggler(L, wv->str))
-					for (q = 0; q < L->nm; q++) {
-						const lkw *W = &L->w[L->m[q]];
-						if (!strcmp(c->w[W->w].id, wv->str) &&
-						    W->waited_us / 1e3 >= 0.05 * job_ms)
-							drop = 1;
-					}
-				if (!drop) {
-					prev = e;
-					continue;
-				}
-				/* unlink e (its memory is the report arena's) */
-				if (prev)
-					prev->next = nx;
-				else
-					arr->child = nx;
-				if (arr->last == e)
-					arr->last = prev;
-				arr->n--;
-				n++;
-			}
-		}
-	}
-	return n;
-}
-
 /* The straggler worker w waited for longest (index into c->w), from its
  * instances' last arrivers; failing that the straggler the others waited
  * for most; UINT32_MAX when there is none.  acc: c->nw doubles. */
@@ -703,89 +654,146 @@ static void report_workers(lk *L, pt_rv *sec, double nsteps)
 	}
 }
 
-void diag_lockstep(dctx *c)
+/* The waiting workers: matched, no straggler, waited 5% of the window or
+ * more; their long collectives are waiting, so the Communication section
+ * leaves them out of its "abnormal_workers" (diag_comm).  -1: out of
+ * memory. */
+static int mark_waiting(lk *L, double job_ms)
 {
-	lk L;
-	pt_rv *sec, *ex;
-	dpair *lost = NULL;
-	sresult *res = NULL;
-	double job_ms, nsteps, job_step_ms, total_blame = 0, min_lost, *medl = NULL;
-	size_t i, q, nfold = 0, nvers1 = 0;
+	dctx *c = L->c;
+	size_t q;
 
-	memset(&L, 0, sizeof(L));
-	L.c = c;
-	L.w = x_calloc(c->nw ? c->nw : 1, sizeof(*L.w));
-	if (!L.w)
+	c->waiting = x_calloc(c->nw ? c->nw : 1, 1);
+	if (!c->waiting)
+		return -1;
+	for (q = 0; q < L->nm; q++) {
+		const lkw *W = &L->w[L->m[q]];
+		if (!W->straggler && W->waited_us / 1e3 >= 0.05 * job_ms)
+			c->waiting[W->w] = 1;
+	}
+	return 0;
+}
+
+/* What diag_lockstep_match leaves for diag_lockstep. */
+struct dlk {
+	lk L;
+	dpair *lost;
+	double *medl;
+	double job_ms, nsteps, job_step_ms, total_blame, min_lost;
+	size_t nvers1;
+	int matched;           /* lk_match ran: the section is written */
+};
+
+static void dlk_free(struct dlk *d)
+{
+	if (!d)
+		return;
+	x_free(d->medl);
+	x_free(d->lost);
+	lk_free(&d->L);
+	x_free(d);
+}
+
+void diag_lockstep_match(dctx *c)
+{
+	struct dlk *d = x_calloc(1, sizeof(*d));
+	lk *L;
+	size_t i, q;
+
+	if (!d)
+		goto oom;
+	c->lk = d;
+	L = &d->L;
+	L->c = c;
+	L->w = x_calloc(c->nw ? c->nw : 1, sizeof(*L->w));
+	if (!L->w)
 		goto oom;
 	for (i = 0; i < c->nw; i++) {
 		const pt_summary *s = c->w[i].s;
 		if (s->version < 2)
-			nvers1++;
+			d->nvers1++;
 		else if (s->ncoll && s->ncoll_chans)
-			L.w[L.nw++].w = (uint32_t)i;
+			L->w[L->nw++].w = (uint32_t)i;
 	}
-	if (L.nw < 2)
-		goto out;
+	if (L->nw < 2)
+		return;
 	/* Worker id order: the same bytes whatever the order of the inputs
 	 * (the reference worker, the order of sums). */
-	qsort_r(L.w, L.nw, sizeof(*L.w), lkw_id_cmp, c);
-	if (lk_index_channels(&L) || lk_match(&L))
+	qsort_r(L->w, L->nw, sizeof(*L->w), lkw_id_cmp, c);
+	if (lk_index_channels(L) || lk_match(L))
 		goto oom;
-
-	sec = pt_rv_obj(c->rep, pt_report_root(c->rep), "Lockstep");
-	report_mismatches(&L, sec);
-	pt_rv_int(c->rep, sec, "workers with collectives", (int64_t)L.nw);
-	pt_rv_int(c->rep, sec, "workers matched", (int64_t)L.nm);
-	if (nvers1)
-		pt_rv_int(c->rep, sec, "workers without collective data (summary version 1)",
-			  (int64_t)nvers1);
-	if (L.nm < 2)
-		goto out;
-	if (lk_align(&L) || lk_export_waits(&L))
+	d->matched = 1;
+	if (L->nm < 2)
+		return;
+	if (lk_align(L) || lk_export_waits(L))
 		goto oom;
 
 	/* The job's window and step: medians over the matched workers. */
-	for (q = 0; q < L.nm; q++)
-		L.tmp[q] = c->w[L.w[L.m[q]].w].window_ms;
-	job_ms = lk_median(L.tmp, L.nm);
+	for (q = 0; q < L->nm; q++)
+		L->tmp[q] = c->w[L->w[L->m[q]].w].window_ms;
+	d->job_ms = lk_median(L->tmp, L->nm);
 	{
-		const pt_summary *rs = c->w[L.w[L.m[0]].w].s;
-		nsteps = rs->nsteps ? (double)rs->nsteps : 1;
+		const pt_summary *rs = c->w[L->w[L->m[0]].w].s;
+		d->nsteps = rs->nsteps ? (double)rs->nsteps : 1;
 	}
-	job_step_ms = job_ms / nsteps;
-
-	lost = x_malloc(L.nm * sizeof(*lost));
-	medl = x_malloc(L.nm * sizeof(*medl));
-	res = x_calloc(L.nm, sizeof(*res));
-	if (!lost || !res || !medl)
+	d->job_step_ms = d->job_ms / d->nsteps;
+	d->lost = x_malloc(L->nm * sizeof(*d->lost));
+	d->medl = x_malloc(L->nm * sizeof(*d->medl));
+	if (!d->lost || !d->medl)
 		goto oom;
-	min_lost = 0.05 * job_ms;
-	find_stragglers(&L, min_lost, lost, medl, &total_blame);
-	report_job(&L, sec, min_lost, job_ms, job_step_ms, total_blame);
+	d->min_lost = 0.05 * d->job_ms;
+	find_stragglers(L, d->min_lost, d->lost, d->medl, &d->total_blame);
+	if (mark_waiting(L, d->job_ms))
+		goto oom;
+	return;
+oom:
+	c->oom = 1;
+}
+
+void diag_lockstep(dctx *c)
+{
+	struct dlk *d = c->lk;
+	lk *L = NULL;
+	pt_rv *sec, *ex;
+	sresult *res = NULL;
+	size_t q, nfold = 0;
+
+	if (!d || !d->matched)
+		goto out;
+	L = &d->L;
+	sec = pt_rv_obj(c->rep, pt_report_root(c->rep), "Lockstep");
+	report_mismatches(L, sec);
+	pt_rv_int(c->rep, sec, "workers with collectives", (int64_t)L->nw);
+	pt_rv_int(c->rep, sec, "workers matched", (int64_t)L->nm);
+	if (d->nvers1)
+		pt_rv_int(c->rep, sec, "workers without collective data (summary version 1)",
+			  (int64_t)d->nvers1);
+	if (L->nm < 2 || !d->lost)
+		goto out;
+	res = x_calloc(L->nm, sizeof(*res));
+	if (!res)
+		goto oom;
+	report_job(L, sec, d->min_lost, d->job_ms, d->job_step_ms, d->total_blame);
 
 	/* Symptoms explained by waiting, before the straggler findings. */
 	ex = pt_rv_arr(c->rep, sec, "explained");
-	nfold = fold_symptoms(&L, ex, job_ms);
-	{
-		size_t np = prune_comm(&L, job_ms);
-		if (np)
-			pt_rv_int(c->rep, sec, "Communication entries of waiting workers removed",
-				  (int64_t)np);
-	}
-	if (report_stragglers(&L, sec, lost, medl, res, job_step_ms, nsteps, nfold))
+	nfold = fold_symptoms(L, ex, d->job_ms);
+	if (c->comm_waiting)
+		pt_rv_int(c->rep, sec, "Communication entries of waiting workers removed",
+			  (int64_t)c->comm_waiting);
+	if (report_stragglers(L, sec, d->lost, d->medl, res, d->job_step_ms, d->nsteps, nfold))
 		goto oom;
-	report_workers(&L, sec, nsteps);
+	report_workers(L, sec, d->nsteps);
 	goto out;
 oom:
 	c->oom = 1;
 out:
 	if (res)
-		for (q = 0; q < L.nm; q++) {
+		for (q = 0; q < L->nm; q++) {
 			x_free(res[q].causes);
 			x_free(res[q].waits);
 		}
 	x_free(res);
-	x_free(medl);
-	x_free(lost);
-	lk_free(&L);
+	dlk_free(d);
+	c->lk = NULL;
 }

@@ -40,13 +40,18 @@ typedef void (*dexplain_fn)(dctx *c, dfinding *f, const char *key, int kind,
 			    double value, double others);
 void diag_fixed_section(dctx *c, dcat cat, int cls, double threshold, int with_exec,
 			dexplain_fn explain);
-/* Lockstep (lockstep_match.c, lockstep_blame.c): match the workers' collective instances, who
- * waited for whom, the stragglers and their cause functions; adds the
- * "Lockstep" section and findings and drops the other sections' findings
- * on workers whose time lost is their waiting for peers.  After the five
- * sections, before diag_findings; nothing without 2 workers with
- * collectives. */
+/* Lockstep's second half (lockstep_blame.c): the stragglers' cause
+ * functions; adds the "Lockstep" section and findings and links the other
+ * sections' findings on workers whose time lost is their waiting for peers
+ * to the straggler they waited for (caused_by).  After the five sections,
+ * before diag_merge; nothing without 2 workers with collectives. */
 void diag_lockstep(dctx *c);
+/* Lockstep's first half, before the sections: match the instances, one
+ * clock, the waits (c->lkw), the stragglers and the waiting workers
+ * (c->waiting, which diag_comm leaves out of "abnormal_workers").  State
+ * kept in c->lk for diag_lockstep, which writes the section and frees it;
+ * the two are always called as a pair. */
+void diag_lockstep_match(dctx *c);
 /* The step differential's measure (steps.c): v[i] per step (ns of them),
  * slow[i] != 0 for the slow steps; tmp holds ns doubles.  And its words:
  * "`name`, 40.1-44.0 ms there against at most 3.2 ms in the other steps

@@ -51,6 +51,7 @@ B=$TMP/demo_runs_b/PerfDisplay/report.json
 check "a: the straggler's own longer collective is its evidence" q "$A" "[e['function'] for e in F[0]['evidence'] if e['kind'] == 'its own collectives'] == ['c10d::allreduce_'] and not any(f['category'] == 'Communication' for f in F)"
 # the victims' symptoms: evidence of the straggler, and linked in "explained"
 check "a: three symptoms of rank 3's waiting, linked to rank 2" q "$A" "[(W[e['worker']], e['category']) for e in F[0]['evidence'] if e['kind'].startswith('symptom')] == [(3, 'Communication'), (3, 'Communication'), (3, 'Python functions')] and len(r['Lockstep']['explained']) == 3 and all(x['caused by'] == F[0]['workers'][0] for x in r['Lockstep']['explained'])"
+check "a: the waiting workers' collectives stay out of Communication's abnormal_workers, counted in Lockstep" q "$A" "r['Lockstep']['Communication entries of waiting workers removed'] == 2 and [(g, k, [W[a['worker']] for a in e['abnormal_workers']]) for g, v in r['Communication'].items() if isinstance(v, dict) for k, e in v.items() if isinstance(e, dict) and 'abnormal_workers' in e] == [('gloo allreduce', 'gloo:all_reduce', []), ('cpu allreduce', 'c10d::allreduce_', [2])]"
 check "b: symptoms on ranks 0 and 3" q "$B" "sorted(set(W[e['worker']] for e in F[0]['evidence'] if e['kind'].startswith('symptom'))) == [0, 3]"
 # the other functions the straggler finding names as where its lateness
 # comes from (rank 2's aten::addmm, slower while the host was loaded) are
