@@ -61,6 +61,19 @@ int lk_export_waits(lk *L);
 /* Frees what the functions above allocated (L itself is the caller's). */
 void lk_free(lk *L);
 
+/* What diag_lockstep_match leaves for diag_lockstep. */
+struct dlk {
+	lk L;
+	dpair *lost;
+	double *medl;
+	double job_ms, nsteps, job_step_ms, total_blame, min_lost;
+	size_t nvers1;
+	int matched;           /* lk_match ran: the section is written */
+};
+
+/* Frees d (NULL: no-op) and what it holds. */
+void lk_run_free(struct dlk *d);
+
 /* Median of v[0..n) (reordered); 0 for none. */
 double lk_median(double *v, size_t n);
 /* "rank N (id)" or the id, into buf. */

@@ -1,6 +1,6 @@
 /*
  * lockstep_blame.c - the second half of the lockstep analysis (lockstep.h):
- * names the stragglers (the workers the others waited for), what made them
+ * for the stragglers lockstep_match.c named, what made them
  * late (function by function, in the span before their late arrivals) and
  * what fixing them is worth, links the victims' waiting symptoms to the
  * straggler they waited for, and writes the "Lockstep" section and its
@@ -468,23 +468,6 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 	pt_sb_free(&sb);
 }
 
-static int lkw_id_cmp(const void *a, const void *b, void *arg)
-{
-	const lkw *x = a, *y = b;
-	const dctx *c = arg;
-
-	return strcmp(c->w[x->w].id, c->w[y->w].id);
-}
-
-static int lost_cmp(const void *a, const void *b)
-{
-	const dpair *x = a, *y = b;
-
-	if (x->v != y->v)
-		return x->v > y->v ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
 /* A finding and a "mismatched" entry for each worker whose collectives do
  * not match the others' (it is left out of the rest of the analysis). */
 static void report_mismatches(lk *L, pt_rv *sec)
@@ -511,37 +494,6 @@ static void report_mismatches(lk *L, pt_rv *sec)
 		df_explain(c, f, "%s: its collectives do not match the other workers' (%s); it is "
 			   "left out of the lockstep analysis (who waited for whom), the rest goes on.",
 			   lk_wname(c, W->w, nb, sizeof(nb)), W->mismatch);
-	}
-}
-
-/* Stragglers: the time each peer waited for a worker, on average, in
- * lost[] (most first) with the median of the others in medl[]; a worker
- * is a straggler when that is at least min_lost, twice the median and a
- * quarter of all waiting (*total_blame, ms). */
-static void find_stragglers(lk *L, double min_lost, dpair *lost, double *medl,
-			    double *total_blame)
-{
-	dctx *c = L->c;
-	size_t q;
-
-	for (q = 0; q < L->nm; q++) {
-		lost[q].name = c->w[L->w[L->m[q]].w].id;
-		lost[q].v = L->w[L->m[q]].blamed_us / 1e3 / (double)(L->nm - 1);
-		lost[q].idx = q;
-		*total_blame += L->w[L->m[q]].blamed_us / 1e3;
-	}
-	qsort(lost, L->nm, sizeof(*lost), lost_cmp);
-	for (q = 0; q < L->nm; q++) {
-		size_t k, n = 0;
-		double v = lost[q].v, med;
-		for (k = 0; k < L->nm; k++)
-			if (k != q)
-				L->tmp[n++] = lost[k].v;
-		med = lk_median(L->tmp, n);
-		medl[q] = med;
-		if (v >= min_lost && v >= 2 * med &&
-		    v * (double)(L->nm - 1) >= 0.25 * *total_blame)
-			L->w[L->m[lost[q].idx]].straggler = 1;
 	}
 }
 
@@ -654,102 +606,6 @@ static void report_workers(lk *L, pt_rv *sec, double nsteps)
 	}
 }
 
-/* The waiting workers: matched, no straggler, waited 5% of the window or
- * more; their long collectives are waiting, so the Communication section
- * leaves them out of its "abnormal_workers" (diag_comm).  -1: out of
- * memory. */
-static int mark_waiting(lk *L, double job_ms)
-{
-	dctx *c = L->c;
-	size_t q;
-
-	c->waiting = x_calloc(c->nw ? c->nw : 1, 1);
-	if (!c->waiting)
-		return -1;
-	for (q = 0; q < L->nm; q++) {
-		const lkw *W = &L->w[L->m[q]];
-		if (!W->straggler && W->waited_us / 1e3 >= 0.05 * job_ms)
-			c->waiting[W->w] = 1;
-	}
-	return 0;
-}
-
-/* What diag_lockstep_match leaves for diag_lockstep. */
-struct dlk {
-	lk L;
-	dpair *lost;
-	double *medl;
-	double job_ms, nsteps, job_step_ms, total_blame, min_lost;
-	size_t nvers1;
-	int matched;           /* lk_match ran: the section is written */
-};
-
-static void dlk_free(struct dlk *d)
-{
-	if (!d)
-		return;
-	x_free(d->medl);
-	x_free(d->lost);
-	lk_free(&d->L);
-	x_free(d);
-}
-
-void diag_lockstep_match(dctx *c)
-{
-	struct dlk *d = x_calloc(1, sizeof(*d));
-	lk *L;
-	size_t i, q;
-
-	if (!d)
-		goto oom;
-	c->lk = d;
-	L = &d->L;
-	L->c = c;
-	L->w = x_calloc(c->nw ? c->nw : 1, sizeof(*L->w));
-	if (!L->w)
-		goto oom;
-	for (i = 0; i < c->nw; i++) {
-		const pt_summary *s = c->w[i].s;
-		if (s->version < 2)
-			d->nvers1++;
-		else if (s->ncoll && s->ncoll_chans)
-			L->w[L->nw++].w = (uint32_t)i;
-	}
-	if (L->nw < 2)
-		return;
-	/* Worker id order: the same bytes whatever the order of the inputs
-	 * (the reference worker, the order of sums). */
-	qsort_r(L->w, L->nw, sizeof(*L->w), lkw_id_cmp, c);
-	if (lk_index_channels(L) || lk_match(L))
-		goto oom;
-	d->matched = 1;
-	if (L->nm < 2)
-		return;
-	if (lk_align(L) || lk_export_waits(L))
-		goto oom;
-
-	/* The job's window and step: medians over the matched workers. */
-	for (q = 0; q < L->nm; q++)
-		L->tmp[q] = c->w[L->w[L->m[q]].w].window_ms;
-	d->job_ms = lk_median(L->tmp, L->nm);
-	{
-		const pt_summary *rs = c->w[L->w[L->m[0]].w].s;
-		d->nsteps = rs->nsteps ? (double)rs->nsteps : 1;
-	}
-	d->job_step_ms = d->job_ms / d->nsteps;
-	d->lost = x_malloc(L->nm * sizeof(*d->lost));
-	d->medl = x_malloc(L->nm * sizeof(*d->medl));
-	if (!d->lost || !d->medl)
-		goto oom;
-	d->min_lost = 0.05 * d->job_ms;
-	find_stragglers(L, d->min_lost, d->lost, d->medl, &d->total_blame);
-	if (mark_waiting(L, d->job_ms))
-		goto oom;
-	return;
-oom:
-	c->oom = 1;
-}
-
 void diag_lockstep(dctx *c)
 {
 	struct dlk *d = c->lk;
@@ -794,6 +650,6 @@ out:
 			x_free(res[q].waits);
 		}
 	x_free(res);
-	dlk_free(d);
+	lk_run_free(d);
 	c->lk = NULL;
 }

@@ -2,14 +2,18 @@
  * lockstep_match.c - the first half of the lockstep analysis (lockstep.h):
  * matches the workers' collective instances channel by channel (the same
  * collectives in the same order), estimates each worker's clock offset from
- * the instances' ends (one per host when the host's clock is shared), and
- * finds each instance's last arriver and every member's wait.
+ * the instances' ends (one per host when the host's clock is shared),
+ * finds each instance's last arriver and every member's wait, and names
+ * the stragglers (the workers the others waited for) and the waiting
+ * workers.
  *
- * Flow: pt_summary "collectives" (src/analysis/collectives.c) --> here -->
- * lockstep_blame.c (causes, victims, the section) and c->lkw (the critical
- * path, critpath.c).  Rules and thresholds: docs/diagnose.md "Lockstep".
+ * Flow: pt_summary "collectives" (src/analysis/collectives.c) -->
+ * diag_lockstep_match, before the sections --> c->waiting (diag_comm),
+ * c->lkw (the critical path, critpath.c) and c->lk (lockstep_blame.c:
+ * causes, victims, the section).  Rules: docs/diagnose.md "Lockstep".
  */
 #include "lockstep.h"
+#include "sections.h"
 #include "../model/commkind.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
@@ -627,5 +631,141 @@ int lk_export_waits(lk *L)
 		}
 	}
 	return 0;
+}
+
+/* ---- stragglers and the waiting workers ----------------------------------------- */
+
+static int lkw_id_cmp(const void *a, const void *b, void *arg)
+{
+	const lkw *x = a, *y = b;
+	const dctx *c = arg;
+
+	return strcmp(c->w[x->w].id, c->w[y->w].id);
+}
+
+static int lost_cmp(const void *a, const void *b)
+{
+	const dpair *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v > y->v ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Stragglers: the time each peer waited for a worker, on average, in
+ * lost[] (most first) with the median of the others in medl[]; a worker
+ * is a straggler when that is at least min_lost, twice the median and a
+ * quarter of all waiting (*total_blame, ms). */
+static void find_stragglers(lk *L, double min_lost, dpair *lost, double *medl,
+			    double *total_blame)
+{
+	dctx *c = L->c;
+	size_t q;
+
+	for (q = 0; q < L->nm; q++) {
+		lost[q].name = c->w[L->w[L->m[q]].w].id;
+		lost[q].v = L->w[L->m[q]].blamed_us / 1e3 / (double)(L->nm - 1);
+		lost[q].idx = q;
+		*total_blame += L->w[L->m[q]].blamed_us / 1e3;
+	}
+	qsort(lost, L->nm, sizeof(*lost), lost_cmp);
+	for (q = 0; q < L->nm; q++) {
+		size_t k, n = 0;
+		double v = lost[q].v, med;
+		for (k = 0; k < L->nm; k++)
+			if (k != q)
+				L->tmp[n++] = lost[k].v;
+		med = lk_median(L->tmp, n);
+		medl[q] = med;
+		if (v >= min_lost && v >= 2 * med &&
+		    v * (double)(L->nm - 1) >= 0.25 * *total_blame)
+			L->w[L->m[lost[q].idx]].straggler = 1;
+	}
+}
+
+/* The waiting workers: matched, no straggler, waited 5% of the window or
+ * more; their long collectives are waiting, so the Communication section
+ * leaves them out of its "abnormal_workers" (diag_comm).  -1: out of
+ * memory. */
+static int mark_waiting(lk *L, double job_ms)
+{
+	dctx *c = L->c;
+	size_t q;
+
+	c->waiting = x_calloc(c->nw ? c->nw : 1, 1);
+	if (!c->waiting)
+		return -1;
+	for (q = 0; q < L->nm; q++) {
+		const lkw *W = &L->w[L->m[q]];
+		if (!W->straggler && W->waited_us / 1e3 >= 0.05 * job_ms)
+			c->waiting[W->w] = 1;
+	}
+	return 0;
+}
+
+void diag_lockstep_match(dctx *c)
+{
+	struct dlk *d = x_calloc(1, sizeof(*d));
+	lk *L;
+	size_t i, q;
+
+	if (!d)
+		goto oom;
+	c->lk = d;
+	L = &d->L;
+	L->c = c;
+	L->w = x_calloc(c->nw ? c->nw : 1, sizeof(*L->w));
+	if (!L->w)
+		goto oom;
+	for (i = 0; i < c->nw; i++) {
+		const pt_summary *s = c->w[i].s;
+		if (s->version < 2)
+			d->nvers1++;
+		else if (s->ncoll && s->ncoll_chans)
+			L->w[L->nw++].w = (uint32_t)i;
+	}
+	if (L->nw < 2)
+		return;
+	/* Worker id order: the same bytes whatever the order of the inputs
+	 * (the reference worker, the order of sums). */
+	qsort_r(L->w, L->nw, sizeof(*L->w), lkw_id_cmp, c);
+	if (lk_index_channels(L) || lk_match(L))
+		goto oom;
+	d->matched = 1;
+	if (L->nm < 2)
+		return;
+	if (lk_align(L) || lk_export_waits(L))
+		goto oom;
+
+	/* The job's window and step: medians over the matched workers. */
+	for (q = 0; q < L->nm; q++)
+		L->tmp[q] = c->w[L->w[L->m[q]].w].window_ms;
+	d->job_ms = lk_median(L->tmp, L->nm);
+	{
+		const pt_summary *rs = c->w[L->w[L->m[0]].w].s;
+		d->nsteps = rs->nsteps ? (double)rs->nsteps : 1;
+	}
+	d->job_step_ms = d->job_ms / d->nsteps;
+	d->lost = x_malloc(L->nm * sizeof(*d->lost));
+	d->medl = x_malloc(L->nm * sizeof(*d->medl));
+	if (!d->lost || !d->medl)
+		goto oom;
+	d->min_lost = 0.05 * d->job_ms;
+	find_stragglers(L, d->min_lost, d->lost, d->medl, &d->total_blame);
+	if (mark_waiting(L, d->job_ms))
+		goto oom;
+	return;
+oom:
+	c->oom = 1;
+}
+
+void lk_run_free(struct dlk *d)
+{
+	if (!d)
+		return;
+	x_free(d->medl);
+	x_free(d->lost);
+	lk_free(&d->L);
+	x_free(d);
 }
 
