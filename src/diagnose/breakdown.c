@@ -98,7 +98,7 @@ static void add_func(pt_sb *sb, const char *key, const char *other)
 	const char *ka = key + strlen(key), *kb;
 	char fb[160];
 
-	pt_sb_adds(sb, df_short(key, PT_C_PYTHON, fb, sizeof(fb)));
+	pt_sb_adds(sb, pt_name_sentence(key, PT_C_PYTHON, fb, sizeof(fb)));
 	if (!other)
 		return;
 	kb = other + strlen(other);
@@ -170,8 +170,8 @@ static void idle_finding(dctx *c, const dworker *w, int single)
 	if (b->nfuncs) {
 		char fb2[160];
 		int same = b->nfuncs > 1 &&
-			   !strcmp(df_short(b->funcs[0].key, PT_C_PYTHON, fb, sizeof(fb)),
-				   df_short(b->funcs[1].key, PT_C_PYTHON, fb2, sizeof(fb2)));
+			   !strcmp(pt_name_sentence(b->funcs[0].key, PT_C_PYTHON, fb, sizeof(fb)),
+				   pt_name_sentence(b->funcs[1].key, PT_C_PYTHON, fb2, sizeof(fb2)));
 
 		pt_sb_addf(&sb, "%s of that idle time the CPU is in ",
 			   df_pct(share(b->funcs[0].idle_ms, b->idle_ms), p1, sizeof(p1)));

@@ -368,13 +368,13 @@ static void comm_finding(dctx *c, const dkey *k, const char *group, const dworke
 			  "a worker that arrives late (see the other findings), otherwise a "
 			  "slow link or NIC on this worker's path";
 
-	df_short(k->key, k->cls, sn, sizeof(sn));
+	pt_name_sentence(k->key, k->cls, sn, sizeof(sn));
 	if (metric == 0)
 		df_explain_share(c, f, sn, group, why);
 	else if (metric == 1)
 		df_explain(c, f, "each %s (%s) takes %s on worker %s, other workers %s: %s "
-			   "(about %.3g ms per step)", sn, group, df_ms(val, p1, sizeof(p1)), w->id,
-			   df_ms(oth, p2, sizeof(p2)), why, imp * w->window_ms / dw_steps(w));
+			   "(about %.3g ms per step)", sn, group, pt_fmt_ms(val, p1, sizeof(p1)), w->id,
+			   pt_fmt_ms(oth, p2, sizeof(p2)), why, imp * w->window_ms / dw_steps(w));
 	else
 		df_explain(c, f, "worker %s reaches %.3g GB/s bus bandwidth in %s (%s), other "
 			   "workers %.3g GB/s: a slow link, NIC or switch port on this worker's "
@@ -402,7 +402,7 @@ static int hw_finding(dctx *c, const dkey *k, const hwkey *hk, size_t j, const d
 	if (gb == (size_t)-1 || best > 1 - rel)
 		return 0;
 	r = &hk->r[gb][j];
-	df_short(k->key, k->cls, sn, sizeof(sn));
+	pt_name_sentence(k->key, k->cls, sn, sizeof(sn));
 	snprintf(link, sizeof(link), "%.*s", (int)strcspn(hk->group[gb], " "), hk->group[gb]);
 	if (r->peak < (1 - rel) * r->o_peak) {
 		/* Steady but slow: the link itself cannot go faster. */

@@ -297,8 +297,8 @@ static void slow_kernels(dctx *c, pt_rv *sec)
 			   "slower GPU on this worker (clocks, temperature, power or a hardware "
 			   "fault)%s", w->id, cnt[out[i].idx], cnt[out[i].idx] == 1 ? "" : "s",
 			   out[i].v * w->window_ms / dw_steps(w), df_pct(out[i].v, p1, sizeof(p1)),
-			   df_short(tk->key, tk->cls, name, sizeof(name)),
-			   df_ms(top->val, d1, sizeof(d1)), df_ms(top->oth, d2, sizeof(d2)),
+			   pt_name_sentence(tk->key, tk->cls, name, sizeof(name)),
+			   pt_fmt_ms(top->val, d1, sizeof(d1)), pt_fmt_ms(top->oth, d2, sizeof(d2)),
 			   top->oth > 0 ? df_pct((top->val - top->oth) / top->oth, p2, sizeof(p2))
 					: "n/a", gpu_cause(c, out[i].idx, cause, sizeof(cause)));
 	}

@@ -272,8 +272,8 @@ static void grade(dctx *c, dfinding *f, size_t same)
 	} else if (within_noise(c, f)) {
 		level = "weak";
 		snprintf(ev + n, sizeof(ev) - n, "; %s per step, within the job's noise (%s per "
-			 "step: %s)", df_ms(df_impact_per_step(c, f), ib, sizeof(ib)),
-			 df_ms(f->noise_ms, nb, sizeof(nb)), f->noise_src ? f->noise_src : "");
+			 "step: %s)", pt_fmt_ms(df_impact_per_step(c, f), ib, sizeof(ib)),
+			 pt_fmt_ms(f->noise_ms, nb, sizeof(nb)), f->noise_src ? f->noise_src : "");
 	} else if (same && f->psi >= CONTENDED_PSI) {
 		/* the same CPU-side function slower on several workers of a
 		 * host whose tasks wait for a core: which processes share a

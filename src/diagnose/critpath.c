@@ -248,7 +248,7 @@ static const char *gpu_name(const char *key, char *buf, size_t cap)
 		snprintf(buf, cap, "%s", key);
 		return buf;
 	}
-	return df_short(key, PT_C_COMPUTE, buf, cap);
+	return pt_name_sentence(key, PT_C_COMPUTE, buf, cap);
 }
 
 void diag_cpath_wait_text(pt_sb *sb, const pt_summary *s, const dcp_cause *cz)
@@ -260,7 +260,7 @@ void diag_cpath_wait_text(pt_sb *sb, const pt_summary *s, const dcp_cause *cz)
 		return;
 	pt_sb_addf(sb, "; in step %lld it waits %.1f ms in `%s` for ",
 		   (long long)s->cpath->steps[cz->wait_step].number, w->ms,
-		   df_short(w->call, PT_C_RUNTIME, a, sizeof(a)));
+		   pt_name_sentence(w->call, PT_C_RUNTIME, a, sizeof(a)));
 	pt_sb_addf(sb, "`%s`", gpu_name(w->target, b, sizeof(b)));
 	if (w->target_stream >= 0)
 		pt_sb_addf(sb, " on stream %lld", (long long)w->target_stream);

@@ -154,7 +154,7 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 			snprintf(ob, sizeof(ob), "(occupancy not estimated)");
 		df_explain(c, fd, "%s: `%s` takes %s of the window %s, %.2f blocks per SM, %.0f "
 			   "registers per thread, %.0f bytes of shared memory per block%s.", c->w[0].id,
-			   df_short(c->keys[low[0].k].key, PT_C_COMPUTE, fb, sizeof(fb)),
+			   pt_name_sentence(c->keys[low[0].k].key, PT_C_COMPUTE, fb, sizeof(fb)),
 			   df_pct(low[0].bott, pb, sizeof(pb)), ob, low[0].bps, low[0].regs,
 			   low[0].smem,
 			   low[0].bps > 0 && low[0].bps < 1

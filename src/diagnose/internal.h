@@ -20,6 +20,7 @@
 
 #include "diagnose.h"
 #include "robust.h"
+#include "../report/names.h"
 
 typedef struct dkey {
 	const char *key;     /* borrowed from the first summary that has it */
@@ -246,16 +247,10 @@ void df_explain(dctx *c, dfinding *f, const char *fmt, ...) __attribute__((forma
  * 0.964 ms per step)"; group NULL: none.  The time is f's impact per step. */
 void df_explain_share(dctx *c, dfinding *f, const char *name, const char *group,
 		      const char *why);
-/* Short display name of a function key for explanations (no template
- * arguments, launch shape or stack prefix); writes into buf. */
-const char *df_short(const char *key, int cls, char *buf, size_t cap);
 /* The index in c->w of the worker f names, UINT32_MAX for none. */
 uint32_t df_worker(const dctx *c, const dfinding *f);
 /* f's impact per profiled step of its worker (f->impact_ms is per window). */
 double df_impact_per_step(const dctx *c, const dfinding *f);
-/* A duration in ms as people read it: three significant digits in s, ms,
- * µs or ns ("4.50 µs"). */
-const char *df_ms(double ms, char *buf, size_t cap);
 /* "12.3%" (two decimals below 0.1%). */
 const char *df_pct(double ratio, char *buf, size_t cap);
 

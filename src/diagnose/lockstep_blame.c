@@ -442,7 +442,7 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 		for (j = 0; j < r->ncauses; j++) {
 			const pt_pattern *p = r->causes[j].p;
 			pt_sb_addf(&sb, "%s%s", j ? (j + 1 == r->ncauses ? " and " : ", ") : "",
-				   df_short(p->key, p->cls, fb, sizeof(fb)));
+				   pt_name_sentence(p->key, p->cls, fb, sizeof(fb)));
 			if (p->cls == PT_C_PYTHON && strchr(p->key, '|')) {
 				/* the caller too: "sleep" alone says little */
 				const char *e = strrchr(p->key, '|'), *b = e;

@@ -197,7 +197,7 @@ static void cause_text(pt_sb *sb, const cause *cz, size_t nslow)
 {
 	char fb[160];
 
-	dx_text(sb, df_short(cz->p->key, cz->p->cls, fb, sizeof(fb)), &cz->x, nslow);
+	dx_text(sb, pt_name_sentence(cz->p->key, cz->p->cls, fb, sizeof(fb)), &cz->x, nslow);
 }
 
 typedef struct wres {
@@ -362,7 +362,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 			fkey = pc.func->key;
 			pt_sb_addf(&sb, "; on %s critical path%s the extra time is in ",
 				   nslow > 1 ? "their" : "its", nslow > 1 ? "s" : "");
-			dx_text(&sb, df_short(pc.func->key, pt_kind_class(pc.func->kind), fb, sizeof(fb)),
+			dx_text(&sb, pt_name_sentence(pc.func->key, pt_kind_class(pc.func->kind), fb, sizeof(fb)),
 				&pc.x, nslow);
 			if (pc.grew_itself)
 				pt_sb_adds(&sb, ": the kernel itself ran longer");

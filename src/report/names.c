@@ -6,9 +6,11 @@
  */
 #include "names.h"
 #include "../model/keys.h"
+#include "../model/store.h"
 #include "../util/term.h"
 #include "../util/xalloc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,4 +402,57 @@ int pt_name_short_set(const char *const *keys, size_t n, size_t width, char **ou
 	}
 	x_free(v);
 	return err ? -1 : 0;
+}
+
+/* ---- in sentences ------------------------------------------------------ */
+
+const char *pt_name_sentence(const char *key, int cls, char *buf, size_t cap)
+{
+	const char *s = key, *e;
+	size_t n;
+
+	if (cls == PT_C_PYTHON) {
+		e = strrchr(key, '|');
+		s = e ? e + 1 : key;
+		n = strlen(s);
+	} else {
+		if (!strncmp(s, "void ", 5))
+			s += 5;
+		n = pt_key_strip_shape(s, strlen(s));
+		/* Drop template arguments and the parameter list of C++ names;
+		 * "(anonymous namespace)" is part of a name, not a parameter list. */
+		for (e = s; (size_t)(e - s) < n; e++) {
+			if (*e == '<' && e > s)
+				break;
+			if (*e == '(' && e > s && strncmp(e, "(anonymous namespace)", 21))
+				break;
+		}
+		n = (size_t)(e - s);
+	}
+	if (n > 120) {
+		snprintf(buf, cap, "%.*s...", 117, s);
+		return buf;
+	}
+	snprintf(buf, cap, "%.*s", (int)n, s);
+	return buf;
+}
+
+const char *pt_fmt_ms(double ms, char *buf, size_t cap)
+{
+	static const struct { double scale; const char *unit; } u[] = {
+		{ 1e-3, "s" }, { 1, "ms" }, { 1e3, "\xc2\xb5s" }, { 1e6, "ns" },
+	};
+	double a = fabs(ms), v;
+	size_t i = 0;
+
+	while (i + 1 < sizeof(u) / sizeof(u[0]) && a * u[i].scale < 0.9995)
+		i++;
+	if (ms == 0 || !isfinite(ms)) {
+		snprintf(buf, cap, "%g ms", ms);
+		return buf;
+	}
+	v = ms * u[i].scale;
+	snprintf(buf, cap, fabs(v) >= 99.95 ? "%.0f %s" : fabs(v) >= 9.995 ? "%.1f %s" : "%.2f %s",
+		 v, u[i].unit);
+	return buf;
 }

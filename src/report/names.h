@@ -40,4 +40,15 @@ char *pt_name_fit(const char *s, size_t width, char *out, size_t cap);
  * then holds NULLs). */
 int pt_name_short_set(const char *const *keys, size_t n, size_t width, char **out);
 
+/* The name a finding's sentence uses for a function key of class cls
+ * (PT_C_*, src/model/store.h): a Python/CPU stack's last frame; a kernel
+ * without "void ", its launch shape, template arguments and parameter list;
+ * cut to 120 bytes with "...".  No escaping (the writers escape).  Into
+ * buf; returns buf. */
+const char *pt_name_sentence(const char *key, int cls, char *buf, size_t cap);
+
+/* A duration in ms as people read it: three significant digits in s, ms,
+ * µs or ns ("4.50 µs", "12.3 ms", "0 ms").  Into buf; returns buf. */
+const char *pt_fmt_ms(double ms, char *buf, size_t cap);
+
 #endif

@@ -122,26 +122,13 @@ static void sig3(double v, char *b, size_t cap)
 		snprintf(b, cap, "%.2f", v);
 }
 
+/* pt_fmt_ms, with a zero as a bare "0" (tables). */
 static void fmt_ms(double ms, char *b, size_t cap)
 {
-	char n[32];
-	double a = fabs(ms);
-
-	if (ms == 0) {
+	if (ms == 0)
 		snprintf(b, cap, "0");
-	} else if (a >= 999.5) {
-		sig3(ms / 1000, n, sizeof(n));
-		snprintf(b, cap, "%s s", n);
-	} else if (a >= 0.9995) {
-		sig3(ms, n, sizeof(n));
-		snprintf(b, cap, "%s ms", n);
-	} else if (a >= 0.0009995) {
-		sig3(ms * 1000, n, sizeof(n));
-		snprintf(b, cap, "%s \xc2\xb5s", n);
-	} else {
-		sig3(ms * 1e6, n, sizeof(n));
-		snprintf(b, cap, "%s ns", n);
-	}
+	else
+		pt_fmt_ms(ms, b, cap);
 }
 
 static void fmt_pct(double r, char *b, size_t cap)

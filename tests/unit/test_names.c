@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "model/keys.h"
+#include "model/store.h"
 #include "report/names.h"
 #include "report/report.h"
 
@@ -264,10 +265,34 @@ static void test_key_strip_shape(void **state)
 	assert_int_equal(pt_key_strip_shape("", 0), 0);
 }
 
+/* The helpers every sentence shares (diagnose, the text report). */
+static void test_sentence_helpers(void **state)
+{
+	char b[160];
+
+	(void)state;
+	assert_string_equal(pt_fmt_ms(0, b, sizeof(b)), "0 ms");
+	assert_string_equal(pt_fmt_ms(12.34, b, sizeof(b)), "12.3 ms");
+	assert_string_equal(pt_fmt_ms(-123.4, b, sizeof(b)), "-123 ms");
+	assert_string_equal(pt_fmt_ms(999.4, b, sizeof(b)), "999 ms");
+	assert_string_equal(pt_fmt_ms(999.5, b, sizeof(b)), "1.00 s");
+	assert_string_equal(pt_fmt_ms(0.0045, b, sizeof(b)), "4.50 \xc2\xb5s");
+	assert_string_equal(pt_fmt_ms(0.0000005, b, sizeof(b)), "0.50 ns");
+	assert_string_equal(pt_name_sentence("a.py(1): f|g.py(2): h", PT_C_PYTHON, b, sizeof(b)),
+			    "g.py(2): h");
+	assert_string_equal(pt_name_sentence("void at::native::elementwise_kernel<128, 4>(int) "
+					     "80_1_1|128_1_1", PT_C_COMPUTE, b, sizeof(b)),
+			    "at::native::elementwise_kernel");
+	assert_string_equal(pt_name_sentence("(anonymous namespace)::k(float*)", PT_C_COMPUTE, b,
+					     sizeof(b)),
+			    "(anonymous namespace)::k");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key_strip_shape),
+		cmocka_unit_test(test_sentence_helpers),
 		cmocka_unit_test(test_short_single),
 		cmocka_unit_test(test_short_set_distinct),
 		cmocka_unit_test(test_short_set_rounds),
