@@ -92,12 +92,4 @@ typedef struct pt_item_runs {
 int pt_attr_sweep_runs(const pt_item *items, size_t n, const pt_item_runs *runs, int64_t w0,
 		       int64_t w1, double *owned, pt_attr_totals *tot);
 
-/* ---- collective names (patterns.c) ------------------------------------- */
-
-/* nccl-tests bus-bandwidth factor of the collective named in name (kernel
- * or op name) for group size g: AllReduce 2(g-1)/g; AllGather,
- * ReduceScatter, AllToAll (g-1)/g; Broadcast, Reduce, Send/Recv 1.
- * Returns 0 when the collective is not recognised or g == 0. */
-double pt_collective_busbw_factor(const char *name, uint32_t g);
-
 #endif

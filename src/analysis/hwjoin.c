@@ -12,6 +12,7 @@
  * variation.
  */
 #include "hwjoin.h"
+#include "../model/commkind.h"
 #include "../util/xalloc.h"
 
 #include <ctype.h>
@@ -98,12 +99,9 @@ const char *pt_hwjoin_algo_token(const char *key, size_t n)
 
 const char *pt_hwjoin_algo(const char *key, char *buf, size_t cap)
 {
-	static const char *const colls[] = {
-		"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce",
-	};
 	const char *paren, *alg;
-	char sq[512];
-	size_t n, i;
+	size_t n;
+	int role;
 
 	if (!cap)
 		return buf;
@@ -114,17 +112,17 @@ const char *pt_hwjoin_algo(const char *key, char *buf, size_t cap)
 		snprintf(buf, cap, "%s", alg);
 		return buf;
 	}
-	pt_hwjoin_squash(key, n, sq, sizeof(sq));
-	if (strstr(sq, "sendrecv") || strstr(sq, "send") || strstr(sq, "recv")) {
-		snprintf(buf, cap, "sendrecv");
-		return buf;
+	/* else the collective, in commkind.c's one vocabulary */
+	pt_commkind_coll_word(key, n, &role);
+	switch (role) {
+	case PT_ROLE_ALLREDUCE: case PT_ROLE_ALLGATHER: case PT_ROLE_REDUCESCATTER:
+	case PT_ROLE_ALLTOALL: case PT_ROLE_BROADCAST: case PT_ROLE_REDUCE:
+	case PT_ROLE_SENDRECV:
+		snprintf(buf, cap, "%s", pt_commkind_role_name(role));
+		break;
+	default:
+		snprintf(buf, cap, "nccl");
 	}
-	for (i = 0; i < sizeof(colls) / sizeof(colls[0]); i++)
-		if (strstr(sq, colls[i])) {
-			snprintf(buf, cap, "%s", colls[i]);
-			return buf;
-		}
-	snprintf(buf, cap, "nccl");
 	return buf;
 }
 

@@ -762,34 +762,6 @@ out:
 	return rc;
 }
 
-/* ---- collectives --------------------------------------------------------- */
-
-double pt_collective_busbw_factor(const char *name, uint32_t g)
-{
-	char low[256];
-	size_t i, n = 0;
-	double gd = g;
-
-	if (!name || g == 0)
-		return 0;
-	/* Case-folded, '_' and ' ' dropped: "AllReduce", "all_reduce",
-	 * "allreduce_" and "ncclDevKernel_AllReduce_Sum" all read "allreduce". */
-	for (i = 0; name[i] && n < sizeof(low) - 1; i++) {
-		if (name[i] == '_' || name[i] == ' ')
-			continue;
-		low[n++] = (char)tolower((unsigned char)name[i]);
-	}
-	low[n] = 0;
-	if (strstr(low, "allreduce"))
-		return 2.0 * (gd - 1) / gd;
-	if (strstr(low, "reducescatter") || strstr(low, "allgather") || strstr(low, "alltoall"))
-		return (gd - 1) / gd;
-	if (strstr(low, "broadcast") || strstr(low, "sendrecv") || strstr(low, "send") ||
-	    strstr(low, "recv") || strstr(low, "reduce"))
-		return 1;
-	return 0;
-}
-
 /* ---- statistics ---------------------------------------------------------- */
 
 typedef struct scratch {
@@ -983,7 +955,7 @@ static void pattern_stats(const builder *b, const uint32_t *ev, size_t n, pt_pat
 			}
 		}
 	}
-	pp->busbw_gbps = pp->algbw_gbps * pt_collective_busbw_factor(pp->key, pp->group);
+	pp->busbw_gbps = pp->algbw_gbps * pt_commkind_busbw_factor(pp->key, strlen(pp->key), pp->group);
 }
 
 /* Steps in the order the summary lists them (summary.c: by start, then

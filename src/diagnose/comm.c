@@ -23,22 +23,6 @@
 
 #define SEC "Communication"
 
-/* Collective words, longest first where one contains another. */
-static const char *const colls[] = {
-	"sendrecv", "allreduce", "allgather", "reducescatter", "alltoall", "broadcast",
-	"barrier", "reduce", "gather", "scatter", "send", "recv",
-};
-
-static const char *find_coll(const char *squashed)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(colls) / sizeof(colls[0]); i++)
-		if (strstr(squashed, colls[i]))
-			return colls[i];
-	return NULL;
-}
-
 char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 {
 	const char *paren = strchr(key, '(');
@@ -62,7 +46,7 @@ char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 		}
 	}
 	pt_hwjoin_squash(key, n, sq, sizeof(sq));
-	coll = find_coll(sq);
+	coll = pt_commkind_coll_word(key, n, NULL);
 	if (kind == PT_K_CPU_COMM || !(strstr(sq, "nccl") || strstr(sq, "rccl"))) {
 		const char *be = strstr(sq, "gloo") ? "gloo" : strstr(sq, "nccl") ? "nccl"
 			       : strstr(sq, "mpi") ? "mpi" : strstr(sq, "ucc") ? "ucc" : "cpu";

@@ -119,39 +119,92 @@ static void rule_view(const char **s, size_t *n)
 
 /* ---- roles spelt in names ---------------------------------------------- */
 
-int pt_commkind_role_from_name(const char *name, size_t n)
+/* The one table of collective words: compounds before their parts
+ * ("sendrecv" before "send", "allreduce" before "reduce"), then the
+ * order decides for a name that spells two.  The label is how reports
+ * spell the word's group. */
+static const struct {
+	const char *w, *label;
+	int role;
+} coll_words[] = {
+	{ "reducescatter", "reducescatter", PT_ROLE_REDUCESCATTER },
+	{ "allgather", "allgather", PT_ROLE_ALLGATHER },
+	{ "alltoall", "alltoall", PT_ROLE_ALLTOALL },
+	{ "allreduce", "allreduce", PT_ROLE_ALLREDUCE },
+	{ "broadcast", "broadcast", PT_ROLE_BROADCAST },
+	{ "bcast", "broadcast", PT_ROLE_BROADCAST },
+	{ "sendrecv", "sendrecv", PT_ROLE_SENDRECV },
+	{ "barrier", "barrier", PT_ROLE_BARRIER },
+	{ "dispatch", "alltoall dispatch", PT_ROLE_DISPATCH },
+	{ "combine", "alltoall combine", PT_ROLE_COMBINE },
+	{ "reduce", "reduce", PT_ROLE_REDUCE },
+	{ "gather", "gather", PT_ROLE_COLLECTIVE },
+	{ "scatter", "scatter", PT_ROLE_COLLECTIVE },
+	{ "send", "send", PT_ROLE_SENDRECV },
+	{ "recv", "recv", PT_ROLE_SENDRECV },
+	{ "rma", "sendrecv", PT_ROLE_SENDRECV },
+	{ "put", "sendrecv", PT_ROLE_SENDRECV },
+	{ "p2p", "sendrecv", PT_ROLE_SENDRECV },
+	{ "quiet", "barrier", PT_ROLE_BARRIER },
+	{ "fence", "barrier", PT_ROLE_BARRIER },
+	{ "signal", "barrier", PT_ROLE_BARRIER },
+	{ "waituntil", "barrier", PT_ROLE_BARRIER },
+	{ "sync", "barrier", PT_ROLE_BARRIER },
+};
+
+const char *pt_commkind_coll_word(const char *name, size_t n, int *role)
 {
-	static const struct {
-		const char *w;
-		int role;
-	} words[] = {
-		{ "reducescatter", PT_ROLE_REDUCESCATTER }, { "allgather", PT_ROLE_ALLGATHER },
-		{ "alltoall", PT_ROLE_ALLTOALL }, { "allreduce", PT_ROLE_ALLREDUCE },
-		{ "broadcast", PT_ROLE_BROADCAST }, { "bcast", PT_ROLE_BROADCAST },
-		{ "sendrecv", PT_ROLE_SENDRECV }, { "barrier", PT_ROLE_BARRIER },
-		{ "dispatch", PT_ROLE_DISPATCH }, { "combine", PT_ROLE_COMBINE },
-		{ "reduce", PT_ROLE_REDUCE }, { "send", PT_ROLE_SENDRECV },
-		{ "recv", PT_ROLE_SENDRECV }, { "rma", PT_ROLE_SENDRECV },
-		{ "put", PT_ROLE_SENDRECV }, { "p2p", PT_ROLE_SENDRECV },
-		{ "quiet", PT_ROLE_BARRIER }, { "fence", PT_ROLE_BARRIER },
-		{ "signal", PT_ROLE_BARRIER }, { "waituntil", PT_ROLE_BARRIER },
-		{ "sync", PT_ROLE_BARRIER },
-	};
 	char low[256];
 	size_t i, m = 0;
 
 	/* Case-folded, '_' ' ' '-' dropped: all_reduce, AllReduce, allreduce. */
-	for (i = 0; i < n && m < sizeof(low) - 1; i++) {
+	for (i = 0; name && i < n && m < sizeof(low) - 1; i++) {
 		unsigned char c = (unsigned char)name[i];
 		if (c == '_' || c == ' ' || c == '-')
 			continue;
 		low[m++] = (char)tolower(c);
 	}
 	low[m] = 0;
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (strstr(low, words[i].w))
-			return words[i].role;
-	return PT_ROLE_COLLECTIVE;
+	for (i = 0; i < sizeof(coll_words) / sizeof(coll_words[0]); i++)
+		if (strstr(low, coll_words[i].w)) {
+			if (role)
+				*role = coll_words[i].role;
+			return coll_words[i].label;
+		}
+	if (role)
+		*role = PT_ROLE_COLLECTIVE;
+	return NULL;
+}
+
+int pt_commkind_role_from_name(const char *name, size_t n)
+{
+	int role;
+
+	pt_commkind_coll_word(name, n, &role);
+	return role;
+}
+
+double pt_commkind_busbw_factor(const char *name, size_t n, uint32_t g)
+{
+	int role;
+	double gd = g;
+
+	if (!g || !pt_commkind_coll_word(name, n, &role))
+		return 0;
+	switch (role) {
+	case PT_ROLE_ALLREDUCE:
+		return 2.0 * (gd - 1) / gd;
+	case PT_ROLE_REDUCESCATTER:
+	case PT_ROLE_ALLGATHER:
+	case PT_ROLE_ALLTOALL:
+		return (gd - 1) / gd;
+	case PT_ROLE_BROADCAST:
+	case PT_ROLE_SENDRECV:
+	case PT_ROLE_REDUCE:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /* ---- rules --------------------------------------------------------------- */

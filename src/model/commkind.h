@@ -58,6 +58,21 @@ int pt_commkind_classify(const char *name, size_t n);
  * PT_ROLE_COLLECTIVE when none. */
 int pt_commkind_role_from_name(const char *name, size_t n);
 
+/* The one vocabulary of collective words, which every reader and section
+ * uses (lockstep's matching, the Communication groups, the hardware join's
+ * algorithm, bus bandwidth): the first collective word in name[0..n)
+ * (case-folded, '_' ' ' '-' dropped), as reports spell its group
+ * ("allreduce", "send", "gather", "broadcast" for "bcast", "barrier" for
+ * "fence"), and its role in *role (NULL: not wanted).  NULL, role
+ * PT_ROLE_COLLECTIVE, when the name spells none.  Static strings. */
+const char *pt_commkind_coll_word(const char *name, size_t n, int *role);
+
+/* Bus bandwidth over algorithm bandwidth for a collective named
+ * name[0..n) among g ranks (NCCL's factors: 2(g-1)/g for all-reduce,
+ * (g-1)/g for reduce-scatter, all-gather and all-to-all, 1 for broadcast,
+ * reduce and point to point); 0 for others or g == 0. */
+double pt_commkind_busbw_factor(const char *name, size_t n, uint32_t g);
+
 /* Add one user rule: glob ('*' any run, '?' one character, matched against
  * the whole name, case-sensitive) and role (a role name, "auto", or
  * "compute" to keep matching kernels out of communication).  User rules

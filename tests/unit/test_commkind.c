@@ -21,6 +21,7 @@
 
 #include <sqlite3.h>
 
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -363,10 +364,57 @@ static void test_waits(void **st)
 	assert_false(pt_wait_idle_frame("threading.py: wait_for"));
 }
 
+/* The one vocabulary of collective words: the group spelling, the role,
+ * compounds before their parts, and the names that spell none. */
+static void test_coll_words(void **st)
+{
+	static const struct {
+		const char *name, *word;
+		int role;
+	} t[] = {
+		{ "ncclDevKernel_AllReduce_Sum_f16_RING_LL", "allreduce", PT_ROLE_ALLREDUCE },
+		{ "c10d::_reduce_scatter_base_", "reducescatter", PT_ROLE_REDUCESCATTER },
+		{ "ncclKernel_AllGather_RING_LL_Sum_int8_t", "allgather", PT_ROLE_ALLGATHER },
+		{ "nccl:all_to_all", "alltoall", PT_ROLE_ALLTOALL },
+		{ "ncclDevKernel_SendRecv", "sendrecv", PT_ROLE_SENDRECV },
+		{ "nccl:send", "send", PT_ROLE_SENDRECV },
+		{ "nccl:recv", "recv", PT_ROLE_SENDRECV },
+		{ "gloo:broadcast", "broadcast", PT_ROLE_BROADCAST },
+		{ "ncclBcast", "broadcast", PT_ROLE_BROADCAST },
+		{ "ncclKernel_Reduce_RING_LL_Sum_half", "reduce", PT_ROLE_REDUCE },
+		{ "c10d::gather_", "gather", PT_ROLE_COLLECTIVE },
+		{ "c10d::scatter_", "scatter", PT_ROLE_COLLECTIVE },
+		{ "c10d::monitored_barrier_", "barrier", PT_ROLE_BARRIER },
+		{ "nvshmemi_fence", "barrier", PT_ROLE_BARRIER },
+		{ "nvshmem_putmem_nbi", "sendrecv", PT_ROLE_SENDRECV },
+		{ "all-reduce", "allreduce", PT_ROLE_ALLREDUCE },
+		{ "record_param_comms", NULL, PT_ROLE_COLLECTIVE },
+	};
+	size_t i;
+
+	(void)st;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int role = -5;
+		const char *w = pt_commkind_coll_word(t[i].name, strlen(t[i].name), &role);
+		if (t[i].word)
+			assert_string_equal(w, t[i].word);
+		else
+			assert_null(w);
+		assert_int_equal(role, t[i].role);
+		assert_int_equal(pt_commkind_role_from_name(t[i].name, strlen(t[i].name)), t[i].role);
+	}
+	/* a length bound: the name is not read past n */
+	assert_null(pt_commkind_coll_word("allreduce", 3, NULL));
+	/* bus bandwidth from the same words */
+	assert_true(fabs(pt_commkind_busbw_factor("ncclBcast", 9, 8) - 1) < 1e-12);
+	assert_true(pt_commkind_busbw_factor("c10d::gather_", 13, 8) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deepep_kernels),
+		cmocka_unit_test(test_coll_words),
 		cmocka_unit_test(test_other_libraries),
 		cmocka_unit_test(test_waits),
 		cmocka_unit_test(test_user_rules),
