@@ -1145,6 +1145,53 @@ static void test_deterministic(void **state)
 	free_all(s, 9);
 }
 
+/* The victim link, on the summaries of a real `make demo` run
+ * (tests/data/demo_runs/a: rank 2 stalls in slow_augment, rank 3 waits for
+ * it): the stalled rank's finding holds rank 3's waiting as symptoms, each
+ * caused by rank 2, and no finding of its own names rank 3; read from the
+ * report's finding model. */
+static void test_victim_link(void **state)
+{
+	const char *d = getenv("PT_DATA");
+	pt_summary *s[4];
+	pt_report *r;
+	const pt_finding *f;
+	size_t i, n, nsym = 0;
+	char path[1024];
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		pt_error err;
+		pt_error_clear(&err);
+		snprintf(path, sizeof(path), "%s/demo_runs/a/vm_%zu_%zu.summary.json",
+			 d && *d ? d : "tests/data", i, 26732 + i);
+		s[i] = pt_summary_read_file(path, &err);
+		if (!s[i])
+			fail_msg("%s: %s", path, err.msg);
+	}
+	r = diag(s, 4, NULL);
+	f = pt_report_findings(r, &n);
+	assert_true(n >= 1);
+	assert_string_equal(f[0].category, "Lockstep");
+	assert_int_equal(f[0].nworkers, 1);
+	assert_string_equal(f[0].workers[0], "vm_2_26734.json");
+	for (i = 0; i < f[0].nev; i++) {
+		const pt_finding_ev *e = &f[0].ev[i];
+		if (e->kind != PT_EV_SYMPTOM)
+			continue;
+		nsym++;
+		assert_string_equal(e->worker, "vm_3_26735.json");
+	}
+	/* gloo:all_reduce, c10d::allreduce_ and the Python wait */
+	assert_int_equal(nsym, 3);
+	for (i = 1; i < n; i++) {
+		assert_null(f[i].caused_by);
+		assert_string_not_equal(f[i].workers[0], "vm_3_26735.json");
+	}
+	pt_report_free(r);
+	free_all(s, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1160,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(test_slow_runtime),
 		cmocka_unit_test(test_cpu_stall),
 		cmocka_unit_test(test_merge_fold),
+		cmocka_unit_test(test_victim_link),
 		cmocka_unit_test(test_noise_rule),
 		cmocka_unit_test(test_ties),
 		cmocka_unit_test(test_missing_keys),
