@@ -45,6 +45,7 @@
 typedef struct bpat {
 	uint32_t key;         /* store name id, or stack node id (Python class) */
 	uint8_t cls;
+	uint8_t span;         /* a Python stack whose frame is a user annotation */
 	uint64_t count;
 	uint64_t clipped_ns;  /* sum of durations clipped to the window */
 } bpat;
@@ -135,6 +136,7 @@ static uint32_t new_pat(builder *b, uint32_t key, int cls)
 		return NONE32;
 	b->pats[b->npats].key = key;
 	b->pats[b->npats].cls = (uint8_t)cls;
+	b->pats[b->npats].span = 0;
 	b->pats[b->npats].count = 0;
 	b->pats[b->npats].clipped_ns = 0;
 	return (uint32_t)b->npats++;
@@ -168,6 +170,8 @@ static int count_ev(builder *b, uint32_t pat, uint32_t ev, int64_t ts, int64_t e
 	if (end > b->w.end)
 		end = b->w.end;
 	b->pats[pat].count++;
+	if (b->st->ev[ev].kind == PT_K_ANNOTATION)
+		b->pats[pat].span = 1;
 	if (end > s)
 		b->pats[pat].clipped_ns += (uint64_t)end - (uint64_t)s;
 	b->evpat[ev] = pat; /* each event is counted at most once */
@@ -1194,8 +1198,13 @@ static int window_totals(builder *b, const pt_attr_totals *tot, double wns, pt_s
 }
 
 /* Which patterns to keep: all but Python; Python stacks owning at least
- * min_python_ratio, the max_python largest.  Returns the caller's array
- * of *nkeep pattern ids, NULL when out of memory. */
+ * min_python_ratio, and user annotations lasting at least SPAN_KEEP of the
+ * window however little they own (an annotation that waits owns nothing:
+ * its children or the GPU own the time, and `compare` reads how long it
+ * lasted), the max_python largest by owned time.  Returns the caller's
+ * array of *nkeep pattern ids, NULL when out of memory. */
+#define SPAN_KEEP 0.005
+
 static uint32_t *choose_patterns(const builder *b, const double *owned, double wns,
 				 const pt_summary_options *opt, size_t *nkeep)
 {
@@ -1209,7 +1218,9 @@ static uint32_t *choose_patterns(const builder *b, const double *owned, double w
 			keep[n++] = (uint32_t)i;
 	for (i = 0; i < b->npats; i++) {
 		double r = wns > 0 ? owned[i] / wns : 0;
-		if (b->pats[i].cls == PT_C_PYTHON && r >= opt->min_python_ratio)
+		if (b->pats[i].cls == PT_C_PYTHON &&
+		    (r >= opt->min_python_ratio ||
+		     (b->pats[i].span && wns > 0 && (double)b->pats[i].clipped_ns >= SPAN_KEEP * wns)))
 			keep[n + npy++] = (uint32_t)i;
 	}
 	qsort_r(keep + n, npy, sizeof(*keep), python_cmp, (void *)owned);
