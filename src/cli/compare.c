@@ -278,7 +278,9 @@ int cmd_compare(int argc, char **argv)
 			      "differences below F x BASELINE's step time are not\n"
 			      "findings (0.005)"),
 		PT_OPT_DOUBLE(0, "noise-k", PT_TO(&o.noise_k), "K",
-			      "and below K x the larger step-to-step noise of the sides (1)"),
+			      "nor a function's below K x its own step-to-step spread (1)"),
+		PT_OPT_DOUBLE(0, "min-rel", PT_TO(&o.min_rel), "F",
+			      "nor, for a function both ran, below F x its time (0.05)"),
 		PT_OPT_DOUBLE(0, "unrelated", PT_TO(&o.unrelated), "F",
 			      "below this share of time in common functions on both\n"
 			      "sides, say the runs have nothing in common (0.25)"),

@@ -23,12 +23,14 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void pt_compare_options_default(pt_compare_options *o)
 {
 	o->min_share = 0.005;
 	o->noise_k = 1.0;
+	o->min_rel = 0.05;
 	o->unrelated = 0.25;
 	o->max_findings = 200;
 }
@@ -176,6 +178,59 @@ static void load_worker(cctx *c, size_t wi)
 	}
 }
 
+/* Each function's step-to-step spread on worker wi: the per-step ms of
+ * its patterns (the summary's step_ms, kept for patterns of 0.2% of the
+ * window and more; Python stacks inclusive), summed over the patterns it
+ * merges and into its group, then 1.4826 x MAD over the steps.  Robust:
+ * two slow steps of six do not make a function noisy (they are what the
+ * comparison is to find).  c->fnz stays NAN where no pattern has them. */
+static void func_noise(cctx *c, size_t wi)
+{
+	const pt_summary *s = c->w[wi].s;
+	size_t ns = s->nsteps, i, k, nused = 0, npool = 0;
+	size_t *used = NULL;
+	double *pool = NULL;
+	int g;
+
+	if (ns < 2)
+		return;
+	for (i = 0; i < s->npatterns; i++)
+		npool += s->patterns[i].step_ms && s->patterns[i].nstep_ms == ns;
+	if (!npool)
+		return;
+	used = x_malloc(2 * npool * sizeof(*used));
+	pool = x_calloc(2 * npool * ns, sizeof(*pool));
+	if (!used || !pool) {
+		c->oom = 1;
+		goto out;
+	}
+	for (i = 0; i < s->npatterns; i++) {
+		const pt_pattern *p = &s->patterns[i];
+		size_t f = c->pfun[wi][i];
+
+		if (!p->step_ms || p->nstep_ms != ns || f == (size_t)-1 || c->f[f].wait)
+			continue;
+		for (g = 0; g < 2 && f != (size_t)-1; g++, f = c->f[f].grp_of) {
+			double *v;
+			if (c->slot[f] == (size_t)-1) {
+				c->slot[f] = nused;
+				used[nused++] = f;
+			}
+			v = pool + c->slot[f] * ns;
+			for (k = 0; k < ns; k++)
+				v[k] += p->step_ms[k];
+		}
+	}
+	for (k = 0; k < nused; k++) {
+		size_t f = used[k];
+		c->fnz[f * c->nw + wi] = spread(pool + c->slot[f] * ns, ns, c->tmp);
+		c->slot[f] = (size_t)-1;
+	}
+out:
+	x_free(pool);
+	x_free(used);
+}
+
 static size_t ptr_hash(const void *p, int cls)
 {
 	return (size_t)((((uint64_t)(uintptr_t)p >> 3) ^ (uint64_t)cls) * 11400714819323198485ULL >> 20);
@@ -267,10 +322,32 @@ static int index_functions(cctx *c)
 			if (c->oom || ptr_put(c, p->key, p->cls, f))
 				return -1;
 			c->pfun[wi][i] = f;
+			if (c->nf == n0)
+				continue;
+			/* A new kernel joins its family: a change spread over many
+			 * kernel names (tile variants of one GEMM) is one change. */
+			if (p->cls == PT_C_COMPUTE) {
+				char fam[256];
+				pt_kfamily kf;
+
+				if (!pt_kernel_family(key, strlen(key), fam, sizeof(fam), &kf))
+					continue;
+				c->f[f].kf = kf;
+				g = func_find(c, fam, PT_C_COMPUTE, 1, p->kind, 1);
+				if (c->oom)
+					return -1;
+				c->f[g].fam = 1;
+				c->f[g].kf = kf;
+				c->f[f].grp_of = g;
+				c->f[g].nmem++;
+				continue;
+			}
+			/* A user annotation is compared by how long it lasts too. */
+			c->f[f].span = p->cls == PT_C_PYTHON && p->kind == PT_K_ANNOTATION;
 			/* A new Python stack joins the group of its innermost frame:
 			 * one function called from many places (aten::mm) or a new
 			 * one added at a different place each step. */
-			if (c->nf == n0 || p->cls != PT_C_PYTHON || c->f[f].wait)
+			if (p->cls != PT_C_PYTHON || c->f[f].wait)
 				continue;
 			leaf = strrchr(key, '|');
 			if (!leaf)
@@ -331,6 +408,18 @@ static void side_steps(cctx *c, int side)
 		c->tmp[n++] = c->w[wi].step_ms;
 	}
 	c->step[side] = pt_robust_median(c->tmp, n, 0);
+	for (wi = 0, n = 0; wi < c->nw; wi++) {
+		const pt_summary *s = c->w[wi].s;
+		double sum = 0;
+		size_t k;
+
+		if (c->w[wi].side != side)
+			continue;
+		for (k = 0; k < s->nsteps; k++)
+			sum += s->step_ms[k];
+		c->tmp[n++] = s->nsteps ? sum / (double)s->nsteps : s->window_ms;
+	}
+	c->mean[side] = pt_robust_median(c->tmp, n, 0);
 	qsort(all, ns, sizeof(*all), cmp_dbl);
 	c->p10[side] = quantile(all, ns, 0.1);
 	c->p90[side] = quantile(all, ns, 0.9);
@@ -400,11 +489,23 @@ static int make_pairs(cctx *c)
 
 /* ---- findings ---------------------------------------------------------- */
 
-/* A change: owned time moved beyond the threshold and execution time the
- * same way (at least half the threshold). */
-static int is_change(const cctx *c, double d, double de)
+/* A change: owned time moved beyond the threshold thr and execution time
+ * the same way (at least half of it). */
+static int is_change(double thr, double d, double de)
 {
-	return fabs(d) > c->thr && sgn(de) == sgn(d) && fabs(de) > c->thr / 2;
+	return fabs(d) > thr && sgn(de) == sgn(d) && fabs(de) > thr / 2;
+}
+
+/* The same for function f, against its own threshold and, when both
+ * sides ran it, min_rel of its larger side (base and new: what d is a
+ * change between, its owned ms). */
+static int is_fchange(const cctx *c, size_t f, double d, double de, double base, double new_)
+{
+	const cfunc *u = &c->f[f];
+
+	if (u->na && u->nb && fabs(d) <= c->o->min_rel * fmax(fabs(base), fabs(new_)))
+		return 0;
+	return is_change(u->thr, d, de);
 }
 
 static cfind *add_find(cctx *c, int scope_class, size_t f, int change, double a, double b)
@@ -511,12 +612,29 @@ static void job_functions(cctx *c, int groups)
 		cfind *x;
 		double sm = 0;
 
-		if (u->wait || u->grp != groups || (groups && u->nmem < 2))
+		if (u->wait || u->grp != groups || u->fam || (groups && u->nmem < 2))
 			continue;
 		if (groups)
 			sm = member_job_sum(c, f);
-		if (!is_change(c, u->mb - u->ma - sm, u->eb - u->ea - sm))
+		if (!is_fchange(c, f, u->mb - u->ma - sm, u->eb - u->ea - sm, u->ma, u->mb)) {
+			/* a collective that overlaps compute: its running time is
+			 * the change, and what of it reached the step is said */
+			double de = u->eb - u->ea;
+			if (groups || u->cls != PT_C_COMM || !u->na || !u->nb ||
+			    !is_fchange(c, f, de, de, u->ea, u->eb))
+				continue;
+			x = add_find(c, SC_FUNC, f, de > 0 ? CH_SLOWER : CH_FASTER, u->ma, u->mb);
+			if (!x)
+				return;
+			x->by_exec = 1;
+			x->ea = u->ea;
+			x->eb = u->eb;
+			x->ca = u->ca;
+			x->cb = u->cb;
+			x->pa = u->pa;
+			x->pb = u->pb;
 			continue;
+		}
 		x = add_find(c, 0, f, sm != 0 ? (u->mb - u->ma - sm > 0 ? CH_SLOWER : CH_FASTER) :
 			     find_change(u->na > 0, u->nb > 0, u->mb - u->ma), u->ma, u->mb);
 		if (!x)
@@ -528,6 +646,162 @@ static void job_functions(cctx *c, int groups)
 		x->pa = u->pa;
 		x->pb = u->pb;
 	}
+}
+
+/* Kernel families whose change is one change spread over their kernels:
+ * when a family's owned time moved beyond its own noise and no single
+ * kernel of it holds 80% of that, the family is the finding, with its
+ * whole change, and its kernels' own whole-job findings fold into it (12
+ * new volta_sgemm tile variants are one new family, not 12 findings). */
+static void job_families(cctx *c)
+{
+	size_t f, i, j;
+
+	for (f = 0; f < c->nf; f++) {
+		const cfunc *u = &c->f[f];
+		double d = u->mb - u->ma, big = 0;
+		cfind *x;
+
+		if (!u->fam || u->nmem < 2 || !is_fchange(c, f, d, u->eb - u->ea, u->ma, u->mb))
+			continue;
+		for (i = 0; i < c->nfd; i++) {
+			const cfind *m = &c->fd[i];
+			if (!m->pairs && m->scope_class == SC_FUNC && c->f[m->f].grp_of == f &&
+			    sgn(m->d) == sgn(d) && fabs(m->d) > big)
+				big = fabs(m->d);
+		}
+		if (big >= 0.8 * fabs(d))
+			continue;
+		for (i = 0, j = 0; i < c->nfd; i++) {
+			const cfind *m = &c->fd[i];
+			if (!m->pairs && m->scope_class == SC_FUNC && c->f[m->f].grp_of == f)
+				continue;  /* whole-job findings own no pairs: nothing to free */
+			c->fd[j++] = c->fd[i];
+		}
+		c->nfd = j;
+		x = add_find(c, SC_FUNC, f, find_change(u->na > 0, u->nb > 0, d), u->ma, u->mb);
+		if (!x)
+			return;
+		x->ca = u->ca;
+		x->cb = u->cb;
+		x->pa = u->pa;
+		x->pb = u->pb;
+	}
+}
+
+/* The whole-job owned-time finding of f, or NULL. */
+static const cfind *owned_find(const cctx *c, size_t f)
+{
+	size_t i;
+
+	for (i = 0; i < c->nfd; i++)
+		if (!c->fd[i].pairs && c->fd[i].scope_class == SC_FUNC && c->fd[i].f == f)
+			return &c->fd[i];
+	return NULL;
+}
+
+/* User annotations whose length changed: a thread that now waits longer
+ * inside `## sparse_data_dist ##` makes the annotation last longer while
+ * the time itself belongs to the kernels that ran meanwhile, so no
+ * owned-time finding names it.  An annotation whose inclusive ms per step
+ * moved beyond its own noise (its per-step values are inclusive) counts,
+ * unless its own owned-time finding already says most of it, or an
+ * annotation inside it (a longer key with it as prefix) holds 70% of its
+ * change or more: the deepest annotation that holds the change is the one
+ * named.  They make one finding per direction (SC_SPAN: the CPU side's
+ * view of the step, overlapping the owned-time findings), its size the
+ * largest change, listing up to TOP_FUNCS of them.  Whole job only. */
+static void job_spans(cctx *c)
+{
+	size_t f, g, n = 0, *cand = NULL;
+	unsigned char *held = NULL;
+	int s;
+
+	cand = x_malloc((c->nf + 1) * sizeof(*cand));
+	held = x_calloc(c->nf + 1, 1);
+	if (!cand || !held) {
+		c->oom = 1;
+		goto out;
+	}
+	for (f = 0; f < c->nf; f++) {
+		const cfunc *u = &c->f[f];
+		const cfind *of;
+		double de = u->eb - u->ea;
+
+		if (!u->span || u->grp || u->wait)
+			continue;
+		/* summaries keep annotations of 0.5% of the window and more: one
+		 * near that line on one side only is not new or gone */
+		if ((!u->na || !u->nb) && fmax(u->ea, u->eb) < 0.02 * c->step[u->na ? 0 : 1])
+			continue;
+		if (!is_fchange(c, f, de, de, u->ea, u->eb))
+			continue;
+		of = owned_find(c, f);
+		if (of && fabs(of->d) >= 0.7 * fabs(de))
+			continue;
+		cand[n++] = f;
+	}
+	for (f = 0; f < n; f++) {
+		const cfunc *u = &c->f[cand[f]];
+		size_t kl = strlen(u->key);
+		double de = u->eb - u->ea;
+
+		for (g = 0; g < n; g++) {
+			const cfunc *v = &c->f[cand[g]];
+			double dv = v->eb - v->ea;
+			if (g != f && !strncmp(v->key, u->key, kl) && v->key[kl] == '|' &&
+			    sgn(dv) == sgn(de) && fabs(dv) >= 0.7 * fabs(de))
+				break;
+		}
+		held[f] = g < n; /* a deeper one holds it */
+	}
+	for (s = 1; s >= -1; s -= 2) {
+		cfind *x = NULL;
+		size_t j;
+
+		for (f = 0; f < n; f++) {
+			const cfunc *u;
+			double de;
+			if (held[f])
+				continue;
+			u = &c->f[cand[f]];
+			de = u->eb - u->ea;
+			if (sgn(de) != s)
+				continue;
+			if (!x) {
+				x = add_find(c, SC_SPAN, cand[f], find_change(u->na > 0, u->nb > 0, de),
+					     u->ea, u->eb);
+				if (!x)
+					goto out;
+			}
+			/* the list, largest change first; the finding is the largest */
+			for (j = x->ntop; j > 0 && fabs(x->topd[j - 1]) < fabs(de); j--)
+				if (j < TOP_FUNCS) {
+					x->top[j] = x->top[j - 1];
+					x->topd[j] = x->topd[j - 1];
+				}
+			if (j < TOP_FUNCS) {
+				x->top[j] = cand[f];
+				x->topd[j] = de;
+				if (x->ntop < TOP_FUNCS)
+					x->ntop++;
+			}
+			x->nratio++; /* how many annotations in all */
+		}
+		if (x) {
+			const cfunc *u = &c->f[x->top[0]];
+			x->f = x->top[0];
+			x->change = find_change(u->na > 0, u->nb > 0, x->topd[0]);
+			x->a = u->ea;
+			x->b = u->eb;
+			x->d = x->topd[0];
+			x->ca = u->ca;
+			x->cb = u->cb;
+		}
+	}
+out:
+	x_free(held);
+	x_free(cand);
 }
 
 /* Per pair: changes the whole-job comparison does not already show, one
@@ -555,7 +829,7 @@ static void pair_functions(cctx *c, int groups)
 		const cfind *jf = job_find(c, 0, f, 1);
 		int beyond;
 
-		if (c->f[f].wait || c->f[f].grp != groups || (groups && c->f[f].nmem < 2))
+		if (c->f[f].wait || c->f[f].grp != groups || c->f[f].fam || (groups && c->f[f].nmem < 2))
 			continue;
 		if (!jf)
 			jf = job_find(c, 0, f, -1);
@@ -600,7 +874,9 @@ static void pair_functions(cctx *c, int groups)
 				size_t ia = f * c->nw + c->pair[p][0], ib = f * c->nw + c->pair[p][1];
 				double d = c->own[ib] - c->own[ia] - bs[p];
 
-				if (sgn(d) != s || !is_change(c, d, c->exe[ib] - c->exe[ia] - be[p]) ||
+				if (sgn(d) != s ||
+				    !is_fchange(c, f, d, c->exe[ib] - c->exe[ia] - be[p], c->own[ia],
+						c->own[ib]) ||
 				    !stands_out(&st, rel_change(d, fmax(c->own[ia], fabs(bs[p])))))
 					continue;
 				hit[nh] = p;
@@ -806,7 +1082,7 @@ static void class_findings(cctx *c)
 		double ex = explained(c, cls, (size_t)-1), jd = 0;
 		cfind *x;
 
-		if (is_change(c, b - a - ex, class_exec_delta(c, cls, (size_t)-1) - ex)) {
+		if (is_change(c->thr, b - a - ex, class_exec_delta(c, cls, (size_t)-1) - ex)) {
 			x = add_find(c, 1, (size_t)cls, b - a - ex > 0 ? CH_SLOWER : CH_FASTER, a, b);
 			if (!x)
 				goto out;
@@ -830,7 +1106,7 @@ static void class_findings(cctx *c)
 				double d = wb->own[cls] - wa->own[cls] - e;
 
 				if (sgn(d) != s || !stands_out(&st, rel_change(d, wa->own[cls])) ||
-				    !is_change(c, d, class_exec_delta(c, cls, p) - e))
+				    !is_change(c->thr, d, class_exec_delta(c, cls, p) - e))
 					continue;
 				hit[nh] = p;
 				hd[nh++] = d;
@@ -858,16 +1134,59 @@ out:
 	x_free(ex_p);
 }
 
-static int cmp_find(const void *pa, const void *pb)
+/* How much a finding weighs in the ranking: its change, or for a
+ * collective found by its running time, that change. */
+static double find_size(const cfind *x)
+{
+	return x->by_exec ? fmax(fabs(x->d), fabs(x->eb - x->ea)) : fabs(x->d);
+}
+
+/* ctx: the step's direction of change (int, 0 none). */
+static int cmp_find(const void *pa, const void *pb, void *ctx)
 {
 	const cfind *x = pa, *y = pb;
-	double ax = fabs(x->d), ay = fabs(y->d);
+	int rank_dir = *(const int *)ctx;
+	double ax = find_size(x), ay = find_size(y);
+	int dx = sgn(x->by_exec ? x->eb - x->ea : x->d) == rank_dir;
+	int dy = sgn(y->by_exec ? y->eb - y->ea : y->d) == rank_dir;
 
+	/* what moved the way the step did first: "why is NEW slower" is
+	 * answered by what got slower, then by what gave some back */
+	if (rank_dir && dx != dy)
+		return dx ? -1 : 1;
 	if (ax != ay)
 		return ax < ay ? 1 : -1;
 	if (!x->pairs != !y->pairs)
 		return x->pairs ? 1 : -1;
-	return x->scope_class - y->scope_class;
+	/* at equal size the annotation first (it names where the time went
+	 * in the user's own words), then the function, then the class */
+	return (x->scope_class + 1) % 3 - (y->scope_class + 1) % 3;
+}
+
+/* A side's noise in function f: the median over its workers of their own
+ * step-to-step spread in it (NAN when none has per-step values); for two
+ * populations of 3 workers or more, at least the uncertainty of the
+ * side's median over workers (1.2533 x 1.4826 MAD / sqrt(n): workers run
+ * different shares of a function, and the side's value is their median). */
+static double side_noise(cctx *c, size_t f, int side)
+{
+	size_t wi, n = 0, nw = 0;
+	double nz = NAN;
+
+	for (wi = 0; wi < c->nw; wi++)
+		if (c->w[wi].side == side && isfinite(c->fnz[f * c->nw + wi]))
+			c->tmp[n++] = c->fnz[f * c->nw + wi];
+	if (n)
+		nz = pt_robust_median(c->tmp, n, 0);
+	if (c->npair || c->nside[side] < 3)
+		return nz;
+	for (wi = 0; wi < c->nw; wi++)
+		if (c->w[wi].side == side)
+			c->tmp[nw++] = c->own[f * c->nw + wi];
+	{
+		double se = 1.2533 * spread(c->tmp, nw, c->tmp2) / sqrt((double)nw);
+		return isfinite(nz) ? fmax(nz, se) : se;
+	}
 }
 
 static void side_medians(cctx *c)
@@ -901,6 +1220,16 @@ static void side_medians(cctx *c)
 		u->cb = side_median(c, c->calls, f, 1, 0);
 		u->pa = side_median(c, c->pcall, f, 0, 1);
 		u->pb = side_median(c, c->pcall, f, 1, 1);
+		u->sa = side_noise(c, f, 0);
+		u->sb = side_noise(c, f, 1);
+		/* A function on one side only is a change by itself above the
+		 * floor; else beyond its own noise too. */
+		u->thr = c->floor;
+		if (u->na && u->nb) {
+			double nz = fmax(isfinite(u->sa) ? u->sa : 0, isfinite(u->sb) ? u->sb : 0);
+			if (c->o->noise_k * nz > u->thr)
+				u->thr = c->o->noise_k * nz;
+		}
 	}
 }
 
@@ -993,30 +1322,47 @@ pt_report *pt_compare(const pt_compare_side *base, const pt_compare_side *nw,
 	c.exe = x_calloc(c.nf * c.nw, sizeof(double));
 	c.calls = x_calloc(c.nf * c.nw, sizeof(double));
 	c.pcall = x_calloc(c.nf * c.nw, sizeof(double));
-	if (!c.own || !c.exe || !c.calls || !c.pcall)
+	c.fnz = x_malloc((c.nf * c.nw + 1) * sizeof(double));
+	c.slot = x_malloc((c.nf + 1) * sizeof(size_t));
+	if (!c.own || !c.exe || !c.calls || !c.pcall || !c.fnz || !c.slot)
 		goto oom;
-	for (i = 0; i < c.nw; i++)
+	for (i = 0; i < c.nf * c.nw; i++)
+		c.fnz[i] = NAN;
+	for (i = 0; i < c.nf; i++)
+		c.slot[i] = (size_t)-1;
+	for (i = 0; i < c.nw; i++) {
 		load_worker(&c, i);
+		func_noise(&c, i);
+	}
 	side_steps(&c, 0);
 	side_steps(&c, 1);
 	if (c.oom || make_pairs(&c))
 		goto oom;
+	c.floor = opt->min_share * c.step[0];
 	side_medians(&c);
 	commonality(&c);
-	c.dstep = c.step[1] - c.step[0];
+	cmp_critical_path(&c);
+	/* the owned times of a side add up to its mean step: the difference
+	 * they account for is the means' (two slow steps of six move the mean,
+	 * not the median) */
+	c.dstep = c.mean[1] - c.mean[0];
 	c.thr = opt->noise_k * (c.noise[0] > c.noise[1] ? c.noise[0] : c.noise[1]);
-	if (c.thr < opt->min_share * c.step[0])
-		c.thr = opt->min_share * c.step[0];
+	if (c.thr < c.floor)
+		c.thr = c.floor;
 	if (!c.unrelated) {
 		job_functions(&c, 0);
+		job_families(&c);
 		pair_functions(&c, 0);
 		job_functions(&c, 1);
 		pair_functions(&c, 1);
+		job_spans(&c);
 		class_findings(&c);
+		cmp_family_hint(&c);
 		if (c.oom)
 			goto oom;
+		int dir = fabs(c.dstep) > c.thr ? sgn(c.dstep) : 0;
 		if (c.nfd > 1)
-			qsort(c.fd, c.nfd, sizeof(*c.fd), cmp_find);
+			qsort_r(c.fd, c.nfd, sizeof(*c.fd), cmp_find, &dir);
 	}
 	cmp_build_report(&c, base, nw, nfailed[0], nfailed[1]);
 	if (c.oom || pt_report_oom(c.r))
@@ -1037,6 +1383,8 @@ out:
 	x_free(c.exe);
 	x_free(c.calls);
 	x_free(c.pcall);
+	x_free(c.fnz);
+	x_free(c.slot);
 	x_free(c.tab);
 	x_free(c.f);
 	for (i = 0; c.pfun && i < c.nw; i++)

@@ -23,8 +23,11 @@
 typedef struct pt_compare_options {
 	double min_share;    /* differences below this share of BASELINE's step
 	                        time are never findings, whatever the noise (0.005) */
-	double noise_k;      /* a difference must exceed noise_k x the larger of
-	                        the two sides' step-to-step noise (1.0) */
+	double noise_k;      /* a function's difference must exceed noise_k x the
+	                        larger of the two sides' step-to-step spread of
+	                        that function (1.0) */
+	double min_rel;      /* and, when both sides ran it, this share of its
+	                        larger side (0.05: run-to-run drift of clocks) */
 	double unrelated;    /* below this share of time spent in functions both
 	                        sides ran, on both sides: "nothing in common" (0.25) */
 	size_t max_findings; /* findings kept in report.json (200; 0: all) */

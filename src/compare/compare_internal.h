@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "compare.h"
+#include "../model/family.h"
 
 enum { CH_SLOWER, CH_FASTER, CH_APPEARED, CH_DISAPPEARED };
 extern const char *const cmp_change_name[4];  /* compare_keys.c */
@@ -37,7 +38,12 @@ typedef struct cfunc {
 	uint64_t hash;
 	uint8_t cls, kind;
 	uint8_t wait;            /* a Python stack blocked in a wait: idle, never a finding */
-	uint8_t grp;             /* 1: the group of all Python stacks ending in frame key */
+	uint8_t grp;             /* 1: the group of all Python stacks ending in frame key,
+	                            or of all kernels of family key (fam) */
+	uint8_t fam;             /* a kernel family (grp is 1 too; compare_keys.c) */
+	uint8_t span;            /* a Python stack whose frame is a user annotation: how
+	                            long it lasts (inclusive) is compared too */
+	pt_kfamily kf;           /* kernels and families: what the name says */
 	size_t grp_of;           /* a Python stack: its group's index, (size_t)-1 none */
 	size_t nmem;             /* a group: its stacks */
 	double ma, mb;           /* whole-side medians of owned ms/step */
@@ -45,16 +51,29 @@ typedef struct cfunc {
 	double ca, cb;           /* calls per step */
 	double pa, pb;           /* per-call ms (median over workers that ran it), NAN none */
 	size_t na, nb;           /* workers that ran it */
+	double sa, sb;           /* each side's noise in it, ms per step: its own
+	                            step-to-step spread (and, for populations, the
+	                            uncertainty of the median over workers); NAN
+	                            when no worker has per-step values */
+	double thr;              /* a change of it must exceed this (ms per step) */
 } cfunc;
 
+/* What a finding is about. */
+enum { SC_FUNC = 0, SC_CLASS = 1, SC_SPAN = 2 };
+
 typedef struct cfind {
-	int scope_class;         /* 0: function f, 1: class f */
+	int scope_class;         /* SC_FUNC: function f (owned time); SC_CLASS: class f;
+	                            SC_SPAN: annotation f, how long it lasts (inclusive,
+	                            overlapping the owned-time findings) */
 	size_t f;
 	int change;
 	int beyond;              /* d is what changed beyond the whole job's
 	                            finding for f (function) or beyond the
 	                            function findings (class) */
 	double a, b, d;          /* owned ms per step: BASELINE, NEW, and the change */
+	int by_exec;             /* a collective whose running time changed while its
+	                            owned time did not follow (it overlaps compute) */
+	double ea, eb;           /* by_exec: its execution ms per step on both sides */
 	double ca, cb, pa, pb;   /* calls per step, per-call ms (function scope) */
 	double ratio;            /* class scope: median per-call ratio NEW/BASELINE (NAN) */
 	size_t nratio;           /* functions behind that ratio */
@@ -83,11 +102,19 @@ typedef struct cctx {
 	size_t pkeycap, npkey;
 	size_t **pfun;           /* per worker, per pattern: function index, (size_t)-1 none */
 	double *own, *exe, *calls, *pcall; /* [f * nw + w] */
+	double *fnz;             /* [f * nw + w]: its step-to-step spread, NAN none */
+	size_t *slot;            /* func_noise's scratch, nf entries */
 	size_t (*pair)[2];       /* (BASELINE worker, NEW worker) */
 	size_t npair;
 	double step[2], p10[2], p90[2], noise[2];
+	double mean[2];          /* median over workers of their mean step: what the
+	                            owned times add up to, and what dstep compares */
 	size_t steps_total[2];
-	double thr, dstep;
+	double thr, dstep;       /* thr: the step time's threshold (classes, the summary) */
+	double floor;            /* min_share x BASELINE's step: no change at or below */
+	double cp[2][PT_CP_NKINDS];  /* critical path split, ms per step (median) */
+	size_t ncp[2];           /* workers with a critical path, per side */
+	char hint[512];          /* what the kernel families say changed, "" none */
 	double common[2];
 	int unrelated;
 	cfind *fd;
@@ -108,6 +135,14 @@ int cmp_is_wait_stack(const char *key);
 /* compare_keys.c: median over one side's workers of the owned ms per step
  * of class cls (uses c->tmp). */
 double cmp_class_median(cctx *c, int side, int cls);
+
+/* compare_path.c: each side's critical path split, ms per step (median
+ * over the workers whose summaries have one), into c->cp and c->ncp. */
+void cmp_critical_path(cctx *c);
+/* compare_path.c: what the kernel families say changed between the sides
+ * (the GEMMs' precision, tensor cores or CUDA cores, their library, the
+ * GPU), as one sentence into c->hint ("" when nothing). */
+void cmp_family_hint(cctx *c);
 
 /* compare_report.c: the "Compare" section of c->r from c's findings (sorted);
  * sets c->oom on allocation failure. */

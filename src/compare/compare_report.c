@@ -6,6 +6,7 @@
  * what compare.c found; writes the report tree only.
  */
 #include "compare_internal.h"
+#include "../report/names.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,40 +37,15 @@ static const char *kind_label(int cls)
 	}
 }
 
-/* The name a sentence uses: a stack's last frame; a kernel without "void ",
- * its arguments; long names cut. */
-static void short_name(const char *key, int cls, char *out, size_t cap)
+/* The name a sentence uses (the report's one rule, src/report/names.c):
+ * a stack's last frame, a kernel without "void ", template arguments and
+ * parameters; a kernel family as its stem with "_*". */
+static void short_name(const cfunc *u, char *out, size_t cap)
 {
-	char buf[512];
-	const char *s = key;
-	size_t n = 0, i;
-	int depth = 0;
-
-	if (cls == PT_C_PYTHON) {
-		const char *bar = strrchr(key, '|');
-
-		if (bar && bar[1])
-			s = bar + 1;
-	} else if (cls == PT_C_COMPUTE) {
-		if (!strncmp(s, "void ", 5))
-			s += 5;
-		for (i = 0; s[i] && n + 1 < sizeof(buf); i++) {
-			if (s[i] == '<')
-				depth++;
-			else if (s[i] == '>' && depth > 0)
-				depth--;
-			else if (s[i] == '(' && !depth && strncmp(s + i, "(anonymous", 10))
-				break;
-			buf[n++] = s[i];
-		}
-		buf[n] = 0;
-		s = n ? buf : key;
-	}
-	n = strlen(s);
-	if (n > 72)
-		snprintf(out, cap, "%.69s...", s);
+	if (u->fam)
+		snprintf(out, cap, "%s_*", u->key);
 	else
-		snprintf(out, cap, "%s", s);
+		pt_name_sentence(u->key, u->cls, out, cap);
 }
 
 /* "rank 3: " / "ranks 1, 3: " / "" for the whole job. */
@@ -94,27 +70,131 @@ static void fmt_ms(pt_sb *sb, double v)
 	pt_sb_addf(sb, a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3f", v);
 }
 
+/* For a span finding on annotation key: what NEW's threads waited for
+ * inside it on the critical path (the summaries' "waits": the call that
+ * blocked, the GPU work it waited for and what that was queued behind),
+ * the largest by path ms over NEW's workers and steps. */
+static void span_wait(const cctx *c, const char *key, pt_sb *sb)
+{
+	const char *leaf = strrchr(key, '|');
+	const pt_cp_wait *best = NULL;
+	double bms = 0;
+	size_t wi, j, k;
+	char a[160], b[160];
+
+	leaf = leaf ? leaf + 1 : key;
+	for (wi = 0; wi < c->nw; wi++) {
+		const pt_cpath *cp = c->w[wi].s->cpath;
+		if (!c->w[wi].side || !cp)
+			continue;
+		for (j = 0; j < cp->nsteps; j++)
+			for (k = 0; k < cp->steps[j].nwaits; k++) {
+				const pt_cp_wait *w = &cp->steps[j].waits[k];
+				if (w->span && !strcmp(w->span, leaf) && w->ms > bms) {
+					bms = w->ms;
+					best = w;
+				}
+			}
+	}
+	if (!best || !best->call || !best->target)
+		return;
+	pt_name_sentence(best->call, PT_C_RUNTIME, a, sizeof(a));
+	if (!strncmp(best->target, "thread ", 7))
+		/* a join: the frame waits for work it handed to another thread
+		 * (autograd's engine runs backward on its own threads) */
+		pt_sb_addf(sb, "; in NEW `%s` waits for another thread, %s", a, best->target);
+	else {
+		pt_name_sentence(best->target, PT_C_COMPUTE, b, sizeof(b));
+		pt_sb_addf(sb, "; in NEW it waits in `%s` for `%s`", a, b);
+	}
+	if (best->behind) {
+		pt_name_sentence(best->behind, PT_C_COMPUTE, b, sizeof(b));
+		pt_sb_addf(sb, " queued behind `%s`", b);
+	}
+	pt_sb_adds(sb, ", up to ");
+	fmt_ms(sb, bms);
+	pt_sb_adds(sb, " ms of a step's critical path");
+}
+
 static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 {
-	char nm[96];
+	char nm[160];
 
 	who(c, x, sb);
-	if (x->scope_class) {
+	if (x->scope_class == SC_CLASS) {
 		pt_sb_addf(sb, "%s got %s: ", class_label((int)x->f), cmp_change_name[x->change]);
 		if (x->beyond)
 			pt_sb_adds(sb, "in all ");
+	} else if (x->scope_class == SC_SPAN) {
+		size_t k;
+
+		pt_sb_addf(sb, "On the CPU side, %s %s: ", x->nratio > 1 ? "annotations" : "an annotation",
+			   x->d > 0 ? (x->nratio > 1 ? "last longer" : "lasts longer") :
+				      (x->nratio > 1 ? "are shorter" : "is shorter"));
+		for (k = 0; k < x->ntop; k++) {
+			const cfunc *u = &c->f[x->top[k]];
+			short_name(u, nm, sizeof(nm));
+			pt_sb_addf(sb, "%s`%s` ", k ? ", " : "", nm);
+			fmt_ms(sb, u->ea);
+			pt_sb_adds(sb, " -> ");
+			fmt_ms(sb, u->eb);
+			pt_sb_addf(sb, " ms per step (%s", x->topd[k] >= 0 ? "+" : "");
+			fmt_ms(sb, x->topd[k]);
+			pt_sb_adds(sb, " ms)");
+		}
+		if (x->nratio > x->ntop)
+			pt_sb_addf(sb, " and %zu more", x->nratio - x->ntop);
+		pt_sb_addf(sb, ": the time inside %s, whatever owns it", x->nratio > 1 ? "them" : "it");
+		if (isfinite(share))
+			pt_sb_addf(sb, " (%s%.0f%% of the difference)", x->nratio > 1 ? "the largest is " : "",
+				   share * 100);
+		span_wait(c, c->f[x->f].key, sb);
+		pt_sb_adds(sb, ".");
+		return;
 	} else {
 		const cfunc *u = &c->f[x->f];
 
-		short_name(u->key, u->cls, nm, sizeof(nm));
-		if (u->grp)
+		short_name(u, nm, sizeof(nm));
+		if (u->fam) {
+			char m[64];
+			pt_sb_addf(sb, "`%s` (kernel family, %zu kernels", nm, u->nmem);
+			if (u->kf.gemm && u->kf.prec) {
+				snprintf(m, sizeof(m), "%s", pt_precision_name(u->kf.prec));
+				pt_sb_addf(sb, ": %s GEMMs%s%s%s", m,
+					   u->kf.tensor_cores == 1 ? " on tensor cores" :
+					   u->kf.tensor_cores == 0 ? " on CUDA cores" : "",
+					   u->kf.lib[0] ? ", " : "", u->kf.lib);
+			}
+			pt_sb_adds(sb, ") ");
+		} else if (u->grp) {
 			pt_sb_addf(sb, "`%s` (%s, in %zu stacks) ", nm, kind_label(u->cls), u->nmem);
-		else
-			pt_sb_addf(sb, "`%s` (%s) ", nm, kind_label(u->cls));
+		} else {
+			pt_sb_addf(sb, "`%s` (%s) ", nm, u->span ? "annotation" : kind_label(u->cls));
+		}
 		pt_sb_adds(sb, x->beyond ? (x->d > 0 ? "got slower there: " : "got faster there: ") :
-			   x->change == CH_APPEARED ? "is new: " :
+			   x->change == CH_APPEARED ? (u->fam ? "is new, BASELINE runs none of it: " :
+							   "is new: ") :
 			   x->change == CH_DISAPPEARED ? "is gone: " :
 			   x->change == CH_SLOWER ? "got slower: " : "got faster: ");
+	}
+	if (x->by_exec) {
+		fmt_ms(sb, x->ea);
+		pt_sb_adds(sb, " -> ");
+		fmt_ms(sb, x->eb);
+		pt_sb_addf(sb, " ms per step running (%s", x->eb >= x->ea ? "+" : "");
+		fmt_ms(sb, x->eb - x->ea);
+		pt_sb_addf(sb, " ms; %s", x->d >= 0 ? "+" : "");
+		fmt_ms(sb, x->d);
+		pt_sb_adds(sb, " ms of it in the step time, the rest overlaps other work");
+		if (isfinite(share))
+			pt_sb_addf(sb, ", %.0f%% of the difference", share * 100);
+		pt_sb_adds(sb, ")");
+		if (isfinite(x->cb))
+			pt_sb_addf(sb, ", %.3g call%s per step", x->cb, fabs(x->cb - 1) < 0.005 ? "" : "s");
+		if (x->pa > 0 && x->pb > 0)
+			pt_sb_addf(sb, ", %.2fx as long per call", x->pb / x->pa);
+		pt_sb_adds(sb, ".");
+		return;
 	}
 	if (x->change == CH_APPEARED && !x->beyond) {
 		fmt_ms(sb, x->b);
@@ -133,12 +213,12 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 	fmt_ms(sb, x->d);
 	pt_sb_adds(sb, " ms");
 	if (x->beyond)
-		pt_sb_adds(sb, x->scope_class ? " beyond the functions listed" :
+		pt_sb_adds(sb, x->scope_class == SC_CLASS ? " beyond the functions listed" :
 			   " beyond the whole job's change");
 	if (isfinite(share))
 		pt_sb_addf(sb, ", %.0f%% of the difference", share * 100);
 	pt_sb_adds(sb, ")");
-	if (!x->scope_class) {
+	if (x->scope_class == SC_FUNC) {
 		if (x->change != CH_DISAPPEARED && isfinite(x->cb))
 			pt_sb_addf(sb, ", %.3g call%s per step", x->cb, fabs(x->cb - 1) < 0.005 ? "" : "s");
 		if (x->pa > 0 && x->pb > 0)
@@ -150,7 +230,7 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 			pt_sb_addf(sb, "; its %ss take %.2fx as long per call (median of %zu)",
 				   kind_label((int)x->f), x->ratio, x->nratio);
 		for (k = 0; k < x->ntop; k++) {
-			short_name(c->f[x->top[k]].key, c->f[x->top[k]].cls, nm, sizeof(nm));
+			short_name(&c->f[x->top[k]], nm, sizeof(nm));
 			pt_sb_addf(sb, "%s`%s` %s", k ? ", " : "; most: ", nm, x->topd[k] >= 0 ? "+" : "");
 			fmt_ms(sb, x->topd[k]);
 		}
@@ -160,9 +240,9 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 
 static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt_sb *sb)
 {
-	char nm[96];
-	size_t k, used = 0, pick[2];
-	double sum = 0, ratio = c->step[0] > 0 ? c->step[1] / c->step[0] : NAN;
+	char nm[160];
+	size_t k, used = 0, nall = 0, pick[3], span = (size_t)-1;
+	double all = 0, named = 0, back = 0, ratio = c->mean[0] > 0 ? c->mean[1] / c->mean[0] : NAN;
 
 	if (c->unrelated) {
 		pt_sb_addf(sb, "BASELINE and NEW have little in common: only %.0f%% of BASELINE's "
@@ -177,9 +257,9 @@ static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt
 	}
 	if (fabs(c->dstep) <= c->thr) {
 		pt_sb_adds(sb, "NEW runs at BASELINE's speed per step (");
-		fmt_ms(sb, c->step[1]);
+		fmt_ms(sb, c->mean[1]);
 		pt_sb_adds(sb, " vs ");
-		fmt_ms(sb, c->step[0]);
+		fmt_ms(sb, c->mean[0]);
 		pt_sb_adds(sb, " ms, within the noise of ");
 		fmt_ms(sb, c->thr);
 		pt_sb_adds(sb, " ms)");
@@ -195,35 +275,83 @@ static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt
 		   c->dstep > 0 ? "slower" : "faster");
 	fmt_ms(sb, fabs(c->dstep));
 	pt_sb_addf(sb, " ms %s", c->dstep > 0 ? "more" : "less");
-	for (k = 0; k < nord && used < 2; k++) {
+	if (fabs(c->step[1] - c->step[0]) <= c->thr) {
+		pt_sb_adds(sb, " on average (its median step did not change: the time is in a few "
+			   "slow steps)");
+	} else if (fabs((c->step[1] - c->step[0]) - c->dstep) > c->thr) {
+		pt_sb_adds(sb, " on average (the median step: ");
+		fmt_ms(sb, fabs(c->step[1] - c->step[0]));
+		pt_sb_addf(sb, " ms %s)", c->step[1] > c->step[0] ? "more" : "less");
+	}
+	/* the accounting: the owned-time changes (they add up to the step's),
+	 * the three largest in the step's direction and their share; the
+	 * annotations that last longer are said apart (their time overlaps) */
+	for (k = 0; k < nord; k++) {
 		const cfind *x = &c->fd[order[k]];
 
+		if (!x->pairs && x->scope_class != SC_SPAN && sgn(x->d) == -sgn(c->dstep))
+			back += x->d;
 		if (x->pairs || sgn(x->d) != sgn(c->dstep))
 			continue;
-		pick[used++] = order[k];
-		sum += x->d;
-	}
-	if (!used) {
-		pt_sb_adds(sb, ", spread over functions none of which changed beyond the noise (");
-		fmt_ms(sb, c->thr);
-		pt_sb_adds(sb, " ms).");
-		return;
-	}
-	pt_sb_addf(sb, ", %.0f%% of it in ", 100 * sum / c->dstep);
-	for (k = 0; k < used; k++) {
-		const cfind *x = &c->fd[pick[k]];
-
-		if (k)
-			pt_sb_adds(sb, " and ");
-		if (x->scope_class) {
-			pt_sb_addf(sb, "%s time", class_label((int)x->f));
+		if (x->scope_class == SC_SPAN) {
+			if (span == (size_t)-1)
+				span = order[k];
 			continue;
 		}
-		short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
-		pt_sb_addf(sb, "%s`%s`", x->change == CH_APPEARED ? "the new " :
-			   x->change == CH_DISAPPEARED ? "the removed " : "", nm);
+		if (used < 3 && !x->by_exec) {
+			pick[used++] = order[k];
+			named += x->d;
+		}
+		all += x->d;
+		nall++;
+	}
+	if (!used) {
+		pt_sb_adds(sb, ", spread over functions none of which changed beyond its own noise");
+	} else {
+		pt_sb_addf(sb, ", %.0f%% of it in ", 100 * named / c->dstep);
+		for (k = 0; k < used; k++) {
+			const cfind *x = &c->fd[pick[k]];
+
+			if (k)
+				pt_sb_adds(sb, k + 1 == used ? " and " : ", ");
+			if (x->scope_class == SC_CLASS) {
+				pt_sb_addf(sb, "%s time", class_label((int)x->f));
+				continue;
+			}
+			short_name(&c->f[x->f], nm, sizeof(nm));
+			pt_sb_addf(sb, "%s%s`%s` (%s", x->change == CH_APPEARED ? "the new " :
+				   x->change == CH_DISAPPEARED ? "the removed " : "",
+				   c->f[x->f].fam ? "kernels " : "", nm, x->d >= 0 ? "+" : "");
+			fmt_ms(sb, x->d);
+			pt_sb_adds(sb, " ms)");
+		}
+		if (nall > used)
+			pt_sb_addf(sb, "; %.0f%% with the %zu other change%s", 100 * all / c->dstep,
+				   nall - used, nall - used == 1 ? "" : "s");
+		if (fabs(back) > c->thr) {
+			pt_sb_addf(sb, "; what went the other way gives back ");
+			fmt_ms(sb, fabs(back));
+			pt_sb_adds(sb, " ms");
+		}
+		/* what the findings leave unexplained */
+		if (fabs(all) < 0.8 * fabs(c->dstep))
+			pt_sb_addf(sb, "; the other %.0f%% is spread over functions each within its "
+				   "own noise", 100 * (1 - all / c->dstep));
+	}
+	if (span != (size_t)-1) {
+		const cfind *x = &c->fd[span];
+
+		short_name(&c->f[x->f], nm, sizeof(nm));
+		pt_sb_addf(sb, "; on the CPU side `%s` lasts ", nm);
+		fmt_ms(sb, fabs(x->d));
+		pt_sb_addf(sb, " ms %s per step", x->d > 0 ? "longer" : "less");
+		if (x->nratio > 1)
+			pt_sb_addf(sb, " (and %zu other annotation%s)", x->nratio - 1,
+				   x->nratio == 2 ? "" : "s");
 	}
 	pt_sb_adds(sb, ".");
+	if (c->hint[0])
+		pt_sb_addf(sb, " Kernel families: %s.", c->hint);
 }
 
 static void add_side(cctx *c, pt_rv *cmp, const char *key, const pt_compare_side *sd, int side,
@@ -239,6 +367,7 @@ static void add_side(cctx *c, pt_rv *cmp, const char *key, const pt_compare_side
 	pt_rv_int(r, o, "steps", (int64_t)c->steps_total[side]);
 	st = pt_rv_obj(r, o, "step_ms");
 	pt_rv_num(r, st, "median", c->step[side]);
+	pt_rv_num(r, st, "mean", c->mean[side]);
 	pt_rv_num(r, st, "p10", c->p10[side]);
 	pt_rv_num(r, st, "p90", c->p90[side]);
 	pt_rv_num(r, o, "noise_ms", c->noise[side]);
@@ -275,6 +404,31 @@ static void add_classes(cctx *c, pt_rv *cmp)
 	}
 }
 
+/* "critical_path": each kind of time on the steps' critical paths, ms per
+ * step on both sides (median over the workers whose summaries have one);
+ * null when a side has none. */
+static void add_critical_path(cctx *c, pt_rv *cmp)
+{
+	pt_report *r = c->r;
+	pt_rv *arr, *o;
+	int k;
+
+	if (!c->ncp[0] || !c->ncp[1]) {
+		pt_rv_null(r, cmp, "critical_path");
+		return;
+	}
+	arr = pt_rv_arr(r, cmp, "critical_path");
+	for (k = 0; k < PT_CP_NKINDS; k++) {
+		if (k == PT_CP_WAIT)
+			continue; /* waiting on another worker: the master's, not a summary's */
+		o = pt_rv_obj(r, arr, NULL);
+		pt_rv_str(r, o, "kind", pt_cp_kind_name(k));
+		pt_rv_num(r, o, "baseline_ms", c->cp[0][k]);
+		pt_rv_num(r, o, "new_ms", c->cp[1][k]);
+		pt_rv_num(r, o, "delta_ms", c->cp[1][k] - c->cp[0][k]);
+	}
+}
+
 /* One finding (the rank-th) as an object of arr: what changed, where
  * (a class, or a function and its kind), on which workers, the times and
  * calls on both sides, and its explanation (written through sb). */
@@ -283,23 +437,34 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 	pt_report *r = c->r;
 	double share = !x->pairs && fabs(c->dstep) > c->thr ? x->d / c->dstep : NAN;
 	pt_rv *o = pt_rv_obj(r, arr, NULL), *a2;
-	char nm[96];
+	char nm[160];
 	size_t k;
 
 	pt_rv_int(r, o, "rank", (int64_t)rank);
 	pt_rv_str(r, o, "change", cmp_change_name[x->change]);
-	pt_rv_str(r, o, "scope", x->scope_class ? "class" : "function");
-	if (x->scope_class) {
+	pt_rv_str(r, o, "scope", x->scope_class == SC_CLASS ? "class" :
+		  x->scope_class == SC_SPAN ? "span" : "function");
+	if (x->scope_class == SC_CLASS) {
 		pt_rv_str(r, o, "class", pt_class_name((int)x->f));
 		pt_rv_str(r, o, "function", class_label((int)x->f));
 		pt_rv_str(r, o, "name", class_label((int)x->f));
 	} else {
 		pt_rv_str(r, o, "class", pt_class_name(c->f[x->f].cls));
-		pt_rv_str(r, o, "kind", kind_label(c->f[x->f].cls));
-		if (c->f[x->f].grp) /* all stacks ending in this frame */
+		pt_rv_str(r, o, "kind", c->f[x->f].span ? "annotation" : kind_label(c->f[x->f].cls));
+		if (c->f[x->f].fam) { /* all kernels of this family */
+			const pt_kfamily *kf = &c->f[x->f].kf;
+			pt_rv_int(r, o, "kernels", (int64_t)c->f[x->f].nmem);
+			if (kf->gemm) {
+				pt_rv_str(r, o, "precision", pt_precision_name(kf->prec));
+				if (kf->tensor_cores >= 0)
+					pt_rv_bool(r, o, "tensor_cores", kf->tensor_cores);
+				pt_rv_str(r, o, "library", kf->lib);
+			}
+		} else if (c->f[x->f].grp) { /* all stacks ending in this frame */
 			pt_rv_int(r, o, "stacks", (int64_t)c->f[x->f].nmem);
+		}
 		pt_rv_str(r, o, "function", c->f[x->f].key);
-		short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
+		short_name(&c->f[x->f], nm, sizeof(nm));
 		pt_rv_str(r, o, "name", nm);
 	}
 	a2 = pt_rv_arr(r, o, "workers");
@@ -316,7 +481,27 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 	pt_rv_num(r, o, "new_ms", x->b);
 	pt_rv_num(r, o, "delta_ms", x->d);
 	num_or_null(r, o, "share", share);
-	if (!x->scope_class) {
+	if (x->scope_class == SC_SPAN) {
+		a2 = pt_rv_arr(r, o, "spans");
+		for (k = 0; k < x->ntop; k++) {
+			pt_rv *t = pt_rv_obj(r, a2, NULL);
+			const cfunc *u = &c->f[x->top[k]];
+
+			pt_rv_str(r, t, "function", u->key);
+			pt_rv_num(r, t, "baseline_ms", u->ea);
+			pt_rv_num(r, t, "new_ms", u->eb);
+			pt_rv_num(r, t, "delta_ms", x->topd[k]);
+		}
+		pt_rv_int(r, o, "spans_changed", (int64_t)x->nratio);
+	}
+	if (x->by_exec) {
+		pt_rv_num(r, o, "baseline_running_ms", x->ea);
+		pt_rv_num(r, o, "new_running_ms", x->eb);
+	}
+	if (x->scope_class != SC_CLASS) {
+		num_or_null(r, o, "noise_ms", fmax(isfinite(c->f[x->f].sa) ? c->f[x->f].sa : 0,
+						    isfinite(c->f[x->f].sb) ? c->f[x->f].sb : 0));
+		num_or_null(r, o, "threshold_ms", c->f[x->f].thr);
 		num_or_null(r, o, "baseline_calls", x->ca);
 		num_or_null(r, o, "new_calls", x->cb);
 		num_or_null(r, o, "baseline_per_call_ms", x->pa);
@@ -343,19 +528,19 @@ static void add_waterfall(cctx *c, pt_rv *cmp, const size_t *order, size_t nord,
 	pt_report *r = c->r;
 	pt_rv *arr = pt_rv_arr(r, cmp, "waterfall"), *o;
 	double rest = c->dstep;
-	char nm[96];
+	char nm[160];
 	size_t i, k;
 
 	for (i = 0, k = 0; i < nord && k < WATERFALL_MAX && !c->unrelated; i++) {
 		const cfind *x = &c->fd[order[i]];
 
-		if (x->pairs)
+		if (x->pairs || x->scope_class == SC_SPAN)
 			continue;
 		o = pt_rv_obj(r, arr, NULL);
-		if (x->scope_class) {
+		if (x->scope_class == SC_CLASS) {
 			pt_rv_str(r, o, "label", class_label((int)x->f));
 		} else {
-			short_name(c->f[x->f].key, c->f[x->f].cls, nm, sizeof(nm));
+			short_name(&c->f[x->f], nm, sizeof(nm));
 			pt_sb_addf(sb, "%s%s", x->change == CH_APPEARED ? "new: " :
 				   x->change == CH_DISAPPEARED ? "gone: " : "", nm);
 			pt_rv_str(r, o, "label", sb->oom ? "" : (pt_sb_addc(sb, 0), sb->buf));
@@ -434,11 +619,14 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 	add_side(c, cmp, "new", nw, 1, nfailed_b);
 	pt_rv_str(r, cmp, "pairing", c->npair ? "rank" : "population");
 	pt_rv_int(r, cmp, "pairs", (int64_t)c->npair);
-	num_or_null(r, cmp, "ratio", c->step[0] > 0 ? c->step[1] / c->step[0] : NAN);
+	num_or_null(r, cmp, "ratio", c->mean[0] > 0 ? c->mean[1] / c->mean[0] : NAN);
 	pt_rv_num(r, cmp, "delta_ms", c->dstep);
 	pt_rv_num(r, cmp, "threshold_ms", c->thr);
+	pt_rv_num(r, cmp, "floor_ms", c->floor);
 	pt_rv_bool(r, cmp, "unrelated", c->unrelated);
+	pt_rv_str(r, cmp, "hint", c->hint);
 	add_classes(c, cmp);
+	add_critical_path(c, cmp);
 
 	arr = pt_rv_arr(r, cmp, "findings");
 	nshown = c->o->max_findings && c->o->max_findings < nord ? c->o->max_findings : nord;

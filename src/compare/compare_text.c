@@ -22,8 +22,9 @@ static void text_side(const pt_rv *cmp, const char *key, const char *label, pt_s
 {
 	const pt_rv *s = pt_rv_get(cmp, key), *st = pt_rv_get(s, "step_ms"), *p = pt_rv_get(s, "path");
 
-	pt_sb_addf(out, "%-8s %9.3f ms per step (p10 %.3f, p90 %.3f; noise %.3f ms; %lld step%s "
-		   "on %lld worker%s", label, rv_num(st, "median"), rv_num(st, "p10"),
+	pt_sb_addf(out, "%-8s %9.3f ms per step (mean %.3f, p10 %.3f, p90 %.3f; noise %.3f ms; "
+		   "%lld step%s on %lld worker%s", label, rv_num(st, "median"), rv_num(st, "mean"),
+		   rv_num(st, "p10"),
 		   rv_num(st, "p90"), rv_num(s, "noise_ms"), (long long)rv_num(s, "steps"),
 		   rv_num(s, "steps") == 1 ? "" : "s", (long long)rv_num(s, "workers"),
 		   rv_num(s, "workers") == 1 ? "" : "s");
@@ -48,8 +49,9 @@ void pt_compare_text(const pt_report *r, size_t max_findings, pt_sb *out)
 		pt_sb_addf(out, "Workers paired by rank (%lld pairs).\n", (long long)rv_num(cmp, "pairs"));
 	else
 		pt_sb_adds(out, "Workers compared as two populations (medians over each side's workers).\n");
-	pt_sb_addf(out, "Differences below %.3f ms per step are not findings.\n\n",
-		   rv_num(cmp, "threshold_ms"));
+	pt_sb_addf(out, "A function's change counts beyond its own step-to-step spread and "
+		   "%.3f ms per step; the step time's threshold is %.3f ms.\n\n",
+		   rv_num(cmp, "floor_ms"), rv_num(cmp, "threshold_ms"));
 	pt_sb_addf(out, "%-24s %12s %12s %12s\n", "ms per step", "BASELINE", "NEW", "change");
 	for (e = pt_rv_get(cmp, "classes") ? pt_rv_get(cmp, "classes")->child : NULL; e; e = e->next) {
 		const pt_rv *nm = pt_rv_get(e, "class");
@@ -57,6 +59,18 @@ void pt_compare_text(const pt_report *r, size_t max_findings, pt_sb *out)
 		pt_sb_addf(out, "%-24s %12.3f %12.3f %+12.3f\n",
 			   nm && nm->type == PT_RV_STR ? nm->str : "", rv_num(e, "baseline_ms"),
 			   rv_num(e, "new_ms"), rv_num(e, "delta_ms"));
+	}
+	v = pt_rv_get(cmp, "critical_path");
+	if (v && v->type == PT_RV_ARR && v->n) {
+		pt_sb_addf(out, "\n%-24s %12s %12s %12s\n", "critical path, ms/step", "BASELINE",
+			   "NEW", "change");
+		for (e = v->child; e; e = e->next) {
+			const pt_rv *nm = pt_rv_get(e, "kind");
+
+			pt_sb_addf(out, "%-24s %12.3f %12.3f %+12.3f\n",
+				   nm && nm->type == PT_RV_STR ? nm->str : "", rv_num(e, "baseline_ms"),
+				   rv_num(e, "new_ms"), rv_num(e, "delta_ms"));
+		}
 	}
 	pt_sb_adds(out, "\nFindings (ranked by ms per step):\n");
 	v = pt_rv_get(cmp, "findings");

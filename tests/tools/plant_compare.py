@@ -4,7 +4,9 @@
 Used by tests/cli/test_compare.sh and bench/bench_compare.sh.  Stdlib only.
 
     plant_compare.py SRC DST [--slow NAME --factor F] [--new NAME --new-ms MS]
-                             [--scale-kernels F --rank R]
+                             [--scale-kernels F --rank R] [--steps I,J]
+                             [--rename NAME --to NEW --factor F]
+                             [--grow-annotation NAME --grow-ms MS]
 
 SRC and DST are both trace files (.json or .json.gz, written in the same form)
 or both folders (every *.json / *.json.gz trace of SRC copied to DST under
@@ -25,6 +27,21 @@ the same name; changes apply to every trace, or to rank R only with --rank).
   --scale-kernels F        every compute kernel (cat "kernel", not NCCL) lasts
                            F times longer, start times kept (the DLRM
                            "slower GPU" plant of plant_anomalies.py)
+  --keep-overlap           GPU work running at an inserted instant keeps its
+                           length (for a slower collective beside compute)
+  --steps I,J              --slow, --rename and --grow-annotation only in
+                           these profiled steps (0-based, in time order)
+  --rename NAME --to NEW   every GPU kernel whose name contains NAME is
+                           replaced by a kernel of another family: the k-th
+                           distinct old name becomes NEW_<tile k> (tiles
+                           from a fixed list, so one family of several
+                           names), lasting --factor times as long (time
+                           inserted as with --slow)
+  --grow-annotation NAME   every user annotation whose name is NAME lasts
+  --grow-ms MS             MS ms longer: the time is inserted at an instant
+                           inside it where no GPU work runs (the latest
+                           one), as when its thread waits longer there with
+                           the GPU idle
 
 DST.info (a file, or DST/planted.info for folders; JSON, not *.json so the
 CLI skips it) records what was changed: kernel names, counts, time added.
@@ -68,11 +85,15 @@ def num(v, like):
     return int(round(v)) if isinstance(like, int) and not isinstance(like, bool) else round(v, 3)
 
 
-def insert_time(events, points, own_extra):
+GPU_CATS = ("kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset")
+
+
+def insert_time(events, points, own_extra, keep_gpu=False):
     """Insert time into the whole trace.  points: [(t, extra)] on the old
     timeline; own_extra: id(event) -> extra its own end gains (the slowed
     kernels).  An event starting at or after t moves by extra; one spanning
-    t grows by it."""
+    t grows by it (with keep_gpu, GPU work spanning t keeps its length: a
+    slower collective does not slow the kernels beside it)."""
     points.sort()
     ts_sorted = [p[0] for p in points]
     cum = [0.0]
@@ -93,6 +114,8 @@ def insert_time(events, points, own_extra):
             end = ts + e["dur"]
             nts = ts + before_or_at(ts)
             nend = end + strictly_before(end) + own_extra.get(id(e), 0.0)
+            if keep_gpu and e.get("cat") in GPU_CATS and id(e) not in own_extra:
+                nend = nts + e["dur"]
             e["ts"] = num(nts, ts)
             e["dur"] = num(nend - nts, e["dur"])
         else:
@@ -112,9 +135,47 @@ def busy(events):
     return merged
 
 
+TILES = ["128x64_nn", "128x128_tn", "64x64_nt", "32x128_tn", "128x32_nn", "64x32_tt",
+         "256x64_nt", "64x128_nn"]
+
+
+def step_spans(ev):
+    return sorted((e["ts"], e["ts"] + e["dur"]) for e in ev
+                  if is_x(e) and str(e.get("name", "")).startswith("ProfilerStep#"))
+
+
+def in_steps(e, spans, which):
+    """Is event e in one of the chosen steps (by its start)?"""
+    if which is None:
+        return True
+    for i, (a, b) in enumerate(spans):
+        if a <= e["ts"] < b:
+            return i in which
+    return False
+
+
+def idle_instant(bz, a, b):
+    """The latest instant in (a, b) where no GPU work runs, else the middle."""
+    t = None
+    last = a
+    for x, y in bz:
+        if y <= a:
+            continue
+        if x >= b:
+            break
+        if x > last:
+            t = x - min(1.0, (x - last) / 2)
+        last = max(last, y)
+    if last < b:
+        t = b - min(1.0, (b - last) / 2)
+    return t if t is not None else a + (b - a) / 2
+
+
 def plant(doc, args, info):
     ev = events_of(doc)
     points, own = [], {}
+    spans = step_spans(ev)
+    which = None if args.steps is None else set(int(x) for x in args.steps.split(","))
     if args.scale_kernels:
         n = 0
         for e in ev:
@@ -129,6 +190,7 @@ def plant(doc, args, info):
                    args.slow in str(e.get("name", ""))]
         else:
             hit = [e for e in ev if is_compute(e) and args.slow in str(e.get("name", ""))]
+        hit = [e for e in hit if in_steps(e, spans, which)]
         if not hit:
             raise SystemExit("plant_compare: no %s named like '%s'" % (args.slow_cat or "kernel", args.slow))
         names = sorted(set(e["name"] for e in hit))
@@ -139,6 +201,35 @@ def plant(doc, args, info):
         info["slowed"] = names
         info["slowed_calls"] = len(hit)
         info["slowed_added_us"] = sum(own.values())
+    if args.rename:
+        hit = [e for e in ev if is_compute(e) and args.rename in str(e.get("name", "")) and
+               in_steps(e, spans, which)]
+        if not hit:
+            raise SystemExit("plant_compare: no kernel named like '%s'" % args.rename)
+        olds = sorted(set(e["name"] for e in hit))
+        to = {n: "%s_%s" % (args.to, TILES[i % len(TILES)]) for i, n in enumerate(olds)}
+        added = 0.0
+        for e in hit:
+            e["name"] = to[e["name"]]
+            extra = e["dur"] * (args.factor - 1.0)
+            points.append((e["ts"] + e["dur"], extra))
+            own[id(e)] = extra
+            added += extra
+        info["renamed"] = olds
+        info["renamed_to"] = sorted(set(to.values()))
+        info["renamed_calls"] = len(hit)
+        info["renamed_added_us"] = added
+    if args.grow_annotation:
+        hit = [e for e in ev if is_x(e) and e.get("cat") == "user_annotation" and
+               e.get("name") == args.grow_annotation and in_steps(e, spans, which)]
+        if not hit:
+            raise SystemExit("plant_compare: no annotation '%s'" % args.grow_annotation)
+        bz = busy(ev)
+        for e in hit:
+            points.append((idle_instant(bz, e["ts"], e["ts"] + e["dur"]), args.grow_ms * 1000.0))
+        info["grown"] = args.grow_annotation
+        info["grown_calls"] = len(hit)
+        info["grown_added_us"] = args.grow_ms * 1000.0 * len(hit)
     new, like = [], 0.0
     if args.new:
         steps = [e for e in ev if is_x(e) and str(e.get("name", "")).startswith("ProfilerStep#")]
@@ -183,7 +274,7 @@ def plant(doc, args, info):
         info["new_calls"] = len(new)
         info["new_added_us"] = dur * len(new)
     if points:
-        insert_time(ev, points, own)
+        insert_time(ev, points, own, args.keep_overlap)
         points.sort()
         ts_sorted = [p[0] for p in points]
         cum = [0.0]
@@ -215,6 +306,12 @@ def main():
     ap.add_argument("--new-cat")
     ap.add_argument("--scale-kernels", type=float)
     ap.add_argument("--rank", type=int)
+    ap.add_argument("--steps")
+    ap.add_argument("--keep-overlap", action="store_true")
+    ap.add_argument("--rename")
+    ap.add_argument("--to", default="volta_sgemm")
+    ap.add_argument("--grow-annotation")
+    ap.add_argument("--grow-ms", type=float, default=10.0)
     args = ap.parse_args()
     info = {}
     if os.path.isdir(args.src):

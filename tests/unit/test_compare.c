@@ -149,7 +149,7 @@ static void test_slower_and_new(void **state)
 	r = cmp(&a, 1, &b, 1);
 	assert_string_equal(str(pt_rv_get(pt_report_root_c(r), "Compare"), "summary"),
 			    "NEW is 1.20x slower per step: 2.00 ms more, 100% of it in `gemm_kernel` "
-			    "and the new `new_kernel`.");
+			    "(+1.60 ms) and the new `new_kernel` (+0.400 ms).");
 	assert_float_equal(num(pt_rv_get(pt_report_root_c(r), "Compare"), "delta_ms"), 2.0, 1e-9);
 	/* noise: 1.4826 x MAD of BASELINE's steps (0.05) */
 	assert_float_equal(num(pt_rv_get(pt_report_root_c(r), "Compare"), "threshold_ms"),
@@ -332,9 +332,10 @@ static void test_text_first_line(void **state)
 	pt_compare_text(r, 0, &sb);
 	pt_sb_addc(&sb, 0);
 	assert_true(strncmp(sb.buf, "NEW is 1.20x slower per step: 2.00 ms more, ", 44) == 0);
-	assert_non_null(strstr(sb.buf, "\n2. `gemm_kernel` (kernel) got slower: 2.00 -> 4.00 ms per step (+2.00 ms, 100% of the difference), 1 call per step, 2.00x as long per call.\n"));
+	/* what moved the way the step did first, then what gave some back */
+	assert_non_null(strstr(sb.buf, "\n1. `gemm_kernel` (kernel) got slower: 2.00 -> 4.00 ms per step (+2.00 ms, 100% of the difference), 1 call per step, 2.00x as long per call.\n"));
 	/* relu and the Python frame are gone (-1 and -3 ms per step) */
-	assert_non_null(strstr(sb.buf, "\n1. `model.py: forward` (Python/CPU function) is gone: it took 3.00 ms per step in BASELINE (-3.00 ms, -150% of the difference).\n"));
+	assert_non_null(strstr(sb.buf, "\n2. `model.py: forward` (Python/CPU function) is gone: it took 3.00 ms per step in BASELINE (-3.00 ms, -150% of the difference).\n"));
 	assert_non_null(strstr(sb.buf, "\n3. `relu_kernel` (kernel) is gone: it took 1.00 ms per step in BASELINE (-1.00 ms, -50% of the difference).\n"));
 	pt_sb_free(&sb);
 	pt_report_free(r);
@@ -405,6 +406,171 @@ static void test_frame_group(void **state)
 	pt_summary_free(b);
 }
 
+/* A pattern's per-step ms (the summary's step_ms). */
+static void per_step(pt_summary *s, const double *v)
+{
+	pt_pattern *p = &s->patterns[s->npatterns - 1];
+
+	p->step_ms = malloc(s->nsteps * sizeof(double));
+	assert_non_null(p->step_ms);
+	memcpy(p->step_ms, v, s->nsteps * sizeof(double));
+	p->nstep_ms = s->nsteps;
+}
+
+static size_t count_scope(const pt_rv *f, const char *scope)
+{
+	size_t n = 0;
+
+	for (const pt_rv *x = f ? f->child : NULL; x; x = x->next)
+		n += !strcmp(str(x, "scope"), scope);
+	return n;
+}
+
+/* Two slow steps of five: the whole step's spread grows (its noise would
+ * hide anything below 10 ms), the function's own spread does not; the one
+ * function that made them slow is the finding, the steady one is not. */
+static void test_function_noise(void **state)
+{
+	static const double sa[5] = { 12.0, 12.1, 11.9, 12.0, 12.05 };
+	static const double sb[5] = { 12.0, 12.1, 11.9, 22.0, 22.05 };
+	static const double ga[5] = { 1.0, 1.01, 0.99, 1.0, 1.0 };
+	static const double gb[5] = { 1.0, 1.01, 0.99, 11.0, 11.0 };
+	static const double ka[5] = { 6.0, 6.02, 5.98, 6.0, 6.01 };
+	static const double kb[5] = { 6.1, 6.12, 6.08, 6.1, 6.11 };
+	pt_summary *a = mk("base.json", 0, sa, 5), *b = mk("new.json", 0, sb, 5);
+	pt_report *r;
+	const pt_rv *f, *x;
+
+	(void)state;
+	pat(a, "train.py: step|data.py: load", PT_C_PYTHON, PT_K_PYTHON, 5, 1.0, 5.0);
+	per_step(a, ga);
+	pat(a, "k_kernel1_1_1|32_1_1", PT_C_COMPUTE, PT_K_KERNEL, 5, 6.0, 30.0);
+	per_step(a, ka);
+	pat(b, "train.py: step|data.py: load", PT_C_PYTHON, PT_K_PYTHON, 5, 1.0, 25.0);
+	b->patterns[0].total_ms = 25.0;
+	per_step(b, gb);
+	/* 6.0 -> 6.1 ms: beyond its own tiny spread, but 1.7% of it: drift */
+	pat(b, "k_kernel1_1_1|32_1_1", PT_C_COMPUTE, PT_K_KERNEL, 5, 6.1, 30.5);
+	per_step(b, kb);
+	r = cmp(&a, 1, &b, 1);
+	f = C(r, "findings");
+	assert_int_equal(f->n, 1);
+	x = nth(f, 0);
+	assert_string_equal(str(x, "name"), "data.py: load");
+	assert_float_equal(num(x, "delta_ms"), 4.0, 1e-9);
+	/* its noise: its own spread, 1.4826 x MAD of NEW's 1, 1.01, 0.99, 11,
+	 * 11 (the two slow steps do not count); below the floor, 0.5% of
+	 * the 12 ms step, which is its threshold */
+	assert_float_equal(num(x, "noise_ms"), 1.4826 * 0.02, 1e-9);
+	assert_float_equal(num(x, "threshold_ms"), 0.06, 1e-9);
+	/* NEW's p90 step holds the slow steps */
+	assert_true(num(pt_rv_get(C(r, "new"), "step_ms"), "p90") > 20.0);
+	assert_non_null(strstr(str(pt_rv_get(pt_report_root_c(r), "Compare"), "summary"),
+			       "4.00 ms more on average (its median step did not change: the time "
+			       "is in a few slow steps), 100% of it in `data.py: load` (+4.00 ms)."));
+	pt_report_free(r);
+	pt_summary_free(a);
+	pt_summary_free(b);
+}
+
+/* A GEMM family replaced by another: each new tile variant alone is a
+ * small change; together they are one new family, and the precision
+ * hint says what moved. */
+static void test_families(void **state)
+{
+	pt_summary *a = mk("base.json", 0, A_STEPS, 5), *b = mk("new.json", 0, B_STEPS, 5);
+	static const char *const tc[3] = {
+		"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>(P)",
+		"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align1>(P)",
+		"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x128_32x3_tn_align4>(P)",
+	};
+	static const char *const sg[4] = { "volta_sgemm_128x64_nn", "volta_sgemm_128x128_tn",
+					   "volta_sgemm_64x64_nt", "volta_sgemm_32x128_tn" };
+	pt_report *r;
+	const pt_rv *f, *x, *cmpv;
+	size_t i;
+
+	(void)state;
+	/* what both runs share, so that they are one model */
+	pat(a, "embedding_kernel1_1_1|32_1_1", PT_C_COMPUTE, PT_K_KERNEL, 5, 2.0, 10.0);
+	pat(b, "embedding_kernel1_1_1|32_1_1", PT_C_COMPUTE, PT_K_KERNEL, 5, 2.0, 10.0);
+	for (i = 0; i < 3; i++)
+		pat(a, tc[i], PT_C_COMPUTE, PT_K_KERNEL, 5, 0.2, 1.0);
+	for (i = 0; i < 4; i++)
+		pat(b, sg[i], PT_C_COMPUTE, PT_K_KERNEL, 5, 0.65, 3.25);
+	r = cmp(&a, 1, &b, 1);
+	cmpv = pt_rv_get(pt_report_root_c(r), "Compare");
+	f = C(r, "findings");
+	/* the new family (+2.6 ms), then the one it replaced (-0.6 ms) */
+	assert_int_equal(f->n, 2);
+	x = nth(f, 0);
+	assert_string_equal(str(x, "name"), "volta_sgemm_*");
+	assert_string_equal(str(x, "change"), "appeared");
+	assert_float_equal(num(x, "kernels"), 4, 0);
+	assert_string_equal(str(x, "precision"), "fp32");
+	assert_string_equal(str(x, "library"), "cublas");
+	assert_float_equal(num(x, "delta_ms"), 2.6, 1e-9);
+	x = nth(f, 1);
+	assert_string_equal(str(x, "name"), "cutlass_80_tensorop_s1688gemm_*");
+	assert_string_equal(str(x, "change"), "disappeared");
+	assert_string_equal(str(x, "precision"), "tf32");
+	assert_string_equal(str(cmpv, "hint"),
+			    "the GEMMs run mostly in fp32 on CUDA cores in NEW (100% of their time), "
+			    "in tf32 on tensor cores in BASELINE (100%): check autocast/AMP and "
+			    "torch.backends.cuda.matmul.allow_tf32 (TF32 needs an Ampere or newer "
+			    "GPU); the GEMM kernels are built for sm80 in BASELINE and volta in NEW: "
+			    "another GPU");
+	pt_report_free(r);
+	pt_summary_free(a);
+	pt_summary_free(b);
+}
+
+/* An annotation that lasts longer while owning no more (its thread waits
+ * inside it while the GPU works): a span finding, said apart from the
+ * owned-time accounting; and a collective that overlaps compute, found by
+ * its running time, with what of it reached the step. */
+static void test_spans_and_overlapped_collective(void **state)
+{
+	pt_summary *a = mk("base.json", 0, A_STEPS, 5), *b = mk("new.json", 0, B_STEPS, 5);
+	pt_report *r;
+	const pt_rv *f, *x;
+
+	(void)state;
+	pat(a, "## sdd ##", PT_C_PYTHON, PT_K_ANNOTATION, 5, 2.0, 0.5);
+	pat(a, "gemm_kernel4_1_1|128_1_1", PT_C_COMPUTE, PT_K_KERNEL, 5, 2.0, 10.0);
+	pat(a, "ncclKernel_AllReduce_RING_LL_Sum_float", PT_C_COMM, PT_K_COMM_KERNEL, 5, 1.0, 1.0);
+	pat(b, "## sdd ##", PT_C_PYTHON, PT_K_ANNOTATION, 5, 8.0, 0.5);
+	pat(b, "gemm_kernel4_1_1|128_1_1", PT_C_COMPUTE, PT_K_KERNEL, 5, 4.0, 20.0);
+	/* 2x as long, owning no more: compute covers it */
+	pat(b, "ncclKernel_AllReduce_RING_LL_Sum_float", PT_C_COMM, PT_K_COMM_KERNEL, 5, 2.0, 1.0);
+	r = cmp(&a, 1, &b, 1);
+	f = C(r, "findings");
+	assert_int_equal(count_scope(f, "span"), 1);
+	x = nth(f, 0);
+	assert_string_equal(str(x, "scope"), "span");
+	assert_float_equal(num(x, "delta_ms"), 6.0, 1e-9);
+	assert_string_equal(str(nth(pt_rv_get(x, "spans"), 0), "function"), "## sdd ##");
+	assert_true(strstr(str(x, "explanation"), "On the CPU side, an annotation lasts longer: "
+				   "`## sdd ##` 2.00 -> 8.00 ms per step (+6.00 ms)") != NULL);
+	x = nth(f, 1);
+	assert_string_equal(str(x, "name"), "gemm_kernel");
+	x = nth(f, 2);
+	assert_string_equal(str(x, "name"), "ring allreduce");
+	assert_float_equal(num(x, "baseline_running_ms"), 1.0, 1e-9);
+	assert_float_equal(num(x, "new_running_ms"), 2.0, 1e-9);
+	assert_float_equal(num(x, "delta_ms"), 0.0, 1e-9);
+	assert_true(strstr(str(x, "explanation"), "got slower: 1.00 -> 2.00 ms per step running "
+				   "(+1.00 ms; +0.000 ms of it in the step time, the rest overlaps "
+				   "other work, 0% of the difference)") != NULL);
+	/* the accounting names the owned changes; the span is said apart */
+	assert_string_equal(str(pt_rv_get(pt_report_root_c(r), "Compare"), "summary"),
+			    "NEW is 1.20x slower per step: 2.00 ms more, 100% of it in `gemm_kernel` "
+			    "(+2.00 ms); on the CPU side `## sdd ##` lasts 6.00 ms longer per step.");
+	pt_report_free(r);
+	pt_summary_free(a);
+	pt_summary_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +583,9 @@ int main(void)
 		cmocka_unit_test(test_text_first_line),
 		cmocka_unit_test(test_python_keys_and_waits),
 		cmocka_unit_test(test_frame_group),
+		cmocka_unit_test(test_function_noise),
+		cmocka_unit_test(test_families),
+		cmocka_unit_test(test_spans_and_overlapped_collective),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
