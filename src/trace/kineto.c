@@ -172,6 +172,13 @@ static inline const char *ws(const char *p)
 		return p;
 	if (*p == ' ' && (unsigned char)p[1] > ' ')
 		return p + 1;  /* "key": value */
+	/* a line break, then its indent: the break is passed here rather
+	 * than found by a word of the loop, and the loop's stop is nearly
+	 * always a byte above ' ' (one test before the three): summarize's
+	 * instructions 554.9 M -> 533.0 M on the bench tf trace, 723.8 M ->
+	 * 711.6 M on the DLRM one, both a line per key or a few */
+	if (*p == '\n')
+		p++;
 	for (;;) {
 		memcpy(&w, p, 8);
 		t = w ^ 0x2020202020202020ULL;
@@ -184,7 +191,7 @@ static inline const char *ws(const char *p)
 #else
 		p += __builtin_ctzll(t) >> 3;
 #endif
-		if (*p != '\n' && *p != '\r' && *p != '\t')
+		if ((unsigned char)*p > ' ' || (*p != '\n' && *p != '\r' && *p != '\t'))
 			return p;
 		p++;
 	}
