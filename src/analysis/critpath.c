@@ -107,6 +107,8 @@ typedef struct cp {
 	int64_t *rend;      /* their ends (join_of bisects them for every CPU
 	                       segment: through the events, a cache miss each) */
 	size_t *roff;       /* lane l's roots: roots[roff[l] .. roff[l+1]) */
+	uint32_t *sev;      /* the first 2 nsteps step events, in file order */
+	size_t nsev;
 	uint32_t *jl;       /* the CPU lanes that have frames */
 	size_t njl;
 	size_t *rh;         /* per lane: the last root search's answer (join_of) */
@@ -369,8 +371,18 @@ static int index_build(cp *c)
 		llo[l] = INT64_MAX;
 		lhi[l] = INT64_MIN;
 	}
+	/* the step events too, for the walk's step threads: a pass of their
+	 * own over the store was 2.4% of summarize's D1 read misses
+	 * (cachegrind, dlrm0_40M) */
+	if (st->nsteps > (SIZE_MAX / sizeof(*c->sev) - 1) / 2)
+		goto out;
+	c->sev = x_malloc((2 * st->nsteps + 1) * sizeof(*c->sev));
+	if (!c->sev)
+		goto out;
 	for (i = 0; i < st->n; i++) {
 		const pt_event *e = &st->ev[i];
+		if (e->kind == PT_K_STEP && c->nsev < 2 * st->nsteps)
+			c->sev[c->nsev++] = (uint32_t)i;
 		if (!takes_part(st, e))
 			continue;
 		if (fill[e->lane] && e->ts < lprev[e->lane])
@@ -1645,6 +1657,7 @@ static void cp_free(cp *c)
 	x_free(c->roots);
 	x_free(c->rend);
 	x_free(c->jl);
+	x_free(c->sev);
 	x_free(c->rh);
 	x_free(c->roff);
 	x_free(c->clipbit);
@@ -1735,8 +1748,7 @@ int pt_cpath_build(const pt_store *st, const pt_window *w, const pt_coll_build *
 	cp c;
 	pt_cpath *out = NULL;
 	pt_step *steps = NULL;
-	uint32_t *sev = NULL;
-	size_t i, ns, *cnt = NULL, nevents = 0, nsev = 0;
+	size_t i, ns, *cnt = NULL, nevents = 0;
 	uint32_t main_lane = NONE, last_lane = NONE;
 	int64_t last_end = INT64_MIN;
 	int rc = PT_ENOMEM;
@@ -1791,13 +1803,9 @@ int pt_cpath_build(const pt_store *st, const pt_window *w, const pt_coll_build *
 		goto out;
 	if (st->nsteps) {
 		steps = x_malloc(st->nsteps * sizeof(*steps));
-		sev = x_malloc(st->nsteps * 2 * sizeof(*sev) + sizeof(*sev));
-		if (!steps || !sev)
+		if (!steps)
 			goto out;
-		for (i = 0; i < st->n && nsev < 2 * st->nsteps; i++)
-			if (st->ev[i].kind == PT_K_STEP)
-				sev[nsev++] = (uint32_t)i;
-		qsort_r(sev, nsev, sizeof(*sev), ev_ts_cmp, st->ev);
+		qsort_r(c.sev, c.nsev, sizeof(*c.sev), ev_ts_cmp, (void *)st->ev);
 		memcpy(steps, st->steps, st->nsteps * sizeof(*steps));
 		qsort(steps, st->nsteps, sizeof(*steps), step_ts_cmp);
 	}
@@ -1809,7 +1817,7 @@ int pt_cpath_build(const pt_store *st, const pt_window *w, const pt_coll_build *
 			c.t0 = steps[i].ts;
 			c.t1 = pt_end(steps[i].ts, steps[i].dur);
 			number = steps[i].number;
-			sl = step_lane_of(st, sev, nsev, &steps[i], main_lane);
+			sl = step_lane_of(st, c.sev, c.nsev, &steps[i], main_lane);
 			walk(&c, sl, sl);
 		} else {
 			c.t0 = w->start;
@@ -1830,7 +1838,6 @@ out:
 	if (rc)
 		pt_error_set(err, PT_ENOMEM, -1, "out of memory while finding the critical path");
 	pt_cpath_free(out);
-	x_free(sev);
 	x_free(steps);
 	x_free(cnt);
 	cp_free(&c);
