@@ -107,6 +107,8 @@ typedef struct cp {
 	int64_t *rend;      /* their ends (join_of bisects them for every CPU
 	                       segment: through the events, a cache miss each) */
 	size_t *roff;       /* lane l's roots: roots[roff[l] .. roff[l+1]) */
+	uint32_t *sev;      /* the first 2 nsteps step events, in file order */
+	size_t nsev;
 	uint32_t *jl;       /* the CPU lanes that have frames */
 	size_t njl;
 	size_t *rh;         /* per lane: the last root search's answer (join_of) */
@@ -269,8 +271,10 @@ static inline uint64_t order_key(const pt_order *o, size_t k)
 }
 
 /* Merge the non-decreasing runs of o[0..m) (by start; inv descents between
- * them), pairwise, bottom up: O(m log runs).  -1: out of memory. */
-static int merge_runs(const pt_store *st, uint32_t *o, size_t m, size_t inv)
+ * them, whose positions are the bits base + 1 .. base + m - 1 of rs),
+ * pairwise, bottom up: O(m log runs).  -1: out of memory. */
+static int merge_runs(const pt_store *st, uint32_t *o, size_t m, size_t inv, const uint64_t *rs,
+		      size_t base)
 {
 	uint32_t *tmp = x_malloc((m + 1) * sizeof(*tmp)), *src = o, *dst = tmp, *sw;
 	size_t *b = x_malloc((inv + 2) * sizeof(*b)), nb = 0, k, q;
@@ -280,9 +284,23 @@ static int merge_runs(const pt_store *st, uint32_t *o, size_t m, size_t inv)
 		x_free(tmp);
 		return -1;
 	}
-	for (k = 0; k <= m; k++)   /* run boundaries, 0 and m included */
-		if (k == 0 || k == m || st->ev[o[k]].ts < st->ev[o[k - 1]].ts)
-			b[nb++] = k;
+	/* run boundaries, 0 and m included: the descents were marked while
+	 * the store was read in order (finding them here read the lane's
+	 * events again: 2% of summarize's D1 read misses, cachegrind) */
+	b[nb++] = 0;
+	for (k = base + 1; k < base + m && nb < inv + 1;) {
+		uint64_t wd = rs[k >> 6] >> (k & 63);
+		if (!wd) {
+			k = (k | 63) + 1;
+			continue;
+		}
+		k += (size_t)__builtin_ctzll(wd);
+		if (k >= base + m)
+			break;
+		b[nb++] = k - base;
+		k++;
+	}
+	b[nb++] = m;
 	while (nb > 2) {
 		size_t nn = 0;
 		for (q = 0; q + 1 < nb; q += 2) {
@@ -319,11 +337,15 @@ static int index_build(cp *c)
 {
 	const pt_store *st = c->st;
 	size_t i, l, n = 0, nroots = 0, *fill = NULL;
+	size_t stkcap = 0, stkendcap = 0, rootcap = 0, rendcap = 0;
+	pt_order po;
 	uint32_t *stk = NULL;
 	int64_t *stkend = NULL, *llo = NULL, *lhi = NULL, *lprev = NULL;
 	size_t *lin = NULL;
+	uint64_t *runbit = NULL;  /* positions in ord where a lane's run starts */
 	int rc = -1;
 
+	memset(&po, 0, sizeof(po));  /* pt_order_free: safe on it */
 	c->nl = st->nlanes;
 	c->off = x_calloc(c->nl + 1, sizeof(*c->off));
 	c->hint = x_calloc(c->nl + 1, sizeof(*c->hint));
@@ -366,12 +388,26 @@ static int index_build(cp *c)
 		llo[l] = INT64_MAX;
 		lhi[l] = INT64_MIN;
 	}
+	/* the step events too, for the walk's step threads: a pass of their
+	 * own over the store was 2.4% of summarize's D1 read misses
+	 * (cachegrind, dlrm0_40M) */
+	if (st->nsteps > (SIZE_MAX / sizeof(*c->sev) - 1) / 2)
+		goto out;
+	c->sev = x_malloc((2 * st->nsteps + 1) * sizeof(*c->sev));
+	runbit = x_calloc(n / 64 + 1, sizeof(*runbit));
+	if (!c->sev || !runbit)
+		goto out;
 	for (i = 0; i < st->n; i++) {
 		const pt_event *e = &st->ev[i];
+		if (e->kind == PT_K_STEP && c->nsev < 2 * st->nsteps)
+			c->sev[c->nsev++] = (uint32_t)i;
 		if (!takes_part(st, e))
 			continue;
-		if (fill[e->lane] && e->ts < lprev[e->lane])
+		if (fill[e->lane] && e->ts < lprev[e->lane]) {
+			size_t q = c->off[e->lane] + fill[e->lane];
 			lin[e->lane]++;
+			runbit[q >> 6] |= 1ULL << (q & 63);
+		}
 		lprev[e->lane] = e->ts;
 		if (e->ts < llo[e->lane])
 			llo[e->lane] = e->ts;
@@ -397,16 +433,26 @@ static int index_build(cp *c)
 	 * functions, its ops and its runtime calls as separate runs, per step:
 	 * up to m/8 descents the runs are merged, beyond that a radix sort by
 	 * start (qsort_r with a comparator over the events was 4% of summarize
-	 * on the bench trace). */
+	 * on the bench trace).
+	 * Then, while a run's events are at hand, their parents, the ends of
+	 * frames that run past their parent's (clipped: a bit per position
+	 * and a side table, in position order; an array of ends for every
+	 * position was a fifth of the index) and the roots.  These were two
+	 * more passes over the lanes, each reading the events in start order
+	 * (a cache miss each: a fifth of pt_cpath_build's CPU samples on the
+	 * bench DLRM trace; cachegrind's D1 read misses in it 656 k -> 580 k
+	 * on dlrm0_40M). */
+	c->clipbit = x_calloc(n / 64 + 1, sizeof(*c->clipbit));
+	if (!c->clipbit)
+		goto out;
 	for (l = 0; l < c->nl; l++) {
 		uint32_t *o = c->ord + c->off[l];
-		size_t m = c->off[l + 1] - c->off[l], k, a;
+		size_t m = c->off[l + 1] - c->off[l], k, a, ns = 0;
 		int64_t lo = llo[l], hi = lhi[l];
 		size_t inv = lin[l];
-		int radix = 0;
-		pt_order po;
+		int radix = 0, gpu = st->lanes[l].gpu;
 		if (inv && inv <= m / 8) {
-			if (merge_runs(st, o, m, inv))
+			if (merge_runs(st, o, m, inv, runbit, c->off[l]))
 				goto out;
 			inv = 0;
 		}
@@ -425,6 +471,7 @@ static int index_build(cp *c)
 			x_free(cp_);
 			radix = 1;
 		}
+		c->roff[l] = nroots;
 		/* runs of equal starts: from the sorted keys when there are any
 		 * (o is in time order now, the events are not) */
 		for (a = 0; a < m; a = k) {
@@ -441,63 +488,44 @@ static int index_build(cp *c)
 					o[j] = o[j - 1];
 				o[j] = x;
 			}
-		}
-		if (radix)
-			pt_order_free(&po);
-	}
-
-	/* Parents, and the ends of frames that run past their parent's
-	 * (clipped: a bit per position and a side table, in position order;
-	 * an array of ends for every position was a fifth of the index). */
-	stk = x_malloc((n + 1) * sizeof(*stk));
-	stkend = x_malloc((n + 1) * sizeof(*stkend));
-	c->clipbit = x_calloc(n / 64 + 1, sizeof(*c->clipbit));
-	if (!stk || !stkend || !c->clipbit)
-		goto out;
-	for (l = 0; l < c->nl; l++) {
-		size_t a = c->off[l], b = c->off[l + 1], k, ns = 0;
-		int gpu = st->lanes[l].gpu;
-		for (k = a; k < b; k++) {
-			const pt_event *e = &st->ev[c->ord[k]];
-			int64_t end = ev_end(e);
-			c->parent[k] = NONE;
-			if (gpu)
-				continue;
-			while (ns && stkend[ns - 1] <= e->ts)
-				ns--;
-			if (ns) {
-				c->parent[k] = stk[ns - 1];
-				if (end > stkend[ns - 1]) {
-					end = stkend[ns - 1];
-					if (c->nclip == c->clipcap &&
-					    X_GROW(c->clip, c->clipcap, c->nclip + 1))
+			for (b = a; b < k; b++) {
+				size_t q = c->off[l] + b;
+				const pt_event *e;
+				int64_t end;
+				c->parent[q] = NONE;
+				if (gpu)
+					continue;
+				e = &st->ev[o[b]];
+				end = ev_end(e);
+				while (ns && stkend[ns - 1] <= e->ts)
+					ns--;
+				if (ns) {
+					c->parent[q] = stk[ns - 1];
+					if (end > stkend[ns - 1]) {
+						end = stkend[ns - 1];
+						if (c->nclip == c->clipcap &&
+						    X_GROW(c->clip, c->clipcap, c->nclip + 1))
+							goto out;
+						c->clip[c->nclip].pos = (uint32_t)q;
+						c->clip[c->nclip++].end = end;
+						c->clipbit[q >> 6] |= 1ULL << (q & 63);
+					}
+				} else {
+					if (X_GROW(c->roots, rootcap, nroots + 1) ||
+					    X_GROW(c->rend, rendcap, nroots + 1))
 						goto out;
-					c->clip[c->nclip].pos = (uint32_t)k;
-					c->clip[c->nclip++].end = end;
-					c->clipbit[k >> 6] |= 1ULL << (k & 63);
+					c->rend[nroots] = end;  /* a root is never clipped */
+					c->roots[nroots++] = (uint32_t)q;
 				}
-			} else {
-				nroots++;
+				/* the stack grows to the lane's depth (it was sized
+				 * for every event: 12 bytes each) */
+				if (X_GROW(stk, stkcap, ns + 1) || X_GROW(stkend, stkendcap, ns + 1))
+					goto out;
+				stkend[ns] = end;
+				stk[ns++] = (uint32_t)q;
 			}
-			stkend[ns] = end;
-			stk[ns++] = (uint32_t)k;
 		}
-	}
-	c->roots = x_malloc((nroots + 1) * sizeof(*c->roots));
-	c->rend = x_malloc((nroots + 1) * sizeof(*c->rend));
-	if (!c->roots || !c->rend)
-		goto out;
-	nroots = 0;
-	for (l = 0; l < c->nl; l++) {
-		size_t k;
-		c->roff[l] = nroots;
-		if (st->lanes[l].gpu)
-			continue;
-		for (k = c->off[l]; k < c->off[l + 1]; k++)
-			if (c->parent[k] == NONE) {
-				c->rend[nroots] = cend_of(c, (uint32_t)k);
-				c->roots[nroots++] = (uint32_t)k;
-			}
+		pt_order_free(&po);
 	}
 	c->roff[c->nl] = nroots;
 	c->jl = x_malloc((c->nl + 1) * sizeof(*c->jl));
@@ -509,6 +537,8 @@ static int index_build(cp *c)
 			c->jl[c->njl++] = (uint32_t)l;
 	rc = 0;
 out:
+	pt_order_free(&po);
+	x_free(runbit);
 	x_free(lprev);
 	x_free(lin);
 	x_free(lhi);
@@ -1649,6 +1679,7 @@ static void cp_free(cp *c)
 	x_free(c->roots);
 	x_free(c->rend);
 	x_free(c->jl);
+	x_free(c->sev);
 	x_free(c->rh);
 	x_free(c->roff);
 	x_free(c->clipbit);
@@ -1739,8 +1770,7 @@ int pt_cpath_build(const pt_store *st, const pt_window *w, const pt_coll_build *
 	cp c;
 	pt_cpath *out = NULL;
 	pt_step *steps = NULL;
-	uint32_t *sev = NULL;
-	size_t i, ns, *cnt = NULL, nevents = 0, nsev = 0;
+	size_t i, ns, *cnt = NULL, nevents = 0;
 	uint32_t main_lane = NONE, last_lane = NONE;
 	int64_t last_end = INT64_MIN;
 	int rc = PT_ENOMEM;
@@ -1795,13 +1825,9 @@ int pt_cpath_build(const pt_store *st, const pt_window *w, const pt_coll_build *
 		goto out;
 	if (st->nsteps) {
 		steps = x_malloc(st->nsteps * sizeof(*steps));
-		sev = x_malloc(st->nsteps * 2 * sizeof(*sev) + sizeof(*sev));
-		if (!steps || !sev)
+		if (!steps)
 			goto out;
-		for (i = 0; i < st->n && nsev < 2 * st->nsteps; i++)
-			if (st->ev[i].kind == PT_K_STEP)
-				sev[nsev++] = (uint32_t)i;
-		qsort_r(sev, nsev, sizeof(*sev), ev_ts_cmp, st->ev);
+		qsort_r(c.sev, c.nsev, sizeof(*c.sev), ev_ts_cmp, (void *)st->ev);
 		memcpy(steps, st->steps, st->nsteps * sizeof(*steps));
 		qsort(steps, st->nsteps, sizeof(*steps), step_ts_cmp);
 	}
@@ -1813,7 +1839,7 @@ int pt_cpath_build(const pt_store *st, const pt_window *w, const pt_coll_build *
 			c.t0 = steps[i].ts;
 			c.t1 = pt_end(steps[i].ts, steps[i].dur);
 			number = steps[i].number;
-			sl = step_lane_of(st, sev, nsev, &steps[i], main_lane);
+			sl = step_lane_of(st, c.sev, c.nsev, &steps[i], main_lane);
 			walk(&c, sl, sl);
 		} else {
 			c.t0 = w->start;
@@ -1834,7 +1860,6 @@ out:
 	if (rc)
 		pt_error_set(err, PT_ENOMEM, -1, "out of memory while finding the critical path");
 	pt_cpath_free(out);
-	x_free(sev);
 	x_free(steps);
 	x_free(cnt);
 	cp_free(&c);

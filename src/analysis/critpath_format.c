@@ -33,7 +33,7 @@ void pt_cpath_write(const pt_summary *s, pt_sb *sb)
 			pt_sb_addc(sb, ',');
 		pt_sb_addc(sb, '{');
 		pt_sb_add_json_key(sb, "number", 1);
-		pt_sb_addf(sb, "%lld", (long long)st->number);
+		pt_sb_add_i64(sb, st->number);
 		pt_sb_add_json_dbl(sb, "start_ms", st->start_ms);
 		pt_sb_add_json_dbl(sb, "ms", st->ms);
 		pt_sb_adds(sb, ",\"split\":{");
@@ -65,7 +65,8 @@ void pt_cpath_write(const pt_summary *s, pt_sb *sb)
 		for (k = 0; k < st->ninst; k++) {
 			if (k)
 				pt_sb_addc(sb, ',');
-			pt_sb_addf(sb, "%u,", st->inst[k]);
+			pt_sb_add_u64(sb, st->inst[k]);
+			pt_sb_addc(sb, ',');
 			pt_sb_add_double(sb, st->inst_ms[k]);
 		}
 		pt_sb_adds(sb, "]}");

@@ -28,6 +28,9 @@ void pt_sb_add(pt_sb *sb, const char *s, size_t n);
 void pt_sb_adds(pt_sb *sb, const char *s);
 void pt_sb_addc(pt_sb *sb, char c);
 void pt_sb_addf(pt_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append an integer in decimal ("%lld" / "%llu" without the format). */
+void pt_sb_add_i64(pt_sb *sb, int64_t v);
+void pt_sb_add_u64(pt_sb *sb, uint64_t v);
 /* Append s[0..n) as a JSON string literal, quotes included.  Control bytes
  * are escaped; invalid UTF-8 bytes are written as U+FFFD so output is valid JSON. */
 void pt_sb_add_json_str(pt_sb *sb, const char *s, size_t n);
