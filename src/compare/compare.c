@@ -178,6 +178,8 @@ static void load_worker(cctx *c, size_t wi)
 	}
 }
 
+#define NOISE_MIN_STEPS 4
+
 /* Each function's step-to-step spread on worker wi: the per-step ms of
  * its patterns (the summary's step_ms, kept for patterns of 0.2% of the
  * window and more; Python stacks inclusive), summed over the patterns it
@@ -192,7 +194,9 @@ static void func_noise(cctx *c, size_t wi)
 	double *pool = NULL;
 	int g;
 
-	if (ns < 2)
+	/* the spread of 2 or 3 steps says little (two steps give a MAD of
+	 * half their difference): such workers keep the whole step's noise */
+	if (ns < NOISE_MIN_STEPS)
 		return;
 	for (i = 0; i < s->npatterns; i++)
 		npool += s->patterns[i].step_ms && s->patterns[i].nstep_ms == ns;
@@ -687,6 +691,51 @@ static void job_families(cctx *c)
 		x->pa = u->pa;
 		x->pb = u->pb;
 	}
+}
+
+/* One finding per cause: a Python stack's whole-job finding folds into
+ * the finding of its nearest ancestor frame (the key up to a '|') that
+ * changed the same way: the single-process DataLoader's iteration is gone,
+ * and so are the 18 ops it ran (aten::copy_, aten::div, ...); that is one
+ * change of -50 ms, not 19 findings.  The ancestor's change takes in its
+ * frames' (owned times are exclusive, so they add). */
+static void fold_frames(cctx *c)
+{
+	size_t i, j, k;
+	char key[4096];
+
+	for (i = 0; i < c->nfd; i++) {
+		cfind *x = &c->fd[i];
+		const cfunc *u = &c->f[x->f];
+		char *bar;
+
+		if (x->pairs || x->scope_class != SC_FUNC || u->grp || u->cls != PT_C_PYTHON ||
+		    strlen(u->key) >= sizeof(key))
+			continue;
+		strcpy(key, u->key);
+		while ((bar = strrchr(key, '|'))) {
+			size_t g;
+			*bar = 0;
+			g = func_find(c, key, PT_C_PYTHON, 0, 0, 0);
+			if (g == (size_t)-1)
+				continue;
+			for (k = 0; k < c->nfd; k++)
+				if (k != i && !c->fd[k].pairs && c->fd[k].scope_class == SC_FUNC &&
+				    c->fd[k].f == g && sgn(c->fd[k].d) == sgn(x->d))
+					break;
+			if (k == c->nfd)
+				continue;
+			c->fd[k].d += x->d;
+			c->fd[k].din += x->d + x->din;
+			c->fd[k].nin += 1 + x->nin;
+			x->f = (size_t)-1; /* folded: removed below */
+			break;
+		}
+	}
+	for (i = 0, j = 0; i < c->nfd; i++)
+		if (c->fd[i].f != (size_t)-1)
+			c->fd[j++] = c->fd[i];
+	c->nfd = j;
 }
 
 /* The whole-job owned-time finding of f, or NULL. */
@@ -1223,12 +1272,20 @@ static void side_medians(cctx *c)
 		u->sa = side_noise(c, f, 0);
 		u->sb = side_noise(c, f, 1);
 		/* A function on one side only is a change by itself above the
-		 * floor; else beyond its own noise too. */
-		u->thr = c->floor;
-		if (u->na && u->nb) {
-			double nz = fmax(isfinite(u->sa) ? u->sa : 0, isfinite(u->sb) ? u->sb : 0);
-			if (c->o->noise_k * nz > u->thr)
-				u->thr = c->o->noise_k * nz;
+		 * floor; else beyond its own noise too.  Without its own noise
+		 * (workers of fewer than NOISE_MIN_STEPS steps, or a function too
+		 * small for per-step values) the whole step's noise stands in:
+		 * run-to-run variation is at least what one run's steps show. */
+		if (!isfinite(u->sa) && !isfinite(u->sb)) {
+			u->thr = c->thr;
+		} else {
+			u->thr = c->floor;
+			if (u->na && u->nb) {
+				double nz = fmax(isfinite(u->sa) ? u->sa : 0,
+						 isfinite(u->sb) ? u->sb : 0);
+				if (c->o->noise_k * nz > u->thr)
+					u->thr = c->o->noise_k * nz;
+			}
 		}
 	}
 }
@@ -1339,6 +1396,9 @@ pt_report *pt_compare(const pt_compare_side *base, const pt_compare_side *nw,
 	if (c.oom || make_pairs(&c))
 		goto oom;
 	c.floor = opt->min_share * c.step[0];
+	c.thr = opt->noise_k * (c.noise[0] > c.noise[1] ? c.noise[0] : c.noise[1]);
+	if (c.thr < c.floor)
+		c.thr = c.floor;
 	side_medians(&c);
 	commonality(&c);
 	cmp_critical_path(&c);
@@ -1346,15 +1406,13 @@ pt_report *pt_compare(const pt_compare_side *base, const pt_compare_side *nw,
 	 * they account for is the means' (two slow steps of six move the mean,
 	 * not the median) */
 	c.dstep = c.mean[1] - c.mean[0];
-	c.thr = opt->noise_k * (c.noise[0] > c.noise[1] ? c.noise[0] : c.noise[1]);
-	if (c.thr < c.floor)
-		c.thr = c.floor;
 	if (!c.unrelated) {
 		job_functions(&c, 0);
 		job_families(&c);
 		pair_functions(&c, 0);
 		job_functions(&c, 1);
 		pair_functions(&c, 1);
+		fold_frames(&c);
 		job_spans(&c);
 		class_findings(&c);
 		cmp_family_hint(&c);

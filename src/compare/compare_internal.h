@@ -71,6 +71,9 @@ typedef struct cfind {
 	                            finding for f (function) or beyond the
 	                            function findings (class) */
 	double a, b, d;          /* owned ms per step: BASELINE, NEW, and the change */
+	size_t nin;              /* findings of frames inside it folded into it (their
+	                            change is in d) */
+	double din;              /* and their change together */
 	int by_exec;             /* a collective whose running time changed while its
 	                            owned time did not follow (it overlaps compute) */
 	double ea, eb;           /* by_exec: its execution ms per step on both sides */

@@ -212,6 +212,8 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 	pt_sb_addf(sb, " (%s", x->d >= 0 ? "+" : "");
 	fmt_ms(sb, x->d);
 	pt_sb_adds(sb, " ms");
+	if (x->nin)
+		pt_sb_addf(sb, " with the %zu frame%s inside it", x->nin, x->nin == 1 ? "" : "s");
 	if (x->beyond)
 		pt_sb_adds(sb, x->scope_class == SC_CLASS ? " beyond the functions listed" :
 			   " beyond the whole job's change");
@@ -481,6 +483,10 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 	pt_rv_num(r, o, "new_ms", x->b);
 	pt_rv_num(r, o, "delta_ms", x->d);
 	num_or_null(r, o, "share", share);
+	if (x->nin) {
+		pt_rv_int(r, o, "frames_inside", (int64_t)x->nin);
+		pt_rv_num(r, o, "frames_inside_ms", x->din);
+	}
 	if (x->scope_class == SC_SPAN) {
 		a2 = pt_rv_arr(r, o, "spans");
 		for (k = 0; k < x->ntop; k++) {

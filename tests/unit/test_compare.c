@@ -571,6 +571,36 @@ static void test_spans_and_overlapped_collective(void **state)
 	pt_summary_free(b);
 }
 
+/* One finding per cause: a frame's finding folds into its ancestor's when
+ * both changed the same way (the ancestor's change takes in the frame's);
+ * with 2 steps per worker the whole step's noise is the threshold. */
+static void test_fold_frames(void **state)
+{
+	pt_summary *a = base_run(), *b = mk("new.json", 0, A_STEPS, 5);
+	pt_report *r;
+	const pt_rv *f, *x;
+
+	(void)state;
+	pat(a, "train.py: step|load.py: next", PT_C_PYTHON, PT_K_PYTHON, 5, 1.0, 5.0);
+	pat(a, "train.py: step|load.py: next|aten::copy_", PT_C_PYTHON, PT_K_PYTHON, 5, 0.5, 2.5);
+	pat(b, "gemm_kernel4_1_1|128_1_1", PT_C_COMPUTE, PT_K_KERNEL, 5, 2.0, 10.0);
+	pat(b, "relu_kernel(float*)2_1_1|64_1_1", PT_C_COMPUTE, PT_K_KERNEL, 5, 1.0, 5.0);
+	pat(b, "train.py: step|model.py: forward", PT_C_PYTHON, PT_K_PYTHON, 5, 3.0, 15.0);
+	r = cmp(&a, 1, &b, 1);
+	f = C(r, "findings");
+	assert_int_equal(f->n, 1);
+	x = nth(f, 0);
+	assert_string_equal(str(x, "name"), "load.py: next");
+	assert_string_equal(str(x, "change"), "disappeared");
+	assert_float_equal(num(x, "delta_ms"), -1.5, 1e-9);
+	assert_float_equal(num(x, "frames_inside"), 1, 0);
+	assert_float_equal(num(x, "frames_inside_ms"), -0.5, 1e-9);
+	assert_non_null(strstr(str(x, "explanation"), "(-1.50 ms with the 1 frame inside it"));
+	pt_report_free(r);
+	pt_summary_free(a);
+	pt_summary_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +616,7 @@ int main(void)
 		cmocka_unit_test(test_function_noise),
 		cmocka_unit_test(test_families),
 		cmocka_unit_test(test_spans_and_overlapped_collective),
+		cmocka_unit_test(test_fold_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
