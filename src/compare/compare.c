@@ -551,6 +551,15 @@ static int set_pairs(cctx *c, cfind *x, const size_t *hit, const double *hd, siz
 	return 0;
 }
 
+/* x's calls per step and per-call ms: f's, both sides. */
+static void take_calls(cfind *x, const cfunc *u)
+{
+	x->ca = u->ca;
+	x->cb = u->cb;
+	x->pa = u->pa;
+	x->pb = u->pb;
+}
+
 static int find_change(int present_a, int present_b, double d)
 {
 	if (!present_a && present_b)
@@ -633,10 +642,7 @@ static void job_functions(cctx *c, int groups)
 			x->by_exec = 1;
 			x->ea = u->ea;
 			x->eb = u->eb;
-			x->ca = u->ca;
-			x->cb = u->cb;
-			x->pa = u->pa;
-			x->pb = u->pb;
+			take_calls(x, u);
 			continue;
 		}
 		x = add_find(c, 0, f, sm != 0 ? (u->mb - u->ma - sm > 0 ? CH_SLOWER : CH_FASTER) :
@@ -645,10 +651,7 @@ static void job_functions(cctx *c, int groups)
 			return;
 		x->d = u->mb - u->ma - sm;
 		x->beyond = sm != 0;
-		x->ca = u->ca;
-		x->cb = u->cb;
-		x->pa = u->pa;
-		x->pb = u->pb;
+		take_calls(x, u);
 	}
 }
 
@@ -686,19 +689,16 @@ static void job_families(cctx *c)
 		x = add_find(c, SC_FUNC, f, find_change(u->na > 0, u->nb > 0, d), u->ma, u->mb);
 		if (!x)
 			return;
-		x->ca = u->ca;
-		x->cb = u->cb;
-		x->pa = u->pa;
-		x->pb = u->pb;
+		take_calls(x, u);
 	}
 }
 
 /* One finding per cause: a Python stack's whole-job finding folds into
  * the finding of its nearest ancestor frame (the key up to a '|') that
- * changed the same way: the single-process DataLoader's iteration is gone,
- * and so are the 18 ops it ran (aten::copy_, aten::div, ...); that is one
- * change of -50 ms, not 19 findings.  The ancestor's change takes in its
- * frames' (owned times are exclusive, so they add). */
+ * changed the same way: a data loader's `aten::to` that is gone with the
+ * `aten::copy_` it ran is one change, not two findings (ResNet50's
+ * DataLoader pair).  The ancestor's change takes in its frames' (owned
+ * times are exclusive, so they add). */
 static void fold_frames(cctx *c)
 {
 	size_t i, j, k;

@@ -160,6 +160,13 @@ static const char *level_of(const dctx *c, grading *g)
 	if (!isnan(g->apart))
 		cue_apart = g->apart >= 3 ? GOOD : g->apart >= 1.5 ? FAIR : POOR;
 	cue_steady = steady_cue(c, g);
+	/* On a host whose tasks wait for a core, every call of a CPU-side
+	 * function is slower on whichever process waits most: steady calls
+	 * say nothing of a cause there (the demo's rank 1, its load_batch
+	 * sleep 3.1 ms per step over the others' with 1.13x apart, was
+	 * "moderate" in 1 run of 3 on this ground alone). */
+	if (cue_steady == GOOD && isfinite(f->psi) && f->psi >= CONTENDED_PSI)
+		cue_steady = FAIR;
 	if (g->same)
 		cue_apart = POOR;
 	if (f->cat == DC_LOCKSTEP) {
