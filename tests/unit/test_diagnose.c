@@ -963,6 +963,9 @@ static void test_merge_fold(void **state)
 	/* the parent's impact holds the child's: 27 ms own + 18 ms inside */
 	assert_true(fabs(num(pt_rv_get(f, "impact (ms)")) - (27.0 + lone)) < 1e-9);
 	assert_true(fabs(lone - 18.0) < 1e-9);
+	/* its sentence says the time it now stands for */
+	assert_non_null(strstr(pt_rv_get(f, "explanation")->str,
+			       "; with the 1 frame inside it, about 45.0 ms per step"));
 	pt_report_free(r);
 	free_all(s, 5);
 }
