@@ -1203,6 +1203,10 @@ static int cmp_find(const void *pa, const void *pb, void *ctx)
 	 * answered by what got slower, then by what gave some back */
 	if (rank_dir && dx != dy)
 		return dx ? -1 : 1;
+	/* a class's rest beyond its functions' findings after the named
+	 * changes: "and all other kernels got slower" is what is left */
+	if ((x->scope_class == SC_CLASS && x->beyond) != (y->scope_class == SC_CLASS && y->beyond))
+		return x->scope_class == SC_CLASS && x->beyond ? 1 : -1;
 	if (ax != ay)
 		return ax < ay ? 1 : -1;
 	if (!x->pairs != !y->pairs)
