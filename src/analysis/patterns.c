@@ -170,8 +170,6 @@ static int count_ev(builder *b, uint32_t pat, uint32_t ev, int64_t ts, int64_t e
 	if (end > b->w.end)
 		end = b->w.end;
 	b->pats[pat].count++;
-	if (b->st->ev[ev].kind == PT_K_ANNOTATION)
-		b->pats[pat].span = 1;
 	if (end > s)
 		b->pats[pat].clipped_ns += (uint64_t)end - (uint64_t)s;
 	b->evpat[ev] = pat; /* each event is counted at most once */
@@ -451,6 +449,8 @@ static int nest_lane(builder *b, const uint32_t *fo, size_t n, open_frame **stk,
 					return PT_ENOMEM;
 				b->node_pat[nf.node] = nf.pat;
 			}
+			if (f->kind == PT_K_ANNOTATION)
+				b->pats[nf.pat].span = 1;
 			if ((rc = count_ev(b, nf.pat, fo[i], ts, end)))
 				return rc;
 		}

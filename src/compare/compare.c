@@ -835,7 +835,7 @@ static void job_spans(cctx *c)
 				if (x->ntop < TOP_FUNCS)
 					x->ntop++;
 			}
-			x->nratio++; /* how many annotations in all */
+			x->nspan++;
 		}
 		if (x) {
 			const cfunc *u = &c->f[x->top[0]];

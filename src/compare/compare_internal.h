@@ -80,6 +80,8 @@ typedef struct cfind {
 	double ca, cb, pa, pb;   /* calls per step, per-call ms (function scope) */
 	double ratio;            /* class scope: median per-call ratio NEW/BASELINE (NAN) */
 	size_t nratio;           /* functions behind that ratio */
+	size_t nspan;            /* span scope: annotations that changed (top[] lists
+	                            the largest TOP_FUNCS) */
 	size_t *pairs;           /* pair indices; NULL: the whole job */
 	double *pd;              /* per pair: its difference */
 	size_t npairs;

@@ -128,9 +128,9 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 	} else if (x->scope_class == SC_SPAN) {
 		size_t k;
 
-		pt_sb_addf(sb, "On the CPU side, %s %s: ", x->nratio > 1 ? "annotations" : "an annotation",
-			   x->d > 0 ? (x->nratio > 1 ? "last longer" : "lasts longer") :
-				      (x->nratio > 1 ? "are shorter" : "is shorter"));
+		pt_sb_addf(sb, "On the CPU side, %s %s: ", x->nspan > 1 ? "annotations" : "an annotation",
+			   x->d > 0 ? (x->nspan > 1 ? "last longer" : "lasts longer") :
+				      (x->nspan > 1 ? "are shorter" : "is shorter"));
 		for (k = 0; k < x->ntop; k++) {
 			const cfunc *u = &c->f[x->top[k]];
 			short_name(u, nm, sizeof(nm));
@@ -142,11 +142,11 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 			fmt_ms(sb, x->topd[k]);
 			pt_sb_adds(sb, " ms)");
 		}
-		if (x->nratio > x->ntop)
-			pt_sb_addf(sb, " and %zu more", x->nratio - x->ntop);
-		pt_sb_addf(sb, ": the time inside %s, whatever owns it", x->nratio > 1 ? "them" : "it");
+		if (x->nspan > x->ntop)
+			pt_sb_addf(sb, " and %zu more", x->nspan - x->ntop);
+		pt_sb_addf(sb, ": the time inside %s, whatever owns it", x->nspan > 1 ? "them" : "it");
 		if (isfinite(share))
-			pt_sb_addf(sb, " (%s%.0f%% of the difference)", x->nratio > 1 ? "the largest is " : "",
+			pt_sb_addf(sb, " (%s%.0f%% of the difference)", x->nspan > 1 ? "the largest is " : "",
 				   share * 100);
 		span_wait(c, c->f[x->f].key, sb);
 		pt_sb_adds(sb, ".");
@@ -347,9 +347,9 @@ static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt
 		pt_sb_addf(sb, "; on the CPU side `%s` lasts ", nm);
 		fmt_ms(sb, fabs(x->d));
 		pt_sb_addf(sb, " ms %s per step", x->d > 0 ? "longer" : "less");
-		if (x->nratio > 1)
-			pt_sb_addf(sb, " (and %zu other annotation%s)", x->nratio - 1,
-				   x->nratio == 2 ? "" : "s");
+		if (x->nspan > 1)
+			pt_sb_addf(sb, " (and %zu other annotation%s)", x->nspan - 1,
+				   x->nspan == 2 ? "" : "s");
 	}
 	pt_sb_adds(sb, ".");
 	if (c->hint[0])
@@ -376,14 +376,6 @@ static void add_side(cctx *c, pt_rv *cmp, const char *key, const pt_compare_side
 	pt_rv_num(r, o, "common_share", c->common[side]);
 }
 
-static void num_or_null(pt_report *r, pt_rv *o, const char *key, double v)
-{
-	if (isfinite(v))
-		pt_rv_num(r, o, key, v);
-	else
-		pt_rv_null(r, o, key);
-}
-
 /* "classes": each class's median step time on both sides, the change
  * and its share of the step's change (null when the step did not
  * change beyond the threshold). */
@@ -402,7 +394,7 @@ static void add_classes(cctx *c, pt_rv *cmp)
 		pt_rv_num(r, o, "baseline_ms", a);
 		pt_rv_num(r, o, "new_ms", b);
 		pt_rv_num(r, o, "delta_ms", b - a);
-		num_or_null(r, o, "share", fabs(c->dstep) > c->thr ? (b - a) / c->dstep : NAN);
+		pt_rv_num_or_null(r, o, "share", fabs(c->dstep) > c->thr ? (b - a) / c->dstep : NAN);
 	}
 }
 
@@ -482,7 +474,7 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 	pt_rv_num(r, o, "baseline_ms", x->a);
 	pt_rv_num(r, o, "new_ms", x->b);
 	pt_rv_num(r, o, "delta_ms", x->d);
-	num_or_null(r, o, "share", share);
+	pt_rv_num_or_null(r, o, "share", share);
 	if (x->nin) {
 		pt_rv_int(r, o, "frames_inside", (int64_t)x->nin);
 		pt_rv_num(r, o, "frames_inside_ms", x->din);
@@ -498,22 +490,22 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 			pt_rv_num(r, t, "new_ms", u->eb);
 			pt_rv_num(r, t, "delta_ms", x->topd[k]);
 		}
-		pt_rv_int(r, o, "spans_changed", (int64_t)x->nratio);
+		pt_rv_int(r, o, "spans_changed", (int64_t)x->nspan);
 	}
 	if (x->by_exec) {
 		pt_rv_num(r, o, "baseline_running_ms", x->ea);
 		pt_rv_num(r, o, "new_running_ms", x->eb);
 	}
 	if (x->scope_class != SC_CLASS) {
-		num_or_null(r, o, "noise_ms", fmax(isfinite(c->f[x->f].sa) ? c->f[x->f].sa : 0,
+		pt_rv_num_or_null(r, o, "noise_ms", fmax(isfinite(c->f[x->f].sa) ? c->f[x->f].sa : 0,
 						    isfinite(c->f[x->f].sb) ? c->f[x->f].sb : 0));
-		num_or_null(r, o, "threshold_ms", c->f[x->f].thr);
-		num_or_null(r, o, "baseline_calls", x->ca);
-		num_or_null(r, o, "new_calls", x->cb);
-		num_or_null(r, o, "baseline_per_call_ms", x->pa);
-		num_or_null(r, o, "new_per_call_ms", x->pb);
+		pt_rv_num_or_null(r, o, "threshold_ms", c->f[x->f].thr);
+		pt_rv_num_or_null(r, o, "baseline_calls", x->ca);
+		pt_rv_num_or_null(r, o, "new_calls", x->cb);
+		pt_rv_num_or_null(r, o, "baseline_per_call_ms", x->pa);
+		pt_rv_num_or_null(r, o, "new_per_call_ms", x->pb);
 	} else {
-		num_or_null(r, o, "per_call_ratio", x->ratio);
+		pt_rv_num_or_null(r, o, "per_call_ratio", x->ratio);
 		a2 = pt_rv_arr(r, o, "functions");
 		for (k = 0; k < x->ntop; k++) {
 			pt_rv *t = pt_rv_obj(r, a2, NULL);
@@ -625,7 +617,7 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 	add_side(c, cmp, "new", nw, 1, nfailed_b);
 	pt_rv_str(r, cmp, "pairing", c->npair ? "rank" : "population");
 	pt_rv_int(r, cmp, "pairs", (int64_t)c->npair);
-	num_or_null(r, cmp, "ratio", c->mean[0] > 0 ? c->mean[1] / c->mean[0] : NAN);
+	pt_rv_num_or_null(r, cmp, "ratio", c->mean[0] > 0 ? c->mean[1] / c->mean[0] : NAN);
 	pt_rv_num(r, cmp, "delta_ms", c->dstep);
 	pt_rv_num(r, cmp, "threshold_ms", c->thr);
 	pt_rv_num(r, cmp, "floor_ms", c->floor);

@@ -16,9 +16,7 @@
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 
-#include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

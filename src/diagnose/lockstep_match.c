@@ -15,10 +15,8 @@
 #include "lockstep.h"
 #include "sections.h"
 #include "../model/commkind.h"
-#include "../util/strbuf.h"
 #include "../util/xalloc.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -68,33 +68,22 @@ static int is_suffix_token(const char *t, size_t n, int first)
 	return 0;
 }
 
-static int is_arch(const char *t, size_t n)
-{
-	static const char *const a[] = { "maxwell", "pascal", "volta", "turing", "ampere",
-					 "ada", "hopper", "blackwell", NULL };
-	size_t i;
-
-	for (i = 0; a[i]; i++)
-		if (strlen(a[i]) == n && !strncmp(t, a[i], n))
-			return 1;
-	return n >= 3 && t[0] == 's' && t[1] == 'm' && strspn(t + 2, "0123456789") == n - 2;
-}
-
+/* A GPU generation as kernel names spell it (cuBLAS's "volta_",
+ * cuBLASLt's "sm80_"; CUTLASS's "cutlass_80_" is looked up as "sm80"):
+ * the table's spelling, "sm" for another sm number, "" for none. */
 static const char *arch_name(const char *t, size_t n)
 {
 	static const char *const a[] = { "maxwell", "pascal", "volta", "turing", "ampere",
-					 "ada", "hopper", "blackwell", NULL };
-	static const char *const sm[] = { "sm50", "sm60", "sm61", "sm70", "sm75", "sm80",
-					  "sm86", "sm89", "sm90", "sm100", NULL };
+					 "ada", "hopper", "blackwell", "sm50", "sm60", "sm61",
+					 "sm70", "sm75", "sm80", "sm86", "sm89", "sm90", "sm100",
+					 NULL };
 	size_t i;
 
 	for (i = 0; a[i]; i++)
 		if (strlen(a[i]) == n && !strncmp(t, a[i], n))
 			return a[i];
-	for (i = 0; sm[i]; i++)
-		if (strlen(sm[i]) == n && !strncmp(t, sm[i], n))
-			return sm[i];
-	return n >= 3 && t[0] == 's' && t[1] == 'm' ? "sm" : "";
+	return n >= 3 && t[0] == 's' && t[1] == 'm' && strspn(t + 2, "0123456789") == n - 2 ?
+		       "sm" : "";
 }
 
 /* The precision, tensor cores and library of a GEMM-like name (low:
@@ -213,19 +202,21 @@ size_t pt_kernel_family(const char *name, size_t n, char *out, size_t cap, pt_kf
 	}
 	if (cutlass)
 		k.lib = "cutlass";
-	if (is_arch(tok[0].p, tok[0].n)) {
+	if (arch_name(tok[0].p, tok[0].n)[0]) {
 		k.arch = arch_name(tok[0].p, tok[0].n);
 		if (gemm_at >= 0)
 			k.lib = strstr(low, "cudnn") || strstr(low, "fprop") || strstr(low, "dgrad") ||
 					strstr(low, "wgrad") ? "cudnn" :
 				(tok[0].p[0] == 's' && strstr(low, "xmma")) ? "cublasLt" : "cublas";
-	} else if (cutlass && ntok > 1 && strspn(tok[1].p, "0123456789") == tok[1].n) {
-		static const char *const sm[] = { "sm50", "sm60", "sm70", "sm75", "sm80", "sm86",
-						   "sm89", "sm90", "sm100", NULL };
-		for (i = 0; sm[i]; i++)
-			if (strlen(sm[i]) - 2 == tok[1].n && !strncmp(sm[i] + 2, tok[1].p, tok[1].n))
-				k.arch = sm[i];
+	} else if (cutlass && ntok > 1 && tok[1].n < 6 &&
+		   strspn(tok[1].p, "0123456789") == tok[1].n) {
+		char sm[8];
+		snprintf(sm, sizeof(sm), "sm%.*s", (int)tok[1].n, tok[1].p);
+		k.arch = arch_name(sm, strlen(sm));
+		if (!strcmp(k.arch, "sm"))
+			k.arch = "";
 	}
+
 	if (!strncmp(low, "cijk_", 5)) {
 		/* Tensile: Cijk_<A layout>_<B layout>_<types>_..._MT<tile>_... */
 		k.lib = "rocblas";

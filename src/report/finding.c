@@ -35,15 +35,6 @@ static const char *dup0(pt_report *r, const char *s)
 	return pt_report_strdup(r, s ? s : "");
 }
 
-/* A number, or null when it is not finite. */
-static void num_or_null(pt_report *r, pt_rv *o, const char *key, double v)
-{
-	if (isfinite(v))
-		pt_rv_num(r, o, key, v);
-	else
-		pt_rv_null(r, o, key);
-}
-
 static void write_json(pt_report *r, const pt_finding *f, size_t rank)
 {
 	pt_rv *o = pt_rv_obj(r, r->farr, NULL), *a;
@@ -56,9 +47,9 @@ static void write_json(pt_report *r, const pt_finding *f, size_t rank)
 		pt_rv_str(r, a, NULL, f->workers[i]);
 	pt_rv_str(r, o, "function", f->function);
 	pt_rv_str(r, o, "metric", f->metric);
-	num_or_null(r, o, "value", f->value);
-	num_or_null(r, o, "others", f->others);
-	num_or_null(r, o, "impact (ms)", f->impact_ms);
+	pt_rv_num_or_null(r, o, "value", f->value);
+	pt_rv_num_or_null(r, o, "others", f->others);
+	pt_rv_num_or_null(r, o, "impact (ms)", f->impact_ms);
 	pt_rv_str(r, o, "explanation", f->explanation);
 	if (f->caused_by)
 		pt_rv_str(r, o, "caused by", f->caused_by);
@@ -67,7 +58,7 @@ static void write_json(pt_report *r, const pt_finding *f, size_t rank)
 		pt_rv *cf = pt_rv_obj(r, o, "confidence");
 		pt_rv_str(r, cf, "level", c->level);
 		pt_rv_num(r, cf, "time lost (share of window)", c->lost);
-		num_or_null(r, cf, "apart (x)", c->apart);
+		pt_rv_num_or_null(r, cf, "apart (x)", c->apart);
 		pt_rv_int(r, cf, "other workers flagged", (int64_t)c->same);
 		pt_rv_str(r, cf, "calls", c->calls);
 		if (isfinite(c->noise_ms)) {
@@ -88,7 +79,7 @@ static void write_json(pt_report *r, const pt_finding *f, size_t rank)
 		pt_rv_str(r, eo, "function", e->function);
 		pt_rv_str(r, eo, "metric", e->metric);
 		pt_rv_num(r, eo, "value", e->value);
-		num_or_null(r, eo, "others", e->others);
+		pt_rv_num_or_null(r, eo, "others", e->others);
 		pt_rv_num(r, eo, "impact (ms)", e->impact_ms);
 		pt_rv_str(r, eo, "explanation", e->explanation);
 	}

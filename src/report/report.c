@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "../util/xalloc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,11 @@ pt_rv *pt_rv_num(pt_report *r, pt_rv *p, const char *key, double x)
 	if (v)
 		v->num = x;
 	return v;
+}
+
+pt_rv *pt_rv_num_or_null(pt_report *r, pt_rv *p, const char *key, double x)
+{
+	return isfinite(x) ? pt_rv_num(r, p, key, x) : pt_rv_null(r, p, key);
 }
 
 pt_rv *pt_rv_bool(pt_report *r, pt_rv *p, const char *key, int x)

@@ -60,6 +60,8 @@ pt_rv *pt_rv_num(pt_report *r, pt_rv *parent, const char *key, double v);
 pt_rv *pt_rv_int(pt_report *r, pt_rv *parent, const char *key, int64_t v);
 pt_rv *pt_rv_str(pt_report *r, pt_rv *parent, const char *key, const char *s);
 pt_rv *pt_rv_null(pt_report *r, pt_rv *parent, const char *key);
+/* v as a number, or null when it is not finite (NAN: unknown). */
+pt_rv *pt_rv_num_or_null(pt_report *r, pt_rv *parent, const char *key, double v);
 /* JSON true/false (stored in ->i as 1/0). */
 pt_rv *pt_rv_bool(pt_report *r, pt_rv *parent, const char *key, int v);
 
