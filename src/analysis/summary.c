@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "collectives.h"
 #include "critpath.h"
+#include "spans.h"
 #include "patterns.h"
 #include "hwjoin.h"
 #include "breakdown.h"
@@ -222,6 +223,8 @@ pt_summary *pt_summary_build(const pt_store *st, const char *path,
 	 * theirs, so the peak is the larger of the two (docs/bench.md). */
 	if (pt_cpath_build(st, &w, &coll, s, err))
 		goto fail;
+	if (pt_spans_build(st, &w, steps, st->nsteps, s, err))
+		goto fail;
 	if (pt_patterns_build_coll(st, &w, opt, &coll, s, err))
 		goto fail;
 	pt_coll_build_free(&coll);
@@ -291,6 +294,7 @@ void pt_summary_free(pt_summary *s)
 		return;
 	pt_coll_free(s);
 	pt_cpath_free(s->cpath);
+	pt_spans_free(s->tl);
 	for (i = 0; i < s->npatterns; i++) {
 		x_free(s->patterns[i].key);
 		x_free(s->patterns[i].hw);

@@ -22,10 +22,11 @@
 PT_API_BEGIN
 
 #define PT_SUMMARY_FORMAT "perftracker-summary"
-/* Version 2 added "collectives", version 3 "critical_path" (docs/summary.md);
- * older versions still read (without them: no lockstep analysis, no
- * critical path for that worker). */
-#define PT_SUMMARY_VERSION 3
+/* Version 2 added "collectives", version 3 "critical_path", version 4
+ * "timeline" (docs/summary.md); older versions still read (without them:
+ * no lockstep analysis, no critical path, no spans on the timeline for
+ * that worker). */
+#define PT_SUMMARY_VERSION 4
 #define PT_SUMMARY_VERSION_MIN 1
 
 /* Link throughput inside the kernels of one communication pattern, from
@@ -160,6 +161,17 @@ typedef struct pt_cpath {
 	size_t nfuncs;
 } pt_cpath;
 
+/* What the timeline draws of a worker without its raw trace (version 4,
+ * src/analysis/spans.h): integer µs after the window start. */
+typedef struct pt_sum_tl {
+	char **names;        /* span names, owned */
+	size_t nnames;
+	int64_t *spans;      /* 4 per span: step index, start, duration, name index */
+	size_t nspans;
+	int64_t *gpu;        /* 2 per stretch when a compute kernel ran: start, end */
+	size_t ngpu;
+} pt_sum_tl;
+
 struct pt_samples;
 
 typedef struct pt_summary {
@@ -222,6 +234,9 @@ typedef struct pt_summary {
 	/* The critical path per step (version >= 3; NULL for older summaries
 	 * and traces without CPU frames or GPU events).  Owned. */
 	pt_cpath *cpath;
+	/* The main thread's top-level spans and the GPU's busy stretches per
+	 * step (version >= 4; NULL for older summaries).  Owned. */
+	pt_sum_tl *tl;
 } pt_summary;
 
 /* pt_summary has hw_series (src/agent and src/diagnose/display_hw.c test this). */

@@ -21,6 +21,7 @@
 #include "../model/commkind.h"
 #include "collectives.h"
 #include "critpath.h"
+#include "spans.h"
 #include "../model/samples.h"
 #include "../util/json.h"
 #include "../util/jsontok.h"
@@ -742,6 +743,27 @@ static int rd_critpath(sp *p)
 	return 0;
 }
 
+/* "timeline" (version 4): spans.c reads the member's bytes. */
+static int rd_timeline(sp *p)
+{
+	size_t off = p->t.pos;
+	pt_error e;
+
+	if (skip_value(p, 1))
+		return -1;
+	if (p->t.s[off] != '{')
+		return semerr(p, off, "'timeline' is not an object");
+	if (p->sm->tl) /* a duplicate key: the first counts */
+		return 0;
+	pt_error_clear(&e);
+	if (pt_spans_parse((const char *)p->t.s + off, p->t.pos - off, p->sm, &e)) {
+		if (e.code == PT_ENOMEM)
+			return oom(p);
+		return semerr(p, e.offset >= 0 ? off + (size_t)e.offset : off, "%s", e.msg);
+	}
+	return 0;
+}
+
 /* "hw_series": a whole "perftracker-hw" object (src/model/samples.c reads
  * it; a few tens of KB, once per summary). */
 static int rd_hw_series(sp *p)
@@ -845,6 +867,7 @@ static int rd_special(sp *p, void *base, const pt_sf_member *m)
 	case PT_SF_BREAKDOWN: return rd_breakdown(p);
 	case PT_SF_COLLECTIVES: return rd_collectives(p);
 	case PT_SF_CRITPATH: return rd_critpath(p);
+	case PT_SF_TIMELINE: return rd_timeline(p);
 	default: return skip_value(p, 1);
 	}
 }
@@ -881,6 +904,8 @@ static void keep_identity(sp *p)
 	pt_coll_free(s);
 	pt_cpath_free(s->cpath);
 	s->cpath = NULL;
+	pt_spans_free(s->tl);
+	s->tl = NULL;
 	x_free(s->hw_source);
 	s->hw_source = NULL;
 	pt_hw_gpu_init(&s->hw_gpu);

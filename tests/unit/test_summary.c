@@ -301,8 +301,8 @@ static void test_reader_errors(void **state)
 	expect_bad("{\"format\":", PT_EPARSE, "");
 	expect_bad("[1]", PT_EFORMAT, "not a perftracker summary");
 	expect_bad("{\"format\":\"other\",\"version\":1}", PT_EFORMAT, "not a perftracker summary");
-	expect_bad("{\"format\":\"perftracker-summary\",\"version\":4}", PT_EFORMAT,
-		   "unsupported summary version 4 (this build reads versions 1 to 3)");
+	expect_bad("{\"format\":\"perftracker-summary\",\"version\":5}", PT_EFORMAT,
+		   "unsupported summary version 5 (this build reads versions 1 to 4)");
 	expect_bad("{\"format\":\"perftracker-summary\",\"version\":1.5}", PT_EFORMAT,
 		   "unsupported summary version 1.5");
 	expect_bad("{\"format\":\"perftracker-summary\"}", PT_EFORMAT, "'version' is missing");
