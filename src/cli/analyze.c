@@ -201,10 +201,14 @@ int cmd_analyze(int argc, char **argv)
 	sumjob j;
 	const char *keep = NULL, *hwdir_opt = NULL;
 	size_t i, hwcap = 0;
-	int rc = -1, k, nohw = 0, npos;
+	int rc = -1, k, nohw = 0, npos, tl_raw = 0;
 	double t0;
 	const pt_opt opts[] = {
 		PT_OPT_INCLUDE(cli_diag_output_opts, &d, NULL),
+		PT_OPT_INCLUDE(cli_diag_timeline_opts, &d, NULL),
+		PT_OPT_FLAG(0, "timeline-raw", PT_TO(&tl_raw),
+			    "put the traces' own events into timeline.json.gz (read a\n"
+			    "second time; compacted to docs/display.md's bound)"),
 		PT_OPT_STRING(0, "keep-summaries", PT_TO(&keep), "DIR",
 			      "also write each worker's summary to DIR/<worker>.summary.json"),
 		PT_OPT_STRING(0, "hw-dir", PT_TO(&hwdir_opt), "DIR",
@@ -282,6 +286,10 @@ int cmd_analyze(int argc, char **argv)
 			warning("'%s': %s", l.v[i], j.msg[i]);
 	if (keep && keep_summaries(keep, j.s, l.n))
 		goto out;
+	if (tl_raw) {
+		d.raw = l.v;
+		d.nraw = l.n;
+	}
 	rc = cli_report(&d, j.s, l.n, NULL, NULL);
 out:
 	for (i = 0; i < l.n; i++) {

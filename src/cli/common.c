@@ -8,6 +8,7 @@
  * src/diagnose/pipeline.h).
  */
 #include "cli.h"
+#include "perftracker.h"
 #include "util/pool.h"
 #include "diagnose.h"
 #include "control/control.h"
@@ -165,6 +166,10 @@ void cli_pipeline_options(const cli_diag *d, pt_pipeline_options *o)
 		  : d->format == CLI_FMT_JSON ? PT_PIPELINE_SEED_JSON : PT_PIPELINE_TEXT;
 	o->max_findings = d->max_findings;
 	o->width = d->width;
+	o->timeline = !d->no_timeline;
+	o->raw = d->raw;
+	o->nraw = d->nraw;
+	o->generator = "perftracker " PT_VERSION;
 }
 
 int cli_report(const cli_diag *d, pt_summary *const *s, size_t n, pt_pipeline_hook_fn *hook,
@@ -184,6 +189,8 @@ int cli_report(const cli_diag *d, pt_summary *const *s, size_t n, pt_pipeline_ho
 		error_pt(&e);
 		goto out;
 	}
+	if (res.warning)
+		warning("%s", res.warning);
 	t = cli_now();
 	if (!d->quiet && (fwrite(res.text.buf, 1, res.text.len, stdout) != res.text.len ||
 			  fflush(stdout))) {
@@ -192,10 +199,11 @@ int cli_report(const cli_diag *d, pt_summary *const *s, size_t n, pt_pipeline_ho
 	}
 	if (d->time)
 		fprintf(stderr, "perftracker: time: diagnose %.3f s wall, %.3f s cpu (%zu workers), "
-			"write %.3f s\n", res.diagnose_wall, res.diagnose_cpu, n,
-			res.write_seconds + (cli_now() - t));
+			"write %.3f s (timeline %.3f s)\n", res.diagnose_wall, res.diagnose_cpu, n,
+			res.write_seconds + (cli_now() - t), res.timeline_seconds);
 	rc = 0;
 out:
+	free(res.warning);
 	pt_sb_free(&res.text);
 	return rc;
 }

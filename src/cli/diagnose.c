@@ -20,7 +20,15 @@
 /* Shared by analyze, diagnose, the trigger (and compare: -o, -j, -q, --time). */
 const pt_opt cli_diag_output_opts[] = {
 	PT_OPT_STRING('o', "output", PT_AT(cli_diag, outdir), "DIR",
-		      "write DIR/PerfDisplay/ (report.json, index.html, app.py)"),
+		      "write DIR/PerfDisplay/ (report.json, index.html, app.py,\n"
+		      "timeline.json.gz with analyze, diagnose and trigger)"),
+	PT_OPT_END(),
+};
+
+/* Shared by analyze, diagnose and the trigger (docs/display.md "The timeline"). */
+const pt_opt cli_diag_timeline_opts[] = {
+	PT_OPT_FLAG(0, "no-timeline", PT_AT(cli_diag, no_timeline),
+		    "do not write DIR/PerfDisplay/timeline.json.gz"),
 	PT_OPT_END(),
 };
 
@@ -100,6 +108,7 @@ int cmd_diagnose(int argc, char **argv)
 	int rc = -1, k, npos;
 	const pt_opt opts[] = {
 		PT_OPT_INCLUDE(cli_diag_output_opts, &d, NULL),
+		PT_OPT_INCLUDE(cli_diag_timeline_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_run_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),
 		PT_OPT_END(),

@@ -27,6 +27,9 @@ typedef struct cli_diag {
 	size_t width;          /* --width: line width of the text report (0: 120) */
 	int quiet;             /* no text report on stdout */
 	int time;              /* print phase times on stderr */
+	char *const *raw;      /* raw traces whose events go into the timeline */
+	size_t nraw;
+	int no_timeline;       /* --no-timeline: no PerfDisplay/timeline.json.gz */
 } cli_diag;
 
 enum { CLI_FMT_TEXT, CLI_FMT_JSON };
@@ -37,6 +40,7 @@ void cli_diag_init(cli_diag *d);
  * output); -j, -q, --time (compare's too); the thresholds and the text
  * report's form (analyze, diagnose, the trigger). */
 extern const pt_opt cli_diag_output_opts[];
+extern const pt_opt cli_diag_timeline_opts[];
 extern const pt_opt cli_diag_run_opts[];
 extern const pt_opt cli_diag_opts[];
 

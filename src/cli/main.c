@@ -26,6 +26,7 @@ static const struct pt_cmd commands[] = {
 	{ "diagnose", cmd_diagnose, "diagnose SUMMARY... -o DIR: compare workers, write the report" },
 	{ "analyze", cmd_analyze, "analyze PATH... -o DIR: summarize every trace, then diagnose" },
 	{ "compare", cmd_compare, "compare BASELINE NEW -o DIR: why one run is slower than another" },
+	{ "timeline", cmd_timeline, "timeline RUN_DIR [TRACE...]: write the run's timeline.json.gz for Perfetto" },
 	{ "display", cmd_display, "display DIR [--port N]: serve the report's PerfDisplay page on 127.0.0.1" },
 	{ "trigger", cmd_trigger, "--trigger-on [--auto-analyze] [--wait N] [--steps N] ...: profile the running job" },
 	{ "agent", cmd_agent, "agent [--control-dir DIR]: the node agent (summarises raw traces)" },

@@ -129,6 +129,7 @@ int cmd_summarize(int argc, char **argv)
 	hwlist hw = {0};
 	const pt_samples **hwp = NULL;
 	int timing = 0, rc = -1, nohw = 0, nhwfiles = 0, npos;
+	long long pid = -1;
 	double t0, t1, t2, t3;
 	size_t k;
 	const pt_opt opts[] = {
@@ -149,6 +150,9 @@ int cmd_summarize(int argc, char **argv)
 		PT_OPT_FLAG(0, "no-hw", PT_TO(&nohw),
 			    "join no hardware samples (an nsys export's own GPU\n"
 			    "metrics included)"),
+		PT_OPT_INT_RANGE(0, "pid", PT_TO(&pid), "N", 0, 0,
+			   "read only process N's events (a trace of several workers, one\n"
+			   "process each: PerfDisplay/timeline.json.gz, pid = rank + 1)"),
 		PT_OPT_FLAG(0, "time", PT_TO(&timing),
 			    "print read / analysis / write CPU times on stderr"),
 		PT_OPT_END(),
@@ -190,6 +194,14 @@ int cmd_summarize(int argc, char **argv)
 	if (pt_store_init(&st) || pt_samples_init(&own)) {
 		error("out of memory");
 		goto out;
+	}
+	if (pid >= 0) {
+		if (pt_trace_format_of(trace) != PT_TRACE_KINETO) {
+			error("'%s': --pid reads Chrome-trace JSON, not an Nsight Systems export", trace);
+			goto out;
+		}
+		st.keep_pid_set = 1;
+		st.keep_pid = pid;
 	}
 	t0 = now_s();
 	if (pt_trace_read_any(trace, &st, &own, &err)) {

@@ -314,6 +314,7 @@ static int report(pt_trigger_run *r, cli_diag *d, int auto_analyze, int save_raw
 {
 	pt_summary **sums = NULL;
 	size_t ndelivered = 0;
+	pt_inputs rawl = {0};
 	pt_error e;
 	int rc = -1;
 
@@ -338,6 +339,13 @@ static int report(pt_trigger_run *r, cli_diag *d, int auto_analyze, int save_raw
 	}
 	if (auto_analyze) {
 		d->outdir = r->t.run_dir;
+		/* The raw traces kept go into the timeline (a folder without any
+		 * is no error: --save-raw-trace master keeps one). */
+		if (save_raw != PT_RAW_NONE && !pt_inputs_add(&rawl, r->t.raw_dir, PT_INPUTS_TRACES,
+							      NULL, &e)) {
+			d->raw = rawl.v;
+			d->nraw = rawl.n;
+		}
 		if (cli_report(d, sums, r->n, add_trigger_key, &r->t))
 			goto out;
 		fprintf(stderr, "perftracker: report: %s/PerfDisplay/index.html\n", r->t.run_dir);
@@ -350,6 +358,9 @@ static int report(pt_trigger_run *r, cli_diag *d, int auto_analyze, int save_raw
 		fprintf(stderr, "perftracker: raw traces: %s\n", r->t.raw_dir);
 	rc = 0;
 out:
+	d->raw = NULL;
+	d->nraw = 0;
+	pt_inputs_free(&rawl);
 	for (size_t i = 0; sums && i < r->n; i++)
 		pt_summary_free(sums[i]);
 	x_free(sums);
@@ -403,6 +414,7 @@ int cmd_trigger(int argc, char **argv)
 				"(10000) during the window, where nsys is on the PATH"),
 		/* The diagnosis options, less -o: the run directory is the output. */
 		PT_OPT_INCLUDE(cli_diag_run_opts, &d, "diagnosis options (--auto-analyze):"),
+		PT_OPT_INCLUDE(cli_diag_timeline_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),
 		PT_OPT_END(),
 	};

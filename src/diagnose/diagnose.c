@@ -12,6 +12,7 @@
  */
 #include "internal.h"
 #include "sections.h"
+#include "lockstep.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -232,6 +233,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_display(&c);
 	diag_breakdown(&c, 1);
 	diag_steps(&c, 1);
+	diag_timeline(&c);
 	if (c.oom || pt_report_oom(rep))
 		goto oom;
 	goto out;
@@ -248,6 +250,7 @@ out:
 		x_free(c.lkw[i].last);
 	}
 	x_free(c.lkw);
+	lk_run_free(c.lk);
 	x_free(c.waiting);
 	for (i = 0; c.slow && i < c.nw; i++)
 		x_free(c.slow[i]);

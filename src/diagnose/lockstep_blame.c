@@ -648,6 +648,5 @@ out:
 			x_free(res[q].waits);
 		}
 	x_free(res);
-	lk_run_free(d);
-	c->lk = NULL;
+	/* c->lk stays for the timeline (diag_timeline); pt_diagnose frees it. */
 }

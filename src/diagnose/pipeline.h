@@ -52,6 +52,15 @@ typedef struct pt_pipeline_options {
 	size_t width;                  /* text line width (0: 120) */
 	pt_pipeline_hook_fn *hook;     /* NULL: none */
 	const void *hook_ctx;
+	/* With outdir: outdir/PerfDisplay/timeline.json.gz (docs/display.md
+	 * "The timeline"), with the events of the raw traces raw[0..nraw)
+	 * (a trace goes to the worker whose id is its file name; one that
+	 * cannot be read is left out, as its warning in the result says). */
+	int timeline;                  /* 1: write it (the default) */
+	char *const *raw;
+	size_t nraw;
+	size_t max_raw_events;         /* 0: the default bound */
+	const char *generator;         /* "perftracker X.Y" for the file, NULL none */
 } pt_pipeline_options;
 
 /* The defaults: pt_diag_options_default, text for people, no files. */
@@ -83,14 +92,26 @@ typedef struct pt_pipeline_result {
 	pt_sb text;
 	double diagnose_wall, diagnose_cpu;  /* seconds (CPU: this thread's) */
 	double write_seconds;                /* files written, text rendered */
+	double timeline_seconds;             /* timeline.json.gz (raw traces read) */
+	char *warning;                       /* a raw trace left out of the timeline,
+	                                        NULL none; free with free() */
 } pt_pipeline_result;
 
 /* Diagnose s[0..n) (failed ones included), call the hook, write the
- * report's files to o->outdir, render the text.  PT_EINVAL "no worker
+ * report's files to o->outdir (and the timeline), render the text.  PT_EINVAL "no worker
  * could be analysed (N inputs, all unreadable)" when none can be; the
  * errors of pt_diagnose and of the writer; PT_ENOMEM "out of memory
- * writing the text report".  res->text is the caller's to free either way. */
+ * writing the text report".  res->text and res->warning are the caller's
+ * to free either way. */
 int pt_pipeline_report(const pt_pipeline_options *o, pt_summary *const *s, size_t n,
 		       pt_pipeline_result *res, pt_error *err);
+
+/* Write o->outdir/PerfDisplay/timeline.json.gz for rep (made by
+ * pt_diagnose) with the events of o->raw[0..nraw), read on o->parallel's
+ * threads; res->timeline_seconds and res->warning (the first raw trace
+ * left out) are set, nothing else of res is touched.  The errors of
+ * pt_timeline_write and of the folder's creation. */
+int pt_pipeline_timeline(const pt_pipeline_options *o, const pt_report *rep,
+			 pt_pipeline_result *res, pt_error *err);
 
 #endif

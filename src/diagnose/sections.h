@@ -85,4 +85,8 @@ void diag_findings(dctx *c);
  * whose ranked findings name the heatmap's first columns. */
 void diag_display(dctx *c);
 
+/* The timeline's model and report.json's "timeline" key (timeline.c):
+ * last, after the findings are ranked and the sections written. */
+void diag_timeline(dctx *c);
+
 #endif

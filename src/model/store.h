@@ -139,6 +139,11 @@ typedef struct pt_store {
 	int ndevices;
 	int64_t base_ns;        /* baseTimeNanoseconds, 0 if absent */
 
+	/* Set before reading (Kineto JSON): keep only the events of process
+	 * keep_pid, for a trace that merges several workers, one process each
+	 * (PerfDisplay/timeline.json.gz, `summarize --pid`). */
+	int keep_pid_set;
+	int64_t keep_pid;
 	/* Reader diagnostics. */
 	int truncated;          /* input ended early: analysed up to the cut */
 	uint64_t nwarnings;     /* events skipped or repaired */

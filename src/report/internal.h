@@ -21,6 +21,7 @@ struct pt_report {
 	pt_finding *f;    /* the finding model: x_malloc'd, contents in the arena */
 	size_t nf, fcap;
 	pt_rv *farr;      /* root "findings", once opened */
+	struct pt_timeline *tl;  /* the timeline model (timeline.h), owned; NULL none */
 };
 
 /* n bytes from the arena, 16-aligned; NULL (oom set) on failure. */

@@ -6,6 +6,7 @@
  * text report.
  */
 #include "internal.h"
+#include "timeline.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -63,6 +64,7 @@ void pt_report_free(pt_report *r)
 		p = c->prev;
 		x_free(c);
 	}
+	pt_timeline_free(r->tl);
 	x_free(r->f);
 	x_free(r);
 }
@@ -154,6 +156,22 @@ pt_rv *pt_rv_str(pt_report *r, pt_rv *p, const char *key, const char *s)
 	return v;
 }
 
+pt_rv *pt_rv_raw(pt_report *r, pt_rv *p, const char *key, const char *json, size_t len)
+{
+	pt_rv *v = add(r, p, key, PT_RV_RAW);
+	char *t;
+
+	if (!v)
+		return NULL;
+	t = pt_report_alloc(r, len + 1);
+	if (!t)
+		return NULL;
+	memcpy(t, json, len);
+	t[len] = 0;
+	v->str = t;
+	return v;
+}
+
 const pt_rv *pt_rv_get(const pt_rv *o, const char *key)
 {
 	const pt_rv *c;
@@ -190,6 +208,7 @@ static void put_val(const pt_rv *v, int level, pt_sb *sb)
 	case PT_RV_INT: pt_sb_addf(sb, "%lld", (long long)v->i); break;
 	case PT_RV_BOOL: pt_sb_adds(sb, v->i ? "true" : "false"); break;
 	case PT_RV_STR: put_str(sb, v->str); break;
+	case PT_RV_RAW: pt_sb_adds(sb, v->str); break;
 	case PT_RV_ARR:
 	case PT_RV_OBJ:
 		if (!v->child) {

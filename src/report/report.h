@@ -3,9 +3,10 @@
  * PerfDisplay folder and the text report.
  *
  * Flow: src/diagnose fills a pt_report (an ordered JSON tree: the five
- * sections of the seed report, "workers", "findings" and "display") --> the
- * writers here turn it into DIR/PerfDisplay/report.json (Python
- * json.dumps(indent=4) layout), with the PerfDisplay page made from it by
+ * sections of the seed report, "workers", "findings", "display" and
+ * "timeline") --> the writers here turn it into DIR/PerfDisplay/report.json
+ * (Python json.dumps(indent=4) layout; a PT_RV_RAW value, the timeline's
+ * flat arrays, stays on one line), with the PerfDisplay page made from it by
  * src/report/page.h (index.html, app.py), and the text report printed by
  * the CLI.
  *
@@ -29,7 +30,8 @@
 PT_API_BEGIN
 
 typedef enum { PT_RV_NULL, PT_RV_NUM, PT_RV_INT, PT_RV_STR, PT_RV_ARR, PT_RV_OBJ,
-	       PT_RV_BOOL /* i is 0 or 1 */ } pt_rv_type;
+	       PT_RV_BOOL /* i is 0 or 1 */,
+	       PT_RV_RAW  /* str is JSON text written as it is (one line) */ } pt_rv_type;
 
 typedef struct pt_rv pt_rv;
 struct pt_rv {
@@ -64,6 +66,10 @@ pt_rv *pt_rv_null(pt_report *r, pt_rv *parent, const char *key);
 pt_rv *pt_rv_num_or_null(pt_report *r, pt_rv *parent, const char *key, double v);
 /* JSON true/false (stored in ->i as 1/0). */
 pt_rv *pt_rv_bool(pt_report *r, pt_rv *parent, const char *key, int v);
+/* json[0..len), valid JSON the caller formatted (a flat array of numbers:
+ * at indent 4 each number would take a line), copied and written as it
+ * is.  Readers of the tree see PT_RV_RAW with the text in ->str. */
+pt_rv *pt_rv_raw(pt_report *r, pt_rv *parent, const char *key, const char *json, size_t len);
 
 /* Member of an object by key (first match); NULL when absent or o is NULL. */
 const pt_rv *pt_rv_get(const pt_rv *o, const char *key);

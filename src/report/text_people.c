@@ -481,6 +481,9 @@ static void fmt_value(const tctx *t, int unit, const pt_rv *v, pt_sb *sb)
 		fmt_num(unit, v->num, b, sizeof(b));
 		pt_sb_adds(sb, b);
 		return;
+	case PT_RV_RAW:
+		pt_sb_adds(sb, "{" ELL "}");
+		return;
 	case PT_RV_STR: {
 		const char *l = label_of(t, v->str);
 
@@ -1484,7 +1487,7 @@ void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out
 	findings(&t, r);
 	for (c = root->child; c; c = c->next) {
 		if (!strcmp(c->key, "workers") || !strcmp(c->key, "findings") ||
-		    !strcmp(c->key, "display"))
+		    !strcmp(c->key, "display") || !strcmp(c->key, "timeline"))
 			continue;
 		pt_sb_addc(out, '\n');
 		if (!strcmp(c->key, "Critical path") && c->type == PT_RV_OBJ) {

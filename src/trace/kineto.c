@@ -1403,6 +1403,8 @@ static int commit(reader *r, const evf *f, const char *at)
 		r->nskipcat++;
 		return OK;
 	}
+	if (st->keep_pid_set && f->pid != st->keep_pid)
+		return OK;
 	if (f->cat == CAT_SYNC)
 		return add_sync(r, f);
 	if (!f->name.s) {

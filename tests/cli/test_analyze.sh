@@ -27,9 +27,9 @@ check "analyze the DLRM traces" "$PT_BIN" analyze "$DLRM" -o "$TMP/out" -j2
 R=$TMP/out/PerfDisplay/report.json
 
 check "report.json, index.html and app.py written" test -s "$R" -a -s "$TMP/out/PerfDisplay/index.html" -a -x "$TMP/out/PerfDisplay/app.py"
-check "no stray temporary files" bash -c "[ \"\$(ls '$TMP/out/PerfDisplay' | tr '\n' ' ')\" = 'app.py index.html report.json ' ]"
+check "no stray temporary files" bash -c "[ \"\$(ls '$TMP/out/PerfDisplay' | tr '\n' ' ')\" = 'app.py index.html report.json timeline.json.gz ' ]"
 check "nothing on stderr" test ! -s "$TMP/stderr"
-check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "Lockstep", "Critical path", "workers", "findings", "display", "Time breakdown"]'
+check "top-level keys, in order" pyjson "$R" 'list(r) == ["GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime", "Python functions", "Lockstep", "Critical path", "workers", "findings", "display", "Time breakdown", "timeline"]'
 check "GPU Compute keys" pyjson "$R" 'list(r["GPU Compute"]) == ["min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization", "major_kernel_executions", "workers with potential GPU issues", "detailed report", "min/median/max GPU compute utilization (in [0,1])"]'
 check "utilization min <= median <= max in [0,1]" pyjson "$R" '(lambda u: len(u) == 3 and 0 <= u[0] <= u[1] <= u[2] <= 1)(r["GPU Compute"]["min/median/max GPU utilization (in [0,1])"])'
 check "5 major kernels with cost and ratio" pyjson "$R" 'len(r["GPU Compute"]["major_kernel_executions"]) == 5 and all(list(v) == ["median cost per execution (ms)", "bottleneck ratio (in [0,1])"] for v in r["GPU Compute"]["major_kernel_executions"].values())'
@@ -84,9 +84,14 @@ sys.exit(not ([med[c] for c in cols] == best[:50]))' "$R" "$TMP/dsums"
 check "display: identical with or without --keep-summaries" cmp "$TMP/sout/PerfDisplay/report.json" "$R"
 
 check "report.json uses 4-space indent" bash -c "sed -n 2p '$R' | grep -q '^    \"GPU Compute\": {\$'"
-check "report.json is json.dumps(indent=4)" "$PYTHON" -c 'import json, sys
-t = open(sys.argv[1]).read()
-sys.exit(t != json.dumps(json.loads(t), indent=4) + "\n")' "$R"
+# ... all but the "timeline" key, last, each of whose arrays of numbers is one line
+# (docs/display.md "The `timeline` key")
+check "report.json is json.dumps(indent=4), the timeline's arrays on one line" "$PYTHON" -c 'import json, re, sys
+t = open(sys.argv[1]).read(); d = json.loads(t); tl = d.pop("timeline")
+head, tail = t.split(",\n    \"timeline\": ", 1)
+assert head + "\n}\n" == json.dumps(d, indent=4) + "\n"
+assert json.loads(tail[:-2]) == tl and tail.endswith("\n}\n")
+assert re.search(r"\"coll\": \[[0-9,-]+\],?\n", tail)' "$R"
 
 # The text report for people: summary, findings, then the sections as tables.
 check "text: summary first" bash -c "head -n 1 '$TMP/stdout' | grep -qx 'PerfTracker report: 8 workers, step 10 profiled'"

@@ -1,0 +1,563 @@
+/*
+ * timeline.c - the timeline model's life (timeline.h) and report.json's
+ * "timeline" key, what the page's Timeline view draws: the job's steps,
+ * the matched collective instances, and per worker its steps, spans, GPU
+ * busy time, its own instances, the late spans of a last arriver and the
+ * waits, all in integer µs on the job clock, as flat arrays of tuples
+ * (docs/display.md "The `timeline` key").  Bounded to TL_MAX_ENTRIES
+ * tuples: the slow steps first, then the steps in order.
+ */
+#include "timeline.h"
+#include "internal.h"
+#include "../util/strbuf.h"
+#include "../util/xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 100,000 tuples are about 2 MB of report.json; the page parses them in
+ * tens of ms (docs/display.md). */
+#define TL_MAX_ENTRIES 100000
+/* A wait shorter than this is not drawn (µs). */
+#define TL_MIN_WAIT_US 50.0
+
+pt_timeline *pt_timeline_new(size_t nw)
+{
+	pt_timeline *t = x_calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->w = x_calloc(nw ? nw : 1, sizeof(*t->w));
+	if (!t->w) {
+		x_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void pt_timeline_free(pt_timeline *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nf; i++) {
+		x_free(t->f[i].w);
+		x_free(t->f[i].steps);
+	}
+	x_free(t->f);
+	x_free(t->own);
+	x_free(t->inst);
+	for (i = 0; i < t->nw; i++)
+		x_free(t->w[i].slow);
+	x_free(t->w);
+	x_free(t);
+}
+
+void pt_report_set_timeline(pt_report *r, pt_timeline *t)
+{
+	if (!r) {
+		pt_timeline_free(t);
+		return;
+	}
+	pt_timeline_free(r->tl);
+	r->tl = t;
+}
+
+const pt_timeline *pt_report_timeline(const pt_report *r)
+{
+	return r ? r->tl : NULL;
+}
+
+/* ---- the steps on the job clock ---------------------------------------- */
+
+void pt_tl_step_span(const pt_summary *s, size_t k, double *start_us, double *end_us)
+{
+	double st = 0, ms;
+	size_t i;
+
+	if (!s->nsteps) {
+		*start_us = 0;
+		*end_us = s->window_ms * 1e3;
+		return;
+	}
+	if (s->cpath && s->cpath->nsteps == s->nsteps) {
+		st = s->cpath->steps[k].start_ms;
+		ms = s->cpath->steps[k].ms;
+	} else {
+		for (i = 0; i < k; i++)
+			st += s->step_ms[i];
+		ms = s->step_ms[k];
+	}
+	*start_us = st * 1e3;
+	*end_us = (st + ms) * 1e3;
+}
+
+int64_t pt_tl_step_number(const pt_summary *s, size_t k)
+{
+	return s->nsteps && s->step_numbers ? s->step_numbers[k] : -1;
+}
+
+size_t pt_tl_nsteps(const pt_summary *s)
+{
+	return s->nsteps ? s->nsteps : 1;
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+typedef struct names {
+	const char **v;
+	size_t n, cap;
+	uint32_t *slot;    /* index + 1, 0 empty */
+	size_t nslot;      /* a power of two */
+} names;
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The index of s in the table, added when new; UINT32_MAX out of memory. */
+static uint32_t name_id(names *t, const char *s)
+{
+	size_t i;
+
+	if (t->n * 2 >= t->nslot) {
+		size_t ns = t->nslot ? t->nslot * 2 : 64, k;
+		uint32_t *sl = x_calloc(ns, sizeof(*sl));
+		if (!sl)
+			return UINT32_MAX;
+		for (k = 0; k < t->n; k++) {
+			i = hash_str(t->v[k]) & (ns - 1);
+			while (sl[i])
+				i = (i + 1) & (ns - 1);
+			sl[i] = (uint32_t)k + 1;
+		}
+		x_free(t->slot);
+		t->slot = sl;
+		t->nslot = ns;
+	}
+	i = hash_str(s) & (t->nslot - 1);
+	while (t->slot[i]) {
+		if (!strcmp(t->v[t->slot[i] - 1], s))
+			return t->slot[i] - 1;
+		i = (i + 1) & (t->nslot - 1);
+	}
+	if (X_GROW(t->v, t->cap, t->n + 1))
+		return UINT32_MAX;
+	t->v[t->n] = s;
+	t->slot[i] = (uint32_t)++t->n;
+	return (uint32_t)(t->n - 1);
+}
+
+/* ---- the key ----------------------------------------------------------- */
+
+typedef struct jstep {
+	int64_t number;
+	double start, end;   /* µs, job clock: earliest start, latest end */
+	size_t entries;      /* tuples it costs */
+	int slow, kept;
+} jstep;
+
+static int i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static size_t jstep_find(const jstep *js, size_t n, int64_t number)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (js[mid].number < number)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && js[lo].number == number ? lo : SIZE_MAX;
+}
+
+/* The job step whose span holds t (µs), SIZE_MAX none. */
+static size_t jstep_at(const jstep *js, size_t n, double t)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (t >= js[i].start && t < js[i].end)
+			return i;
+	return SIZE_MAX;
+}
+
+static void add_i(pt_sb *sb, double v, int *first)
+{
+	if (!*first)
+		pt_sb_addc(sb, ',');
+	*first = 0;
+	pt_sb_add_i64(sb, (int64_t)llround(isfinite(v) ? v : 0));
+}
+
+static pt_rv *raw_done(pt_report *r, pt_rv *o, const char *key, pt_sb *sb)
+{
+	pt_rv *v;
+
+	pt_sb_addc(sb, ']');
+	if (sb->oom) {
+		r->oom = 1;
+		return NULL;
+	}
+	v = pt_rv_raw(r, o, key, sb->buf, sb->len);
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = 0;
+	pt_sb_addc(sb, '[');
+	return v;
+}
+
+/* The median arrival of instance i (scratch tmp, nw). */
+static double median_arrival(const pt_timeline *t, size_t i, double *tmp, size_t *n)
+{
+	size_t k, m = 0;
+
+	for (k = 0; k < t->nw; k++) {
+		uint32_t j = t->own[i * t->nw + k];
+		if (j != PT_TL_NONE)
+			tmp[m++] = t->w[k].shift_us + t->w[k].s->coll[j].arrive_us;
+	}
+	*n = m;
+	if (!m)
+		return NAN;
+	/* Members are few per instance next to the workers: sort them. */
+	for (k = 1; k < m; k++) {
+		double x = tmp[k];
+		size_t q = k;
+		while (q > 0 && tmp[q - 1] > x) {
+			tmp[q] = tmp[q - 1];
+			q--;
+		}
+		tmp[q] = x;
+	}
+	return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+}
+
+void pt_timeline_add_key(pt_report *r)
+{
+	const pt_timeline *t = r ? r->tl : NULL;
+	pt_rv *root, *o, *arr, *wo;
+	pt_sb sb = {0}, kept = {0};
+	names nm = {0}, ch = {0};
+	int64_t *nums = NULL;
+	jstep *js = NULL;
+	size_t *istep = NULL, *inew = NULL;
+	double *tmp = NULL, *med = NULL;
+	size_t nnums = 0, ns = 0, i, k, q, total = 0, nkept = 0, ni = 0;
+	int first;
+
+	if (!t || !t->nw || r->oom)
+		return;
+	/* The job's steps: every step number any worker profiled. */
+	for (k = 0; k < t->nw; k++)
+		nnums += pt_tl_nsteps(t->w[k].s);
+	nums = x_malloc(nnums * sizeof(*nums));
+	tmp = x_malloc((t->nw + 1) * sizeof(*tmp));
+	if (!nums || !tmp)
+		goto oom;
+	nnums = 0;
+	for (k = 0; k < t->nw; k++)
+		for (q = 0; q < pt_tl_nsteps(t->w[k].s); q++)
+			nums[nnums++] = pt_tl_step_number(t->w[k].s, q);
+	qsort(nums, nnums, sizeof(*nums), i64_cmp);
+	js = x_calloc(nnums ? nnums : 1, sizeof(*js));
+	if (!js)
+		goto oom;
+	for (i = 0; i < nnums; i++)
+		if (!ns || js[ns - 1].number != nums[i]) {
+			js[ns].number = nums[i];
+			js[ns].start = INFINITY;
+			js[ns].end = -INFINITY;
+			ns++;
+		}
+	for (k = 0; k < t->nw; k++) {
+		const pt_tl_worker *w = &t->w[k];
+		for (q = 0; q < pt_tl_nsteps(w->s); q++) {
+			size_t j = jstep_find(js, ns, pt_tl_step_number(w->s, q));
+			double a, b;
+			pt_tl_step_span(w->s, q, &a, &b);
+			js[j].start = fmin(js[j].start, w->shift_us + a);
+			js[j].end = fmax(js[j].end, w->shift_us + b);
+			js[j].entries++;
+			if (w->slow && w->slow[q])
+				js[j].slow = 1;
+		}
+	}
+	/* Each instance's step, by its median arrival; its tuples: a coll per
+	 * member, a wait or late span per member at most. */
+	if (t->ninst) {
+		istep = x_malloc(t->ninst * sizeof(*istep));
+		med = x_malloc(t->ninst * sizeof(*med));
+		if (!istep || !med)
+			goto oom;
+	}
+	for (i = 0; i < t->ninst; i++) {
+		size_t m;
+		med[i] = median_arrival(t, i, tmp, &m);
+		istep[i] = jstep_at(js, ns, med[i]);
+		if (istep[i] != SIZE_MAX)
+			js[istep[i]].entries += 2 * m;
+	}
+	/* The bound: slow steps first, then in order, whole steps; one at least. */
+	for (int pass = 0; pass < 2; pass++)
+		for (i = 0; i < ns; i++) {
+			if (js[i].kept || (pass == 0 && !js[i].slow))
+				continue;
+			if (nkept && total + js[i].entries > TL_MAX_ENTRIES)
+				continue;
+			js[i].kept = 1;
+			total += js[i].entries;
+			nkept++;
+		}
+	if (nkept == ns) {
+		pt_sb_addf(&kept, "all %zu step%s", ns, ns == 1 ? "" : "s");
+	} else {
+		size_t a = SIZE_MAX, b = 0, runs = 0;
+		for (i = 0; i <= ns; i++) {
+			if (i < ns && js[i].kept) {
+				if (a == SIZE_MAX)
+					a = i;
+				b = i;
+				continue;
+			}
+			if (a == SIZE_MAX)
+				continue;
+			if (runs++ < 8) {
+				pt_sb_addf(&kept, "%s%lld", runs > 1 ? ", " : "steps ", (long long)js[a].number);
+				if (b > a)
+					pt_sb_addf(&kept, "-%lld", (long long)js[b].number);
+			}
+			a = SIZE_MAX;
+		}
+		if (runs > 8)
+			pt_sb_adds(&kept, ", ...");
+		pt_sb_addf(&kept, " of %zu (the bound: %d entries)", ns, TL_MAX_ENTRIES);
+	}
+
+	root = pt_report_root(r);
+	o = pt_rv_obj(r, root, "timeline");
+	pt_rv_int(r, o, "version", 1);
+	{
+		char buf[600];
+		snprintf(buf, sizeof(buf), "us on %s's clock from its window start; lockstep "
+			 "offsets applied", t->w[t->ref].id);
+		pt_rv_str(r, o, "clock", buf);
+	}
+	pt_rv_str(r, o, "reference", t->w[t->ref].id);
+	/* Names and channels first, filled below: the tables are written last
+	 * into their nodes' places. */
+	inew = x_malloc((t->ninst ? t->ninst : 1) * sizeof(*inew));
+	if (!inew)
+		goto oom;
+	pt_sb_addc(&sb, '[');
+	for (i = 0; i < t->ninst; i++) {
+		uint32_t a, b;
+		inew[i] = SIZE_MAX;
+		if (istep[i] == SIZE_MAX || !js[istep[i]].kept)
+			continue;
+		inew[i] = ni++;
+		a = name_id(&nm, t->inst[i].name);
+		b = name_id(&ch, t->inst[i].chan);
+		if (a == UINT32_MAX || b == UINT32_MAX)
+			goto oom;
+		first = ni == 1;
+		add_i(&sb, a, &first);
+		add_i(&sb, b, &first);
+		add_i(&sb, t->inst[i].last == PT_TL_NONE ? -1 : (double)t->inst[i].last, &first);
+		add_i(&sb, t->inst[i].saved_us, &first);
+	}
+	/* Spans' names before the tables are written. */
+	arr = pt_rv_arr(r, o, "names");
+	{
+		pt_rv *chans = pt_rv_arr(r, o, "channels");
+		pt_rv *sarr = pt_rv_arr(r, o, "steps");
+		pt_sb sl = {0};
+		for (i = 0; i < ns; i++) {
+			pt_rv *so;
+			if (!js[i].kept)
+				continue;
+			so = pt_rv_obj(r, sarr, NULL);
+			pt_rv_int(r, so, "step", js[i].number);
+			pt_rv_int(r, so, "start_us", llround(js[i].start));
+			pt_rv_int(r, so, "end_us", llround(js[i].end));
+			sl.len = 0;
+			pt_sb_addc(&sl, '[');
+			first = 1;
+			for (k = 0; js[i].slow && k < t->nw; k++) {
+				const pt_tl_worker *w = &t->w[k];
+				for (q = 0; w->slow && q < w->s->nsteps; q++)
+					if (w->slow[q] && pt_tl_step_number(w->s, q) == js[i].number)
+						add_i(&sl, (double)k, &first);
+			}
+			pt_sb_addc(&sl, ']');
+			if (sl.oom) {
+				pt_sb_free(&sl);
+				goto oom;
+			}
+			pt_rv_raw(r, so, "slow", sl.buf, sl.len);
+		}
+		pt_sb_free(&sl);
+		pt_rv_int(r, o, "steps_total", (int64_t)ns);
+		pt_rv_str(r, o, "kept", kept.oom ? "" : kept.buf);
+		raw_done(r, o, "instances", &sb);
+
+		/* Workers. */
+		wo = pt_rv_arr(r, o, "workers");
+		for (k = 0; k < t->nw; k++) {
+			const pt_tl_worker *w = &t->w[k];
+			const pt_summary *s = w->s;
+			pt_rv *x = pt_rv_obj(r, wo, NULL);
+			char label[600];
+			if (s->rank >= 0 && s->host[0])
+				snprintf(label, sizeof(label), "rank %lld (%s)", (long long)s->rank, s->host);
+			else if (s->rank >= 0)
+				snprintf(label, sizeof(label), "rank %lld", (long long)s->rank);
+			else
+				snprintf(label, sizeof(label), "%s", w->id);
+			pt_rv_str(r, x, "worker", w->id);
+			pt_rv_str(r, x, "label", label);
+			pt_rv_int(r, x, "rank", s->rank);
+			pt_rv_bool(r, x, "aligned", w->aligned);
+			pt_rv_bool(r, x, "straggler", w->straggler);
+			first = 1;
+			for (q = 0; q < pt_tl_nsteps(s); q++) {
+				int64_t num = pt_tl_step_number(s, q);
+				double a, b;
+				if (!js[jstep_find(js, ns, num)].kept)
+					continue;
+				pt_tl_step_span(s, q, &a, &b);
+				add_i(&sb, (double)num, &first);
+				add_i(&sb, w->shift_us + a, &first);
+				add_i(&sb, w->shift_us + b, &first);
+			}
+			raw_done(r, x, "steps", &sb);
+			first = 1;
+			for (q = 0; s->tl && q < s->tl->nspans; q++) {
+				const int64_t *v = &s->tl->spans[4 * q];
+				uint32_t id;
+				if ((size_t)v[0] >= pt_tl_nsteps(s) ||
+				    !js[jstep_find(js, ns, pt_tl_step_number(s, (size_t)v[0]))].kept)
+					continue;
+				id = name_id(&nm, s->tl->names[v[3]]);
+				if (id == UINT32_MAX)
+					goto oom;
+				add_i(&sb, w->shift_us + (double)v[1], &first);
+				add_i(&sb, (double)v[2], &first);
+				add_i(&sb, id, &first);
+			}
+			raw_done(r, x, "spans", &sb);
+			first = 1;
+			for (q = 0; s->tl && q < s->tl->ngpu; q++) {
+				const int64_t *v = &s->tl->gpu[2 * q];
+				size_t j = jstep_at(js, ns, w->shift_us + (double)v[0]);
+				if (j == SIZE_MAX || !js[j].kept)
+					continue;
+				add_i(&sb, w->shift_us + (double)v[0], &first);
+				add_i(&sb, w->shift_us + (double)v[1], &first);
+			}
+			raw_done(r, x, "gpu", &sb);
+			first = 1;
+			for (i = 0; i < t->ninst; i++) {
+				uint32_t j = t->own[i * t->nw + k];
+				if (inew[i] == SIZE_MAX || j == PT_TL_NONE)
+					continue;
+				add_i(&sb, (double)inew[i], &first);
+				add_i(&sb, w->shift_us + s->coll[j].arrive_us, &first);
+				add_i(&sb, w->shift_us + s->coll[j].end_us, &first);
+			}
+			raw_done(r, x, "coll", &sb);
+			first = 1;
+			for (i = 0; i < t->ninst; i++) {
+				uint32_t j = t->own[i * t->nw + k];
+				double own;
+				if (inew[i] == SIZE_MAX || j == PT_TL_NONE || t->inst[i].last != k)
+					continue;
+				own = w->shift_us + s->coll[j].arrive_us;
+				if (own - med[i] < TL_MIN_WAIT_US)
+					continue;
+				add_i(&sb, (double)inew[i], &first);
+				add_i(&sb, med[i], &first);
+				add_i(&sb, own, &first);
+			}
+			raw_done(r, x, "late", &sb);
+			first = 1;
+			for (i = 0; i < t->ninst; i++) {
+				uint32_t j = t->own[i * t->nw + k], lj;
+				const pt_tl_worker *L;
+				double own, lt;
+				if (inew[i] == SIZE_MAX || j == PT_TL_NONE || t->inst[i].last == PT_TL_NONE ||
+				    t->inst[i].last == k)
+					continue;
+				L = &t->w[t->inst[i].last];
+				lj = t->own[i * t->nw + t->inst[i].last];
+				own = w->shift_us + s->coll[j].arrive_us;
+				lt = L->shift_us + L->s->coll[lj].arrive_us;
+				if (lt - own < TL_MIN_WAIT_US)
+					continue;
+				add_i(&sb, (double)inew[i], &first);
+				add_i(&sb, own, &first);
+				add_i(&sb, lt, &first);
+			}
+			raw_done(r, x, "wait", &sb);
+		}
+		/* Findings. */
+		arr = pt_rv_arr(r, o, "findings");
+		for (i = 0; i < t->nf; i++) {
+			const pt_tl_finding *f = &t->f[i];
+			sl.len = 0;
+			pt_sb_addf(&sl, "[%zu,[", f->index);
+			first = 1;
+			for (q = 0; q < f->nw; q++)
+				add_i(&sl, (double)f->w[q], &first);
+			pt_sb_adds(&sl, "],[");
+			first = 1;
+			for (q = 0; q < f->nsteps; q++)
+				add_i(&sl, (double)f->steps[q], &first);
+			pt_sb_adds(&sl, "]]");
+			if (sl.oom) {
+				pt_sb_free(&sl);
+				goto oom;
+			}
+			pt_rv_raw(r, arr, NULL, sl.buf, sl.len);
+		}
+		pt_sb_free(&sl);
+		/* The tables, now complete, into the nodes made for them. */
+		arr = (pt_rv *)pt_rv_get(o, "names");
+		for (i = 0; arr && i < nm.n; i++)
+			pt_rv_str(r, arr, NULL, nm.v[i]);
+		arr = chans;
+		for (i = 0; arr && i < ch.n; i++)
+			pt_rv_str(r, arr, NULL, ch.v[i]);
+	}
+	goto out;
+oom:
+	r->oom = 1;
+out:
+	x_free(nm.v);
+	x_free(nm.slot);
+	x_free(ch.v);
+	x_free(ch.slot);
+	x_free(inew);
+	x_free(med);
+	x_free(istep);
+	x_free(js);
+	x_free(tmp);
+	x_free(nums);
+	pt_sb_free(&kept);
+	pt_sb_free(&sb);
+}

@@ -1,0 +1,114 @@
+/*
+ * timeline.h - every worker on one clock, the diagnosis marked: the model
+ * the diagnosis leaves with its report, and its two writers.
+ *
+ * Flow: src/diagnose/timeline.c fills a pt_timeline from the lockstep
+ * analysis (clock offsets, matched collective instances, last arrivers),
+ * the slow steps and the findings, and hands it to the report
+ * (pt_report_set_timeline) --> report.json's "timeline" key, what the
+ * page's Timeline view draws (pt_timeline_add_key, timeline.c) and
+ * PerfDisplay/timeline.json.gz in the Trace Event Format that Perfetto
+ * and chrome://tracing open (pt_timeline_write, timeline_trace.c).
+ * Definitions, bounds and keys: docs/display.md "The timeline".
+ */
+#ifndef PT_TIMELINE_H
+#define PT_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report.h"
+#include "../analysis/summary.h"
+#include "../model/store.h"
+#include "../util/error.h"
+#include "../util/api.h"
+
+PT_API_BEGIN
+
+#define PT_TL_NONE UINT32_MAX
+
+typedef struct pt_tl_worker {
+	const pt_summary *s;      /* borrowed: the summary that was diagnosed */
+	const char *id;           /* worker id as report.json writes it (report arena) */
+	double shift_us;          /* job clock = shift_us + µs after its own window start */
+	int aligned;              /* placed by the lockstep clock offset (else window start 0) */
+	int straggler;            /* the Lockstep section names it */
+	unsigned char *slow;      /* per step of s: 1 when slow (steps.c); NULL none; owned */
+} pt_tl_worker;
+
+typedef struct pt_tl_inst {
+	const char *name, *chan;  /* borrowed from the reference worker's summary */
+	uint32_t last;            /* the last arriver (index into w), PT_TL_NONE when the
+	                             instance was left out (its ends disagree) */
+	double saved_us;          /* how much later it came than the median member or
+	                             the second last */
+} pt_tl_inst;
+
+/* A finding as the timeline marks it. */
+typedef struct pt_tl_finding {
+	size_t index;             /* in the report's findings (rank - 1) */
+	uint32_t *w;              /* the workers it is about (indices into w), owned */
+	size_t nw;
+	int64_t *steps;           /* the step numbers it is about (its slow steps), owned */
+	size_t nsteps;
+} pt_tl_finding;
+
+typedef struct pt_timeline {
+	pt_tl_worker *w;          /* the workers that ran, by rank then id */
+	size_t nw;
+	size_t ref;               /* the reference worker (index into w), 0 without lockstep */
+	pt_tl_inst *inst;         /* matched instances, per channel in order */
+	size_t ninst;
+	uint32_t *own;            /* [i * nw + k]: worker k's own instance (index into its
+	                             summary's coll), PT_TL_NONE: not a member */
+	pt_tl_finding *f;
+	size_t nf;
+} pt_timeline;
+
+/* A new empty model with room for nw workers (calloc'd), or NULL. */
+pt_timeline *pt_timeline_new(size_t nw);
+void pt_timeline_free(pt_timeline *t);  /* NULL is a no-op */
+
+/* The report takes t (freed with it; a previous one is freed).  The model
+ * borrows the summaries given to pt_diagnose: write the file before they
+ * are freed. */
+void pt_report_set_timeline(pt_report *r, pt_timeline *t);
+/* The report's model, or NULL (reports without lockstep still have one). */
+const pt_timeline *pt_report_timeline(const pt_report *r);
+
+/* A summary's steps as the timeline counts them: its ProfilerSteps, or
+ * the window as one step (number -1) when it has none.  Span k in µs after
+ * the worker's window start (the critical path's starts when the summary
+ * has them, else the step times added up). */
+size_t pt_tl_nsteps(const pt_summary *s);
+int64_t pt_tl_step_number(const pt_summary *s, size_t k);
+void pt_tl_step_span(const pt_summary *s, size_t k, double *start_us, double *end_us);
+
+/* Add report.json's "timeline" key (the page's view) to r's root, within
+ * the bound of docs/display.md (100,000 entries).  Out of memory: the
+ * report's oom is set. */
+void pt_timeline_add_key(pt_report *r);
+
+/* One worker's raw events for the file: its trace read into a store,
+ * matched to the worker whose summary's worker is id.  Borrowed. */
+typedef struct pt_tl_raw {
+	const char *id;           /* the trace's file name (pt_summary.worker) */
+	const pt_store *st;
+} pt_tl_raw;
+
+typedef struct pt_tl_write_options {
+	size_t max_raw_events;    /* raw events kept in all, over every worker
+	                             (0: 2,000,000; docs/display.md) */
+	const char *generator;    /* "perftracker X.Y", NULL: none */
+} pt_tl_write_options;
+
+/* Write the Trace Event Format file for r's model (and raw[0..nraw), NULL
+ * for none) to path, gzip-compressed, atomically (a temporary renamed).
+ * opt NULL: defaults.  PT_EINVAL when r has no model, PT_EIO, PT_ENOMEM;
+ * err's subject is path.  Not thread-safe for one report. */
+int pt_timeline_write(const pt_report *r, const pt_tl_raw *raw, size_t nraw,
+		      const pt_tl_write_options *opt, const char *path, pt_error *err);
+
+PT_API_END
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * test_timeline.c - the timeline model (src/diagnose/timeline.c,
+ * src/report/timeline.h) and its file (timeline_trace.c) on the real
+ * 8-rank DLRM traces: workers by rank, rank 7 the straggler and the last
+ * arriver at 5 of the 8 instances, every instance's members ending
+ * together on the job clock, and the file read back through the Kineto
+ * reader one process at a time (pt_store.keep_pid).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+#include "analysis/summary.h"
+#include "diagnose/diagnose.h"
+#include "report/timeline.h"
+#include "trace/kineto.h"
+
+#define DLRM "tests/data/dlrm/"
+
+static const char *const traces[] = {
+	DLRM "worker0_step_12.1694128201545.pt.trace.json",
+	DLRM "worker1_step_12.1694128201556.pt.trace.json",
+	DLRM "worker2_step_12.1694128201554.pt.trace.json",
+	DLRM "worker3_step_12.1694128201557.pt.trace.json",
+	DLRM "worker4_step_12.1694128201547.pt.trace.json",
+	DLRM "worker5_step_12.1694128201549.pt.trace.json",
+	DLRM "worker6_step_12.1694128201553.pt.trace.json",
+	DLRM "worker7_step_12.1694128201553.pt.trace.json",
+};
+
+static void test_dlrm(void **st)
+{
+	pt_summary *s[8];
+	pt_error err;
+	pt_report *r;
+	const pt_timeline *t;
+	char dir[256], path[300];
+	size_t i, k, last7 = 0;
+
+	(void)st;
+	/* in reverse: the model orders them by rank whatever the input order */
+	for (i = 0; i < 8; i++) {
+		s[7 - i] = pt_summary_from_trace(traces[i], NULL, &err);
+		assert_non_null(s[7 - i]);
+	}
+	r = pt_diagnose(s, 8, NULL, &err);
+	assert_non_null(r);
+	t = pt_report_timeline(r);
+	assert_non_null(t);
+	assert_int_equal(t->nw, 8);
+	for (k = 0; k < 8; k++) {
+		assert_int_equal(t->w[k].s->rank, (int64_t)k);
+		assert_true(t->w[k].aligned);
+		assert_int_equal(t->w[k].straggler, k == 7);
+	}
+	assert_int_equal(t->ref, 0);
+	assert_float_equal(t->w[0].shift_us, 0, 1e-9);
+	assert_int_equal(t->ninst, 8);
+	for (i = 0; i < t->ninst; i++) {
+		double lo = 1e300, hi = -1e300;
+		last7 += t->inst[i].last == 7;
+		for (k = 0; k < 8; k++) {
+			uint32_t j = t->own[i * 8 + k];
+			double e;
+			assert_int_not_equal(j, PT_TL_NONE);
+			e = t->w[k].shift_us + t->w[k].s->coll[j].end_us;
+			lo = e < lo ? e : lo;
+			hi = e > hi ? e : hi;
+		}
+		/* one instance ends together on every rank once on one clock
+		 * (Lockstep's clock residuals are under 1.4 µs here) */
+		assert_true(hi - lo < 20);
+	}
+	assert_int_equal(last7, 5);
+	assert_true(t->nf >= 1);
+	assert_int_equal(t->f[0].nw, 1);
+	assert_int_equal(t->f[0].w[0], 7);
+
+	/* The file, and rank 7's process read back. */
+	tu_tmpdir(dir, sizeof(dir), "pt_timeline");
+	snprintf(path, sizeof(path), "%s/timeline.json.gz", dir);
+	assert_int_equal(pt_timeline_write(r, NULL, 0, NULL, path, &err), PT_OK);
+	{
+		pt_store sto;
+		size_t ncomm = 0;
+		assert_int_equal(pt_store_init(&sto), PT_OK);
+		sto.keep_pid_set = 1;
+		sto.keep_pid = 8;  /* rank 7 */
+		assert_int_equal(pt_kineto_read_file(path, &sto, &err), PT_OK);
+		assert_int_equal(sto.nsteps, 1);
+		assert_int_equal(sto.steps[0].number, 10);
+		for (i = 0; i < sto.n; i++)
+			ncomm += sto.ev[i].kind == PT_K_COMM_KERNEL;
+		assert_int_equal(ncomm, 8);
+		pt_store_free(&sto);
+	}
+	tu_rm_rf(dir);
+	pt_report_free(r);
+	for (i = 0; i < 8; i++)
+		pt_summary_free(s[i]);
+}
+
+static void test_no_model(void **st)
+{
+	pt_report *r = pt_report_new();
+	pt_error err;
+
+	(void)st;
+	assert_null(pt_report_timeline(r));
+	assert_int_equal(pt_timeline_write(r, NULL, 0, NULL, "/nonexistent/x.json.gz", &err),
+			 PT_EINVAL);
+	assert_non_null(strstr(err.msg, "no timeline"));
+	pt_timeline_add_key(r);  /* nothing to add */
+	assert_null(pt_rv_get(pt_report_root_c(r), "timeline"));
+	pt_report_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dlrm),
+		cmocka_unit_test(test_no_model),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
