@@ -2292,6 +2292,7 @@
       c.fillStyle = TL_COLOR.grid; c.fillRect(TL_LABEL_W - 4, TL_AXIS_H, 1, nl * rowH);
       canvas.setAttribute('data-lanes', String(nl));
       canvas.setAttribute('data-step', String(s.step));
+      canvas.setAttribute('data-highlight', keys(st.hl).map(function (i) { return tlWho(D, +i); }).join(','));
       timing.timeline = { draw: performance.now() - t, lanes: nl, ranks: D.workers.length, step: s.step };
     }
 
