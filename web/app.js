@@ -2025,7 +2025,7 @@
     }
     var spanColor = Object.create(null), nsc = 0;
     ws.forEach(function (w) { for (var j = 2; j < w.spans.length; j += 3) if (!(w.spans[j] in spanColor)) spanColor[w.spans[j]] = TL_SPAN[nsc++ % TL_SPAN.length]; });
-    tlCache = { T: T, workers: ws, steps: steps, spanColor: spanColor, names: tlArr(T.names), channels: tlArr(T.channels), inst: tlArr(T.instances),
+    tlCache = { T: T, workers: ws, steps: steps, spanColor: spanColor, spanColors: TL_SPAN.slice(0, Math.min(nsc, TL_SPAN.length)), names: tlArr(T.names), channels: tlArr(T.channels), inst: tlArr(T.instances),
       findings: tlArr(T.findings).filter(function (e) { return Array.isArray(e) && isNum(e[0]) && obj((M.rep.findings || [])[e[0]]); }) };
     return tlCache;
   }
@@ -2232,28 +2232,29 @@
         c.fillStyle = TL_COLOR.band; c.fillRect(X(I.first), TL_AXIS_H, Math.max(1, X(I.end) - X(I.first)), nl * rowH);
         c.fillStyle = TL_COLOR.last; c.fillRect(Math.round(X(I.last)), TL_AXIS_H, 1, nl * rowH);
       });
-      var bar = function (a, b, yy, hh) { var xa = X(a), xb = X(b); if (xb < x0 || xa > x1) return; if (xa < x0) xa = x0; if (xb > x1) xb = x1; c.fillRect(xa, yy, Math.max(1, xb - xa), hh); };
-      for (li = 0; li < nl; li++) {
-        var L = lanes[li], yl = TL_AXIS_H + li * rowH + gap / 2;
-        var dim = anyHl && !L.ws.some(function (wi) { return st.hl[wi]; });
-        c.fillStyle = '#ffd8d3';
-        for (j = 0; j < L.ws.length; j++) for (i = 0; i < S.per[L.ws[j]].late.length; i++) bar(S.per[L.ws[j]].late[i][0], S.per[L.ws[j]].late[i][1], yl - gap / 2, rowH);
-        c.globalAlpha = dim ? 0.45 : 1;
-        for (j = 0; j < L.ws.length; j++) {
-          var o = S.per[L.ws[j]], it;
-          for (i = 0; i < o.spans.length; i++) { it = o.spans[i]; c.fillStyle = D.spanColor[it[2]] || TL_SPAN[0]; bar(it[0], it[1], yl, sub - 1); }
-          c.fillStyle = TL_COLOR.gpu;
-          for (i = 0; i < o.gpu.length; i++) bar(o.gpu[i][0], o.gpu[i][1], yl + sub, sub - 1);
-          c.fillStyle = TL_COLOR.coll;
-          for (i = 0; i < o.coll.length; i++) bar(o.coll[i][0], o.coll[i][1], yl + 2 * sub, sub - 1);
+      /* one path per colour and lane: far fewer fills than a fillRect per item */
+      var L, yl, bar = function (a, b, yy, hh) { var xa = X(a), xb = X(b); if (xb < x0 || xa > x1) return; if (xa < x0) xa = x0; if (xb > x1) xb = x1; c.rect(xa, yy, Math.max(1, xb - xa), hh); };
+      var fill = function (color, kind, dy, hh, only) {
+        c.beginPath();
+        for (var j2 = 0; j2 < L.ws.length; j2++) {
+          var list = S.per[L.ws[j2]][kind];
+          for (var i2 = 0; i2 < list.length; i2++) if (!only || D.spanColor[list[i2][2]] === only) bar(list[i2][0], list[i2][1], yl + dy, hh);
         }
+        c.fillStyle = color; c.fill();
+      };
+      for (li = 0; li < nl; li++) {
+        L = lanes[li]; yl = TL_AXIS_H + li * rowH + gap / 2;
+        var dim = anyHl && !L.ws.some(function (wi) { return st.hl[wi]; });
+        fill('#ffd8d3', 'late', -gap / 2, rowH);
+        c.globalAlpha = dim ? 0.45 : 1;
+        D.spanColors.forEach(function (col) { fill(col, 'spans', 0, sub - 1, col); });
+        fill(TL_COLOR.gpu, 'gpu', sub, sub - 1);
+        fill(TL_COLOR.coll, 'coll', 2 * sub, sub - 1);
         c.globalAlpha = 1;
+        fill(TL_COLOR.wait, 'wait', 2 * sub, sub - 1);
+        fill(TL_COLOR.late, 'late', 2 * sub - (rowH >= 30 ? 2 : 0), sub - 1 + (rowH >= 30 ? 4 : 0));
         for (j = 0; j < L.ws.length; j++) {
           var p = S.per[L.ws[j]];
-          c.fillStyle = TL_COLOR.wait;
-          for (i = 0; i < p.wait.length; i++) bar(p.wait[i][0], p.wait[i][1], yl + 2 * sub, sub - 1);
-          c.fillStyle = TL_COLOR.late;
-          for (i = 0; i < p.late.length; i++) bar(p.late[i][0], p.late[i][1], yl + 2 * sub - (rowH >= 30 ? 2 : 0), sub - 1 + (rowH >= 30 ? 4 : 0));
           if (st.hl[L.ws[j]] && p.late.length) {
             c.strokeStyle = '#82071e'; c.lineWidth = 1.5;
             for (i = 0; i < p.late.length; i++) c.strokeRect(X(p.late[i][0]), yl - 1, Math.max(2, X(p.late[i][1]) - X(p.late[i][0])), rowH - gap + 2);
