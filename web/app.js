@@ -2130,6 +2130,7 @@
       D.findings.forEach(function (e, k) {
         var f = M.rep.findings[e[0]], cf = obj(f.confidence), lvl = cf && typeof cf.level === 'string' ? cf.level : '';
         var who = tlArr(e[1]).filter(isNum).map(function (i) { return tlWho(D, i); });
+        var fsteps = tlArr(e[2]).filter(isNum);
         var card = h('div', { class: 'tl-find', role: 'button', tabindex: '0', 'data-finding': String(e[0]),
           title: 'Highlight its ranks and show its first step',
           onclick: function () { pick(k); }, onkeydown: function (ev) { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); pick(k); } } },
@@ -2137,7 +2138,7 @@
             h('b', { text: '#' + (isNum(f.rank) ? f.rank : e[0] + 1) + ' ' + (who.length ? who.slice(0, 4).join(', ') + (who.length > 4 ? ' and ' + (who.length - 4) + ' more' : '') : 'all ranks') }),
             f.category ? h('span', { class: 'badge', text: String(f.category) }) : null,
             lvl ? h('span', { class: 'badge conf ' + lvl, text: lvl }) : null,
-            tlArr(e[2]).length ? h('span', { class: 'muted', text: (e[2].length === 1 ? 'step ' : 'steps ') + tlArr(e[2]).join(', ') }) : null),
+            fsteps.length ? h('span', { class: 'muted', text: (fsteps.length === 1 ? 'step ' : 'steps ') + fsteps.join(', ') }) : null),
           f.explanation ? h('div', { class: 'tl-expl', text: String(f.explanation) }) : null,
           cf && cf.evidence ? h('div', { class: 'confidence-note', text: String(cf.evidence) }) : null);
         fcards.push(card);
@@ -2177,7 +2178,7 @@
       else {
         st.find = k;
         tlArr(e[1]).forEach(function (i) { if (isNum(i)) st.hl[i] = true; });
-        var s0 = tlArr(e[2])[0];
+        var s0 = tlArr(e[2]).filter(isNum)[0];
         D.steps.forEach(function (s, i) { if (s.step === s0) st.step = i; });
         sel.value = String(st.step);
       }

@@ -170,6 +170,31 @@ test('1,000 ranks: lanes grouped, the straggler on its own lane, drawn in time',
   await page.close();
 });
 
+test('a malformed timeline: drawn without errors, names as text', async () => {
+  const dir = path.join(TMP, 'bad');
+  const rep = JSON.parse(fs.readFileSync(path.join(DLRM, 'PerfDisplay/report.json'), 'utf8'));
+  rep.timeline = { version: 1, names: ['<img src=x onerror=alert(1)>', null, 5], channels: 'x', instances: 'bad',
+    steps: [{ step: 10, start_us: 0, end_us: 100, slow: ['x', 0] }, { step: 'y' }, null],
+    workers: [null, { worker: '<b>x</b>', label: '<i>l</i>', spans: 'abc', coll: [1, 2], straggler: true, aligned: false },
+      { rank: 3, steps: [10, 0, 100], spans: [0, 50, 0, 10, 20, 99], gpu: [5, 'z'], coll: [0, 10, 20, 7, 30, 40], wait: [0, 10, 15], late: [3, 1, 2] }],
+    findings: [[99, [0], [10]], 'x', [0, 'a', null], [0, [1, 2, 'q'], ['s']]] };
+  fs.mkdirSync(path.join(dir, 'PerfDisplay'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'PerfDisplay/report.json'), JSON.stringify(rep));
+  run(['display', dir, '--rebuild', '--no-serve']);
+  const { page, problems } = await openPage(browser, pageOf(dir));
+  page.on('dialog', (d) => { problems.push('dialog: ' + d.message()); d.dismiss(); });
+  await page.click('#tabs button[data-tab="timeline"]');
+  await page.waitForSelector('#tl-canvas[data-lanes="3"]');
+  for (const f of await page.$$('#tl-findings .tl-find')) await f.click();
+  const box = await page.locator('#tl-canvas').boundingBox();
+  for (let y = 30; y < box.height; y += 7) await page.mouse.move(box.x + box.width / 2, box.y + y);
+  assert.equal(await page.locator('#view-timeline img').count(), 0);
+  assert.equal(await page.$$eval('#view-timeline b', (bs) => bs.filter((x) => x.textContent === 'x').length), 0);
+  assert.match(await page.textContent('#tl-findings'), /<b>x<\/b>/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('a report without the timeline key: no Timeline tab', async () => {
   const { page, problems } = await openPage(browser, pageOf(DLRM));
   assert.equal(await page.locator('#tabs button[data-tab="timeline"]').count(), 0);
