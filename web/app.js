@@ -2334,7 +2334,9 @@
       var s0 = S.s.start, lines = [], it = b.it, w = b.wi != null ? D.workers[b.wi] : null;
       var rel = function (us) { return '+' + tlMs(us - s0); };
       if (!it) {
-        lines.push(tlLaneLabel(D, b.lane) + (b.lane.ws.length > 1 ? ' · max wait ' + tlMs(Math.max.apply(null, b.lane.ws.map(function (wi) { return S.per[wi].waitUs; }))) + ' in this step' : ''));
+        var mw = -1;
+        b.lane.ws.forEach(function (wi) { if (mw < 0 || S.per[wi].waitUs > S.per[mw].waitUs) mw = wi; });
+        lines.push(tlLaneLabel(D, b.lane) + (b.lane.ws.length > 1 && S.per[mw].waitUs > 0 ? ' · waited most in this step: ' + tlMs(S.per[mw].waitUs) + ' (' + tlWho(D, mw) + ')' : ''));
         lines.push(rel(b.us));
       } else {
         lines.push(w.label + (w.straggler ? ' · straggler' : '') + (w.aligned ? '' : ' · not aligned (placed at the step start)'));

@@ -163,6 +163,9 @@ test('1,000 ranks: lanes grouped, the straggler on its own lane, drawn in time',
   t.diagnostic(`1,000 ranks: Timeline view ${Math.round(took)} ms from the tab's activation to drawn (canvas ${Math.round(draw)} ms), ${lanes} lanes`);
   assert.ok(took < 10000, `drawn in ${took} ms`);
   await page.screenshot({ path: path.join(ART, 'timeline-1000.png'), fullPage: true });
+  // hovering a lane of grouped ranks past its items: the ranks, who waited most
+  await page.locator('#tl-canvas').hover({ position: { x: (await page.locator('#tl-canvas').boundingBox()).width - 12, y: 24 + 2 * 16 + 13 } });
+  assert.match(await page.textContent('#tl-tip'), /^ranks 8–23 \(16\) · waited most in this step: .* \(rank \d+\)/);
   // the finding: rank 7 highlighted in its own lane
   await page.click('#tl-findings .tl-find');
   assert.equal(await page.getAttribute('#tl-canvas', 'data-highlight'), 'rank 7');
