@@ -5,6 +5,9 @@
 #   gen      bench/gen_report.py --workers N (every section, findings, hang,
 #            and the "display" key: step times, class breakdown, heatmap);
 #   gen-nodisplay  the same without the "display" key (fallback charts);
+#   gen-timeline   gen plus a synthetic "timeline" key of N ranks
+#            (tests/tools/gen_timeline_report.py): the Timeline view's draw
+#            time against the Overview's on the same page (target: < 1 s);
 #   diagnose N summaries made from the 8 real DLRM summaries
 #            (bench/page_summaries.py), through `perftracker diagnose`.
 # Each page is loaded BENCH_REPEAT times (default 5) in a fresh context;
@@ -39,6 +42,13 @@ for v in gen gen-nodisplay; do
 	pages+=("$OUT/$v/PerfDisplay/index.html")
 	labels+=("$v")
 done
+# gen-timeline: gen's report with a timeline of $W ranks
+mkdir -p "$OUT/gen-timeline/PerfDisplay"
+"$PY" tests/tools/gen_timeline_report.py "$OUT/gen/PerfDisplay/report.json" -n "$W" \
+	-o "$OUT/gen-timeline/PerfDisplay/report.json" || exit 1
+"$PT" display "$OUT/gen-timeline" --rebuild --no-serve >/dev/null || exit 1
+pages+=("$OUT/gen-timeline/PerfDisplay/index.html")
+labels+=("gen-timeline")
 # diagnose: real summaries, replicated
 mkdir -p "$OUT/src"
 for t in tests/data/dlrm/worker*_*.json; do
@@ -64,9 +74,11 @@ i=0
 while read -r line; do
 	p=${pages[$i]}
 	rep=$(dirname "$p")/report.json
-	vals=$(printf '%s' "$line" | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(d["ready_ms"]["median"], d["ready_ms"]["max"], d["paint_ms"]["median"], d["views_ms"]["median"], d["errors"])')
-	read -r rmed rmax pmed vmed errs <<<"$vals"
+	vals=$(printf '%s' "$line" | "$PY" -c 'import json,sys; d=json.load(sys.stdin); e=d.get("each_ms",{}); print(d["ready_ms"]["median"], d["ready_ms"]["max"], d["paint_ms"]["median"], d["views_ms"]["median"], d["errors"], e.get("overview","-"), e.get("timeline","-"))')
+	read -r rmed rmax pmed vmed errs ovw tlv <<<"$vals"
 	row "${labels[$i]}" "$(mb "$(stat -c %s "$rep")")" "$(mb "$(stat -c %s "$p")")" "$rmed" "$rmax" "$pmed" "$vmed" "$errs"
+	[ "$tlv" != - ] && tl_line="Timeline view, $W ranks (${labels[$i]}): ${tlv} ms median from the tab's activation to drawn (target: < 1000 ms); the Overview view on the same page ${ovw} ms, ratio $(calc "printf \"%.2f\", $tlv / ($ovw > 0 ? $ovw : 1)")."
 	i=$((i + 1))
 done <"$OUT/timing.jsonl"
+[ -n "${tl_line:-}" ] && say "$tl_line"
 say "ready: navigation start to the overview (findings, stats, GPU utilization and step-time charts) drawn; paint: the next frame; views: drawing the other tabs once, all together. Target: ready under 2000 ms for $W workers."
