@@ -137,6 +137,9 @@ int cmd_timeline(int argc, char **argv)
 	}
 	if (res.warning)
 		warning("%s", res.warning);
+	if (d.time)
+		fprintf(stderr, "perftracker: time: timeline %.3f s (raw traces read included)\n",
+			res.timeline_seconds);
 	if (!d.quiet)
 		printf("perftracker: wrote %s/PerfDisplay/timeline.json.gz (%zu workers%s); open it in "
 		       "https://ui.perfetto.dev (Open trace file) or chrome://tracing\n", out,

@@ -241,8 +241,20 @@ int pt_pipeline_report(const pt_pipeline_options *o, pt_summary *const *s, size_
 	res->diagnose_cpu = cpu_now() - c0;
 	if (o->outdir && (rc = o->write_dir(rep, o->outdir, err)))
 		goto out;
-	if (o->outdir && o->timeline && (rc = pt_pipeline_timeline(o, rep, res, err)))
-		goto out;
+	/* The report stands without its timeline: a file that cannot be
+	 * written is a warning. */
+	if (o->outdir && o->timeline) {
+		pt_error te;
+		pt_error_clear(&te);
+		if (pt_pipeline_timeline(o, rep, res, &te)) {
+			char b[PT_ERROR_MSG_MAX + 600];
+			free(res->warning);
+			res->warning = NULL;
+			if (asprintf(&res->warning, "the timeline was not written: %s",
+				     pt_error_format(&te, b, sizeof(b))) < 0)
+				res->warning = NULL;
+		}
+	}
 	render(o, rep, &res->text);
 	rc = res->text.oom ? pt_error_set(err, PT_ENOMEM, -1, "out of memory writing the text "
 					  "report") : PT_OK;

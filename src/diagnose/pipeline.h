@@ -98,7 +98,8 @@ typedef struct pt_pipeline_result {
 } pt_pipeline_result;
 
 /* Diagnose s[0..n) (failed ones included), call the hook, write the
- * report's files to o->outdir (and the timeline), render the text.  PT_EINVAL "no worker
+ * report's files to o->outdir (and the timeline: one it cannot write is
+ * res->warning, not an error), render the text.  PT_EINVAL "no worker
  * could be analysed (N inputs, all unreadable)" when none can be; the
  * errors of pt_diagnose and of the writer; PT_ENOMEM "out of memory
  * writing the text report".  res->text and res->warning are the caller's

@@ -222,8 +222,14 @@ static pt_rv *raw_done(pt_report *r, pt_rv *o, const char *key, pt_sb *sb)
 	return v;
 }
 
-/* The median arrival of instance i (scratch tmp, nw). */
-static double median_arrival(const pt_timeline *t, size_t i, double *tmp, size_t *n)
+static int dbl_cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+double pt_tl_median_arrival(const pt_timeline *t, size_t i, double *tmp, size_t *n)
 {
 	size_t k, m = 0;
 
@@ -232,19 +238,11 @@ static double median_arrival(const pt_timeline *t, size_t i, double *tmp, size_t
 		if (j != PT_TL_NONE)
 			tmp[m++] = t->w[k].shift_us + t->w[k].s->coll[j].arrive_us;
 	}
-	*n = m;
+	if (n)
+		*n = m;
 	if (!m)
 		return NAN;
-	/* Members are few per instance next to the workers: sort them. */
-	for (k = 1; k < m; k++) {
-		double x = tmp[k];
-		size_t q = k;
-		while (q > 0 && tmp[q - 1] > x) {
-			tmp[q] = tmp[q - 1];
-			q--;
-		}
-		tmp[q] = x;
-	}
+	qsort(tmp, m, sizeof(*tmp), dbl_cmp);
 	return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
 }
 
@@ -308,7 +306,7 @@ void pt_timeline_add_key(pt_report *r)
 	}
 	for (i = 0; i < t->ninst; i++) {
 		size_t m;
-		med[i] = median_arrival(t, i, tmp, &m);
+		med[i] = pt_tl_median_arrival(t, i, tmp, &m);
 		istep[i] = jstep_at(js, ns, med[i]);
 		if (istep[i] != SIZE_MAX)
 			js[istep[i]].entries += 2 * m;

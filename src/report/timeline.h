@@ -84,6 +84,11 @@ size_t pt_tl_nsteps(const pt_summary *s);
 int64_t pt_tl_step_number(const pt_summary *s, size_t k);
 void pt_tl_step_span(const pt_summary *s, size_t k, double *start_us, double *end_us);
 
+/* The median of instance i's members' arrivals on the job clock (µs;
+ * NAN without members); tmp: scratch of t->nw doubles; *n (may be NULL)
+ * the members. */
+double pt_tl_median_arrival(const pt_timeline *t, size_t i, double *tmp, size_t *n);
+
 /* Add report.json's "timeline" key (the page's view) to r's root, within
  * the bound of docs/display.md (100,000 entries).  Out of memory: the
  * report's oom is set. */

@@ -161,10 +161,23 @@ static void put_meta(tw *w, const char *what, int64_t pid, int64_t tid, const ch
 	pt_sb_adds(o, "}}");
 }
 
+/* v µs with three decimals (ns), by integer formatting: "%.3f" through
+ * printf was 2% of diagnosing 1,000 summaries (perf). */
 static void put_ts(pt_sb *o, double v)
 {
-	/* ns resolution: three decimals of µs. */
-	pt_sb_addf(o, "%.3f", v);
+	long long ns = llround(v * 1e3);
+	char frac[4];
+
+	if (ns < 0) {
+		pt_sb_addc(o, '-');
+		ns = -ns;
+	}
+	pt_sb_add_i64(o, ns / 1000);
+	frac[0] = '.';
+	frac[1] = (char)('0' + ns / 100 % 10);
+	frac[2] = (char)('0' + ns / 10 % 10);
+	frac[3] = (char)('0' + ns % 10);
+	pt_sb_add(o, frac, 4);
 }
 
 static void put_slices(tw *w)
@@ -175,14 +188,19 @@ static void put_slices(tw *w)
 	for (i = 0; i < w->n; i++) {
 		const slice *s = &w->v[i];
 		const char *nm = name_of(w, s);
-		pt_sb_addf(o, ",\n{\"ph\":\"X\",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)s->pid,
-			   (long long)s->tid);
+		pt_sb_adds(o, ",\n{\"ph\":\"X\",\"pid\":");
+		pt_sb_add_i64(o, s->pid);
+		pt_sb_adds(o, ",\"tid\":");
+		pt_sb_add_i64(o, s->tid);
+		pt_sb_adds(o, ",\"ts\":");
 		put_ts(o, s->ts + w->base);
 		pt_sb_adds(o, ",\"dur\":");
 		put_ts(o, s->dur);
 		pt_sb_adds(o, ",\"name\":");
 		pt_sb_add_json_str(o, nm, strlen(nm));
-		pt_sb_addf(o, ",\"cat\":\"%s\"", s->cat);
+		pt_sb_adds(o, ",\"cat\":\"");
+		pt_sb_adds(o, s->cat);
+		pt_sb_addc(o, '"');
 		if (s->nargs) {
 			pt_sb_adds(o, ",\"args\":{");
 			pt_sb_add(o, w->args.buf + s->args, s->nargs);
@@ -294,29 +312,13 @@ static void instance_slices(tw *w)
 		long chn = strtol(strchr(in->chan, ':') ? strchr(in->chan, ':') + 1 : "0", NULL, 10);
 		int64_t tid = (gpu ? T_CHAN : 2 * T_CHAN) + chn;
 		double lt = NAN, med;
-		size_t m = 0;
 		size_t last_ix = SIZE_MAX;
 
 		if (in->last != PT_TL_NONE) {
 			const pt_tl_worker *L = &t->w[in->last];
 			lt = L->shift_us + L->s->coll[t->own[i * t->nw + in->last]].arrive_us;
 		}
-		for (k = 0; k < t->nw; k++) {
-			uint32_t j = t->own[i * t->nw + k];
-			if (j != PT_TL_NONE)
-				tmp[m++] = t->w[k].shift_us + t->w[k].s->coll[j].arrive_us;
-		}
-		/* median of the members' arrivals */
-		for (k = 1; k < m; k++) {
-			double v = tmp[k];
-			size_t q = k;
-			while (q && tmp[q - 1] > v) {
-				tmp[q] = tmp[q - 1];
-				q--;
-			}
-			tmp[q] = v;
-		}
-		med = m ? (m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2) : NAN;
+		med = pt_tl_median_arrival(t, i, tmp, NULL);
 		for (k = 0; k < t->nw; k++) {
 			uint32_t j = t->own[i * t->nw + k];
 			const pt_tl_worker *x = &t->w[k];

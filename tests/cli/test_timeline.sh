@@ -130,4 +130,11 @@ check "timeline: a bad raw trace is a warning, the rest goes on" bash -c \
 	"\"$PT_BIN\" timeline \"$TMP/run\" \"$TMP/bad.json\" -q 2>\"$TMP/w.err\"; grep -q \"bad.json' left out of the timeline\" \"$TMP/w.err\" && test -s \"$TMP/run/PerfDisplay/timeline.json.gz\""
 check_fails "summarize --pid on an nsys export is refused" "not an Nsight Systems export" \
 	"$PT_BIN" summarize --pid 1 "$(ls "$PT_DATA"/*/*.sqlite 2>/dev/null | head -1 || echo /dev/null)"
+# a timeline that cannot be written costs the report nothing
+mkdir -p "$TMP/blocked/PerfDisplay/timeline.json.gz"
+"$PT_BIN" analyze "$DLRM" -o "$TMP/blocked" -q 2>"$TMP/blocked.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "warning: the timeline was not written: .*timeline.json.gz" "$TMP/blocked.err" &&
+	test -s "$TMP/blocked/PerfDisplay/report.json" && ok "an unwritable timeline is a warning, the report is written" ||
+	{ not_ok "an unwritable timeline is a warning, the report is written" "rc $rc"; sed 's/^/# /' "$TMP/blocked.err"; }
 echo "1..$_n"

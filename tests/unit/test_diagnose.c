@@ -842,7 +842,7 @@ static void test_report_keys(void **state)
 {
 	static const char *const top[] = {
 		"GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime",
-		"Python functions", "workers", "findings", "display",
+		"Python functions", "workers", "findings", "display", "timeline",
 	};
 	static const char *const gc[] = {
 		"min/median/max GPU utilization (in [0,1])", "workers with abnormal GPU utilization",
@@ -856,7 +856,7 @@ static void test_report_keys(void **state)
 	for (i = 0; i < 2; i++)
 		s[i] = mk(i ? "b.json" : "a.json", (int64_t)i, 10.0, 0.5);
 	r = diag(s, 2, NULL);
-	for (i = 0, c = pt_report_root_c(r)->child; i < 8; i++, c = c->next) {
+	for (i = 0, c = pt_report_root_c(r)->child; i < 9; i++, c = c->next) {
 		assert_non_null(c);
 		assert_string_equal(c->key, top[i]);
 	}

@@ -104,7 +104,7 @@ test('DLRM page as analyze writes it uses the display key: step times, class bre
 test('DLRM page: every section renders', async () => {
   const { page, problems } = await open(pageOf(DLRM));
   const tabs = await page.$$eval('#tabs button', (bs) => bs.map((b) => b.getAttribute('data-tab')));
-  assert.deepEqual(tabs, ['overview', 'workers', 'compute', 'memory', 'communication', 'runtime', 'python', 'heatmap', 'breakdown', 'critpath']);
+  assert.deepEqual(tabs, ['overview', 'workers', 'compute', 'memory', 'communication', 'runtime', 'python', 'heatmap', 'breakdown', 'critpath', 'timeline']);
   for (const id of tabs) {
     const v = await showView(page, id);
     assert.equal(await v.locator('h1').count(), 1, id + ': heading');

@@ -18,6 +18,7 @@ import { BIN, DATA, ART, ROOT, PY, launch, openPage, pageOf } from './harness.mj
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pt-timeline-'));
 const DLRM = path.join(TMP, 'dlrm');
+const DEMO = path.join(TMP, 'demo');
 const dirOf = (n) => path.join(TMP, 't' + n);
 let browser;
 
@@ -28,6 +29,7 @@ function run(args) {
 before(async () => {
   fs.mkdirSync(ART, { recursive: true });
   run(['analyze', path.join(DATA, 'dlrm'), '-o', DLRM, '-q']);
+  run(['diagnose', path.join(DATA, 'demo_runs/a'), '-o', DEMO, '-q']);
   for (const n of [8, 64, 1000]) {
     fs.mkdirSync(path.join(dirOf(n), 'PerfDisplay'), { recursive: true });
     execFileSync(PY, [path.join(ROOT, 'tests/tools/gen_timeline_report.py'), path.join(DLRM, 'PerfDisplay/report.json'),
@@ -45,7 +47,7 @@ after(async () => {
 // Open the page at width 1280 and activate the Timeline tab; returns the
 // page, the problems and the ms the view took (window.__ptTiming.views).
 async function openTimeline(n) {
-  const o = await openPage(browser, pageOf(dirOf(n)), { width: 1280, height: 900 });
+  const o = await openPage(browser, pageOf(typeof n === 'string' ? n : dirOf(n)), { width: 1280, height: 900 });
   await o.page.click('#tabs button[data-tab="timeline"]');
   await o.page.waitForSelector('#view-timeline:not([hidden]) #tl-canvas[data-lanes]');
   o.took = await o.page.evaluate(() => window.__ptTiming.views.timeline);
@@ -199,8 +201,40 @@ test('a malformed timeline: drawn without errors, names as text', async () => {
 });
 
 test('a report without the timeline key: no Timeline tab', async () => {
-  const { page, problems } = await openPage(browser, pageOf(DLRM));
+  const old = path.join(TMP, 'old');
+  const rep = JSON.parse(fs.readFileSync(path.join(DLRM, 'PerfDisplay/report.json'), 'utf8'));
+  delete rep.timeline;
+  fs.mkdirSync(path.join(old, 'PerfDisplay'), { recursive: true });
+  fs.writeFileSync(path.join(old, 'PerfDisplay/report.json'), JSON.stringify(rep, null, 4) + '\n');
+  run(['display', old, '--rebuild', '--no-serve']);
+  const { page, problems } = await openPage(browser, pageOf(old));
   assert.equal(await page.locator('#tabs button[data-tab="timeline"]').count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+// The real reports, as analyze and diagnose write them (src/report/timeline.c).
+test('real DLRM report: rank 7 last at 5 of 8, its late arrivals drawn, the straggler finding highlights it', async () => {
+  const { page, problems } = await openTimeline(DLRM);
+  assert.equal(await page.getAttribute('#tl-canvas', 'data-lanes'), '8');
+  assert.equal(await page.getAttribute('#tl-canvas', 'data-step'), '10');
+  assert.match(await page.textContent('#tl-sum'), /^step 10: .*last to arrive: rank 7 at 5 of 8/);
+  // rank 7's lane, its collective row: red where it came late
+  const red = await pixels(page, 24 + 7 * 36 + 3 + 2 * 10 + 5, [0xcf, 0x22, 0x2e]);
+  assert.ok(red.first > 0, 'a red late arrival on rank 7\'s lane');
+  await page.click('#tl-findings .tl-find');
+  assert.equal(await page.getAttribute('#tl-canvas', 'data-highlight'), 'rank 7');
+  await page.screenshot({ path: path.join(ART, 'timeline-dlrm.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('real demo report: rank 2 the one the others waited for', async () => {
+  const { page, problems } = await openTimeline(DEMO);
+  assert.equal(await page.getAttribute('#tl-canvas', 'data-lanes'), '4');
+  assert.match(await page.textContent('#tl-sum'), /last to arrive: rank 2 at \d+ of \d+/);
+  assert.match(await page.textContent('#tl-findings'), /rank 2/);
+  await page.screenshot({ path: path.join(ART, 'timeline-demo.png'), fullPage: true });
   assert.deepEqual(problems, []);
   await page.close();
 });
