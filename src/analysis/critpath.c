@@ -46,6 +46,8 @@
 #define FLUSH_AT 4096
 /* Events a GPU lane search looks back over for an end inside a range. */
 #define LOOKBACK 8
+/* Positions ahead whose event a pass in start order asks for early. */
+#define PF_AHEAD 16
 
 const char *pt_cp_kind_name(int k)
 {
@@ -503,6 +505,8 @@ static int index_build(cp *c)
 		 * (o is in time order now, the events are not) */
 		for (a = 0; a < m; a = k) {
 			size_t b, j;
+			if (a + PF_AHEAD < m)
+				__builtin_prefetch(&st->ev[o[a + PF_AHEAD]]);
 			if (radix)
 				for (k = a + 1; k < m && order_key(&po, k) == order_key(&po, a); k++)
 					;
@@ -1022,6 +1026,9 @@ static int flush_credits(cp *c)
 		uint32_t ix = (uint32_t)key[i], pos = c->pa[ix].pos, par = c->parent[pos];
 		const pt_event *e = &c->st->ev[c->ord[pos]];
 		fslot *f = NULL;
+		/* positions ascend: ord is read in order, the events are not */
+		if (i + PF_AHEAD < n)
+			__builtin_prefetch(&c->st->ev[c->ord[c->pa[(uint32_t)key[i + PF_AHEAD]].pos]]);
 		while (ns && c->pa[stk[ns - 1]].pos != par)
 			pop_credit(c, stk, sl, &ns);
 		if (e->kind != PT_K_STEP) {

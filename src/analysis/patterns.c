@@ -40,6 +40,8 @@
 /* Items made per call of the sweep's runs (seg_next: at least, a frame may
  * close many): 6 KB of chunk per run. */
 #define SEG_CHUNK 256
+/* Frames ahead whose event a pass in nest order asks for early. */
+#define PF_AHEAD 16
 
 /* A pattern while it is being built. */
 typedef struct bpat {
@@ -389,6 +391,9 @@ static int nest_lane(builder *b, const uint32_t *fo, size_t n, open_frame **stk,
 		open_frame *top, nf;
 		uint32_t base, name;
 
+		if (i + PF_AHEAD < n)
+			__builtin_prefetch(&E[fo[i + PF_AHEAD]]);
+
 		while (depth && (*stk)[depth - 1].end <= ts) {
 			top = &(*stk)[--depth];
 			seg_note(b, top, cur, top->end);
@@ -508,6 +513,10 @@ static size_t seg_next(void *ctx, size_t r, const pt_item **chunk)
 		if (R->i < R->end) {
 			f = &E[b->fo[R->i]];
 			lane = frame_lane(b->st, f);
+			if (R->i + PF_AHEAD < R->end) {
+				__builtin_prefetch(&E[b->fo[R->i + PF_AHEAD]]);
+				__builtin_prefetch(&b->evpat[b->fo[R->i + PF_AHEAD]]);
+			}
 		}
 		if (lane != R->lane) {
 			/* the thread ends: close its open frames */
