@@ -67,6 +67,7 @@ static inline int pt_frame_nests(int kind)
  * differently). */
 typedef struct pt_frame_order {
 	uint32_t *fo, *rest;
+	int64_t *ts;        /* fo[k]'s start, on lanes that have rest (the merge's) */
 	size_t *off;        /* nlanes + 1 entries */
 	size_t n, nrest, restcap;
 	int ok;

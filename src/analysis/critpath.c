@@ -100,6 +100,7 @@ typedef struct cp {
 	pt_window win;
 	pt_frame_order *fr;  /* patterns.c's frames (index_build, order_give); NULL */
 	uint64_t *frbit;    /* positions that are patterns.c's frames */
+	int64_t *frts;      /* their starts by frame, on lanes with rest (fr->ts) */
 	int frok;           /* none of them has a saturated end */
 	size_t nl;
 	size_t *off;        /* lane l's events are ord[off[l] .. off[l+1]) */
@@ -351,7 +352,8 @@ static int index_build(cp *c)
 	uint64_t *runbit = NULL;  /* positions in ord where a lane's run starts */
 	pt_frame_order *fr = c->fr;
 	uint64_t *frbit = NULL;   /* c->frbit, the count and the window, held here */
-	size_t pn = 0;
+	int64_t *frts = NULL;
+	size_t pn = 0, *nrest = NULL;
 	int64_t w0 = c->win.start, w1 = c->win.end;
 	int rc = -1, sat = 0;
 
@@ -384,7 +386,8 @@ static int index_build(cp *c)
 		/* a bit per position: order_give compacts ord by them */
 		c->frbit = x_calloc(n / 64 + 1, sizeof(*c->frbit));
 		fr->off = x_calloc(c->nl + 1, sizeof(*fr->off));
-		if (!c->frbit || !fr->off)
+		nrest = x_calloc(c->nl + 1, sizeof(*nrest));
+		if (!c->frbit || !fr->off || !nrest)
 			goto out;
 		frbit = c->frbit;
 	}
@@ -427,6 +430,8 @@ static int index_build(cp *c)
 				    X_GROW(fr->rest, fr->restcap, fr->nrest + 1))
 					goto out;
 				fr->rest[fr->nrest++] = (uint32_t)i;
+				if (e->lane < c->nl)
+					nrest[e->lane]++;
 			}
 			continue;
 		}
@@ -499,8 +504,18 @@ static int index_build(cp *c)
 			radix = 1;
 		}
 		c->roff[l] = nroots;
-		if (fr)
+		if (fr) {
 			fr->off[l] = pn;
+			/* a lane with rest to merge in: its frames' starts, kept
+			 * while each is at hand (the merge read them from the
+			 * events: a cache miss per frame) */
+			if (nrest[l] && !c->frts) {
+				c->frts = x_malloc((n + 1) * sizeof(*c->frts));
+				if (!c->frts)
+					goto out;
+			}
+			frts = nrest[l] ? c->frts : NULL;
+		}
 		/* runs of equal starts: from the sorted keys when there are any
 		 * (o is in time order now, the events are not) */
 		for (a = 0; a < m; a = k) {
@@ -534,6 +549,8 @@ static int index_build(cp *c)
 				if (frbit && pt_frame_nests(e->kind) && e->ts < w1 && end > w0) {
 					sat |= end == INT64_MAX; /* a clipped length orders otherwise */
 					frbit[q >> 6] |= 1ULL << (q & 63);
+					if (frts)
+						frts[pn] = e->ts;
 					pn++;
 				}
 				while (ns && stkend[ns - 1] <= e->ts)
@@ -581,6 +598,7 @@ static int index_build(cp *c)
 	rc = 0;
 out:
 	pt_order_free(&po);
+	x_free(nrest);
 	x_free(runbit);
 	x_free(lprev);
 	x_free(lin);
@@ -1730,6 +1748,7 @@ static void cp_free(cp *c)
 	x_free(c->roff);
 	x_free(c->clipbit);
 	x_free(c->frbit);
+	x_free(c->frts);
 	x_free(c->clip);
 	x_free(c->parent);
 	x_free(c->ord);
@@ -1830,6 +1849,8 @@ static void order_give(cp *c)
 	o = x_reallocarray(c->ord, n + 1, sizeof(*o));
 	fr->fo = o ? o : c->ord;
 	c->ord = NULL;
+	fr->ts = c->frts;
+	c->frts = NULL;
 	fr->ok = 1;
 }
 

@@ -772,7 +772,7 @@ static int frames_from_index(builder *b, size_t n, size_t *lanecnt)
 		m = l + 1 < nl ? o->off[l] : 0;
 		j = l + 1 < nl ? o->off[l + 1] : 0;
 		while (m < j && i < rcnt[l])
-			b->fo[d++] = E[rs[i]].ts < E[o->fo[m]].ts ? rs[i++] : o->fo[m++];
+			b->fo[d++] = E[rs[i]].ts < o->ts[m] ? rs[i++] : o->fo[m++];
 		while (m < j)
 			b->fo[d++] = o->fo[m++];
 		while (i < rcnt[l])
@@ -783,7 +783,9 @@ static int frames_from_index(builder *b, size_t n, size_t *lanecnt)
 	 * dlrm0_200M (its zero-length ops come this way) by 1.7 MiB */
 	x_free(o->fo);
 	x_free(o->rest);
+	x_free(o->ts);
 	o->fo = o->rest = NULL;
+	o->ts = NULL;
 	o->nrest = o->restcap = 0;
 	rc = PT_OK;
 out:
@@ -1507,6 +1509,7 @@ void pt_frame_order_free(pt_frame_order *o)
 {
 	x_free(o->fo);
 	x_free(o->rest);
+	x_free(o->ts);
 	x_free(o->off);
 	memset(o, 0, sizeof(*o));
 }
