@@ -46,6 +46,36 @@ static inline int pt_window_hits(const pt_window *w, int64_t ts, int64_t dur)
 	return ts >= w->start && ts <= w->end;
 }
 
+/* ---- the frame order (critpath.c -> patterns.c) ------------------------ */
+
+/* The kinds patterns.c nests as a thread's frames (keys, exclusive time). */
+static inline int pt_frame_nests(int kind)
+{
+	return kind == PT_K_CPU_OP || kind == PT_K_PYTHON || kind == PT_K_ANNOTATION ||
+	       kind == PT_K_CPU_COMM;
+}
+
+/* The frames patterns.c nests, in its nest order, as the critical path's
+ * index already sorted them (one sort of a thread's frames instead of two;
+ * docs/bench.md "The critical path (issue 19)").  fo holds those of
+ * positive length on CPU lanes inside the window, lane after lane, each
+ * lane's by start, then longest first, pt_kind_nest_rank, file order
+ * (lane l's: fo[off[l] .. off[l + 1])); rest the others patterns.c nests
+ * (zero length, on a GPU lane or none), in file order, for it to sort and
+ * merge in.  ok is 0 when there is none to use (the index failed, or a
+ * frame's end saturates: pt_end's clipped length would order it
+ * differently). */
+typedef struct pt_frame_order {
+	uint32_t *fo, *rest;
+	int64_t *ts;        /* fo[k]'s start, on lanes that have rest (the merge's) */
+	size_t *off;        /* nlanes + 1 entries */
+	size_t n, nrest, restcap;
+	int ok;
+} pt_frame_order;
+
+/* Free what o holds and clear it (patterns.c). */
+void pt_frame_order_free(pt_frame_order *o);
+
 /* ---- attribute.c ------------------------------------------------------- */
 
 /* One attributed interval: an event clipped to the window, or one exclusive

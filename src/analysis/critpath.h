@@ -29,10 +29,13 @@ struct pt_coll_build;
 
 /* The critical path of every step of st (window w; coll: the instances
  * pt_coll_find found, may be NULL) into s->cpath (NULL when st has no
- * CPU frames or GPU events in the window).  The store is read only.  PT_OK
- * or PT_ENOMEM (err filled). */
+ * CPU frames or GPU events in the window).  fr (zeroed by the caller;
+ * NULL: not wanted) gets the frames patterns.c nests in its order, from
+ * the walk's index (analysis.h), for pt_patterns_build_coll; the caller
+ * frees it with pt_frame_order_free.  The store is read only.  PT_OK or
+ * PT_ENOMEM (err filled). */
 int pt_cpath_build(const pt_store *st, const pt_window *w, const struct pt_coll_build *coll,
-		   pt_summary *s, pt_error *err);
+		   pt_frame_order *fr, pt_summary *s, pt_error *err);
 
 /* The value of the "critical_path" member (critpath_format.c; the writer
  * leaves the member out when s->cpath is NULL). */

@@ -40,6 +40,8 @@
 /* Items made per call of the sweep's runs (seg_next: at least, a frame may
  * close many): 6 KB of chunk per run. */
 #define SEG_CHUNK 256
+/* Frames ahead whose event a pass in nest order asks for early. */
+#define PF_AHEAD 16
 
 /* A pattern while it is being built. */
 typedef struct bpat {
@@ -103,6 +105,7 @@ typedef struct builder {
 	pt_item *nfbuf;
 
 	uint32_t *fo;     /* frames (event ids) by thread, start, frame_cmp */
+	pt_frame_order *fro; /* the same from the critical path's index, NULL */
 	segrun *runs;     /* Python item runs for the sweep */
 	size_t nruns, runcap;
 	int lane_seg;     /* nest_lane: the thread has items; their first, last start */
@@ -333,11 +336,6 @@ static uint32_t stack_chain(builder *b, uint32_t stack)
 
 /* ---- frames -------------------------------------------------------------- */
 
-static int is_frame_kind(int k)
-{
-	return k == PT_K_CPU_OP || k == PT_K_PYTHON || k == PT_K_ANNOTATION || k == PT_K_CPU_COMM;
-}
-
 /* Frames (event ids into arg, the store's events) starting together on one
  * thread: longest first, then by pt_kind_nest_rank, then file order. */
 static int frame_cmp(const void *pa, const void *pb, void *arg)
@@ -392,6 +390,9 @@ static int nest_lane(builder *b, const uint32_t *fo, size_t n, open_frame **stk,
 		int64_t ts = f->ts, end = pt_end(f->ts, f->dur);
 		open_frame *top, nf;
 		uint32_t base, name;
+
+		if (i + PF_AHEAD < n)
+			__builtin_prefetch(&E[fo[i + PF_AHEAD]]);
 
 		while (depth && (*stk)[depth - 1].end <= ts) {
 			top = &(*stk)[--depth];
@@ -512,6 +513,10 @@ static size_t seg_next(void *ctx, size_t r, const pt_item **chunk)
 		if (R->i < R->end) {
 			f = &E[b->fo[R->i]];
 			lane = frame_lane(b->st, f);
+			if (R->i + PF_AHEAD < R->end) {
+				__builtin_prefetch(&E[b->fo[R->i + PF_AHEAD]]);
+				__builtin_prefetch(&b->evpat[b->fo[R->i + PF_AHEAD]]);
+			}
 		}
 		if (lane != R->lane) {
 			/* the thread ends: close its open frames */
@@ -683,53 +688,134 @@ static int sort_lane(const pt_event *E, const uint32_t *in, uint32_t *out, size_
 	return PT_OK;
 }
 
-/* Order the frames b->fo[0..n) (event ids, in file order) by (thread,
- * start), nest each thread's and group the threads into the sweep's runs:
- * a stable counting sort by lane (fo -> tmp), then sort_lane per thread
- * back into fo, then frame_cmp on frames that start together.  Frames are
- * event ids (4 bytes) rather than copies of what nesting reads (40 bytes,
- * in two arrays while sorting): on a 198 MB TraceLens trace with 504,478
- * frames that was 20 MB, 40 MB while sorting. */
+/* Frames fo[0..n) of one thread by start: those that start together by
+ * frame_cmp. */
+static void sort_ties(const pt_event *E, uint32_t *fo, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i = k) {
+		int64_t ts = E[fo[i]].ts;
+		for (k = i + 1; k < n && E[fo[k]].ts == ts; k++)
+			;
+		if (k - i > 1)
+			qsort_r(fo + i, k - i, sizeof(*fo), frame_cmp, (void *)E);
+	}
+}
+
+/* Order the frames fr[0..n) (event ids, in file order) by (thread, start,
+ * frame_cmp) into out (which may be fr); lanecnt (nlanes + 2 zeroes): [l]
+ * the end of lane l's.  A stable counting sort by lane (fr -> tmp), then
+ * sort_lane per thread into out, then frame_cmp on frames that start
+ * together.  Frames are event ids (4 bytes) rather than copies of what
+ * nesting reads (40 bytes, in two arrays while sorting): on a 198 MB
+ * TraceLens trace with 504,478 frames that was 20 MB, 40 MB while
+ * sorting. */
+static int sort_frames(const pt_store *st, const uint32_t *fr, size_t n, uint32_t *out,
+		       size_t *lanecnt)
+{
+	const pt_event *E = st->ev;
+	size_t i, j, l, nl = st->nlanes + 1;
+	uint32_t *tmp = x_malloc((n ? n : 1) * sizeof(*tmp));
+	int rc = PT_ENOMEM;
+
+	if (!tmp)
+		goto out;
+	for (i = 0; i < n; i++)
+		lanecnt[frame_lane(st, &E[fr[i]]) + 1]++;
+	for (i = 1; i <= nl; i++)
+		lanecnt[i] += lanecnt[i - 1];
+	for (i = 0; i < n; i++)
+		tmp[lanecnt[frame_lane(st, &E[fr[i]])]++] = fr[i];
+	/* lanecnt[l] is now the end of lane l's frames, the start of l + 1's */
+	for (l = 0, i = 0; l < nl; l++, i = j) {
+		j = lanecnt[l];
+		if (j > i && sort_lane(E, tmp + i, out + i, j - i))
+			goto out;
+		sort_ties(E, out + i, j - i);
+	}
+	rc = PT_OK;
+out:
+	x_free(tmp);
+	return rc;
+}
+
+/* The same order from the critical path's index (b->fro, analysis.h): its
+ * frames of positive length as they are (on tf_200M all of them: its array
+ * is taken), the rest (zero length, GPU lanes, no lane; dlrm0_200M has
+ * zero-length ops) sorted by sort_frames and merged in.  A zero-length frame nests after the
+ * longer ones that start with it (frame_cmp).  Sorting them here again
+ * was 2.7% of summarize's samples on tf_200M (perf). */
+static int frames_from_index(builder *b, size_t n, size_t *lanecnt)
+{
+	pt_frame_order *o = b->fro;
+	const pt_event *E = b->st->ev;
+	size_t nl = b->st->nlanes + 1, l, i, j, m, d = 0, *rcnt = NULL;
+	uint32_t *rs = NULL;
+	int rc = PT_ENOMEM;
+
+	if (!o->nrest) {
+		x_free(b->fo);
+		b->fo = o->fo;
+		o->fo = NULL;
+		for (l = 0; l + 1 < nl; l++)
+			lanecnt[l] = o->off[l + 1];
+		lanecnt[nl - 1] = n;
+		rc = PT_OK;
+		goto out;
+	}
+	rcnt = x_calloc(nl + 1, sizeof(*rcnt));
+	rs = x_malloc(o->nrest * sizeof(*rs));
+	if (!rcnt || !rs || sort_frames(b->st, o->rest, o->nrest, rs, rcnt))
+		goto out;
+	for (l = 0, i = 0; l < nl; l++) {
+		m = l + 1 < nl ? o->off[l] : 0;
+		j = l + 1 < nl ? o->off[l + 1] : 0;
+		while (m < j && i < rcnt[l])
+			b->fo[d++] = E[rs[i]].ts < o->ts[m] ? rs[i++] : o->fo[m++];
+		while (m < j)
+			b->fo[d++] = o->fo[m++];
+		while (i < rcnt[l])
+			b->fo[d++] = rs[i++];
+		lanecnt[l] = d;
+	}
+	/* no longer needed: held to the end they raised the peak RSS on
+	 * dlrm0_200M (its zero-length ops come this way) by 1.7 MiB */
+	x_free(o->fo);
+	x_free(o->rest);
+	x_free(o->ts);
+	o->fo = o->rest = NULL;
+	o->ts = NULL;
+	o->nrest = o->restcap = 0;
+	rc = PT_OK;
+out:
+	x_free(rs);
+	x_free(rcnt);
+	return rc;
+}
+
+/* Order the frames b->fo[0..n) (in file order, or b->fro's), nest each
+ * thread's and group the threads into the sweep's runs. */
 static int do_frames(builder *b, size_t n)
 {
-	uint32_t *fr = b->fo;
-	const pt_event *E = b->st->ev;
 	size_t *lanecnt = NULL, i, j, l, nl = b->st->nlanes + 1;
-	uint32_t *tmp = NULL;
 	open_frame *stk = NULL;
 	size_t stkcap = 0;
 	int64_t prev_last = 0;
 	int rc = PT_ENOMEM;
 
-	if (!n)
-		return PT_OK;
-	tmp = x_malloc(n * sizeof(*tmp));
-	lanecnt = x_calloc(nl + 1, sizeof(*lanecnt));
-	if (!tmp || !lanecnt)
+	if (!n) {
+		rc = PT_OK;
 		goto out;
-	for (i = 0; i < n; i++)
-		lanecnt[frame_lane(b->st, &E[fr[i]]) + 1]++;
-	for (i = 1; i <= nl; i++)
-		lanecnt[i] += lanecnt[i - 1];
-	for (i = 0; i < n; i++)
-		tmp[lanecnt[frame_lane(b->st, &E[fr[i]])]++] = fr[i];
-	/* lanecnt[l] is now the end of lane l's frames, the start of l + 1's */
-	for (l = 0, i = 0; l < nl; l++, i = j) {
-		j = lanecnt[l];
-		if (j > i && sort_lane(E, tmp + i, b->fo + i, j - i))
-			goto out;
 	}
-	x_free(tmp);
-	tmp = NULL;
-	for (l = 0, i = 0; l < nl; l++) {
-		size_t lend = lanecnt[l], k;
-		for (; i < lend; i = k) {
-			int64_t ts = E[b->fo[i]].ts;
-			for (k = i + 1; k < lend && E[b->fo[k]].ts == ts; k++)
-				;
-			if (k - i > 1)
-				qsort_r(b->fo + i, k - i, sizeof(*b->fo), frame_cmp, (void *)E);
-		}
+	lanecnt = x_calloc(nl + 1, sizeof(*lanecnt));
+	if (!lanecnt)
+		goto out;
+	if (b->fro) {
+		if (frames_from_index(b, n, lanecnt))
+			goto out;
+	} else if (sort_frames(b->st, b->fo, n, b->fo, lanecnt)) {
+		goto out;
 	}
 	for (l = 0, i = 0; l < nl; l++, i = j) {
 		j = lanecnt[l];
@@ -762,7 +848,6 @@ static int do_frames(builder *b, size_t n)
 out:
 	x_free(stk);
 	x_free(lanecnt);
-	x_free(tmp);
 	return rc;
 }
 
@@ -1125,8 +1210,11 @@ static int count_items(builder *b, size_t *nfr)
 				return -1;
 			nf_add(b, (uint32_t)i, e->ts, pt_end(e->ts, e->dur));
 		}
-		if (is_frame_kind(e->kind))
-			b->fo[(*nfr)++] = (uint32_t)i;
+		if (pt_frame_nests(e->kind)) {
+			if (!b->fro)
+				b->fo[*nfr] = (uint32_t)i;
+			(*nfr)++;
+		}
 	}
 	if (b->nnf) {
 		void *tmp = x_malloc(b->nnf * (b->nf ? sizeof(*b->nf) : sizeof(*b->nfkv)));
@@ -1139,6 +1227,21 @@ static int count_items(builder *b, size_t *nfr)
 		x_free(tmp);
 	}
 	return 0;
+}
+
+/* The frames count_items counts, in file order into fo (when count_items
+ * did not collect them: b->fro). */
+static void collect_frames(builder *b, size_t *nfr)
+{
+	const pt_store *st = b->st;
+	size_t i;
+
+	*nfr = 0;
+	for (i = 0; i < st->n; i++) {
+		const pt_event *e = &st->ev[i];
+		if (pt_frame_nests(e->kind) && pt_window_hits(&b->w, e->ts, e->dur))
+			b->fo[(*nfr)++] = (uint32_t)i;
+	}
 }
 
 /* The GPU events by start (from the sorted non-frame items), for the
@@ -1399,11 +1502,20 @@ out:
 int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_options *opt,
 		      pt_summary *out, pt_error *err)
 {
-	return pt_patterns_build_coll(st, w, opt, NULL, out, err);
+	return pt_patterns_build_coll(st, w, opt, NULL, NULL, out, err);
+}
+
+void pt_frame_order_free(pt_frame_order *o)
+{
+	x_free(o->fo);
+	x_free(o->rest);
+	x_free(o->ts);
+	x_free(o->off);
+	memset(o, 0, sizeof(*o));
 }
 
 int pt_patterns_build_coll(const pt_store *st, const pt_window *w, const pt_summary_options *opt,
-			   pt_coll_build *coll, pt_summary *out, pt_error *err)
+			   pt_coll_build *coll, pt_frame_order *fr, pt_summary *out, pt_error *err)
 {
 	builder b;
 	size_t nfr = 0, nkeep = 0, ngev = 0, maxcount = 0;
@@ -1422,8 +1534,16 @@ int pt_patterns_build_coll(const pt_store *st, const pt_window *w, const pt_summ
 		rc = pt_error_set(err, PT_ENOMEM, -1, "too many events (%zu) for one summary", st->n);
 		goto out;
 	}
-	if (builder_init(&b, st, w, coll) || count_items(&b, &nfr))
+	if (builder_init(&b, st, w, coll))
 		goto fail;
+	b.fro = fr && fr->ok ? fr : NULL;
+	if (count_items(&b, &nfr))
+		goto fail;
+	/* the index's frames are the ones counted here, or it is not used */
+	if (b.fro && nfr != b.fro->n + b.fro->nrest) {
+		b.fro = NULL;
+		collect_frames(&b, &nfr);
+	}
 	if (!(gev = gpu_by_start(&b, &ngev)))
 		goto fail;
 	b.main_lane = pt_bd_main_lane(st);

@@ -19,8 +19,11 @@ int pt_patterns_build(const pt_store *st, const pt_window *w, const pt_summary_o
 struct pt_coll_build;
 /* The same, also filling out's collective instances from coll (found by
  * pt_coll_find beforehand; NULL: none), with the time each function took
- * in the span before each arrival (collectives.h). */
+ * in the span before each arrival (collectives.h); fr: the frames in nest
+ * order as pt_cpath_build found them (NULL, or fr->ok 0: sorted here),
+ * whose arrays it may take (fr stays the caller's to free). */
 int pt_patterns_build_coll(const pt_store *st, const pt_window *w, const pt_summary_options *opt,
-			   struct pt_coll_build *coll, pt_summary *out, pt_error *err);
+			   struct pt_coll_build *coll, pt_frame_order *fr, pt_summary *out,
+			   pt_error *err);
 
 #endif

@@ -168,12 +168,14 @@ pt_summary *pt_summary_build(const pt_store *st, const char *path,
 {
 	pt_summary_options defopt;
 	pt_coll_build coll;
+	pt_frame_order fr;
 	pt_summary *s = NULL;
 	pt_step *steps = NULL;
 	pt_window w;
 	size_t i;
 
 	memset(&coll, 0, sizeof(coll));
+	memset(&fr, 0, sizeof(fr));
 	if (!opt) {
 		pt_summary_options_default(&defopt);
 		opt = &defopt;
@@ -220,13 +222,15 @@ pt_summary *pt_summary_build(const pt_store *st, const char *path,
 	if (pt_coll_find(st, &w, &coll))
 		goto oom;
 	/* Before the patterns: the walk's index is freed before they build
-	 * theirs, so the peak is the larger of the two (docs/bench.md). */
-	if (pt_cpath_build(st, &w, &coll, s, err))
+	 * theirs, so the peak is the larger of the two (docs/bench.md); only
+	 * the frames in nest order (4 bytes each) pass from one to the other. */
+	if (pt_cpath_build(st, &w, &coll, &fr, s, err))
 		goto fail;
 	if (pt_spans_build(st, &w, steps, st->nsteps, s, err))
 		goto fail;
-	if (pt_patterns_build_coll(st, &w, opt, &coll, s, err))
+	if (pt_patterns_build_coll(st, &w, opt, &coll, &fr, s, err))
 		goto fail;
+	pt_frame_order_free(&fr);
 	pt_coll_build_free(&coll);
 	if (opt->nhw && pt_hwjoin_apply(st, &w, s, opt->hw, opt->nhw, err))
 		goto fail;
@@ -236,6 +240,7 @@ oom:
 	pt_error_set(err, PT_ENOMEM, -1, "out of memory while summarising");
 fail:
 	pt_error_subject(err, path);
+	pt_frame_order_free(&fr);
 	pt_coll_build_free(&coll);
 	x_free(steps);
 	pt_summary_free(s);

@@ -4,7 +4,8 @@
  * kernel (the wait record names the span, the copy and what it was queued
  * behind), a synchronisation, launch latency, a cross-stream wait, a thread
  * joined to the thread that waits for it, a trace without steps, the
- * functions' per-step times and the summary member's round trip.  Every
+ * functions' per-step times, the summary member's round trip and the
+ * frame order the patterns take from the walk's index.  Every
  * split is checked to sum to its step.  Times in the tests are µs.
  */
 #include <setjmp.h>
@@ -20,6 +21,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/critpath.h"
+#include "analysis/patterns.h"
 #include "analysis/summary.h"
 #include "util/xalloc.h"
 
@@ -383,6 +385,83 @@ static void test_roundtrip(void **state)
 	pt_summary_free(s);
 }
 
+/* The patterns of f's store built from the critical path's frame order
+ * (pt_summary_build) are those patterns.c finds sorting the frames
+ * itself (pt_patterns_build alone): same keys (every stack kept, those of
+ * zero-length frames too: their nesting shows), counts and times. */
+static void same_patterns(fx *f)
+{
+	pt_summary *s, *r = calloc(1, sizeof(*r));
+	pt_summary_options opt;
+	pt_window w;
+	pt_error err;
+	size_t i;
+
+	assert_non_null(r);
+	pt_summary_options_default(&opt);
+	opt.min_python_ratio = 0;
+	pt_error_clear(&err);
+	s = pt_summary_build(&f->st, "w_0_1.json", &opt, &err);
+	if (!s)
+		fail_msg("build: %s", err.msg);
+	pt_window_find(&f->st, &w);
+	assert_int_equal(pt_patterns_build(&f->st, &w, &opt, r, &err), PT_OK);
+	assert_int_equal(s->npatterns, r->npatterns);
+	assert_true(s->npatterns > 0);
+	for (i = 0; i < s->npatterns; i++) {
+		assert_string_equal(s->patterns[i].key, r->patterns[i].key);
+		assert_int_equal(s->patterns[i].count, r->patterns[i].count);
+		assert_true(s->patterns[i].total_ms == r->patterns[i].total_ms);
+		assert_true(s->patterns[i].bottleneck == r->patterns[i].bottleneck);
+	}
+	pt_summary_free(r);
+	pt_summary_free(s);
+}
+
+/* Frames in file order out of start order, frames that start together
+ * (longest first, then annotation before Python function before op), a
+ * launch between them and a second thread: the index's order as it is. */
+static void test_frame_order(void **state)
+{
+	fx *f = *state;
+
+	step(f, 1, 0, 1000);
+	step(f, 2, 1000, 1000);
+	ev(f, PT_K_PYTHON, f->cpu, 100, 500, "a.py(1): a", 0);
+	ev(f, PT_K_CPU_OP, f->cpu, 100, 200, "aten::mm", 0);
+	ev(f, PT_K_ANNOTATION, f->cpu, 100, 500, "## fwd ##", 0);
+	ev(f, PT_K_RUNTIME, f->cpu, 150, 10, "cudaLaunchKernel", 1);
+	ev(f, PT_K_KERNEL, f->gpu, 200, 200, "gemm", 1);
+	ev(f, PT_K_CPU_OP, f->cpu, 50, 30, "aten::zeros", 0);
+	ev(f, PT_K_PYTHON, f->cpu, 1100, 800, "a.py(1): a", 0);
+	ev(f, PT_K_CPU_OP, f->cpu, 1200, 100, "aten::mm", 0);
+	ev(f, PT_K_CPU_OP, f->cpu2, 0, 1500, "aten::copy_", 0);
+	ev(f, PT_K_CPU_OP, f->cpu, 2500, 100, "aten::late", 0);
+	same_patterns(f);
+}
+
+/* The same with frames the index does not hold, merged in: zero-length
+ * ops where longer frames start (they nest inside them) and alone, and an
+ * op on a GPU stream's lane. */
+static void test_frame_order_rest(void **state)
+{
+	fx *f = *state;
+
+	step(f, 1, 0, 1000);
+	step(f, 2, 1000, 1000);
+	ev(f, PT_K_CPU_OP, f->cpu, 100, 0, "aten::empty", 0);
+	ev(f, PT_K_PYTHON, f->cpu, 100, 500, "a.py(1): a", 0);
+	ev(f, PT_K_CPU_OP, f->cpu, 100, 200, "aten::mm", 0);
+	ev(f, PT_K_CPU_OP, f->cpu, 300, 0, "aten::view", 0);
+	ev(f, PT_K_CPU_OP, f->cpu, 700, 0, "aten::view", 0);
+	ev(f, PT_K_CPU_OP, f->cpu, 1100, 0, "aten::empty", 0);
+	ev(f, PT_K_PYTHON, f->cpu, 1100, 800, "a.py(1): a", 0);
+	ev(f, PT_K_CPU_OP, f->gpu, 500, 50, "aten::odd", 0);
+	ev(f, PT_K_CPU_OP, f->cpu2, 0, 1500, "aten::copy_", 0);
+	ev(f, PT_K_CPU_OP, f->cpu2, 1500, 0, "aten::view", 0);
+	same_patterns(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +475,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_two_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frame_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frame_order_rest, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
