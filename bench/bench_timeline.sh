@@ -47,6 +47,7 @@ say "with / without the file, CPU: $(calc "printf \"%.2f\", ($M_USER + $M_SYS) /
 say "phases: $(sed 's/^perftracker: time: //' "$LOGS/tl-time.err" | tr '\n' ';' | sed 's/;$//')"
 
 if [ $# -ge 1 ]; then
+	[ -s "$1" ] || { echo "bench_timeline: '$1': no such trace" >&2; exit 1; }
 	rm -rf bench/out/tlraw && mkdir -p bench/out/tlraw/in
 	for r in 0 1 2 3 4 5 6 7; do ln -sf "$(realpath "$1")" "bench/out/tlraw/in/node_${r}_100$r.json"; done
 	mkdir -p bench/out/tlraw/run/summaries

@@ -13,12 +13,14 @@
 #   analyzing/diagnosing both (bench/bench_compare.sh); then, when their
 #   tools are present, the
 #   PerfDisplay page (bench/bench_page.sh) and the collector's cost to a
-#   training step (bench/bench_step.py).
+#   training step (bench/bench_step.py); the timeline file from 1,000
+#   summaries and with the raw events of 8 copies of the 200 MB trace
+#   (bench/bench_timeline.sh).
 # Prints the tables and writes them to bench/out/results.md.
 #
 # usage: bench/run.sh [--full] [--no-python] [--only LIST] [--skip LIST]
 #        [--wait-idle]
-#   LIST: comma-separated of summarize,analyze,diagnose,compare,page,step
+#   LIST: comma-separated of summarize,analyze,diagnose,compare,page,step,timeline
 #   --wait-idle: first wait (up to 10 min) for the 1-minute load average to
 #   fall below 0.5, so that other work does not share the cores
 # env:   BENCH_FULL=1 (= --full), BENCH_SIZE (default 200M), BENCH_FULL_SIZE
@@ -209,6 +211,11 @@ if want diagnose; then
 	else
 		say "(diagnose benchmark not present: bench/bench_diagnose.sh)"
 	fi
+fi
+
+if want timeline; then
+	gen "$rank0" "$size" "$DATA/dlrm0_$size.json" || exit 1
+	bash bench/bench_timeline.sh "$DATA/dlrm0_$size.json"
 fi
 
 if want page; then

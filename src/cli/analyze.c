@@ -217,6 +217,7 @@ int cmd_analyze(int argc, char **argv)
 		PT_OPT_FLAG(0, "no-hw", PT_TO(&nohw), "join no hardware samples"),
 		PT_OPT_INCLUDE(cli_diag_run_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),
+		PT_OPT_INCLUDE(cli_diag_text_opts, &d, NULL),
 		PT_OPT_END(),
 	};
 

@@ -44,7 +44,7 @@ const pt_opt cli_diag_run_opts[] = {
 static const char *const formats[] = { "text", "json", NULL };
 _Static_assert(CLI_FMT_TEXT == 0 && CLI_FMT_JSON == 1, "formats[] follows CLI_FMT_*");
 
-const pt_opt cli_diag_opts[] = {
+const pt_opt cli_diag_opts[] = {  /* the thresholds */
 	PT_OPT_DOUBLE(0, "z", PT_AT(cli_diag, opt.z), "Z",
 		      "robust z-score above which a worker is an outlier (3.5)"),
 	PT_OPT_DOUBLE(0, "rel", PT_AT(cli_diag, opt.rel), "R",
@@ -67,6 +67,10 @@ const pt_opt cli_diag_opts[] = {
 		   "leave-one-out statistics below N workers (8)"),
 	PT_OPT_FLAG(0, "fixed-only", PT_AT(cli_diag, opt.fixed_only),
 		    "abnormal_workers by the fixed threshold alone (seed rule)"),
+	PT_OPT_END(),
+};
+
+const pt_opt cli_diag_text_opts[] = {
 	PT_OPT_INT(0, "max-findings", PT_AT(cli_diag, max_findings), "N",
 		   "findings printed in the text report (10, json: 50; 0 = all)"),
 	PT_OPT_CHOICE(0, "format", PT_AT(cli_diag, format), "text|json", formats,
@@ -111,6 +115,7 @@ int cmd_diagnose(int argc, char **argv)
 		PT_OPT_INCLUDE(cli_diag_timeline_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_run_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),
+		PT_OPT_INCLUDE(cli_diag_text_opts, &d, NULL),
 		PT_OPT_END(),
 	};
 

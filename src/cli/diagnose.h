@@ -37,12 +37,15 @@ enum { CLI_FMT_TEXT, CLI_FMT_JSON };
 void cli_diag_init(cli_diag *d);
 /* The diagnosis options as option tables (util/opts.h) for PT_OPT_INCLUDE
  * with a cli_diag *: -o DIR (not the trigger's: its run folder is the
- * output); -j, -q, --time (compare's too); the thresholds and the text
- * report's form (analyze, diagnose, the trigger). */
+ * output); --no-timeline (analyze, diagnose, the trigger); -j, -q, --time
+ * (compare's and timeline's too); the thresholds (cli_diag_opts; timeline's
+ * too) and the text report's form (cli_diag_text_opts: analyze, diagnose,
+ * the trigger). */
 extern const pt_opt cli_diag_output_opts[];
 extern const pt_opt cli_diag_timeline_opts[];
 extern const pt_opt cli_diag_run_opts[];
 extern const pt_opt cli_diag_opts[];
+extern const pt_opt cli_diag_text_opts[];
 
 /* Input files (src/diagnose/inputs.h): a path as given, or a folder
  * searched recursively (hidden entries, folders named PerfDisplay and the

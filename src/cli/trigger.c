@@ -416,6 +416,7 @@ int cmd_trigger(int argc, char **argv)
 		PT_OPT_INCLUDE(cli_diag_run_opts, &d, "diagnosis options (--auto-analyze):"),
 		PT_OPT_INCLUDE(cli_diag_timeline_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),
+		PT_OPT_INCLUDE(cli_diag_text_opts, &d, NULL),
 		PT_OPT_END(),
 	};
 	int npos;

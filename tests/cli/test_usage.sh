@@ -11,10 +11,10 @@
 
 LEGACY=$PT_DATA/legacy/legacy_gloo.json
 
-DIAG="--z=1 --rel=0.1 --min-impact=0.01 --mad-floor=0.02 --memop-threshold=0.1
+THR="--z=1 --rel=0.1 --min-impact=0.01 --mad-floor=0.02 --memop-threshold=0.1
 	--runtime-threshold=0.1 --python-threshold=0.1 --python-min-impact=0.1
-	--top-kernels=3 --loo-below=4 --fixed-only --max-findings=3 --format=json --json
-	--width=80 --jobs=2 --quiet --time"
+	--top-kernels=3 --loo-below=4 --fixed-only --jobs=2 --quiet --time"
+DIAG="$THR --max-findings=3 --format=json --json --width=80"
 
 # The options of each command, one valid use each (the names are what
 # --help must list, no more, no fewer).
@@ -29,7 +29,7 @@ declare -A OPTS=(
 		--max-findings=4 --quiet --time"
 	[summarize]="--output=o --min-python-ratio=0.1 --max-python=5 --hw=f --hw-dir=h
 		--no-hw --pid=3 --time"
-	[timeline]="--output=d --no-raw --max-raw-events=100 $DIAG"
+	[timeline]="--output=d --no-raw --max-raw-events=100 $THR"
 	[display]="--host=h --port=0 --rebuild --no-serve --quiet"
 	[agent]="--control-dir=c --spool-dir=s --host=h --detach --exit-when-idle=1 --once
 		--jobs=2 --poll=0.5 --hw-interval-ms=2 --hw-slow-interval-ms=50 --no-hw
