@@ -9,6 +9,7 @@
  */
 #include "timeline.h"
 #include "internal.h"
+#include "../analysis/stats.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 
@@ -20,8 +21,6 @@
 /* 100,000 tuples are about 2 MB of report.json; the page parses them in
  * tens of ms (docs/display.md). */
 #define TL_MAX_ENTRIES 100000
-/* A wait shorter than this is not drawn (µs). */
-#define TL_MIN_WAIT_US 50.0
 
 pt_timeline *pt_timeline_new(size_t nw)
 {
@@ -103,6 +102,19 @@ int64_t pt_tl_step_number(const pt_summary *s, size_t k)
 size_t pt_tl_nsteps(const pt_summary *s)
 {
 	return s->nsteps ? s->nsteps : 1;
+}
+
+const char *pt_tl_label(const pt_tl_worker *w, char *buf, size_t cap)
+{
+	const pt_summary *s = w->s;
+
+	if (s->rank >= 0 && s->host[0])
+		snprintf(buf, cap, "rank %lld (%s)", (long long)s->rank, s->host);
+	else if (s->rank >= 0)
+		snprintf(buf, cap, "rank %lld", (long long)s->rank);
+	else
+		snprintf(buf, cap, "%s", w->id);
+	return buf;
 }
 
 /* ---- names ---------------------------------------------------------------- */
@@ -222,16 +234,10 @@ static pt_rv *raw_done(pt_report *r, pt_rv *o, const char *key, pt_sb *sb)
 	return v;
 }
 
-static int dbl_cmp(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 double pt_tl_median_arrival(const pt_timeline *t, size_t i, double *tmp, size_t *n)
 {
 	size_t k, m = 0;
+	double lo, hi;
 
 	for (k = 0; k < t->nw; k++) {
 		uint32_t j = t->own[i * t->nw + k];
@@ -242,8 +248,14 @@ double pt_tl_median_arrival(const pt_timeline *t, size_t i, double *tmp, size_t 
 		*n = m;
 	if (!m)
 		return NAN;
-	qsort(tmp, m, sizeof(*tmp), dbl_cmp);
-	return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+	hi = pt_stats_select(tmp, m, m / 2);
+	if (m % 2)
+		return hi;
+	/* the lower middle: the largest of those select left before it */
+	lo = tmp[0];
+	for (k = 1; k < m / 2; k++)
+		lo = tmp[k] > lo ? tmp[k] : lo;
+	return (lo + hi) / 2;
 }
 
 void pt_timeline_add_key(pt_report *r)
@@ -421,12 +433,7 @@ void pt_timeline_add_key(pt_report *r)
 			const pt_summary *s = w->s;
 			pt_rv *x = pt_rv_obj(r, wo, NULL);
 			char label[600];
-			if (s->rank >= 0 && s->host[0])
-				snprintf(label, sizeof(label), "rank %lld (%s)", (long long)s->rank, s->host);
-			else if (s->rank >= 0)
-				snprintf(label, sizeof(label), "rank %lld", (long long)s->rank);
-			else
-				snprintf(label, sizeof(label), "%s", w->id);
+			pt_tl_label(w, label, sizeof(label));
 			pt_rv_str(r, x, "worker", w->id);
 			pt_rv_str(r, x, "label", label);
 			pt_rv_int(r, x, "rank", s->rank);
@@ -486,7 +493,7 @@ void pt_timeline_add_key(pt_report *r)
 				if (inew[i] == SIZE_MAX || j == PT_TL_NONE || t->inst[i].last != k)
 					continue;
 				own = w->shift_us + s->coll[j].arrive_us;
-				if (own - med[i] < TL_MIN_WAIT_US)
+				if (own - med[i] < PT_TL_MIN_WAIT_US)
 					continue;
 				add_i(&sb, (double)inew[i], &first);
 				add_i(&sb, med[i], &first);
@@ -505,7 +512,7 @@ void pt_timeline_add_key(pt_report *r)
 				lj = t->own[i * t->nw + t->inst[i].last];
 				own = w->shift_us + s->coll[j].arrive_us;
 				lt = L->shift_us + L->s->coll[lj].arrive_us;
-				if (lt - own < TL_MIN_WAIT_US)
+				if (lt - own < PT_TL_MIN_WAIT_US)
 					continue;
 				add_i(&sb, (double)inew[i], &first);
 				add_i(&sb, own, &first);

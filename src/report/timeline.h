@@ -26,6 +26,9 @@
 PT_API_BEGIN
 
 #define PT_TL_NONE UINT32_MAX
+/* A wait, or a late arrival past the median member, shorter than this is
+ * not drawn (µs), in the page's key and in the file alike. */
+#define PT_TL_MIN_WAIT_US 50.0
 
 typedef struct pt_tl_worker {
 	const pt_summary *s;      /* borrowed: the summary that was diagnosed */
@@ -83,6 +86,9 @@ const pt_timeline *pt_report_timeline(const pt_report *r);
 size_t pt_tl_nsteps(const pt_summary *s);
 int64_t pt_tl_step_number(const pt_summary *s, size_t k);
 void pt_tl_step_span(const pt_summary *s, size_t k, double *start_us, double *end_us);
+
+/* "rank N (host)", "rank N" or the worker id, into buf (cap bytes). */
+const char *pt_tl_label(const pt_tl_worker *w, char *buf, size_t cap);
 
 /* The median of instance i's members' arrivals on the job clock (µs;
  * NAN without members); tmp: scratch of t->nw doubles; *n (may be NULL)

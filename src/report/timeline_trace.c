@@ -12,6 +12,7 @@
  * reads a rank back.  docs/display.md "The file".
  */
 #include "timeline.h"
+#include "../analysis/stats.h"
 #include "../util/file.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
@@ -339,7 +340,7 @@ static void instance_slices(tw *w)
 			args_end(w, sl);
 			if (in->last == k) {
 				last_ix = sl ? (size_t)(sl - w->v) : SIZE_MAX;
-				if (a - med >= 50) {
+				if (a - med >= PT_TL_MIN_WAIT_US) {
 					slice *ls = add(w, w->pid[k], T_LATE, med, a - med, "late", "perftracker");
 					args_begin(w, ls);
 					pt_sb_addf(&w->args, "\"instance\":%zu,\"collective\":", i);
@@ -348,7 +349,7 @@ static void instance_slices(tw *w)
 						   "\"what-if saving (us)\":%.3f", a - med, in->saved_us);
 					args_end(w, ls);
 				}
-			} else if (in->last != PT_TL_NONE && lt - a >= 50) {
+			} else if (in->last != PT_TL_NONE && lt - a >= PT_TL_MIN_WAIT_US) {
 				slice *ws = add(w, w->pid[k], T_WAIT, a, lt - a, "wait", "perftracker");
 				args_begin(w, ws);
 				pt_sb_addf(&w->args, "\"instance\":%zu,\"for\":", i);
@@ -475,13 +476,6 @@ static int mrun_cmp(const void *x, const void *y)
 	return p->a < q->a ? -1 : p->a > q->a;
 }
 
-static int dbl_cmp(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /* The rule (docs/display.md "The file"): a worker gets budget slices of
  * its raw events.  When it has more events, the longest budget/2 are kept
  * as they are; the shorter ones of a lane merge into slices "N short
@@ -546,8 +540,7 @@ static void raw_slices(tw *w, size_t k, const pt_store *st, size_t budget)
 		for (i = 1; i < nr; i++)
 			if (run[i].lane == run[i - 1].lane)
 				gaps[ng++] = run[i].a - run[i - 1].b;
-		qsort(gaps, ng, sizeof(*gaps), dbl_cmp);
-		g2 = ng >= nr - keep ? gaps[nr - keep - 1] : INFINITY;
+		g2 = ng >= nr - keep ? pt_stats_select(gaps, ng, nr - keep - 1) : INFINITY;
 		for (i = 0; i < nr; i++) {
 			if (m && run[i].lane == run[m - 1].lane && run[i].a - run[m - 1].b <= g2 &&
 			    nr - (i - m) > keep) {
@@ -686,14 +679,9 @@ int pt_timeline_write(const pt_report *r, const pt_tl_raw *raw, size_t nraw,
 		const pt_summary *s = x->s;
 		char buf[600];
 		size_t ch;
-		if (s->rank >= 0 && s->host[0])
-			snprintf(buf, sizeof(buf), "rank %lld (%s)%s", (long long)s->rank, s->host,
-				 x->aligned ? "" : ", not aligned");
-		else if (s->rank >= 0)
-			snprintf(buf, sizeof(buf), "rank %lld%s", (long long)s->rank,
-				 x->aligned ? "" : ", not aligned");
-		else
-			snprintf(buf, sizeof(buf), "%s%s", x->id, x->aligned ? "" : ", not aligned");
+		pt_tl_label(x, buf, sizeof(buf) - 16);
+		if (!x->aligned)
+			strcat(buf, ", not aligned");
 		put_meta(&w, "process_name", w.pid[k], 0, "name", buf, 0);
 		put_meta(&w, "process_sort_index", w.pid[k], 0, "sort_index", NULL, (long long)k);
 		put_meta(&w, "thread_name", w.pid[k], T_STEPS, "name", "steps", 0);
