@@ -270,7 +270,6 @@ static void worker_slices(tw *w, size_t k, double *win_lo, double *win_hi)
 		sl = add(w, pid, T_STEPS, a, b - a, "window", "user_annotation");
 		if (num >= 0)
 			name_slice(w, sl, "ProfilerStep#%lld", num);
-		(void)sl;
 		if (x->slow && x->slow[q]) {
 			sl = add(w, pid, T_SLOW, a, b - a, NULL, "perftracker");
 			name_slice(w, sl, "slow step %lld", num);
