@@ -103,6 +103,7 @@ class ControlDirectory(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def test_register_heartbeat_unregister(self):
+        t_start = time.time()
         p = subprocess.Popen([PYTHON, "-c", STEPPER, "40", "0.01", "1.0"],
                              env=env_for(self.control), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -117,8 +118,10 @@ class ControlDirectory(unittest.TestCase):
         h = wait_for(lambda: (read_json(hb) or {}).get("step") == 40 and read_json(hb), 30,
                      "heartbeat at step 40")
         self.assertEqual(h["state"], "idle")
-        self.assertGreater(h["rate"], 5)
-        self.assertLess(abs(h["time"] - time.time()), 5)
+        # A rate and a wall-clock time of this run; how high the rate is
+        # follows the machine's load, so only its sign is the test's.
+        self.assertGreater(h["rate"], 0)
+        self.assertTrue(t_start - 0.01 <= h["time"] <= time.time() + 0.01, (t_start, h))
         out, err = p.communicate(timeout=30)
         self.assertEqual(p.returncode, 0, err)
         self.assertEqual(out.strip(), "done 40 idle")
@@ -129,6 +132,7 @@ class ControlDirectory(unittest.TestCase):
         self.assertEqual(glob.glob(os.path.join(self.control, "*", ".*")), [])
 
     def test_status_command(self):
+        t_start = time.time()
         p = subprocess.Popen([PYTHON, "-c", STEPPER, "400", "0.02"], env=env_for(self.control),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -143,9 +147,10 @@ class ControlDirectory(unittest.TestCase):
             w = st["workers"][0]
             self.assertEqual((w["id"], w["rank"], w["pid"], w["liveness"], w["state"]),
                              ("hostx_3_%d" % p.pid, 3, p.pid, "alive", "idle"))
-            # ~50 steps/s at most (20 ms sleep); at least a third of that.
-            self.assertTrue(15 < w["rate"] < 55, w)
-            self.assertLess(w["since_last_step"], 2)
+            # ~50 steps/s at most (20 ms sleep); how far below follows
+            # the machine's load.  The last step was in this test.
+            self.assertTrue(0 < w["rate"] < 55, w)
+            self.assertTrue(0 <= w["since_last_step"] <= time.time() - t_start, w)
             r = subprocess.run([binary(), "status", "--control-dir", self.control],
                                capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 0, r.stderr)
