@@ -109,9 +109,11 @@ int pt_pipeline_report(const pt_pipeline_options *o, pt_summary *const *s, size_
 
 /* Write o->outdir/PerfDisplay/timeline.json.gz for rep (made by
  * pt_diagnose) with the events of o->raw[0..nraw), read on o->parallel's
- * threads; res->timeline_seconds and res->warning (the first raw trace
- * left out) are set, nothing else of res is touched.  The errors of
- * pt_timeline_write and of the folder's creation. */
+ * threads a batch of o->jobs at a time, each store freed once added (so
+ * memory holds one batch, not every trace); res->timeline_seconds and
+ * res->warning (the first raw trace left out) are set, nothing else of
+ * res is touched.  The errors of pt_timeline_write and of the folder's
+ * creation. */
 int pt_pipeline_timeline(const pt_pipeline_options *o, const pt_report *rep,
 			 pt_pipeline_result *res, pt_error *err);
 

@@ -116,9 +116,34 @@ typedef struct pt_tl_write_options {
 /* Write the Trace Event Format file for r's model (and raw[0..nraw), NULL
  * for none) to path, gzip-compressed, atomically (a temporary renamed).
  * opt NULL: defaults.  PT_EINVAL when r has no model, PT_EIO, PT_ENOMEM;
- * err's subject is path.  Not thread-safe for one report. */
+ * err's subject is path.  Not thread-safe for one report.  The same file
+ * as pt_tlw_new, pt_tlw_add_raw for each raw[i], pt_tlw_finish. */
 int pt_timeline_write(const pt_report *r, const pt_tl_raw *raw, size_t nraw,
 		      const pt_tl_write_options *opt, const char *path, pt_error *err);
+
+/* The file in steps, so that a raw trace's store can be freed as soon as
+ * its events are in: the memory is the slices kept, not every store (8
+ * traces of 200 MB: docs/bench.md).  One writer, one thread at a time;
+ * r must outlive it.
+ *
+ * pt_tlw_new: the model's slices made.  ids[0..nids) are the file names of
+ * the raw traces that will be added (NULL entries skipped): each that
+ * names a worker gets an equal share of opt->max_raw_events.  opt is
+ * copied (NULL: defaults).  NULL on error: PT_EINVAL when r has no model,
+ * PT_ENOMEM.
+ * pt_tlw_add_raw: st's events for the worker whose summary's worker is id
+ * (none such, or st NULL: nothing), compacted to its share; st is only
+ * read and may be freed after.  PT_OK or PT_ENOMEM (w is still freed by
+ * pt_tlw_free or pt_tlw_finish).
+ * pt_tlw_finish: write path as pt_timeline_write does; frees w, whatever
+ * the result.
+ * pt_tlw_free: free w without writing; NULL is a no-op. */
+typedef struct pt_tlw pt_tlw;
+pt_tlw *pt_tlw_new(const pt_report *r, const char *const *ids, size_t nids,
+		   const pt_tl_write_options *opt, pt_error *err);
+int pt_tlw_add_raw(pt_tlw *w, const char *id, const pt_store *st);
+int pt_tlw_finish(pt_tlw *w, const char *path, pt_error *err);
+void pt_tlw_free(pt_tlw *w);
 
 PT_API_END
 

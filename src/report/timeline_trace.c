@@ -50,7 +50,11 @@ typedef struct tw {
 	double base;           /* added to every ts so that none is negative */
 	uint32_t nflow;
 	int oom;
+	z_stream *z;           /* while writing: out is deflated into gz by the MiB */
+	pt_sb *gz;
 } tw;
+
+static int drain(tw *w, z_stream *z, pt_sb *gz, int finish);
 
 static slice *add(tw *w, int64_t pid, int64_t tid, double ts, double dur, const char *name,
 		  const char *cat)
@@ -148,11 +152,9 @@ static void make_nested(tw *w)
 	x_free(stk);
 }
 
-static void put_meta(tw *w, const char *what, int64_t pid, int64_t tid, const char *key,
-		     const char *str, long long num)
+static void put_meta_to(pt_sb *o, const char *what, int64_t pid, int64_t tid, const char *key,
+			const char *str, long long num)
 {
-	pt_sb *o = &w->out;
-
 	pt_sb_addf(o, ",\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"%s\":",
 		   what, (long long)pid, (long long)tid, key);
 	if (str)
@@ -160,6 +162,12 @@ static void put_meta(tw *w, const char *what, int64_t pid, int64_t tid, const ch
 	else
 		pt_sb_add_i64(o, num);
 	pt_sb_adds(o, "}}");
+}
+
+static void put_meta(tw *w, const char *what, int64_t pid, int64_t tid, const char *key,
+		     const char *str, long long num)
+{
+	put_meta_to(&w->out, what, pid, tid, key, str, num);
 }
 
 /* v µs with three decimals (ns), by integer formatting: "%.3f" through
@@ -226,6 +234,8 @@ static void put_slices(tw *w)
 				pt_sb_adds(o, ",\"name\":\"critical path\",\"cat\":\"critical_path\"}");
 			}
 		}
+		if (w->z && o->len >= (1u << 20) && !o->oom && drain(w, w->z, w->gz, 0))
+			w->oom = 1;
 	}
 }
 
@@ -481,14 +491,15 @@ static int mrun_cmp(const void *x, const void *y)
  * events", a run ending at a gap longer than the shortest kept event, and
  * when that leaves more than budget/2 runs, the runs' shortest gaps are
  * closed too until budget/2 are left. */
-static void raw_slices(tw *w, size_t k, const pt_store *st, size_t budget)
+static void raw_slices(tw *w, size_t k, const pt_store *st, size_t budget, pt_sb *meta)
 {
 	const pt_tl_worker *x = &w->t->w[k];
 	double off = x->shift_us - x->s->window_start_us, *gaps = NULL;
 	int64_t thr = 0, *d = NULL;
-	size_t i, l, nr = 0, rcap = 0, keep = budget / 2 ? budget / 2 : 1;
+	size_t i, l, nr = 0, rcap = 0, keep = budget / 2 ? budget / 2 : 1, *noff = NULL;
 	mrun *run = NULL;
 	uint32_t *cur = NULL;  /* per lane: its open run + 1, 0 none */
+	uint32_t nstr = pt_strtab_count(st->strs);
 
 	if (st->n > budget && budget) {
 		d = x_malloc(st->n * sizeof(*d));
@@ -502,15 +513,28 @@ static void raw_slices(tw *w, size_t k, const pt_store *st, size_t budget)
 		d = NULL;
 	}
 	cur = x_calloc(st->nlanes ? st->nlanes : 1, sizeof(*cur));
-	if (!cur)
+	/* The kept events' names are copied into w->names, once per name of
+	 * the store (noff: its offset + 1 there, 0 not yet), so that the
+	 * store can be freed before the file is written. */
+	noff = x_calloc(nstr ? nstr : 1, sizeof(*noff));
+	if (!cur || !noff)
 		goto oom;
 	for (i = 0; i < st->n; i++) {
 		const pt_event *e = &st->ev[i];
 		double a = (double)e->ts / 1e3 + off, du = (double)e->dur / 1e3;
 		mrun *r;
 		if (e->dur >= thr) {
-			const char *nm = pt_strtab_get(st->strs, e->name, NULL);
-			add(w, w->pid[k], T_RAW + e->lane, a, du, nm ? nm : "", raw_cat(e->kind));
+			slice *sl = add(w, w->pid[k], T_RAW + e->lane, a, du, "", raw_cat(e->kind));
+			if (sl && e->name < nstr) {
+				if (!noff[e->name]) {
+					size_t len = 0;
+					const char *nm = pt_strtab_get(st->strs, e->name, &len);
+					noff[e->name] = w->names.len + 1;
+					pt_sb_add(&w->names, nm ? nm : "", nm ? len : 0);
+					pt_sb_addc(&w->names, 0);
+				}
+				sl->oname = noff[e->name] - 1;
+			}
 			continue;
 		}
 		r = cur[e->lane] ? &run[cur[e->lane] - 1] : NULL;
@@ -565,14 +589,15 @@ static void raw_slices(tw *w, size_t k, const pt_store *st, size_t budget)
 		else
 			snprintf(buf, sizeof(buf), "raw: thread %lld%s%s", (long long)ln->tid,
 				 tn ? " " : "", tn ? tn : "");
-		put_meta(w, "thread_name", w->pid[k], T_RAW + (int64_t)l, "name", buf, 0);
-		put_meta(w, "thread_sort_index", w->pid[k], T_RAW + (int64_t)l, "sort_index", NULL,
-			 (long long)(T_RAW + l));
+		put_meta_to(meta, "thread_name", w->pid[k], T_RAW + (int64_t)l, "name", buf, 0);
+		put_meta_to(meta, "thread_sort_index", w->pid[k], T_RAW + (int64_t)l, "sort_index",
+			    NULL, (long long)(T_RAW + l));
 	}
 	goto out;
 oom:
 	w->oom = 1;
 out:
+	x_free(noff);
 	x_free(gaps);
 	x_free(cur);
 	x_free(run);
@@ -581,58 +606,65 @@ out:
 
 /* ---- the file ------------------------------------------------------------ */
 
-static int gzip_to(const pt_sb *in, pt_sb *out)
-{
-	z_stream z;
-	int rc;
+struct pt_tlw {
+	tw w;
+	char *generator;       /* owned */
+	double lo, hi;         /* the windows' extent on the job clock */
+	size_t budget;         /* raw slices per worker */
+	pt_sb *rawmeta;        /* per worker: its raw lanes' names, added with them */
+};
 
-	memset(&z, 0, sizeof(z));
-	/* Level 1: 1,000 workers' 5.9 MB of JSON deflate in 0.05 s to 0.55 MB,
-	 * level 6 in 0.10 s to 0.42 MB (gzip -1 / -6, same bytes); the file
-	 * is written on the master's critical path. */
-	if (deflateInit2(&z, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -1;
-	out->len = 0;
-	z.next_in = (Bytef *)in->buf;
-	z.avail_in = (uInt)in->len;
-	/* deflateBound is a safe size for one call. */
-	{
-		uLong cap = deflateBound(&z, (uLong)in->len);
-		char *b = x_malloc(cap);
-		if (!b) {
-			deflateEnd(&z);
+/* Deflate what w->out holds into gz and empty w->out; finish: end the
+ * stream.  Level 1: 1,000 workers' 5.9 MB of JSON deflate in 0.05 s to
+ * 0.55 MB, level 6 in 0.10 s to 0.42 MB (gzip -1 / -6, same bytes); the
+ * file is written on the master's critical path.  In pieces of about
+ * 1 MiB, so that the JSON of 2 M raw slices (~200 MB) is never whole. */
+static int drain(tw *w, z_stream *z, pt_sb *gz, int finish)
+{
+	int rc = Z_OK;
+
+	z->next_in = (Bytef *)w->out.buf;
+	z->avail_in = (uInt)w->out.len;
+	for (;;) {
+		if (gz->cap - gz->len < 65536 && X_GROW(gz->buf, gz->cap, gz->len + 65536))
 			return -1;
-		}
-		z.next_out = (Bytef *)b;
-		z.avail_out = (uInt)cap;
-		rc = deflate(&z, Z_FINISH);
-		x_free(out->buf);
-		out->buf = b;
-		out->cap = cap;
-		out->len = cap - z.avail_out;
+		z->next_out = (Bytef *)gz->buf + gz->len;
+		z->avail_out = (uInt)(gz->cap - gz->len);
+		rc = deflate(z, finish ? Z_FINISH : Z_NO_FLUSH);
+		gz->len = gz->cap - z->avail_out;
+		if (rc == Z_STREAM_ERROR)
+			return -1;
+		if (finish ? rc == Z_STREAM_END : z->avail_in == 0 && z->avail_out > 0)
+			break;
 	}
-	deflateEnd(&z);
-	return rc == Z_STREAM_END ? 0 : -1;
+	w->out.len = 0;
+	return 0;
 }
 
-int pt_timeline_write(const pt_report *r, const pt_tl_raw *raw, size_t nraw,
-		      const pt_tl_write_options *opt, const char *path, pt_error *err)
+pt_tlw *pt_tlw_new(const pt_report *r, const char *const *ids, size_t nids,
+		   const pt_tl_write_options *opt, pt_error *err)
 {
 	const pt_timeline *t = pt_report_timeline(r);
-	tw w;
-	pt_sb gz = {0};
-	size_t k, i, budget, nmatch = 0;
-	double lo = INFINITY, hi = -INFINITY, mn = 0;
-	int unique = 1, rc;
+	pt_tlw *x = NULL;
+	tw *w;
+	size_t k, i, nmatch = 0;
+	int unique = 1;
 
-	memset(&w, 0, sizeof(w));
-	pt_error_subject(err, path);
-	if (!t)
-		return pt_error_set(err, PT_EINVAL, -1, "the report has no timeline");
-	w.r = r;
-	w.t = t;
-	w.pid = x_malloc((t->nw ? t->nw : 1) * sizeof(*w.pid));
-	if (!w.pid)
+	if (!t) {
+		pt_error_set(err, PT_EINVAL, -1, "the report has no timeline");
+		return NULL;
+	}
+	x = x_calloc(1, sizeof(*x));
+	if (!x)
+		goto oom;
+	x->lo = INFINITY;
+	x->hi = -INFINITY;
+	w = &x->w;
+	w->r = r;
+	w->t = t;
+	w->pid = x_malloc((t->nw ? t->nw : 1) * sizeof(*w->pid));
+	x->rawmeta = x_calloc(t->nw ? t->nw : 1, sizeof(*x->rawmeta));
+	if (!w->pid || !x->rawmeta)
 		goto oom;
 	/* pid = rank + 1 when the ranks are known and distinct (rank 0 would be
 	 * pid 0, the kernel's idle task to some viewers), else position + 1. */
@@ -640,88 +672,172 @@ int pt_timeline_write(const pt_report *r, const pt_tl_raw *raw, size_t nraw,
 		if (t->w[k].s->rank < 0 || (k && t->w[k].s->rank == t->w[k - 1].s->rank))
 			unique = 0;
 	for (k = 0; k < t->nw; k++)
-		w.pid[k] = unique ? t->w[k].s->rank + 1 : (int64_t)k + 1;
+		w->pid[k] = unique ? t->w[k].s->rank + 1 : (int64_t)k + 1;
 	for (k = 0; k < t->nw; k++) {
-		worker_slices(&w, k, &lo, &hi);
-		span_slices(&w, k);
+		worker_slices(w, k, &x->lo, &x->hi);
+		span_slices(w, k);
 	}
-	instance_slices(&w);
+	instance_slices(w);
 	if (t->nw)
-		finding_slices(&w, lo, hi);
-	/* Raw events: each worker gets an equal share of the bound. */
-	for (i = 0; i < nraw; i++)
+		finding_slices(w, x->lo, x->hi);
+	if (w->oom)
+		goto oom;
+	/* Raw events: each worker's trace gets an equal share of the bound. */
+	for (i = 0; i < nids; i++)
 		for (k = 0; k < t->nw; k++)
-			nmatch += raw[i].st && !strcmp(raw[i].id, t->w[k].s->worker);
-	budget = opt && opt->max_raw_events ? opt->max_raw_events : DEFAULT_RAW;
-	budget = nmatch ? budget / nmatch : budget;
-	pt_sb_adds(&w.out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":");
-	pt_sb_add_json_str(&w.out, opt && opt->generator ? opt->generator : "perftracker",
-			   strlen(opt && opt->generator ? opt->generator : "perftracker"));
-	pt_sb_adds(&w.out, ",\"clock\":");
+			nmatch += ids[i] && !strcmp(ids[i], t->w[k].s->worker);
+	x->budget = opt && opt->max_raw_events ? opt->max_raw_events : DEFAULT_RAW;
+	x->budget = nmatch ? x->budget / nmatch : x->budget;
+	if (opt && opt->generator && !(x->generator = x_strndup(opt->generator, strlen(opt->generator))))
+		goto oom;
+	return x;
+oom:
+	pt_tlw_free(x);
+	pt_error_set(err, PT_ENOMEM, -1, "out of memory making the timeline");
+	return NULL;
+}
+
+int pt_tlw_add_raw(pt_tlw *x, const char *id, const pt_store *st)
+{
+	const pt_timeline *t = x->w.t;
+	int oom = 0;
+
+	for (size_t k = 0; st && id && k < t->nw; k++)
+		if (!strcmp(id, t->w[k].s->worker)) {
+			raw_slices(&x->w, k, st, x->budget, &x->rawmeta[k]);
+			oom |= x->rawmeta[k].oom;
+		}
+	return oom || x->w.oom || x->w.names.oom ? PT_ENOMEM : PT_OK;
+}
+
+int pt_tlw_finish(pt_tlw *x, const char *path, pt_error *err)
+{
+	tw *w = &x->w;
+	const pt_timeline *t = w->t;
+	const char *gen;
+	z_stream z;
+	int zinit = 0, rc;
+	pt_sb gz = {0};
+	size_t k, i;
+	double mn = 0;
+
+	pt_error_subject(err, path);
+	memset(&z, 0, sizeof(z));
+	gen = x->generator ? x->generator : "perftracker";
+	pt_sb_adds(&w->out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":");
+	pt_sb_add_json_str(&w->out, gen, strlen(gen));
+	pt_sb_adds(&w->out, ",\"clock\":");
 	{
 		char buf[600];
 		snprintf(buf, sizeof(buf), "us on %s's clock from its window start, lockstep offsets "
 			 "applied, plus base_us", t->nw ? t->w[t->ref].id : "");
-		pt_sb_add_json_str(&w.out, buf, strlen(buf));
+		pt_sb_add_json_str(&w->out, buf, strlen(buf));
 	}
-	pt_sb_adds(&w.out, "},\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-	pt_sb_add_i64(&w.out, FINDINGS_PID);
-	pt_sb_adds(&w.out, ",\"tid\":0,\"args\":{\"name\":\"PerfTracker findings\"}}");
-	put_meta(&w, "process_sort_index", FINDINGS_PID, 0, "sort_index", NULL, -1);
+	pt_sb_adds(&w->out, "},\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+	pt_sb_add_i64(&w->out, FINDINGS_PID);
+	pt_sb_adds(&w->out, ",\"tid\":0,\"args\":{\"name\":\"PerfTracker findings\"}}");
+	put_meta(w, "process_sort_index", FINDINGS_PID, 0, "sort_index", NULL, -1);
 	for (i = 0; i < t->nf; i++) {
 		char buf[64];
 		snprintf(buf, sizeof(buf), "finding %zu", t->f[i].index + 1);
-		put_meta(&w, "thread_name", FINDINGS_PID, (int64_t)t->f[i].index + 1, "name", buf, 0);
+		put_meta(w, "thread_name", FINDINGS_PID, (int64_t)t->f[i].index + 1, "name", buf, 0);
 	}
 	for (k = 0; k < t->nw; k++) {
-		const pt_tl_worker *x = &t->w[k];
-		const pt_summary *s = x->s;
+		const pt_tl_worker *y = &t->w[k];
+		const pt_summary *s = y->s;
 		char buf[600];
 		size_t ch;
-		pt_tl_label(x, buf, sizeof(buf) - 16);
-		if (!x->aligned)
+		pt_tl_label(y, buf, sizeof(buf) - 16);
+		if (!y->aligned)
 			strcat(buf, ", not aligned");
-		put_meta(&w, "process_name", w.pid[k], 0, "name", buf, 0);
-		put_meta(&w, "process_sort_index", w.pid[k], 0, "sort_index", NULL, (long long)k);
-		put_meta(&w, "thread_name", w.pid[k], T_STEPS, "name", "steps", 0);
-		put_meta(&w, "thread_name", w.pid[k], T_SPANS, "name", "main thread", 0);
-		put_meta(&w, "thread_name", w.pid[k], T_GPU, "name", "GPU compute", 0);
-		put_meta(&w, "thread_name", w.pid[k], T_LATE, "name", "lockstep: late (it came last)", 0);
-		put_meta(&w, "thread_name", w.pid[k], T_WAIT, "name", "lockstep: waits for the last", 0);
-		put_meta(&w, "thread_name", w.pid[k], T_SLOW, "name", "slow steps", 0);
+		put_meta(w, "process_name", w->pid[k], 0, "name", buf, 0);
+		put_meta(w, "process_sort_index", w->pid[k], 0, "sort_index", NULL, (long long)k);
+		put_meta(w, "thread_name", w->pid[k], T_STEPS, "name", "steps", 0);
+		put_meta(w, "thread_name", w->pid[k], T_SPANS, "name", "main thread", 0);
+		put_meta(w, "thread_name", w->pid[k], T_GPU, "name", "GPU compute", 0);
+		put_meta(w, "thread_name", w->pid[k], T_LATE, "name", "lockstep: late (it came last)", 0);
+		put_meta(w, "thread_name", w->pid[k], T_WAIT, "name", "lockstep: waits for the last", 0);
+		put_meta(w, "thread_name", w->pid[k], T_SLOW, "name", "slow steps", 0);
 		for (ch = 0; ch < s->ncoll_chans; ch++) {
 			int gpu = !strncmp(s->coll_chans[ch], "nccl:", 5);
 			const char *c = strchr(s->coll_chans[ch], ':');
 			int64_t tid = (gpu ? T_CHAN : 2 * T_CHAN) + (c ? strtol(c + 1, NULL, 10) : 0);
 			snprintf(buf, sizeof(buf), "collectives %s", s->coll_chans[ch]);
-			put_meta(&w, "thread_name", w.pid[k], tid, "name", buf, 0);
+			put_meta(w, "thread_name", w->pid[k], tid, "name", buf, 0);
 		}
-		for (i = 0; i < nraw; i++)
-			if (raw[i].st && !strcmp(raw[i].id, s->worker))
-				raw_slices(&w, k, raw[i].st, budget);
+		pt_sb_add(&w->out, x->rawmeta[k].buf, x->rawmeta[k].len);
+		pt_sb_free(&x->rawmeta[k]);
 	}
-	if (w.oom)
+	if (w->oom)
 		goto oom;
-	make_nested(&w);
-	for (i = 0; i < w.n; i++)
-		mn = fmin(mn, w.v[i].ts);
-	w.base = mn < 0 ? -mn : 0;
-	put_slices(&w);
-	pt_sb_adds(&w.out, "\n]}\n");
-	if (w.oom || w.out.oom || w.args.oom || w.names.oom)
+	make_nested(w);
+	for (i = 0; i < w->n; i++)
+		mn = fmin(mn, w->v[i].ts);
+	w->base = mn < 0 ? -mn : 0;
+	if (deflateInit2(&z, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		goto oom;
-	if (gzip_to(&w.out, &gz))
+	zinit = 1;
+	w->z = &z;
+	w->gz = &gz;
+	put_slices(w);
+	pt_sb_adds(&w->out, "\n]}\n");
+	if (w->oom || w->out.oom || w->args.oom || w->names.oom || drain(w, &z, &gz, 1))
 		goto oom;
 	rc = pt_file_write_atomic(path, gz.buf, gz.len, 0644, PT_FILE_DURABLE, err);
 	goto out;
 oom:
 	rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory writing the timeline");
 out:
+	if (zinit)
+		deflateEnd(&z);
 	pt_sb_free(&gz);
-	pt_sb_free(&w.out);
-	pt_sb_free(&w.args);
-	pt_sb_free(&w.names);
-	x_free(w.pid);
-	x_free(w.v);
+	pt_tlw_free(x);
+	return rc;
+}
+
+void pt_tlw_free(pt_tlw *x)
+{
+	if (!x)
+		return;
+	for (size_t k = 0; x->rawmeta && k < x->w.t->nw; k++)
+		pt_sb_free(&x->rawmeta[k]);
+	x_free(x->rawmeta);
+	x_free(x->generator);
+	pt_sb_free(&x->w.out);
+	pt_sb_free(&x->w.args);
+	pt_sb_free(&x->w.names);
+	x_free(x->w.pid);
+	x_free(x->w.v);
+	x_free(x);
+}
+
+int pt_timeline_write(const pt_report *r, const pt_tl_raw *raw, size_t nraw,
+		      const pt_tl_write_options *opt, const char *path, pt_error *err)
+{
+	const char **ids = NULL;
+	pt_tlw *x = NULL;
+	size_t i;
+	int rc;
+
+	pt_error_subject(err, path);
+	ids = x_calloc(nraw ? nraw : 1, sizeof(*ids));
+	if (!ids)
+		return pt_error_set(err, PT_ENOMEM, -1, "out of memory writing the timeline");
+	for (i = 0; i < nraw; i++)
+		ids[i] = raw[i].st ? raw[i].id : NULL;
+	x = pt_tlw_new(r, ids, nraw, opt, err);
+	if (!x) {
+		rc = err ? err->code : PT_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nraw; i++)
+		if (pt_tlw_add_raw(x, raw[i].id, raw[i].st)) {
+			pt_tlw_free(x);
+			rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory writing the timeline");
+			goto out;
+		}
+	rc = pt_tlw_finish(x, path, err);
+out:
+	x_free(ids);
 	return rc;
 }
