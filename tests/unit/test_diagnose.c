@@ -25,6 +25,7 @@
 #include "report/page.h"
 #include "report/report.h"
 #include "util/json.h"
+#include "testutil.h"
 
 /* ---- builders ------------------------------------------------------------ */
 
@@ -787,16 +788,6 @@ static void test_duplicate_ids(void **state)
  * PerfDisplay page (index.html), and report.json stays valid JSON with the
  * name intact. */
 #define EVIL "</script><script>alert(1)</script>\"\\\n\xe2\x82\xac\xff"
-static size_t count(const char *hay, const char *needle)
-{
-	size_t n = 0;
-
-	while ((hay = strstr(hay, needle))) {
-		n++;
-		hay++;
-	}
-	return n;
-}
 
 static void test_hostile_name(void **state)
 {
@@ -820,9 +811,9 @@ static void test_hostile_name(void **state)
 	assert_int_equal(pt_page_render("{}", 2, &empty, &err), PT_OK);
 	/* Exactly the template's own </script> tags: the name (in the GPU
 	 * Compute section, the finding and the display heatmap) adds none. */
-	assert_int_equal(count(page.buf, "</script>"), count(empty.buf, "</script>"));
+	assert_int_equal(tu_count(page.buf, "</script>"), tu_count(empty.buf, "</script>"));
 	assert_null(strstr(page.buf, "<script>alert"));
-	assert_int_equal(count(page.buf, "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"), 4);
+	assert_int_equal(tu_count(page.buf, "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"), 4);
 	doc = pt_json_parse(sb.buf, sb.len, &err);
 	assert_non_null(doc);
 	k = pt_json_get(pt_json_get(pt_json_get(doc, "GPU Compute"), "detailed report"), "b.json");

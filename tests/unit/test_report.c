@@ -224,35 +224,6 @@ static void test_text_json(void **state)
 	pt_report_free(r);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *b;
-	long n;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b = malloc((size_t)n + 1);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	b[n] = 0;
-	fclose(f);
-	return b;
-}
-
-/* Count the occurrences of needle in hay. */
-static size_t count(const char *hay, const char *needle)
-{
-	size_t n = 0;
-
-	while ((hay = strstr(hay, needle))) {
-		n++;
-		hay++;
-	}
-	return n;
-}
-
 static void test_write_dir(void **state)
 {
 	char dir[] = "/tmp/pt_test_report_XXXXXX", sub[256], path[300];
@@ -270,7 +241,7 @@ static void test_write_dir(void **state)
 	pt_error_clear(&err);
 	assert_int_equal(pt_report_write_dir(r, sub, &err), PT_OK);
 	snprintf(path, sizeof(path), "%s/PerfDisplay/report.json", sub);
-	txt = slurp(path);
+	txt = tu_read_file(path, NULL);
 	pt_report_json(pt_report_root_c(r), 0, &sb);
 	pt_sb_addc(&sb, '\n');
 	assert_string_equal(txt, sb.buf);
@@ -278,7 +249,7 @@ static void test_write_dir(void **state)
 	/* index.html is the PerfDisplay page made from that very report.json. */
 	assert_int_equal(pt_page_render(sb.buf, sb.len, &page, &err), PT_OK);
 	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", sub);
-	txt = slurp(path);
+	txt = tu_read_file(path, NULL);
 	assert_string_equal(txt, page.buf);
 	assert_non_null(strstr(txt, "<script type=\"application/json\" id=\"pt-report\">{\"GPU Compute\":{\"k\":0.25},"));
 	assert_non_null(strstr(txt, "\"findings\":[{\"rank\":1,\"category\":\"Steps\","
@@ -290,7 +261,7 @@ static void test_write_dir(void **state)
 	snprintf(path, sizeof(path), "%s/PerfDisplay/app.py", sub);
 	assert_int_equal(stat(path, &st), 0);
 	assert_true(st.st_mode & S_IXUSR);
-	txt = slurp(path);
+	txt = tu_read_file(path, NULL);
 	assert_non_null(strstr(txt, "http.server"));
 	free(txt);
 	/* Written again over the old files; nothing but the three files left. */
@@ -360,9 +331,9 @@ static void test_write_dir_failure_keeps_pair(void **state)
 	pt_error_clear(&err);
 	assert_int_equal(pt_report_write_dir(r1, dir, &err), PT_OK);
 	snprintf(path, sizeof(path), "%s/PerfDisplay/report.json", dir);
-	old_json = slurp(path);
+	old_json = tu_read_file(path, NULL);
 	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", dir);
-	old_page = slurp(path);
+	old_page = tu_read_file(path, NULL);
 	assert_true(strlen(old_json) < 16384);
 	assert_true(pt_page_template_size() > 32768);
 	/* Files may grow to 16 KiB: the report fits, the page does not. */
@@ -378,11 +349,11 @@ static void test_write_dir_failure_keeps_pair(void **state)
 	assert_int_equal(rc, PT_EIO);
 	assert_non_null(strstr(err.subject, "index.html"));
 	snprintf(path, sizeof(path), "%s/PerfDisplay/report.json", dir);
-	txt = slurp(path);
+	txt = tu_read_file(path, NULL);
 	assert_string_equal(txt, old_json);
 	free(txt);
 	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", dir);
-	txt = slurp(path);
+	txt = tu_read_file(path, NULL);
 	assert_string_equal(txt, old_page);
 	free(txt);
 	/* No temporary file left behind. */
@@ -419,17 +390,17 @@ static void test_page_escapes_names(void **state)
 	pt_error_clear(&err);
 	assert_int_equal(pt_report_write_dir(r, dir, &err), PT_OK);
 	snprintf(path, sizeof(path), "%s/PerfDisplay/index.html", dir);
-	txt = slurp(path);
+	txt = tu_read_file(path, NULL);
 	assert_non_null(strstr(txt, "id=\"pt-report\">{\"\\u003c/script\\u003e\":\"a\\u003cb\\u003e"
 				    "\\u0026c\\u003c/SCRIPT\\u003e\\u003c!--\",\"n\":[0.5]}</script>"));
 	assert_null(strstr(txt, "a<b>"));
 	assert_null(strstr(txt, "<!--\""));
 	assert_int_equal(pt_page_render("{}", 2, &empty, &err), PT_OK);
-	assert_int_equal(count(txt, "</script"), count(empty.buf, "</script"));
-	assert_int_equal(count(txt, "</SCRIPT"), count(empty.buf, "</SCRIPT"));
+	assert_int_equal(tu_count(txt, "</script"), tu_count(empty.buf, "</script"));
+	assert_int_equal(tu_count(txt, "</SCRIPT"), tu_count(empty.buf, "</SCRIPT"));
 	free(txt);
 	snprintf(path, sizeof(path), "%s/PerfDisplay/report.json", dir);
-	txt = slurp(path);
+	txt = tu_read_file(path, NULL);
 	assert_string_equal(txt, "{\n    \"</script>\": \"a<b>&c</SCRIPT><!--\",\n    \"n\": [\n"
 				 "        0.5\n    ]\n}\n");
 	free(txt);

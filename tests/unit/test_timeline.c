@@ -129,32 +129,6 @@ static char *slurp_gz(const char *path, size_t *len)
 	return b;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *b;
-	long n;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b = malloc((size_t)n + 1);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
-
-static size_t count(const char *hay, const char *needle)
-{
-	size_t n = 0;
-
-	for (const char *p = hay; (p = strstr(p, needle)); p++)
-		n++;
-	return n;
-}
-
 /* The raw events of all 8 workers: pt_timeline_write with every store
  * held, and the writer in steps with each store freed right after it is
  * added (ASan sees a name read from a freed store).  Both files the same
@@ -196,8 +170,8 @@ static void check_steps(pt_report *r, size_t max_raw, const char *dir)
 		pt_store_free(&one);
 	}
 	assert_int_equal(pt_tlw_finish(w, b, &err), PT_OK);
-	ta = slurp(a, &la);
-	tb = slurp(b, &lb);
+	ta = tu_read_file(a, &la);
+	tb = tu_read_file(b, &lb);
 	/* the share is over the 8 traces that name a worker, not the 9th:
 	 * the same in both */
 	assert_int_equal(la, lb);
@@ -207,14 +181,14 @@ static void check_steps(pt_report *r, size_t max_raw, const char *dir)
 	if (!max_raw)
 		assert_true(lj > (2u << 20));
 	assert_non_null(strstr(json, "\"generator\":\"perftracker test\""));
-	assert_true(count(json, "\"ph\":\"X\"") > (max_raw ? 4000 / 2 : 19000));
+	assert_true(tu_count(json, "\"ph\":\"X\"") > (max_raw ? 4000 / 2 : 19000));
 	/* every worker's raw lanes named, once */
-	assert_int_equal(count(json, "\"name\":\"raw: "), nlanes);
+	assert_int_equal(tu_count(json, "\"name\":\"raw: "), nlanes);
 	if (max_raw)
-		assert_true(count(json, "short events\"") > 0);
+		assert_true(tu_count(json, "short events\"") > 0);
 	else
-		assert_int_equal(count(json, "short events\""), 0);
-	assert_true(count(json, "\"cat\":\"raw kernel\"") > 0);
+		assert_int_equal(tu_count(json, "short events\""), 0);
+	assert_true(tu_count(json, "\"cat\":\"raw kernel\"") > 0);
 	assert_int_equal(json[lj - 1], '\n');
 	free(json);
 	free(tb);

@@ -1,6 +1,7 @@
 /*
  * testutil.h - helpers the unit tests share for their fixtures on disk: a
- * fresh temporary folder, removing it again, writing a small text file.
+ * fresh temporary folder, removing it again, writing a small text file,
+ * reading one back whole, counting a string in it.
  * Each fails the running cmocka test when it cannot do its job.  Include
  * after <cmocka.h> (and its prerequisites).
  */
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Create /tmp/<name>.XXXXXX; its path goes to dir (cap bytes). */
 static inline void tu_tmpdir(char *dir, size_t cap, const char *name)
@@ -40,6 +42,41 @@ static inline void tu_write_text(const char *path, const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
+}
+
+/* The whole file at path, NUL-terminated (the caller frees it); its
+ * length to *len when len is not NULL. */
+static inline char *tu_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *b;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+	b = malloc((size_t)n + 1);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+	b[n] = 0;
+	fclose(f);
+	if (len)
+		*len = (size_t)n;
+	return b;
+}
+
+/* How often needle occurs in hay, overlaps counted. */
+static inline size_t tu_count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay++;
+	}
+	return n;
 }
 
 /* CLOCK_REALTIME in ns: the traces' and the samples' clock. */
