@@ -206,6 +206,7 @@ int cmd_analyze(int argc, char **argv)
 	const pt_opt opts[] = {
 		PT_OPT_INCLUDE(cli_diag_output_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_timeline_opts, &d, NULL),
+		PT_OPT_INCLUDE(cli_diag_raw_opts, &d, NULL),
 		PT_OPT_FLAG(0, "timeline-raw", PT_TO(&tl_raw),
 			    "put the traces' own events into timeline.json.gz (read a\n"
 			    "second time; compacted to docs/display.md's bound)"),

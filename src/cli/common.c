@@ -169,7 +169,20 @@ void cli_pipeline_options(const cli_diag *d, pt_pipeline_options *o)
 	o->timeline = !d->no_timeline;
 	o->raw = d->raw;
 	o->nraw = d->nraw;
+	o->max_raw_bytes = d->max_raw_mb < 0 ? 0 : d->max_raw_mb == 0 ? UINT64_MAX
+			   : (uint64_t)d->max_raw_mb * 1000000;
 	o->generator = "perftracker " PT_VERSION;
+}
+
+void cli_raw_note(const pt_pipeline_result *res, const char *run_dir)
+{
+	if (res->raw_used >= res->raw_named)
+		return;
+	fprintf(stderr, "perftracker: the timeline has the raw events of %zu of %zu traces "
+		"(%.0f of %.0f MB, the workers the findings name first); 'perftracker timeline "
+		"%s --max-raw-mb 0' adds the others\n", res->raw_used, res->raw_named,
+		(double)res->raw_used_bytes / 1e6, (double)res->raw_named_bytes / 1e6,
+		run_dir ? run_dir : "RUN_DIR");
 }
 
 int cli_report(const cli_diag *d, pt_summary *const *s, size_t n, pt_pipeline_hook_fn *hook,
@@ -191,6 +204,7 @@ int cli_report(const cli_diag *d, pt_summary *const *s, size_t n, pt_pipeline_ho
 	}
 	if (res.warning)
 		warning("%s", res.warning);
+	cli_raw_note(&res, d->outdir);
 	t = cli_now();
 	if (!d->quiet && (fwrite(res.text.buf, 1, res.text.len, stdout) != res.text.len ||
 			  fflush(stdout))) {

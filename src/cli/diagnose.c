@@ -32,6 +32,14 @@ const pt_opt cli_diag_timeline_opts[] = {
 	PT_OPT_END(),
 };
 
+/* Shared by analyze, the trigger and timeline: the commands with raw traces. */
+const pt_opt cli_diag_raw_opts[] = {
+	PT_OPT_INT_RANGE(0, "max-raw-mb", PT_AT(cli_diag, max_raw_mb), "N", 0, 1000000000,
+			 "raw traces read for the timeline, in MB (2000; 0: all); the\n"
+			 "workers the findings name first"),
+	PT_OPT_END(),
+};
+
 const pt_opt cli_diag_run_opts[] = {
 	PT_OPT_INT('j', "jobs", PT_AT(cli_diag, jobs), "N",
 		   "threads reading/summarising files (default: online CPUs)"),
@@ -97,6 +105,7 @@ void cli_diag_init(cli_diag *d)
 	memset(d, 0, sizeof(*d));
 	pt_diag_options_default(&d->opt);
 	d->max_findings = SIZE_MAX;
+	d->max_raw_mb = -1;
 }
 
 /* ---- perftracker diagnose ------------------------------------------------ */

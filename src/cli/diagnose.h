@@ -30,19 +30,27 @@ typedef struct cli_diag {
 	char *const *raw;      /* raw traces whose events go into the timeline */
 	size_t nraw;
 	int no_timeline;       /* --no-timeline: no PerfDisplay/timeline.json.gz */
+	long max_raw_mb;       /* --max-raw-mb: raw trace MB read for it (-1: the
+	                          default, 0: all) */
 } cli_diag;
 
 enum { CLI_FMT_TEXT, CLI_FMT_JSON };
 
 void cli_diag_init(cli_diag *d);
+/* After pt_pipeline_timeline: one line on stderr when raw traces were
+ * left out for max_raw_bytes, naming how to add them (run_dir: the
+ * folder `perftracker timeline` takes). */
+void cli_raw_note(const pt_pipeline_result *res, const char *run_dir);
 /* The diagnosis options as option tables (util/opts.h) for PT_OPT_INCLUDE
  * with a cli_diag *: -o DIR (not the trigger's: its run folder is the
- * output); --no-timeline (analyze, diagnose, the trigger); -j, -q, --time
+ * output); --no-timeline (analyze, diagnose, the trigger); --max-raw-mb
+ * (cli_diag_raw_opts: analyze, the trigger, timeline); -j, -q, --time
  * (compare's and timeline's too); the thresholds (cli_diag_opts; timeline's
  * too) and the text report's form (cli_diag_text_opts: analyze, diagnose,
  * the trigger). */
 extern const pt_opt cli_diag_output_opts[];
 extern const pt_opt cli_diag_timeline_opts[];
+extern const pt_opt cli_diag_raw_opts[];
 extern const pt_opt cli_diag_run_opts[];
 extern const pt_opt cli_diag_opts[];
 extern const pt_opt cli_diag_text_opts[];

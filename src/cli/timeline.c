@@ -56,6 +56,7 @@ int cmd_timeline(int argc, char **argv)
 		PT_OPT_FLAG(0, "no-raw", PT_TO(&noraw), "leave the raw traces' events out"),
 		PT_OPT_INT(0, "max-raw-events", PT_TO(&maxraw), "N",
 			   "raw events kept over all workers (2000000)"),
+		PT_OPT_INCLUDE(cli_diag_raw_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_run_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),
 		PT_OPT_END(),
@@ -137,13 +138,14 @@ int cmd_timeline(int argc, char **argv)
 	}
 	if (res.warning)
 		warning("%s", res.warning);
+	cli_raw_note(&res, argv[1]);
 	if (d.time)
 		fprintf(stderr, "perftracker: time: timeline %.3f s (raw traces read included)\n",
 			res.timeline_seconds);
 	if (!d.quiet)
 		printf("perftracker: wrote %s/PerfDisplay/timeline.json.gz (%zu workers%s); open it in "
 		       "https://ui.perfetto.dev (Open trace file) or chrome://tracing\n", out,
-		       pt_report_timeline(rep)->nw, o.nraw ? ", with their raw events" : "");
+		       pt_report_timeline(rep)->nw, res.raw_used ? ", with their raw events" : "");
 	rc = 0;
 out:
 	free(res.warning);

@@ -415,6 +415,7 @@ int cmd_trigger(int argc, char **argv)
 		/* The diagnosis options, less -o: the run directory is the output. */
 		PT_OPT_INCLUDE(cli_diag_run_opts, &d, "diagnosis options (--auto-analyze):"),
 		PT_OPT_INCLUDE(cli_diag_timeline_opts, &d, NULL),
+		PT_OPT_INCLUDE(cli_diag_raw_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_text_opts, &d, NULL),
 		PT_OPT_END(),

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "../report/timeline.h"
 #include "../trace/any.h"
@@ -131,10 +132,11 @@ static void render(const pt_pipeline_options *o, const pt_report *rep, pt_sb *sb
 	}
 }
 
-/* The raw traces read in parallel, a batch at a time: st[i] for raw[base
- * + i], ok[i] whether it could be read, msg[i] why not. */
+/* The raw traces read in parallel, a batch at a time: st[i] for
+ * paths[sel[base + i]], ok[i] whether it could be read, msg[i] why not. */
 typedef struct rawjob {
 	char *const *paths;
+	const size_t *sel;
 	size_t base;
 	pt_store *st;
 	unsigned char *ok;
@@ -153,7 +155,7 @@ static void read_raw(void *ctx, size_t i)
 		snprintf(j->msg[i], sizeof(j->msg[i]), "out of memory");
 		return;
 	}
-	if (pt_trace_read_any(j->paths[j->base + i], &j->st[i], NULL, &e) != PT_OK) {
+	if (pt_trace_read_any(j->paths[j->sel[j->base + i]], &j->st[i], NULL, &e) != PT_OK) {
 		snprintf(j->msg[i], sizeof(j->msg[i]), "%s", e.msg);
 		pt_store_free(&j->st[i]);
 		return;
@@ -169,13 +171,118 @@ static const char *raw_id(const char *path)
 	return b ? b + 1 : path;
 }
 
+/* The raw traces to read, by the rule of pt_pipeline_options.max_raw_bytes. */
+typedef struct rawpick {
+	size_t i, k;      /* the trace, its worker */
+	int prio;         /* 0 a finding names it, 1 straggler, 2 reference, 3 other */
+	uint64_t bytes;
+} rawpick;
+
+typedef struct wname {
+	const char *name;
+	size_t k;
+} wname;
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const wname *)a)->name, ((const wname *)b)->name);
+}
+
+static int by_prio(const void *a, const void *b)
+{
+	const rawpick *x = a, *y = b;
+
+	if (x->prio != y->prio)
+		return x->prio - y->prio;
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* sel[0..*nsel): the indices into o->raw to read, ascending; res->raw_*
+ * set.  PT_ENOMEM. */
+static int pick_raw(const pt_pipeline_options *o, const pt_timeline *t, size_t *sel,
+		    size_t *nsel, pt_pipeline_result *res)
+{
+	uint64_t bound = o->max_raw_bytes ? o->max_raw_bytes : PT_PIPELINE_RAW_BYTES;
+	wname *byname = x_malloc((t->nw ? t->nw : 1) * sizeof(*byname));
+	int *prio = x_malloc((t->nw ? t->nw : 1) * sizeof(*prio));
+	rawpick *c = x_malloc((o->nraw ? o->nraw : 1) * sizeof(*c));
+	size_t i, k, n = 0;
+	int rc = PT_ENOMEM;
+
+	*nsel = 0;
+	if (!byname || !prio || !c)
+		goto out;
+	for (k = 0; k < t->nw; k++) {
+		byname[k].name = t->w[k].s->worker;
+		byname[k].k = k;
+		prio[k] = k == t->ref ? 2 : 3;
+		if (t->w[k].straggler)
+			prio[k] = 1;
+	}
+	for (i = 0; i < t->nf; i++)
+		for (k = 0; k < t->f[i].nw; k++)
+			prio[t->f[i].w[k]] = 0;
+	/* 10,000 traces against 10,000 workers: a binary search each. */
+	qsort(byname, t->nw, sizeof(*byname), by_name);
+	for (i = 0; i < o->nraw; i++) {
+		const char *id = raw_id(o->raw[i]);
+		size_t lo = 0, hi = t->nw;
+		struct stat sb;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int cmp = strcmp(byname[mid].name, id);
+			if (cmp < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == t->nw || strcmp(byname[lo].name, id))
+			continue;  /* no worker's: nothing to draw it in */
+		c[n].i = i;
+		c[n].k = byname[lo].k;
+		c[n].prio = prio[c[n].k];
+		/* One that cannot be stat'ed still goes in, to be read and
+		 * named in the warning. */
+		c[n].bytes = stat(o->raw[i], &sb) ? 0 : (uint64_t)sb.st_size;
+		res->raw_named_bytes += c[n].bytes;
+		n++;
+	}
+	res->raw_named = n;
+	qsort(c, n, sizeof(*c), by_prio);
+	for (i = 0; i < n; i++)
+		if (!*nsel || (res->raw_used_bytes <= bound &&
+			       c[i].bytes <= bound - res->raw_used_bytes)) {
+			sel[(*nsel)++] = c[i].i;
+			res->raw_used_bytes += c[i].bytes;
+		}
+	res->raw_used = *nsel;
+	qsort(sel, *nsel, sizeof(*sel), by_index);
+	rc = PT_OK;
+out:
+	x_free(c);
+	x_free(prio);
+	x_free(byname);
+	return rc;
+}
+
 int pt_pipeline_timeline(const pt_pipeline_options *o, const pt_report *rep,
 			 pt_pipeline_result *res, pt_error *err)
 {
 	double t0 = wall_now();
-	rawjob j = { o->raw, 0, NULL, NULL, NULL };
+	const pt_timeline *t = pt_report_timeline(rep);
+	rawjob j = { o->raw, NULL, 0, NULL, NULL, NULL };
 	pt_tl_write_options wo = { o->max_raw_events, o->generator };
 	const char **ids = NULL;
+	size_t *sel = NULL, nsel = 0;
 	pt_tlw *tw = NULL;
 	char path[4096];
 	size_t i, batch = !o->parallel ? 1 : o->jobs > 0 ? (size_t)o->jobs : (size_t)pt_pool_cpus();
@@ -189,34 +296,42 @@ int pt_pipeline_timeline(const pt_pipeline_options *o, const pt_report *rep,
 		return rc;
 	strcat(path, "/timeline.json.gz");
 	pt_error_subject(err, path);
-	if (batch > o->nraw)
-		batch = o->nraw ? o->nraw : 1;
+	if (!t)
+		return pt_error_set(err, PT_EINVAL, -1, "the report has no timeline");
 	ids = x_calloc(o->nraw ? o->nraw : 1, sizeof(*ids));
-	j.st = x_calloc(batch, sizeof(*j.st));
-	j.ok = x_calloc(batch, 1);
-	j.msg = x_calloc(batch, sizeof(*j.msg));
-	if (!ids || !j.st || !j.ok || !j.msg) {
+	sel = x_calloc(o->nraw ? o->nraw : 1, sizeof(*sel));
+	if (!ids || !sel || pick_raw(o, t, sel, &nsel, res)) {
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory reading raw traces");
 		goto out;
 	}
-	for (i = 0; i < o->nraw; i++)
-		ids[i] = raw_id(o->raw[i]);
-	if (!(tw = pt_tlw_new(rep, ids, o->nraw, &wo, err))) {
+	if (batch > nsel)
+		batch = nsel ? nsel : 1;
+	j.sel = sel;
+	j.st = x_calloc(batch, sizeof(*j.st));
+	j.ok = x_calloc(batch, 1);
+	j.msg = x_calloc(batch, sizeof(*j.msg));
+	if (!j.st || !j.ok || !j.msg) {
+		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory reading raw traces");
+		goto out;
+	}
+	for (i = 0; i < nsel; i++)
+		ids[i] = raw_id(o->raw[sel[i]]);
+	if (!(tw = pt_tlw_new(rep, ids, nsel, &wo, err))) {
 		rc = err ? err->code : PT_ENOMEM;
 		goto out;
 	}
 	/* A batch of as many traces as there are threads, each store freed
 	 * once its events are in: 8 traces of 200 MB held 559 MiB when every
 	 * store lived until the file was written (docs/bench.md). */
-	for (j.base = 0; j.base < o->nraw; j.base += batch) {
-		size_t nb = o->nraw - j.base < batch ? o->nraw - j.base : batch;
+	for (j.base = 0; j.base < nsel; j.base += batch) {
+		size_t nb = nsel - j.base < batch ? nsel - j.base : batch;
 		if (o->parallel && nb > 1)
 			o->parallel(nb, o->jobs, read_raw, &j);
 		else
 			for (i = 0; i < nb; i++)
 				read_raw(&j, i);
 		for (i = 0; i < nb; i++) {
-			const char *p = o->raw[j.base + i];
+			const char *p = o->raw[sel[j.base + i]];
 			if (!j.ok[i]) {
 				if (!res->warning && asprintf(&res->warning, "'%s' left out of the "
 							      "timeline: %s", p, j.msg[i]) < 0)
@@ -242,6 +357,7 @@ out:
 	x_free(j.msg);
 	x_free(j.ok);
 	x_free(j.st);
+	x_free(sel);
 	x_free(ids);
 	res->timeline_seconds = wall_now() - t0;
 	return rc;

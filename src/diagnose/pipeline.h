@@ -15,6 +15,7 @@
 #define PT_PIPELINE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../analysis/summary.h"
 #include "../analysis/summary_parse.h"
@@ -60,8 +61,17 @@ typedef struct pt_pipeline_options {
 	char *const *raw;
 	size_t nraw;
 	size_t max_raw_events;         /* 0: the default bound */
+	/* Raw trace bytes read for it (0: PT_PIPELINE_RAW_BYTES, UINT64_MAX:
+	 * all).  Over the bound, the traces of the workers the findings name
+	 * come first, then the stragglers, the reference worker, the rest by
+	 * rank; a trace is taken while the bytes fit (the first always).  The
+	 * master reads them on the report's critical path: 1,000 traces of
+	 * 200 MB would be minutes. */
+	uint64_t max_raw_bytes;
 	const char *generator;         /* "perftracker X.Y" for the file, NULL none */
 } pt_pipeline_options;
+
+#define PT_PIPELINE_RAW_BYTES 2000000000ULL
 
 /* The defaults: pt_diag_options_default, text for people, no files. */
 void pt_pipeline_options_default(pt_pipeline_options *o);
@@ -95,6 +105,9 @@ typedef struct pt_pipeline_result {
 	double timeline_seconds;             /* timeline.json.gz (raw traces read) */
 	char *warning;                       /* a raw trace left out of the timeline,
 	                                        NULL none; free with free() */
+	size_t raw_used, raw_named;          /* raw traces read for the timeline, of
+	                                        those that name a worker */
+	uint64_t raw_used_bytes, raw_named_bytes;
 } pt_pipeline_result;
 
 /* Diagnose s[0..n) (failed ones included), call the hook, write the
@@ -110,9 +123,10 @@ int pt_pipeline_report(const pt_pipeline_options *o, pt_summary *const *s, size_
 /* Write o->outdir/PerfDisplay/timeline.json.gz for rep (made by
  * pt_diagnose) with the events of o->raw[0..nraw), read on o->parallel's
  * threads a batch of o->jobs at a time, each store freed once added (so
- * memory holds one batch, not every trace); res->timeline_seconds and
- * res->warning (the first raw trace left out) are set, nothing else of
- * res is touched.  The errors of pt_timeline_write and of the folder's
+ * memory holds one batch, not every trace), within o->max_raw_bytes (a
+ * trace whose file name is no worker's is not read); res->timeline_seconds,
+ * res->raw_* and res->warning (the first raw trace that could not be
+ * read) are set, nothing else of res is touched.  The errors of pt_timeline_write and of the folder's
  * creation. */
 int pt_pipeline_timeline(const pt_pipeline_options *o, const pt_report *rep,
 			 pt_pipeline_result *res, pt_error *err);

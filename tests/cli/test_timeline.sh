@@ -13,6 +13,7 @@
 DLRM=$PT_DATA/dlrm
 CHK=$PT_ROOT/tests/tools/timeline_check.py
 W7=worker7_step_12.1694128201553.pt.trace.json
+W0=worker0_step_12.1694128201545.pt.trace.json
 
 # tq FILE EXPR: a Python expression over d (the timeline document), X (its
 # slices), T (thread names by (pid, tid)), P (process names by pid).
@@ -102,6 +103,18 @@ check "timeline: raw slices within the bound, short ones merged" tq "$TMP/t1/Per
 	'3000 < len([e for e in X if e["cat"].startswith("raw ")]) <= 4000 and any(e["cat"] == "raw merged" for e in X) and len({(e["pid"], e["tid"]) for e in X if e["tid"] >= 10000}) >= 8 * 3'
 check "analyze --timeline-raw: the traces' own events, structure kept" bash -c \
 	"\"$PT_BIN\" analyze \"$DLRM\" -o \"$TMP/a2\" -q --timeline-raw && \"$PYTHON\" \"$CHK\" structure \"$TMP/a2/PerfDisplay/timeline.json.gz\""
+# --max-raw-mb: the finding's worker first (rank 7), then the reference (rank
+# 0); each DLRM trace is 0.9-1.0 MB
+"$PT_BIN" analyze "$DLRM" -o "$TMP/mb1" -q --timeline-raw --max-raw-mb 1 2>"$TMP/mb1.err"
+check "--max-raw-mb 1: rank 7's raw events only, the finding names it" tq "$TMP/mb1/PerfDisplay/timeline.json.gz" \
+	'{P[e["pid"]] for e in X if e["cat"].startswith("raw")} == {"rank 7"}'
+check "--max-raw-mb 1: one line says what was left out and how to add it" grep -q \
+	"the timeline has the raw events of 1 of 8 traces (1 of 7 MB, the workers the findings name first); 'perftracker timeline $TMP/mb1 --max-raw-mb 0' adds the others" "$TMP/mb1.err"
+"$PT_BIN" analyze "$DLRM" -o "$TMP/mb2" -q --timeline-raw --max-raw-mb 2 2>/dev/null
+check "--max-raw-mb 2: then the reference worker, rank 0" tq "$TMP/mb2/PerfDisplay/timeline.json.gz" \
+	'{P[e["pid"]] for e in X if e["cat"].startswith("raw")} == {"rank 0", "rank 7"}'
+check "--max-raw-mb 0: every trace, no line" bash -c \
+	"\"$PT_BIN\" analyze \"$DLRM\" -o \"$TMP/mb0\" -q --timeline-raw --max-raw-mb 0 2>\"$TMP/mb0.err\" && ! grep -q 'raw events of' \"$TMP/mb0.err\" && cmp \"$TMP/mb0/PerfDisplay/timeline.json.gz\" \"$TMP/a2/PerfDisplay/timeline.json.gz\""
 check "analyze --no-timeline writes none" bash -c \
 	"\"$PT_BIN\" analyze \"$DLRM\" -o \"$TMP/a3\" -q --no-timeline && test -s \"$TMP/a3/PerfDisplay/report.json\" && ! test -e \"$TMP/a3/PerfDisplay/timeline.json.gz\""
 # a trigger's run folder: summaries/ and raw_trace/
@@ -125,9 +138,12 @@ check "one worker: a timeline, not aligned, no waits" tq "$TMP/one/PerfDisplay/t
 check_fails "timeline: a missing folder is one error" "'$TMP/nope': not a folder" "$PT_BIN" timeline "$TMP/nope"
 mkdir -p "$TMP/empty"
 check_fails "timeline: a folder without summaries or traces" "no summaries/ folder and no trace given" "$PT_BIN" timeline "$TMP/empty"
-printf '{"traceEvents":[{"ph":"X"' >"$TMP/bad.json"
+# cut off, under rank 0's file name (a trace that names no worker is not read)
+mkdir -p "$TMP/bad"
+printf '{"traceEvents":[{"ph":"X"' >"$TMP/bad/$W0"
+printf '{"traceEvents":[{"ph":"X"' >"$TMP/bad/no_worker.json"
 check "timeline: a bad raw trace is a warning, the rest goes on" bash -c \
-	"\"$PT_BIN\" timeline \"$TMP/run\" \"$TMP/bad.json\" -q 2>\"$TMP/w.err\"; grep -q \"bad.json' left out of the timeline\" \"$TMP/w.err\" && test -s \"$TMP/run/PerfDisplay/timeline.json.gz\""
+	"\"$PT_BIN\" timeline \"$TMP/run\" \"$TMP/bad\" -q 2>\"$TMP/w.err\"; grep -q \"/$W0' left out of the timeline\" \"$TMP/w.err\" && ! grep -q no_worker \"$TMP/w.err\" && test -s \"$TMP/run/PerfDisplay/timeline.json.gz\""
 check_fails "summarize --pid on an nsys export is refused" "not an Nsight Systems export" \
 	"$PT_BIN" summarize --pid 1 "$(ls "$PT_DATA"/*/*.sqlite 2>/dev/null | head -1 || echo /dev/null)"
 # a timeline that cannot be written costs the report nothing

@@ -19,17 +19,17 @@ DIAG="$THR --max-findings=3 --format=json --json --width=80"
 # The options of each command, one valid use each (the names are what
 # --help must list, no more, no fewer).
 declare -A OPTS=(
-	[analyze]="--output=d --keep-summaries=k --hw-dir=h --no-hw --no-timeline --timeline-raw $DIAG"
+	[analyze]="--output=d --keep-summaries=k --hw-dir=h --no-hw --no-timeline --max-raw-mb=10 --timeline-raw $DIAG"
 	[diagnose]="--output=d --no-timeline $DIAG"
 	[trigger]="--trigger-on --auto-analyze --wait=1 --steps=2 --output-dir=o
 		--save-raw-trace=master --control-dir=c --timeout=5 --stale=3 --no-progress
 		--hang-timeout=9 --stack-wait=1 --reason=r --nsys-gpu-metrics=100 --job=j
-		--start-wait=3 --no-timeline $DIAG"
+		--start-wait=3 --no-timeline --max-raw-mb=10 $DIAG"
 	[compare]="--output=d --jobs=2 --min-share=0.1 --noise-k=2 --min-rel=0.1 --unrelated=0.5
 		--max-findings=4 --quiet --time"
 	[summarize]="--output=o --min-python-ratio=0.1 --max-python=5 --hw=f --hw-dir=h
 		--no-hw --pid=3 --time"
-	[timeline]="--output=d --no-raw --max-raw-events=100 $THR"
+	[timeline]="--output=d --no-raw --max-raw-events=100 --max-raw-mb=10 $THR"
 	[display]="--host=h --port=0 --rebuild --no-serve --quiet"
 	[agent]="--control-dir=c --spool-dir=s --host=h --detach --exit-when-idle=1 --once
 		--jobs=2 --poll=0.5 --hw-interval-ms=2 --hw-slow-interval-ms=50 --no-hw
