@@ -12,6 +12,7 @@
 #include "diagnose.h"
 #include "perftracker.h"
 #include "report/timeline.h"
+#include "util/pool.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
@@ -28,6 +29,28 @@ static const cli_usage usage = {
 	"TRACEs, summarised; the raw events those of RUN_DIR/raw_trace/ and the TRACEs.\n",
 	NULL,
 };
+
+/* The traces summarised on the -j threads when the run folder has no
+ * summaries/: s[i] for paths[i], a failed summary when it cannot be read
+ * (msg[i] why), NULL only out of memory. */
+typedef struct tljob {
+	char *const *paths;
+	pt_summary **s;
+	char (*msg)[PT_ERROR_MSG_MAX];
+} tljob;
+
+static void summarize_one(void *ctx, size_t i)
+{
+	tljob *j = ctx;
+	pt_error e;
+
+	pt_error_clear(&e);
+	j->s[i] = pt_summary_from_trace(j->paths[i], NULL, &e);
+	if (j->s[i])
+		return;
+	snprintf(j->msg[i], sizeof(j->msg[i]), "%s", e.msg[0] ? e.msg : "unreadable trace");
+	j->s[i] = pt_summary_failed(j->paths[i], j->msg[i]);
+}
 
 static int is_dir(const char *p)
 {
@@ -104,22 +127,25 @@ int cmd_timeline(int argc, char **argv)
 			error("'%s': no summaries/ folder and no trace given", argv[1]);
 			goto out;
 		}
+		tljob j = { raw.v, NULL, NULL };
 		made = x_calloc(raw.n, sizeof(*made));
-		if (!made) {
+		j.msg = x_calloc(raw.n, sizeof(*j.msg));
+		if (!made || !j.msg) {
+			x_free(j.msg);
 			error("out of memory");
 			goto out;
 		}
-		for (i = 0; i < raw.n; i++) {
-			made[i] = pt_summary_from_trace(raw.v[i], NULL, &e);
+		j.s = made;
+		pt_pool_for(raw.n, d.jobs, summarize_one, &j);
+		for (i = 0; i < raw.n; i++)
+			if (j.msg[i][0])
+				warning("'%s': %s", raw.v[i], j.msg[i]);
+		x_free(j.msg);
+		for (i = 0; i < raw.n; i++)
 			if (!made[i]) {
-				warning("'%s': %s", raw.v[i], e.msg);
-				made[i] = pt_summary_failed(raw.v[i], e.msg);
-				if (!made[i]) {
-					error("out of memory");
-					goto out;
-				}
+				error("out of memory");
+				goto out;
 			}
-		}
 		set.s = made;
 		set.n = raw.n;
 	}
