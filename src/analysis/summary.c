@@ -34,7 +34,7 @@ static char *dup0(const char *s)
 	return x_strndup(s ? s : "", s ? strlen(s) : 0);
 }
 
-static const char *base_name(const char *path)
+const char *pt_summary_worker_name(const char *path)
 {
 	const char *b;
 
@@ -102,8 +102,8 @@ static pt_summary *summary_new(const char *path)
 	s->rank = s->pid = s->world_size = -1;
 	s->gpu_compute_util = -1;
 	pt_hw_gpu_init(&s->hw_gpu);
-	pt_summary_parse_worker_name(base_name(path), host, sizeof(host), &s->rank, &s->pid);
-	s->worker = dup0(base_name(path));
+	pt_summary_parse_worker_name(pt_summary_worker_name(path), host, sizeof(host), &s->rank, &s->pid);
+	s->worker = dup0(pt_summary_worker_name(path));
 	s->file = dup0(path);
 	s->host = dup0(host);
 	s->backend = dup0("");

@@ -263,6 +263,11 @@ void pt_summary_options_default(pt_summary_options *o);
 pt_summary *pt_summary_build(const pt_store *st, const char *path,
 			     const pt_summary_options *opt, pt_error *err);
 
+/* The worker name a summary of the trace at path gets (pt_summary.worker):
+ * its file name, a pointer into path ("" for NULL).  A raw trace goes to
+ * the worker of that name (the timeline's raw events). */
+const char *pt_summary_worker_name(const char *path);
+
 /* A summary for a trace that could not be read: worker, file, error, and
  * host/rank/pid as far as the file name tells them. */
 pt_summary *pt_summary_failed(const char *path, const char *error);

@@ -163,30 +163,12 @@ static void read_raw(void *ctx, size_t i)
 	j->ok[i] = 1;
 }
 
-/* A raw trace's file name: what its worker's summary calls it. */
-static const char *raw_id(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	return b ? b + 1 : path;
-}
-
 /* The raw traces to read, by the rule of pt_pipeline_options.max_raw_bytes. */
 typedef struct rawpick {
 	size_t i, k;      /* the trace, its worker */
 	int prio;         /* 0 a finding names it, 1 straggler, 2 reference, 3 other */
 	uint64_t bytes;
 } rawpick;
-
-typedef struct wname {
-	const char *name;
-	size_t k;
-} wname;
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(((const wname *)a)->name, ((const wname *)b)->name);
-}
 
 static int by_prio(const void *a, const void *b)
 {
@@ -212,43 +194,26 @@ static int pick_raw(const pt_pipeline_options *o, const pt_timeline *t, size_t *
 		    size_t *nsel, pt_pipeline_result *res)
 {
 	uint64_t bound = o->max_raw_bytes ? o->max_raw_bytes : PT_PIPELINE_RAW_BYTES;
-	wname *byname = x_malloc((t->nw ? t->nw : 1) * sizeof(*byname));
 	int *prio = x_malloc((t->nw ? t->nw : 1) * sizeof(*prio));
 	rawpick *c = x_malloc((o->nraw ? o->nraw : 1) * sizeof(*c));
 	size_t i, k, n = 0;
 	int rc = PT_ENOMEM;
 
 	*nsel = 0;
-	if (!byname || !prio || !c)
+	if (!prio || !c)
 		goto out;
-	for (k = 0; k < t->nw; k++) {
-		byname[k].name = t->w[k].s->worker;
-		byname[k].k = k;
-		prio[k] = k == t->ref ? 2 : 3;
-		if (t->w[k].straggler)
-			prio[k] = 1;
-	}
+	for (k = 0; k < t->nw; k++)
+		prio[k] = t->w[k].straggler ? 1 : k == t->ref ? 2 : 3;
 	for (i = 0; i < t->nf; i++)
 		for (k = 0; k < t->f[i].nw; k++)
 			prio[t->f[i].w[k]] = 0;
-	/* 10,000 traces against 10,000 workers: a binary search each. */
-	qsort(byname, t->nw, sizeof(*byname), by_name);
 	for (i = 0; i < o->nraw; i++) {
-		const char *id = raw_id(o->raw[i]);
-		size_t lo = 0, hi = t->nw;
+		size_t m, at = pt_tl_find_worker(t, pt_summary_worker_name(o->raw[i]), &m);
 		struct stat sb;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			int cmp = strcmp(byname[mid].name, id);
-			if (cmp < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == t->nw || strcmp(byname[lo].name, id))
+		if (!m)
 			continue;  /* no worker's: nothing to draw it in */
 		c[n].i = i;
-		c[n].k = byname[lo].k;
+		c[n].k = t->by_worker[at];
 		c[n].prio = prio[c[n].k];
 		/* One that cannot be stat'ed still goes in, to be read and
 		 * named in the warning. */
@@ -270,7 +235,6 @@ static int pick_raw(const pt_pipeline_options *o, const pt_timeline *t, size_t *
 out:
 	x_free(c);
 	x_free(prio);
-	x_free(byname);
 	return rc;
 }
 
@@ -315,7 +279,7 @@ int pt_pipeline_timeline(const pt_pipeline_options *o, const pt_report *rep,
 		goto out;
 	}
 	for (i = 0; i < nsel; i++)
-		ids[i] = raw_id(o->raw[sel[i]]);
+		ids[i] = pt_summary_worker_name(o->raw[sel[i]]);
 	if (!(tw = pt_tlw_new(rep, ids, nsel, &wo, err))) {
 		rc = err ? err->code : PT_ENOMEM;
 		goto out;
@@ -338,7 +302,7 @@ int pt_pipeline_timeline(const pt_pipeline_options *o, const pt_report *rep,
 					res->warning = NULL;
 				continue;
 			}
-			rc = pt_tlw_add_raw(tw, raw_id(p), &j.st[i]);
+			rc = pt_tlw_add_raw(tw, pt_summary_worker_name(p), &j.st[i]);
 			pt_store_free(&j.st[i]);
 			j.ok[i] = 0;
 			if (rc) {

@@ -160,6 +160,8 @@ void diag_timeline(dctx *c)
 		}
 	}
 	t->nw = c->nw;
+	if (pt_timeline_index(t))
+		goto oom;
 	if (c->lk && c->lk->matched && c->lk->L.nm >= 2 && c->lk->L.ich &&
 	    add_instances(c, t, inv))
 		goto oom;

@@ -52,7 +52,67 @@ void pt_timeline_free(pt_timeline *t)
 	for (i = 0; i < t->nw; i++)
 		x_free(t->w[i].slow);
 	x_free(t->w);
+	x_free(t->by_worker);
 	x_free(t);
+}
+
+/* qsort has no context: the workers travel with their indices. */
+typedef struct wname {
+	const char *name;
+	uint32_t k;
+} wname;
+
+static int wname_cmp(const void *a, const void *b)
+{
+	const wname *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : x->k < y->k ? -1 : x->k > y->k;
+}
+
+static const char *worker_name(const pt_timeline *t, uint32_t k)
+{
+	return t->w[k].s->worker ? t->w[k].s->worker : "";
+}
+
+int pt_timeline_index(pt_timeline *t)
+{
+	wname *v = x_malloc((t->nw ? t->nw : 1) * sizeof(*v));
+	size_t k;
+
+	x_free(t->by_worker);
+	t->by_worker = x_malloc((t->nw ? t->nw : 1) * sizeof(*t->by_worker));
+	if (!v || !t->by_worker) {
+		x_free(v);
+		return -1;
+	}
+	for (k = 0; k < t->nw; k++) {
+		v[k].k = (uint32_t)k;
+		v[k].name = worker_name(t, (uint32_t)k);
+	}
+	qsort(v, t->nw, sizeof(*v), wname_cmp);
+	for (k = 0; k < t->nw; k++)
+		t->by_worker[k] = v[k].k;
+	x_free(v);
+	return 0;
+}
+
+size_t pt_tl_find_worker(const pt_timeline *t, const char *name, size_t *n)
+{
+	size_t lo = 0, hi = t->by_worker ? t->nw : 0, first;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(worker_name(t, t->by_worker[mid]), name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	while (t->by_worker && lo < t->nw && !strcmp(worker_name(t, t->by_worker[lo]), name))
+		lo++;
+	*n = lo - first;
+	return first;
 }
 
 void pt_report_set_timeline(pt_report *r, pt_timeline *t)

@@ -66,11 +66,20 @@ typedef struct pt_timeline {
 	                             summary's coll), PT_TL_NONE: not a member */
 	pt_tl_finding *f;
 	size_t nf;
+	uint32_t *by_worker;      /* indices into w by summary worker name, then index
+	                             (pt_timeline_index, pt_tl_find_worker) */
 } pt_timeline;
 
 /* A new empty model with room for nw workers (calloc'd), or NULL. */
 pt_timeline *pt_timeline_new(size_t nw);
-void pt_timeline_free(pt_timeline *t);  /* NULL is a no-op */
+void pt_timeline_free(pt_timeline *t);
+/* Sort t->w's indices by their summaries' worker name, once w and nw are
+ * set, for pt_tl_find_worker.  0, or -1 out of memory. */
+int pt_timeline_index(pt_timeline *t);
+/* The workers whose summary's worker is name (a raw trace's file name,
+ * pt_summary_worker_name): *n of them, at t->by_worker[ret .. ret + *n),
+ * in index order; *n 0 when none (or t is not indexed).  O(log nw). */
+size_t pt_tl_find_worker(const pt_timeline *t, const char *name, size_t *n);  /* NULL is a no-op */
 
 /* The report takes t (freed with it; a previous one is freed).  The model
  * borrows the summaries given to pt_diagnose: write the file before they

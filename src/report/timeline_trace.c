@@ -683,9 +683,12 @@ pt_tlw *pt_tlw_new(const pt_report *r, const char *const *ids, size_t nids,
 	if (w->oom)
 		goto oom;
 	/* Raw events: each worker's trace gets an equal share of the bound. */
-	for (i = 0; i < nids; i++)
-		for (k = 0; k < t->nw; k++)
-			nmatch += ids[i] && !strcmp(ids[i], t->w[k].s->worker);
+	for (i = 0; i < nids; i++) {
+		size_t m = 0;
+		if (ids[i])
+			pt_tl_find_worker(t, ids[i], &m);
+		nmatch += m;
+	}
 	x->budget = opt && opt->max_raw_events ? opt->max_raw_events : DEFAULT_RAW;
 	x->budget = nmatch ? x->budget / nmatch : x->budget;
 	if (opt && opt->generator && !(x->generator = x_strndup(opt->generator, strlen(opt->generator))))
@@ -700,13 +703,14 @@ oom:
 int pt_tlw_add_raw(pt_tlw *x, const char *id, const pt_store *st)
 {
 	const pt_timeline *t = x->w.t;
+	size_t m = 0, at = st && id ? pt_tl_find_worker(t, id, &m) : 0;
 	int oom = 0;
 
-	for (size_t k = 0; st && id && k < t->nw; k++)
-		if (!strcmp(id, t->w[k].s->worker)) {
-			raw_slices(&x->w, k, st, x->budget, &x->rawmeta[k]);
-			oom |= x->rawmeta[k].oom;
-		}
+	for (size_t j = at; j < at + m; j++) {
+		uint32_t k = t->by_worker[j];
+		raw_slices(&x->w, k, st, x->budget, &x->rawmeta[k]);
+		oom |= x->rawmeta[k].oom;
+	}
 	return oom || x->w.oom || x->w.names.oom ? PT_ENOMEM : PT_OK;
 }
 

@@ -64,6 +64,14 @@ static void test_dlrm(void **st)
 		assert_int_equal(t->w[k].straggler, k == 7);
 	}
 	assert_int_equal(t->ref, 0);
+	/* raw traces find their worker by file name */
+	{
+		size_t m, at = pt_tl_find_worker(t, strrchr(traces[7], '/') + 1, &m);
+		assert_int_equal(m, 1);
+		assert_int_equal(t->by_worker[at], 7);
+		pt_tl_find_worker(t, "worker9.json", &m);
+		assert_int_equal(m, 0);
+	}
 	assert_float_equal(t->w[0].shift_us, 0, 1e-9);
 	assert_int_equal(t->ninst, 8);
 	for (i = 0; i < t->ninst; i++) {
