@@ -11,7 +11,9 @@
 # code: the report writer writes index.html with it; display/ only serves.
 
 CC      ?= cc
-PYTHON  ?= /usr/bin/python3
+# The interpreter of the project's jobs, tests and benchmarks: .venv/ (made by
+# scripts/venv.sh, a current torch 2 from PyPI); PYTHON=... for another.
+PYTHON  ?= $(CURDIR)/.venv/bin/python
 PREFIX  ?= /usr/local
 FUZZ_SECONDS ?= 30
 
@@ -56,11 +58,17 @@ UNIT_BIN     := $(UNIT_SRC:tests/unit/%.c=$(BT)/tests/%)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(BF)/%)
 BENCH_BIN    := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 
-.PHONY: all deps test unit fuzz bench demo install clean
+.PHONY: all deps venv test unit fuzz bench demo install clean
 all: $(B)/perftracker $(B)/libperftracker.a $(B)/libperftracker.so $(B)/perftracker.pc
 
 deps:
 	@sh scripts/deps.sh
+
+# .venv/ with torch 2 (scripts/venv.sh; nothing to do when it is complete).
+# After deps (it needs python3-venv); the targets that use it re-run make,
+# so that the extension is built for the venv's interpreter.
+venv: deps
+	@sh scripts/venv.sh
 
 # A stamp per tree holds its flags, so changing them rebuilds the objects.
 .PHONY: FORCE
@@ -142,15 +150,16 @@ $(BF)/%: tests/fuzz/%.c $(BF)/libpt_fuzz.a
 unit: $(UNIT_BIN) $(BT)/perftracker
 fuzz: $(FUZZ_BIN)
 
-test: deps
+test: deps venv
 	$(MAKE) all unit fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) PYTHON=$(PYTHON) bash tests/run
 
 bench: all $(BENCH_BIN)
 	sh bench/run.sh
 
-demo: deps all
-	sh scripts/demo.sh
+demo: deps venv
+	$(MAKE) all
+	PYTHON=$(PYTHON) sh scripts/demo.sh
 
 # Public headers only: perftracker.h, the marker header and every header that
 # marks its declarations PT_API_BEGIN ... PT_API_END (src/util/api.h).  They

@@ -15,7 +15,8 @@ set -eu
 
 SECS=${1:-10}
 ROOT=$(pwd)
-PY=${PYTHON:-/usr/bin/python3}
+PY=${PYTHON:-$ROOT/.venv/bin/python}
+[ -x "$PY" ] || PY=/usr/bin/python3
 BIN=$ROOT/build/perftracker
 [ -x "$BIN" ] || { echo "ctl_strace: build first (make)" >&2; exit 2; }
 command -v strace >/dev/null || { echo "ctl_strace: strace not found" >&2; exit 2; }

@@ -55,6 +55,9 @@ want() {
 	return 1
 }
 
+# The jobs' interpreter: the torch-2 venv (make venv) when there is one.
+[ -x .venv/bin/python ] && : "${PYTHON:=$PWD/.venv/bin/python}"
+export PYTHON=${PYTHON:-/usr/bin/python3}
 export PT=${PT:-build/perftracker}
 GEN=${GEN:-build/bench/gen_trace}
 export RL=${RL:-build/bench/readloop}
@@ -227,11 +230,11 @@ if want page; then
 fi
 
 if want step; then
-	if [ -f bench/bench_step.py ] && PYTHONPATH=python /usr/bin/python3 -c 'import torch, perftracker' 2>/dev/null; then
+	if [ -f bench/bench_step.py ] && PYTHONPATH=python "$PYTHON" -c 'import torch, perftracker' 2>/dev/null; then
 		echo
 		echo "== collector cost to a training step (bench/bench_step.py)"
 		md ""
-		PYTHONPATH=python timeout 600 /usr/bin/python3 bench/bench_step.py >"$OUT/step.md" 2>"$LOGS/step.err" ||
+		PYTHONPATH=python timeout 600 "$PYTHON" bench/bench_step.py >"$OUT/step.md" 2>"$LOGS/step.err" ||
 			echo "(bench_step.py failed, status $?; see $LOGS/step.err)" >>"$OUT/step.md"
 		cat "$OUT/step.md"
 		cat "$OUT/step.md" >>"$RES"

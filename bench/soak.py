@@ -1,7 +1,7 @@
 """bench/soak.py - the online path, many times: the long version of
 tests/py/test_soak.py (docs/bench.md, "Online collection soak").
 
-  PYTHONPATH=python /usr/bin/python3 bench/soak.py [--count N] [--json OUT]
+  PYTHONPATH=python .venv/bin/python bench/soak.py [--count N] [--json OUT]
 
 Per count: a fresh 4-worker job (CPU-bound gloo ranks, more busy processes
 than cores) triggered 2 s after its workers registered, then the same job

@@ -3,11 +3,14 @@
 # PYTHONPATH=<repo>/python makes `perftracker` and the compatibility path
 # `c4d_perftracker_collector` importable.  Included from the Makefile.
 
-PY_EXT_SUFFIX := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX") or ".so")' 2>/dev/null)
-PY_INCLUDE    := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+# Asked of $(PYTHON), or of Debian's python3 while the venv is not made yet
+# (the same interpreter: the venv is made from it).
+PY_CFG        := $(firstword $(wildcard $(PYTHON)) /usr/bin/python3)
+PY_EXT_SUFFIX := $(shell $(PY_CFG) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX") or ".so")' 2>/dev/null)
+PY_INCLUDE    := $(shell $(PY_CFG) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
 # Under PREFIX like everything `make install` writes: PREFIX/lib/pythonX.Y/site-packages
 # (the posix_prefix scheme, not Debian's /usr/local/lib/.../dist-packages).
-PY_SITE       ?= $(shell $(PYTHON) -c 'import sys, sysconfig; print(sysconfig.get_path("platlib", "posix_prefix", {"base": sys.argv[1], "platbase": sys.argv[1]}))' '$(PREFIX)' 2>/dev/null)
+PY_SITE       ?= $(shell $(PY_CFG) -c 'import sys, sysconfig; print(sysconfig.get_path("platlib", "posix_prefix", {"base": sys.argv[1], "platbase": sys.argv[1]}))' '$(PREFIX)' 2>/dev/null)
 PY_EXT        := python/perftracker/_collector$(PY_EXT_SUFFIX)
 PY_EXT_CFLAGS ?=
 # The extension links the control-directory protocol and the JSON and

@@ -10,14 +10,15 @@ set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 BIN=$ROOT/build/perftracker
-PYTHON=${PYTHON:-/usr/bin/python3}
+PYTHON=${PYTHON:-$ROOT/.venv/bin/python}
 WORK=${DEMO_DIR:-/tmp/perftracker/demo}
 NP=${DEMO_WORKERS:-4}
 SECONDS_MAX=${DEMO_SECONDS:-300}
+# DEMO_SAVE_RAW: the trigger's --save-raw-trace (master: rank 0's raw trace)
 
 [ -x "$BIN" ] || { echo "demo: $BIN missing: run make first" >&2; exit 1; }
 "$PYTHON" -c 'import torch' 2>/dev/null || {
-	echo "demo: $PYTHON cannot import torch (Debian: apt-get install python3-torch)" >&2; exit 1; }
+	echo "demo: $PYTHON cannot import torch (make venv installs it into .venv/)" >&2; exit 1; }
 
 rm -rf "$WORK/control" "$WORK/spool" "$WORK/stop"
 mkdir -p "$WORK"
@@ -82,8 +83,9 @@ done
 "$BIN" status
 
 echo
-echo "demo: c4d_perftracker --trigger-on --auto-analyze --save-raw-trace master --output-dir $WORK/output"
-"$BIN" --trigger-on --auto-analyze --save-raw-trace master --output-dir "$WORK/output"
+RAW=${DEMO_SAVE_RAW:-master}
+echo "demo: c4d_perftracker --trigger-on --auto-analyze --save-raw-trace $RAW --output-dir $WORK/output"
+"$BIN" --trigger-on --auto-analyze --save-raw-trace "$RAW" --output-dir "$WORK/output"
 stop_training
 RUN=$(ls -td "$WORK"/output/*/ | head -1)
 RUN=${RUN%/}

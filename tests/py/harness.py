@@ -15,7 +15,12 @@ import unittest
 
 ROOT = os.environ.get("PT_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
+_VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
+# The torch the jobs run on: the repository's torch-2 venv (make venv), else
+# what PYTHON names.  SYSTEM_PYTHON: Debian's interpreter (its torch 1.13),
+# for what a user does outside the venv.
+PYTHON = os.environ.get("PYTHON") or (_VENV_PY if os.access(_VENV_PY, os.X_OK) else "/usr/bin/python3")
+SYSTEM_PYTHON = os.environ.get("SYSTEM_PYTHON", "/usr/bin/python3")
 
 
 def binary():

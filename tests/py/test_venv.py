@@ -18,13 +18,13 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import PYTHON, ROOT, read_json, run_dir_of, wait_for  # noqa: E402
+from harness import SYSTEM_PYTHON, ROOT, read_json, run_dir_of, wait_for  # noqa: E402
 
 TRAIN = os.path.join(ROOT, "examples", "train_gloo.py")
 
 
 def make_venv(path):
-    subprocess.run([PYTHON, "-m", "venv", "--system-site-packages", path], check=True,
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", path], check=True,
                    capture_output=True, timeout=120)
     return os.path.join(path, "bin", "python")
 
