@@ -136,6 +136,7 @@ class PerfTracker(_Base):
             if os.environ.get("PERFTRACKER_DISABLE", "0") not in ("", "0") or _collector is None:
                 return
             from . import _window
+            _window.enable_flight_recorder()
             # Without one: the job's own (MASTER_ADDR:MASTER_PORT, torchrun's
             # run id, ...; docs/collector.md "Jobs on one host").
             cdir = control_dir or os.environ.get("PERFTRACKER_CONTROL_DIR") or \

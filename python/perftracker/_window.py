@@ -6,7 +6,9 @@ Exceptions propagate to the C side, which logs them once and disables the
 collector, so the training script never sees them.
 """
 
+import json
 import os
+import re
 import time
 
 _prof = None
@@ -14,6 +16,38 @@ _rec = None
 _first_step = None
 _legacy = False
 _t0_ns = 0
+_fr_t0_ns = 0
+# The Flight Recorder's ring buffer size when the user set none: torch reads
+# it when the first process group is made (docs/collector.md, "Collectives").
+FR_BUFFER_DEFAULT = "2000"
+FR_ENV = ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")
+fr_state = ""
+
+
+def enable_flight_recorder():
+    """Called by PerfTracker() (not on the step path): ask torch to keep its
+    Flight Recorder (every collective's process group, sequence number and
+    times; gloo too since torch 2.8) unless the user chose a size or
+    PERFTRACKER_FLIGHT_RECORDER=0.  Returns a word for the log: "on",
+    "user" (the user's setting stands), "off" or "late" (a process group
+    exists already: torch has read its setting); kept in fr_state."""
+    global fr_state
+    import sys
+    dist = sys.modules.get("torch.distributed")
+    if os.environ.get("PERFTRACKER_FLIGHT_RECORDER", "1") == "0":
+        fr_state = "off"
+    elif any(os.environ.get(n) for n in FR_ENV):
+        fr_state = "user"
+    else:
+        fr_state = "on"
+        try:
+            if dist is not None and dist.is_available() and dist.is_initialized():
+                fr_state = "late"
+        except Exception:
+            pass
+        if fr_state == "on":
+            os.environ["TORCH_FR_BUFFER_SIZE"] = FR_BUFFER_DEFAULT
+    return fr_state
 
 
 def _record(name):
@@ -39,6 +73,8 @@ def start(step, path):
     # profiler would only attach stacks to ops (slow, not exported), so the
     # C tracer records Python functions instead.
     _prof = profile(activities=acts, with_stack=kineto, record_shapes=False)
+    global _fr_t0_ns
+    _fr_t0_ns = time.time_ns()
     _prof.start()
     _first_step = step
     _t0_ns = time.time_ns()
@@ -69,10 +105,95 @@ def _dist_info():
     return backend, rank, world
 
 
+def _check_written(path):
+    """Kineto's export logs a failed write and returns: raise the reason
+    (a full disk, a file size limit) so that the collector goes quiet with
+    it, as the legacy export's exception does."""
+    try:
+        if os.path.getsize(path) > 0:
+            return
+    except OSError:
+        pass
+    with open(path, "wb") as f:   # the write's own error, if it has one
+        f.write(b" " * 65536)
+        f.flush()
+        os.fsync(f.fileno())
+    os.unlink(path)
+    raise OSError("torch.profiler wrote no trace to %s" % path)
+
+
+_BASE_RE = re.compile(rb'"baseTimeNanoseconds"\s*:\s*(\d+)')
+
+
+def _base_ns(path):
+    """Kineto's baseTimeNanoseconds (near the head of its export), or 0."""
+    try:
+        with open(path, "rb") as f:
+            m = _BASE_RE.search(f.read(1 << 16))
+        return int(m.group(1)) if m else 0
+    except (OSError, ValueError):
+        return 0
+
+
+def _fr_entry(e, base_ns):
+    pg = e.get("process_group") or ("", "")
+    ins, outs = e.get("input_sizes") or [], e.get("output_sizes") or []
+
+    def nelems(sizes):
+        n = 0
+        for s in sizes:
+            k = 1
+            for d in s or ():
+                k *= int(d)
+            n += k
+        return n
+    dt = e.get("input_dtypes") or e.get("output_dtypes") or [""]
+    return {"pg": str(pg[0]), "pg_desc": str(pg[1]) if len(pg) > 1 else "",
+            "seq": int(e.get("p2p_seq_id") if e.get("is_p2p") else e.get("collective_seq_id") or 0),
+            "name": str(e.get("profiling_name") or ""),
+            "ts": (int(e["time_created_ns"]) - base_ns) / 1000.0,
+            "in_nelems": nelems(ins), "out_nelems": nelems(outs), "dtype": str(dt[0] if dt else ""),
+            "p2p": bool(e.get("is_p2p"))}
+
+
+def flight_recorder(t0_ns, t1_ns, base_ns):
+    """torch's Flight Recorder entries made in [t0_ns, t1_ns] (CLOCK_REALTIME,
+    as torch stamps them) as a JSON list with ts in µs after base_ns, the
+    trace's own time base; "" when torch has none or keeps none."""
+    import pickle
+    import torch
+    c = getattr(torch._C, "_distributed_c10d", None)
+    dumps = []
+    for fn, kw in (("_dump_fr_trace", {"backend": "gloo"}), ("_dump_nccl_trace", {})):
+        f = getattr(c, fn, None)
+        if f is None or (fn == "_dump_nccl_trace" and not torch.cuda.is_available()):
+            continue
+        try:
+            dumps.append(f(includeStackTraces=False, **kw))
+        except Exception:
+            try:
+                dumps.append(f(includeStackTraces=False))
+            except Exception:
+                pass
+    out, seen = [], set()
+    for raw in dumps:
+        # torch's own pickle of its own ring buffer, made in this process
+        for e in pickle.loads(raw).get("entries", ()):
+            ns = e.get("time_created_ns") or 0
+            key = (e.get("process_group") and e["process_group"][0], e.get("record_id"), ns)
+            if ns < t0_ns or ns > t1_ns or key in seen:
+                continue
+            seen.add(key)
+            out.append(_fr_entry(e, base_ns))
+    out.sort(key=lambda x: x["ts"])
+    return json.dumps(out, separators=(",", ":")) if out else ""
+
+
 def stop(step, path):
     """End the window and export the trace to `path`.  Returns
-    (legacy, trace_start_ns, pid_token, tid_token, backend, rank, world, torch_version)
-    for the C side, which merges the Python tracer's events into the file."""
+    (legacy, trace_start_ns, pid_token, tid_token, backend, rank, world,
+    torch_version, collectives_json) for the C side, which writes its header
+    into the file and merges the Python tracer's events."""
     global _prof, _rec
     import torch
     prof, rec = _prof, _rec
@@ -82,6 +203,7 @@ def stop(step, path):
     prof.stop()
     os.makedirs(os.path.dirname(path), exist_ok=True)
     prof.export_chrome_trace(path)
+    _check_written(path)
     start_ns, pid_tok, tid_tok = 0, "", ""
     if _legacy:
         # The legacy export writes ts in µs relative to the profiler's start
@@ -102,8 +224,15 @@ def stop(step, path):
             start_ns = _t0_ns - int((rel_us or 0) * 1000)
         tid_tok = str(int(tid)) if tid is not None else "1"
     backend, rank, world = _dist_info()
+    colls = ""
+    if backend:
+        try:
+            colls = flight_recorder(_fr_t0_ns, time.time_ns(),
+                                    start_ns if _legacy else _base_ns(path))
+        except Exception:
+            colls = ""
     return (1 if _legacy else 0, start_ns, pid_tok, tid_tok, backend, rank, world,
-            str(getattr(torch, "__version__", "")))
+            str(getattr(torch, "__version__", "")), colls)
 
 
 def abort():

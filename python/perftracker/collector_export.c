@@ -1,10 +1,11 @@
 /*
  * collector_export.c - the raw trace of one window: at the window's end
  * the background thread (collector_bg.c) turns torch.profiler's export into
- * <spool>/<trigger>/<worker>.json for the node agent to summarise.  A
- * Kineto export ('{') is moved as is; the legacy bare-array export is
- * wrapped in a header (trigger, steps, base time, distributed info) and the
- * C tracer's python_function events (collector_tracer.c) are spliced in.
+ * <spool>/<trigger>/<worker>.json for the node agent to summarise.  Both
+ * forms get our "perftracker" member (trigger, steps, torch version, the
+ * Flight Recorder's collectives): first in a Kineto export ('{'), in a
+ * header around the legacy bare array, into which the C tracer's
+ * python_function events (collector_tracer.c) are spliced.
  * No GIL: the tracer's buffer is the background thread's by then.
  */
 #include "collector_internal.h"
@@ -37,6 +38,100 @@ static int copy_fd(int in, FILE *out, off_t from, off_t to)
 	return 0;
 }
 
+/* Our member of the raw trace: "perftracker":{...} (no comma): the trigger,
+ * the steps, torch's version, where the Python frames came from, and
+ * torch's Flight Recorder entries of the window ("collectives", each with
+ * its process group and sequence number: docs/collector.md "The raw
+ * trace"). */
+static void add_member(pt_sb *hdr, const window *w)
+{
+	const char *py = !w->legacy ? "kineto" : w->use_tracer ? "c" : "none";
+
+	pt_sb_adds(hdr, "\"perftracker\":{\"version\":1,\"trigger\":");
+	pt_sb_add_json_str(hdr, w->tid, strlen(w->tid));
+	pt_sb_adds(hdr, ",\"host\":");
+	pt_sb_add_json_str(hdr, G.host, strlen(G.host));
+	pt_sb_addf(hdr, ",\"pid\":%ld,\"rank\":%lld,\"world_size\":%lld,\"start_step\":%lld,"
+		   "\"end_step\":%lld,\"torch\":", (long)G.pid, (long long)w->rank,
+		   (long long)w->world, (long long)w->actual_start, (long long)w->end);
+	pt_sb_add_json_str(hdr, w->torch_version, strlen(w->torch_version));
+	pt_sb_addf(hdr, ",\"python_tracer\":\"%s\",\"python_events_dropped\":%llu", py,
+		   (unsigned long long)tracer_dropped());
+	if (w->colls) {
+		/* Python's json.dumps of the entries (_window.flight_recorder) */
+		pt_sb_adds(hdr, ",\"collectives_source\":\"flight recorder\",\"collectives\":");
+		pt_sb_adds(hdr, w->colls);
+	}
+	pt_sb_adds(hdr, "}");
+}
+
+/* A Kineto export ('{' at first): our member goes in first, the rest is
+ * torch's file as it was (one copy, on the background thread). */
+static int write_kineto(int in, FILE *out, off_t first, off_t size, const window *w)
+{
+	pt_sb hdr = { 0 };
+	off_t i;
+	char c = 0;
+	int rc = -1;
+
+	for (i = first + 1; i < size && pread(in, &c, 1, i) == 1; i++)
+		if (!strchr(" \t\r\n", c))
+			break;
+	pt_sb_adds(&hdr, "{");
+	add_member(&hdr, w);
+	if (c != '}')   /* an empty object takes no comma */
+		pt_sb_adds(&hdr, ",");
+	if (!hdr.oom && fwrite(hdr.buf, 1, hdr.len, out) == hdr.len &&
+	    copy_fd(in, out, first + 1, size) == 0)
+		rc = 0;
+	pt_sb_free(&hdr);
+	return rc;
+}
+
+/* The legacy export's bare array, wrapped in a header (base time,
+ * distributed info, our member), with the C tracer's python_function
+ * events spliced in; *npy: how many. */
+static int write_legacy(int in, FILE *out, off_t first, off_t last, const window *w, size_t *npy)
+{
+	pt_sb hdr = { 0 };
+	char c;
+	int rc = -1;
+
+	pt_sb_adds(&hdr, "{\"schemaVersion\":1,");
+	/* The legacy export's ts are µs since the profiler's start on
+	 * CLOCK_REALTIME: the base makes them absolute, so the agent can put the
+	 * node's hardware samples (same clock) beside the window. */
+	if (w->trace_start_ns > 0)
+		pt_sb_addf(&hdr, "\"baseTimeNanoseconds\":%lld,", (long long)w->trace_start_ns);
+	pt_sb_adds(&hdr, "\"distributedInfo\":{\"backend\":");
+	pt_sb_add_json_str(&hdr, w->backend, strlen(w->backend));
+	pt_sb_addf(&hdr, ",\"rank\":%lld,\"world_size\":%lld},", (long long)w->rank,
+		   (long long)w->world);
+	add_member(&hdr, w);
+	pt_sb_adds(&hdr, ",\"traceEvents\":");
+	if (hdr.oom || fwrite(hdr.buf, 1, hdr.len, out) != hdr.len)
+		goto out;
+	/* torch's array up to (not including) its closing ']' */
+	if (copy_fd(in, out, first, last) != 0)
+		goto out;
+	if (w->use_tracer && tracer_has_events()) {
+		/* An empty torch array ("[" only so far) needs no comma. */
+		int empty = 1;
+
+		for (off_t i = first + 1; i < last && pread(in, &c, 1, i) == 1; i++)
+			if (!strchr(" \t\r\n", c)) {
+				empty = 0;
+				break;
+			}
+		*npy = tracer_write(out, w->trace_start_ns, w->pid_tok, w->tid_tok, empty);
+	}
+	fputs("]}\n", out);
+	rc = 0;
+out:
+	pt_sb_free(&hdr);
+	return rc;
+}
+
 /* Merge torch's export and the tracer's events into the raw trace
  * <spool>/<tid>/<id>.json (no GIL; runs in the background thread). */
 int export_trace(window *w)
@@ -47,8 +142,8 @@ int export_trace(window *w)
 	struct stat st;
 	off_t first = -1, last = -1;
 	char c;
-	pt_sb hdr = { 0 };
 	size_t npy = 0;
+	int wr;
 
 	in = open(w->torch_path, O_RDONLY | O_CLOEXEC);
 	if (in < 0 || fstat(in, &st) != 0) {
@@ -74,17 +169,6 @@ int export_trace(window *w)
 	}
 	if (pread(in, &c, 1, first) != 1)
 		goto out;
-	if (c == '{') {
-		close(in);
-		in = -1;
-		if (rename(w->torch_path, w->final_path) != 0) {
-			snprintf(w->error, sizeof(w->error), "cannot move trace to '%.300s': %s",
-				 w->final_path, strerror(errno));
-			goto out;
-		}
-		rc = 0;
-		goto out;
-	}
 	/* A new file under an unguessable name (O_EXCL|O_NOFOLLOW). */
 	ofd = pt_file_create_tmp(w->final_path, 0644, tmp, sizeof(tmp), NULL);
 	out = ofd >= 0 ? fdopen(ofd, "w") : NULL;
@@ -97,43 +181,9 @@ int export_trace(window *w)
 		}
 		goto out;
 	}
-	pt_sb_adds(&hdr, "{\"schemaVersion\":1,");
-	/* The legacy export's ts are µs since the profiler's start on
-	 * CLOCK_REALTIME: the base makes them absolute, so the agent can put the
-	 * node's hardware samples (same clock) beside the window. */
-	if (w->trace_start_ns > 0)
-		pt_sb_addf(&hdr, "\"baseTimeNanoseconds\":%lld,", (long long)w->trace_start_ns);
-	pt_sb_adds(&hdr, "\"distributedInfo\":{\"backend\":");
-	pt_sb_add_json_str(&hdr, w->backend, strlen(w->backend));
-	pt_sb_addf(&hdr, ",\"rank\":%lld,\"world_size\":%lld},\"perftracker\":{\"version\":1,"
-		   "\"trigger\":", (long long)w->rank, (long long)w->world);
-	pt_sb_add_json_str(&hdr, w->tid, strlen(w->tid));
-	pt_sb_adds(&hdr, ",\"host\":");
-	pt_sb_add_json_str(&hdr, G.host, strlen(G.host));
-	pt_sb_addf(&hdr, ",\"pid\":%ld,\"start_step\":%lld,\"end_step\":%lld,\"torch\":",
-		   (long)G.pid, (long long)w->actual_start, (long long)w->end);
-	pt_sb_add_json_str(&hdr, w->torch_version, strlen(w->torch_version));
-	pt_sb_addf(&hdr, ",\"python_tracer\":%s,\"python_events_dropped\":%llu},"
-		   "\"traceEvents\":", w->use_tracer && w->legacy ? "true" : "false",
-		   (unsigned long long)tracer_dropped());
-	if (hdr.oom || fwrite(hdr.buf, 1, hdr.len, out) != hdr.len)
-		goto out;
-	/* torch's array up to (not including) its closing ']' */
-	if (copy_fd(in, out, first, last) != 0)
-		goto out;
-	if (w->use_tracer && w->legacy && tracer_has_events()) {
-		/* An empty torch array ("[" only so far) needs no comma. */
-		int empty = 1;
-
-		for (off_t i = first + 1; i < last && pread(in, &c, 1, i) == 1; i++)
-			if (!strchr(" \t\r\n", c)) {
-				empty = 0;
-				break;
-			}
-		npy = tracer_write(out, w->trace_start_ns, w->pid_tok, w->tid_tok, empty);
-	}
-	fputs("]}\n", out);
-	if (fflush(out) != 0 || ferror(out)) {
+	wr = c == '{' ? write_kineto(in, out, first, st.st_size, w)
+		      : write_legacy(in, out, first, last, w, &npy);
+	if (wr != 0 || fflush(out) != 0 || ferror(out)) {
 		snprintf(w->error, sizeof(w->error), "cannot write '%.300s': %s", tmp, strerror(errno));
 		goto out;
 	}
@@ -153,7 +203,6 @@ int export_trace(window *w)
 	     (unsigned long long)tracer_dropped());
 	rc = 0;
 out:
-	pt_sb_free(&hdr);
 	if (out) {
 		fclose(out);
 		unlink(tmp);

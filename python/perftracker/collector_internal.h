@@ -99,6 +99,9 @@ typedef struct window {
 	char backend[32];
 	int64_t rank, world;
 	char torch_version[32];
+	char *colls;      /* torch's Flight Recorder entries of the window, a
+	                     JSON array (malloc'd; NULL: none); freed after
+	                     the export */
 	char error[512];
 	int status_dirty;
 	int use_tracer;

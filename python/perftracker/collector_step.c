@@ -80,6 +80,23 @@ static void as_str(PyObject *t, Py_ssize_t i, char *out, size_t cap)
 	snprintf(out, cap, "%s", s);
 }
 
+/* Item i of t as a malloc'd copy (NULL when absent, empty or not a str;
+ * the caller frees it). */
+static char *dup_str(PyObject *t, Py_ssize_t i)
+{
+	PyObject *v = PyTuple_Check(t) && PyTuple_GET_SIZE(t) > i ? PyTuple_GET_ITEM(t, i) : NULL;
+	const char *s;
+
+	if (!v || !PyUnicode_Check(v))
+		return NULL;
+	s = PyUnicode_AsUTF8(v);
+	if (!s) {
+		PyErr_Clear();
+		return NULL;
+	}
+	return s[0] ? strdup(s) : NULL;
+}
+
 /* The step count reached next_action: start, advance or end the window.
  * GIL held; no lock held while Python runs. */
 static void on_action(int64_t c)
@@ -184,7 +201,8 @@ static void on_action(int64_t c)
 	}
 	pthread_mutex_lock(&G.mu);
 	G.w.end = c;
-	/* (legacy, trace_start_ns, pid_token, tid_token, backend, rank, world, torch) */
+	/* (legacy, trace_start_ns, pid_token, tid_token, backend, rank, world, torch,
+	 *  collectives) */
 	G.w.legacy = (int)as_i64(r, 0, 0);
 	G.w.trace_start_ns = as_i64(r, 1, 0);
 	as_str(r, 2, G.w.pid_tok, sizeof(G.w.pid_tok));
@@ -193,6 +211,7 @@ static void on_action(int64_t c)
 	G.w.rank = as_i64(r, 5, G.info.rank);
 	G.w.world = as_i64(r, 6, G.info.world_size);
 	as_str(r, 7, G.w.torch_version, sizeof(G.w.torch_version));
+	G.w.colls = dup_str(r, 8);
 	if (!G.w.pid_tok[0])
 		snprintf(G.w.pid_tok, sizeof(G.w.pid_tok), "%ld", (long)G.pid);
 	if (!G.w.tid_tok[0])

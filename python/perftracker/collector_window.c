@@ -10,6 +10,7 @@
 #include "collector_internal.h"
 #include "util/file.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -227,11 +228,13 @@ int window_work(void)
 
 		pthread_mutex_unlock(&G.mu);
 		ok = export_trace(&wc) == 0;
+		free(wc.colls);
 		tracer_free();
 		if (!ok)
 			plog("%s", wc.error);
 		write_status(&wc, ok ? PT_STATE_TRACED : PT_STATE_FAILED);
 		pthread_mutex_lock(&G.mu);
+		G.w.colls = NULL;  /* (freed above, through the copy) */
 		G.w.phase = W_IDLE;
 		__atomic_store_n(&G.repoll, 1, __ATOMIC_RELEASE);
 		return 1;
