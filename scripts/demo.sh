@@ -14,7 +14,9 @@ PYTHON=${PYTHON:-$ROOT/.venv/bin/python}
 WORK=${DEMO_DIR:-/tmp/perftracker/demo}
 NP=${DEMO_WORKERS:-4}
 SECONDS_MAX=${DEMO_SECONDS:-300}
-# DEMO_SAVE_RAW: the trigger's --save-raw-trace (master: rank 0's raw trace)
+# DEMO_SAVE_RAW: the trigger's --save-raw-trace (master: rank 0's raw trace);
+# DEMO_TRAIN_ARGS: more options of examples/train_gloo.py (the last one wins);
+# DEMO_TRIGGER_ARGS: more options of the trigger
 
 [ -x "$BIN" ] || { echo "demo: $BIN missing: run make first" >&2; exit 1; }
 "$PYTHON" -c 'import torch' 2>/dev/null || {
@@ -45,7 +47,7 @@ while [ "$r" -lt "$NP" ]; do
 	RANK=$r LOCAL_RANK=$r WORLD_SIZE=$NP LOCAL_WORLD_SIZE=$NP MASTER_ADDR=127.0.0.1 \
 		MASTER_PORT=$PORT OMP_NUM_THREADS=1 \
 		"$PYTHON" examples/train_gloo.py --seconds "$SECONDS_MAX" --stop-file "$WORK/stop" \
-		--slow-rank 2 >"$WORK/rank$r.log" 2>&1 &
+		--slow-rank 2 ${DEMO_TRAIN_ARGS:-} >"$WORK/rank$r.log" 2>&1 &
 	pids="$pids $!"
 	r=$((r + 1))
 done
@@ -85,7 +87,7 @@ done
 echo
 RAW=${DEMO_SAVE_RAW:-master}
 echo "demo: c4d_perftracker --trigger-on --auto-analyze --save-raw-trace $RAW --output-dir $WORK/output"
-"$BIN" --trigger-on --auto-analyze --save-raw-trace "$RAW" --output-dir "$WORK/output"
+"$BIN" --trigger-on --auto-analyze --save-raw-trace "$RAW" --output-dir "$WORK/output" ${DEMO_TRIGGER_ARGS:-}
 stop_training
 RUN=$(ls -td "$WORK"/output/*/ | head -1)
 RUN=${RUN%/}

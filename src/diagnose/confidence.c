@@ -31,9 +31,6 @@
 
 enum { POOR, FAIR, GOOD };
 
-/* A host whose tasks waited for a core at least this share of the time
- * (psi_cpu, %) is contended (docs/diagnose.md "Noise"). */
-#define CONTENDED_PSI 10.0
 
 static int cmp_dbl(const void *a, const void *b)
 {

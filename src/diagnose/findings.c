@@ -43,6 +43,7 @@ dfinding *df_add(dctx *c, dcat cat, const char *worker, const char *function,
 	f->impact_ms = isfinite(impact_ms) ? impact_ms : 0;
 	f->explanation = NULL;
 	f->caused_by = NULL;
+	f->fkind = -1;
 	f->waits = NULL;
 	f->nwaits = 0;
 	f->also = NULL;

@@ -77,6 +77,11 @@ typedef struct devidence {
  * evidence, and so do the frames it explains and, for a straggler, its
  * victims' symptoms.  noise_ms and noise_src are the job's noise against
  * which it is graded (noise.c). */
+/* A host whose tasks waited for a core at least this share of the time
+ * (psi_cpu, %) is contended (docs/diagnose.md "Noise"): confidence.c,
+ * noise.c. */
+#define CONTENDED_PSI 10.0
+
 typedef struct dfinding {
 	dcat cat;
 	const char *category;    /* dcat_names[cat] */
@@ -98,6 +103,9 @@ typedef struct dfinding {
 	double noise_ms;         /* per step; NAN: not measured */
 	const char *noise_src;   /* which noise: a static string */
 	double psi;              /* CPU-side: its host's psi_cpu (%), NAN unknown */
+	int fkind;               /* its function's pt_kind where the section knows
+	                            it and the key index may not (a slow step's
+	                            cause on the critical path); -1 unknown */
 	struct dconf {           /* its grade (confidence.c, diag_grade) */
 		const char *level;   /* "strong", "moderate", "weak"; NULL: none */
 		double lost, apart;  /* apart NAN: unknown */

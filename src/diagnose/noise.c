@@ -22,7 +22,8 @@
  *           difference smaller than how much steps wobble by themselves
  *           changes nothing anyone sees.
  * A slow step is measured against its worker's own spread by its own rule
- * (steps.c); one worker alone has no noise to measure here.
+ * (steps.c), and against the cpu term alone when its cause is CPU-side;
+ * one worker alone has no noise to measure here.
  *
  * A finding's noise is the largest that applies.  Flow: diag_merge ->
  * diag_noise -> diag_findings, which grades (confidence.c) and ranks.
@@ -218,11 +219,35 @@ void diag_noise(dctx *c)
 		 * by its own rule (steps.c: 3.5 robust deviations); one
 		 * worker's where-the-time-goes and occupancy findings describe
 		 * it, with no other worker to differ from */
-		if (c->nw < 2 || f->cat == DC_STEPS ||
-		    f->cat == DC_GPU_IDLE)
+		if (c->nw < 2 || f->cat == DC_GPU_IDLE)
 			continue;
 		key = df_key(c, f);
 		cpuside = cpu_side(c, key);
+		if (f->cat == DC_STEPS) {
+			/* ... except that on a host whose tasks wait for a core
+			 * a CPU-side step can be slow by that waiting alone: the
+			 * wait one of its workers can expect per step (the
+			 * exports of the workers that ended their window first
+			 * take the cores from those still in their last step:
+			 * 4 gloo workers on 2 cores, torch 2, every window) */
+			w = &c->w[wi];
+			if (f->fkind >= 0)
+				cpuside = pt_kind_class(f->fkind) == PT_C_PYTHON ||
+					  pt_kind_class(f->fkind) == PT_C_RUNTIME ||
+					  f->fkind == PT_K_CPU_COMM;
+			/* a slow step that no function explains, on a host
+			 * contended enough that confidence.c calls a function
+			 * slower on several of its workers contention */
+			if (!f->function[0] && psi[wi] >= CONTENDED_PSI)
+				cpuside = 1;
+			if (cpuside && isfinite(psi[wi]) && nhost[wi] && psi[wi] > 0) {
+				f->psi = psi[wi];
+				f->noise_ms = psi[wi] / 100 * (w->window_ms / dw_steps(w)) /
+					      (double)nhost[wi];
+				f->noise_src = "CPU contention on its host";
+			}
+			continue;
+		}
 		peer = peer_noise(c, key, wi, tmp);
 		self = self_noise(c, key, wi, tmp);
 		if (cpuside && isfinite(psi[wi]) && nhost[wi]) {

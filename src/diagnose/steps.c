@@ -223,6 +223,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	dcp_cause pc;
 	dfinding *f;
 	const char *fkey = "";
+	int fkind = -1;
 
 	memset(res, 0, sizeof(*res));
 	tmp = x_malloc(2 * (ns + 1) * sizeof(*tmp));
@@ -360,6 +361,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		} else if (diag_cpath_usable(s) && diag_cpath_cause(s, slow, exc, &pc)) {
 			char fb[160];
 			fkey = pc.func->key;
+			fkind = pc.func->kind;
 			pt_sb_addf(&sb, "; on %s critical path%s the extra time is in ",
 				   nslow > 1 ? "their" : "its", nslow > 1 ? "s" : "");
 			dx_text(&sb, pt_name_sentence(pc.func->key, pt_kind_class(pc.func->kind), fb, sizeof(fb)),
@@ -380,6 +382,8 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	f = df_add(c, DC_STEPS, w->id, fkey,
 		   nslow ? "slow steps" : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
 		   med, nslow ? extra : (single ? s->step_ms[imax] - med : 0));
+	if (f)
+		f->fkind = fkind;
 	if (f && !sb.oom)
 		df_explain(c, f, "%s: %s", w->id, sb.buf);
 	if (sb.oom)
