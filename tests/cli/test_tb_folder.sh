@@ -5,7 +5,9 @@
 # read as 4 workers of 6 steps with torch's own step numbers, the files of
 # each listed, no share of time above 100%, rank 2 named; a folder that
 # mixes in another job, another run of a rank, a copy and a clock hours
-# away names each file it left out and why; one file alone is read alone.
+# away names each file it left out and why; one file alone is read alone;
+# our own collector's rounds (<host>_<rank>_<pid>.json per round folder) group
+# the same way.
 . "$(dirname "$0")/lib.sh"
 
 TB=$PT_DATA/torch2_tb
@@ -78,3 +80,18 @@ check "mixed: the grouping line counts them" grep -q '^perftracker: 16 trace fil
 R=$TMP/one/PerfDisplay/report.json
 check "one file: one worker named by its file" pyjson "$R" 'list(r["workers"]) == ["vm_10050.1796428567134677367.pt.trace.json.gz"] and r["workers"]["vm_10050.1796428567134677367.pt.trace.json.gz"]["steps"] == [2, 3]'
 check "one file: no files list, no grouping line" pyjson "$R" '"files" not in r["workers"]["vm_10050.1796428567134677367.pt.trace.json.gz"]' && check "one file: nothing on stderr" test ! -s "$TMP/one.err"
+
+# Our own collector's rounds: <host>_<rank>_<pid>.json in a folder per
+# round (docs/collector.md); the same name in two rounds is one worker.
+i=0
+for pid in 10048 10049 10050 10051; do
+	f=("$TB"/vm_$pid.*)
+	mkdir -p "$TMP/rounds/r1" "$TMP/rounds/r2"
+	cp "${f[0]}" "$TMP/rounds/r1/vm_${i}_$pid.json"
+	cp "${f[1]}" "$TMP/rounds/r2/vm_${i}_$pid.json"
+	i=$((i + 1))
+done
+"$PT_BIN" analyze "$TMP/rounds" -o "$TMP/ro" -q 2>"$TMP/ro.err"
+R=$TMP/ro/PerfDisplay/report.json
+check "rounds: 8 files read as 4 workers named as our collector names them" pyjson "$R" 'sorted(r["workers"]) == ["vm_0_10048.json", "vm_1_10049.json", "vm_2_10050.json", "vm_3_10051.json"]'
+check "rounds: each with both rounds' steps and files" pyjson "$R" 'all(w["steps"] == [2, 3, 6, 7] and [f.split("/")[-2] for f in w["files"]] == ["r1", "r2"] and w["grouped_by"] == "rank+host+pid" for w in r["workers"].values())'
