@@ -174,11 +174,10 @@ static void leave_out(pt_wfiles *g, size_t i, const char *fmt, ...)
 }
 
 /* Order of the files before grouping: key, rank, start. */
-static const pt_wfiles *sort_g;
-
-static int by_key_rank_time(const void *a, const void *b)
+static int by_key_rank_time(const void *a, const void *b, void *ctx)
 {
-	const pt_wfile *x = &sort_g->f[*(const size_t *)a], *y = &sort_g->f[*(const size_t *)b];
+	const pt_wfiles *g = ctx;
+	const pt_wfile *x = &g->f[*(const size_t *)a], *y = &g->f[*(const size_t *)b];
 	int r = strcmp(x->key, y->key);
 
 	if (r)
@@ -218,8 +217,7 @@ static void cluster(pt_wfiles *g, size_t *ix, size_t n)
 {
 	size_t i = 0;
 
-	sort_g = g;
-	qsort(ix, n, sizeof(*ix), by_key_rank_time);
+	qsort_r(ix, n, sizeof(*ix), by_key_rank_time, g);
 	while (i < n) {
 		pt_wworker *w = &g->w[g->nw];
 		size_t j = i + 1, last;
