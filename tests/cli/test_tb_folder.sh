@@ -95,3 +95,18 @@ done
 R=$TMP/ro/PerfDisplay/report.json
 check "rounds: 8 files read as 4 workers named as our collector names them" pyjson "$R" 'sorted(r["workers"]) == ["vm_0_10048.json", "vm_1_10049.json", "vm_2_10050.json", "vm_3_10051.json"]'
 check "rounds: each with both rounds' steps and files" pyjson "$R" 'all(w["steps"] == [2, 3, 6, 7] and [f.split("/")[-2] for f in w["files"]] == ["r1", "r2"] and w["grouped_by"] == "rank+host+pid" for w in r["workers"].values())'
+
+# Bad files in such a folder: a cycle cut off mid-write keeps the steps
+# before the cut; files that are not JSON are failed workers, warned about;
+# the other workers stand, nothing crashes (the ASan build).
+B=$TMP/bad
+mkdir -p "$B"
+cp "$TB"/* "$B"/
+head -c 3000 "$TB/vm_10051.1796428567361340744.pt.trace.json.gz" >"$B/vm_10051.1796428567361340744.pt.trace.json.gz"
+echo garbage >"$B/vm_77777.1796428567361340744.pt.trace.json.gz"
+"$PT_BIN" analyze "$B" -o "$TMP/bo" -q 2>"$TMP/bo.err"
+R=$TMP/bo/PerfDisplay/report.json
+check "bad files: the cut cycle keeps its first step" pyjson "$R" 'r["workers"]["vm_3_10051"]["steps"] == [2, 3, 6, 10, 11] and len(r["workers"]["vm_3_10051"]["files"]) == 3'
+check "bad files: the others stand" pyjson "$R" 'all(r["workers"][w]["steps"] == [2, 3, 6, 7, 10, 11] for w in ["vm_0_10048", "vm_1_10049", "vm_2_10050"])'
+check "bad files: not JSON is a failed worker, named" pyjson "$R" 'r["workers"]["vm_77777.1796428567361340744.pt.trace.json.gz"]["error"] == "unexpected character '"'"'g'"'"', expected '"'"'{'"'"' or '"'"'['"'"' (not json)"'
+check "bad files: one warning for it" test "$(grep -c "^perftracker: warning: '$B/vm_77777.1796428567361340744.pt.trace.json.gz': unexpected character" "$TMP/bo.err")" -eq 1
