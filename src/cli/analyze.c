@@ -190,7 +190,7 @@ static int summarize_grouped(sumjob *j, char **paths, size_t n, long jobs, pt_wf
 {
 	pt_error err;
 	grpjob a = { j, g, NULL };
-	size_t i, m = 0, nmulti = 0, nin = 0;
+	size_t i, m = 0, nmulti = 0;
 	int rc = -1;
 
 	pt_error_clear(&err);
@@ -206,7 +206,6 @@ static int summarize_grouped(sumjob *j, char **paths, size_t n, long jobs, pt_wf
 		if (g->w[i].nfiles) {
 			a.of[m++] = i;
 			nmulti += g->w[i].nfiles > 1;
-			nin += g->w[i].nfiles;
 		}
 	for (i = 0; i < n; i++)
 		if (!g->f[i].ok && g->f[i].worker == SIZE_MAX && !left_of(g, i))
@@ -222,7 +221,6 @@ static int summarize_grouped(sumjob *j, char **paths, size_t n, long jobs, pt_wf
 		"pid), %zu file%s left out\n", n, m, nmulti, g->nleft, g->nleft == 1 ? "" : "s");
 	for (i = 0; i < g->nleft; i++)
 		warning("'%s' left out: %s", g->f[g->left[i].file].path, g->left[i].why);
-	(void)nin;
 	rc = 0;
 out:
 	x_free(a.of);
