@@ -1446,7 +1446,10 @@ static int emit_patterns(const builder *b, const uint32_t *keep, size_t nkeep, c
 		pp->cls = bp->cls;
 		pp->count = bp->count;
 		pp->bottleneck = wns > 0 ? owned[p] / wns : 0;
-		pp->exec_ratio = wns > 0 ? (double)bp->clipped_ns / wns : 0;
+		/* A share of the window, never above 1: instances that overlap
+		 * (one kernel on several streams, a SendRecv per channel) sum
+		 * past it, and a share of time above 100% reads as nonsense. */
+		pp->exec_ratio = wns > 0 ? fmin((double)bp->clipped_ns / wns, 1.0) : 0;
 		/* Per step (the step-to-step comparison, src/diagnose/steps.c):
 		 * the functions above step_floor; filled by pattern_stats. */
 		if (sc->steps && (double)bp->clipped_ns >= step_floor) {

@@ -314,6 +314,10 @@ void pt_summary_free(pt_summary *s)
 		pt_samples_free(s->hw_series);
 		x_free(s->hw_series);
 	}
+	for (i = 0; i < s->nfiles; i++)
+		x_free(s->files[i]);
+	x_free(s->files);
+	x_free(s->grouped_by);
 	x_free(s->patterns);
 	x_free(s->step_ms);
 	x_free(s->step_numbers);

@@ -237,6 +237,15 @@ typedef struct pt_summary {
 	/* The main thread's top-level spans and the GPU's busy stretches per
 	 * step (version >= 4; NULL for older summaries).  Owned. */
 	pt_sum_tl *tl;
+	/* A worker read from several files (torch's profiling cycles, one
+	 * file each; src/diagnose/wfiles.c): their paths in time order and
+	 * what grouped them ("rank+host+pid", "host+pid"), owned; 0 / NULL
+	 * for a worker of one file.  Not in the summary file (a summary is
+	 * one worker's, whatever it was read from).  Last, so that the
+	 * members above keep their offsets. */
+	char **files;
+	size_t nfiles;
+	char *grouped_by;
 } pt_summary;
 
 /* pt_summary has hw_series (src/agent and src/diagnose/display_hw.c test this). */

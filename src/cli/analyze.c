@@ -6,11 +6,15 @@
  * (hw_*.json, *.hw.json, hw_*.sqlite; docs/hardware.md), then diagnose them
  * like `perftracker diagnose` (diagnose.c).  The single-host path from
  * traces to report; a trace that cannot be read is one warning line and a
- * failed worker in the report.
+ * failed worker in the report.  A folder torch's tensorboard_trace_handler
+ * wrote (several files per worker, one per profiling cycle) is read the
+ * grouping way (src/diagnose/wfiles.h): the files on the threads, then
+ * each worker's files merged and summarised on the threads.
  */
 
 #include "cli.h"
 #include "diagnose.h"
+#include "diagnose/wfiles.h"
 #include "report/report.h"
 #include "trace/any.h"
 #include "util/file.h"
@@ -75,6 +79,152 @@ static void summarize_one(void *ctx, size_t i)
 	j->msg[i] = x_strndup(buf, strlen(buf));
 	if (!j->s[i] || !j->msg[i])
 		j->oom = 1;
+}
+
+/* ---- several files per worker (src/diagnose/wfiles.h) -------------------- */
+
+/* s's files and what grouped them, from worker w (summary.h). */
+static int add_files(pt_summary *s, const pt_wfiles *g, const pt_wworker *w)
+{
+	if (!(s->files = x_calloc(w->nfiles, sizeof(*s->files))) ||
+	    !(s->grouped_by = x_strndup(w->grouped_by, strlen(w->grouped_by))))
+		return -1;
+	for (s->nfiles = 0; s->nfiles < w->nfiles; s->nfiles++) {
+		const char *p = g->f[w->files[s->nfiles]].path;
+		if (!(s->files[s->nfiles] = x_strndup(p, strlen(p))))
+			return -1;
+	}
+	x_free(s->file);
+	s->file = x_strndup(s->files[0], strlen(s->files[0]));
+	return s->file ? 0 : -1;
+}
+
+static int left_of(const pt_wfiles *g, size_t i)
+{
+	for (size_t k = 0; k < g->nleft; k++)
+		if (g->left[k].file == i)
+			return 1;
+	return 0;
+}
+
+
+typedef struct grpjob {
+	sumjob *j;
+	pt_wfiles *g;
+	size_t *of;      /* per summary: a worker (< g->nw) or g->nw + a failed file */
+} grpjob;
+
+static void read_file(void *ctx, size_t i)
+{
+	pt_wfiles_read(ctx, i);
+}
+
+static void summarize_worker(void *ctx, size_t i)
+{
+	grpjob *a = ctx;
+	sumjob *j = a->j;
+	pt_wfiles *g = a->g;
+	pt_summary_options o = j->sopt;
+	const pt_wworker *w;
+	const pt_wfile *f;
+	pt_store merged;
+	pt_error err;
+	char buf[1024];
+
+	pt_error_clear(&err);
+	if (a->of[i] >= g->nw) { /* a file that cannot be read, alone */
+		f = &g->f[a->of[i] - g->nw];
+		j->s[i] = pt_summary_failed(f->path, f->msg);
+		j->msg[i] = x_strndup(f->msg, strlen(f->msg));
+		goto done;
+	}
+	w = &g->w[a->of[i]];
+	f = &g->f[w->files[0]];
+	if (j->hw_of && j->hw_of[w->files[0]] != (size_t)-1) {
+		o.hw = j->hw[j->hw_of[w->files[0]]].p;
+		o.nhw = j->hw[j->hw_of[w->files[0]]].n;
+	}
+	if (w->nfiles == 1) { /* as a file alone is summarised */
+		j->s[i] = pt_summary_build(&f->st, f->path, &o, &err);
+	} else if (!pt_wfiles_merge(g, a->of[i], &merged, &err)) {
+		j->s[i] = pt_summary_build(&merged, w->name, &o, &err);
+		if (j->s[i] && add_files(j->s[i], g, w))
+			j->oom = 1;
+	}
+	if (w->nfiles > 1)
+		pt_store_free(&merged);
+	pt_wfiles_release(g, a->of[i]);
+	if (!j->s[i]) {
+		err.subject[0] = 0;
+		pt_error_format(&err, buf, sizeof(buf));
+		j->s[i] = pt_summary_failed(w->nfiles == 1 ? f->path : w->name,
+					    buf[0] ? buf : "unreadable trace");
+		j->msg[i] = x_strndup(buf, strlen(buf));
+	}
+done:
+	if (!j->s[i] || (a->of[i] >= g->nw && !j->msg[i]))
+		j->oom = 1;
+}
+
+/* The files left out, typed, at the report's top level: "files left out":
+ * [{"file", "reason"}] (docs/diagnose.md "Workers"). */
+static void left_out_hook(pt_report *r, const void *ctx)
+{
+	const pt_wfiles *g = ctx;
+	pt_rv *a;
+
+	if (!g->nleft)
+		return;
+	a = pt_rv_arr(r, pt_report_root(r), "files left out");
+	for (size_t i = 0; i < g->nleft; i++) {
+		pt_rv *o = pt_rv_obj(r, a, NULL);
+		pt_rv_str(r, o, "file", g->f[g->left[i].file].path);
+		pt_rv_str(r, o, "reason", g->left[i].why);
+	}
+}
+
+/* Read paths[0..n) the grouping way into j->s[0..*ns); prints the
+ * grouping's one line and a warning per file left out. */
+static int summarize_grouped(sumjob *j, char **paths, size_t n, long jobs, pt_wfiles *g,
+			     size_t *ns)
+{
+	pt_error err;
+	grpjob a = { j, g, NULL };
+	size_t i, m = 0, nmulti = 0;
+	int rc = -1;
+
+	pt_error_clear(&err);
+	*ns = 0;
+	if (pt_wfiles_init(g, paths, n, &err))
+		return error_pt(&err), -1;
+	pt_pool_for(n, jobs, read_file, g);
+	if (pt_wfiles_group(g, &err) || !(a.of = x_malloc(n * sizeof(*a.of)))) {
+		error("out of memory grouping the traces");
+		goto out;
+	}
+	for (i = 0; i < g->nw; i++)
+		if (g->w[i].nfiles) {
+			a.of[m++] = i;
+			nmulti += g->w[i].nfiles > 1;
+		}
+	for (i = 0; i < n; i++)
+		if (!g->f[i].ok && g->f[i].worker == SIZE_MAX && !left_of(g, i))
+			a.of[m++] = g->nw + i;
+	pt_pool_for(m, jobs, summarize_worker, &a);
+	*ns = m;
+	if (j->oom) {
+		error("out of memory summarising traces");
+		goto out;
+	}
+	fprintf(stderr, "perftracker: %zu trace files read as %zu workers: %zu of them from "
+		"several files each (one file per profiling cycle; grouped by rank, host and "
+		"pid), %zu file%s left out\n", n, m, nmulti, g->nleft, g->nleft == 1 ? "" : "s");
+	for (i = 0; i < g->nleft; i++)
+		warning("'%s' left out: %s", g->f[g->left[i].file].path, g->left[i].why);
+	rc = 0;
+out:
+	x_free(a.of);
+	return rc;
 }
 
 typedef struct wname {
@@ -200,8 +350,9 @@ int cmd_analyze(int argc, char **argv)
 	cli_files l = {0};
 	sumjob j;
 	const char *keep = NULL, *hwdir_opt = NULL;
-	size_t i, hwcap = 0;
-	int rc = -1, k, nohw = 0, npos, tl_raw = 0;
+	pt_wfiles g = {0};
+	size_t i, hwcap = 0, ns = 0;
+	int rc = -1, k, nohw = 0, npos, tl_raw = 0, grouped = 0;
 	double t0;
 	const pt_opt opts[] = {
 		PT_OPT_INCLUDE(cli_diag_output_opts, &d, NULL),
@@ -238,6 +389,7 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (cli_files_done(&l, "analyze", CLI_TRACES))
 		goto out;
+	grouped = pt_wfiles_needed(l.v, l.n);
 	j.paths = l.v;
 	j.s = x_calloc(l.n, sizeof(*j.s));
 	j.msg = x_calloc(l.n, sizeof(*j.msg));
@@ -275,7 +427,11 @@ int cmd_analyze(int argc, char **argv)
 		}
 	}
 	t0 = cli_now();
-	pt_pool_for(l.n, d.jobs, summarize_one, &j);
+	ns = l.n;
+	if (grouped && summarize_grouped(&j, l.v, l.n, d.jobs, &g, &ns))
+		goto out;
+	if (!grouped)
+		pt_pool_for(l.n, d.jobs, summarize_one, &j);
 	if (d.time)
 		fprintf(stderr, "perftracker: time: summarize %.3f s (%zu traces)\n", cli_now() - t0,
 			l.n);
@@ -283,16 +439,16 @@ int cmd_analyze(int argc, char **argv)
 		error("out of memory summarising traces");
 		goto out;
 	}
-	for (i = 0; i < l.n; i++)
+	for (i = 0; i < ns; i++)
 		if (j.msg[i])
-			warning("'%s': %s", l.v[i], j.msg[i]);
-	if (keep && keep_summaries(keep, j.s, l.n))
+			warning("'%s': %s", j.s[i] && j.s[i]->file ? j.s[i]->file : l.v[i], j.msg[i]);
+	if (keep && keep_summaries(keep, j.s, ns))
 		goto out;
 	if (tl_raw) {
 		d.raw = l.v;
 		d.nraw = l.n;
 	}
-	rc = cli_report(&d, j.s, l.n, NULL, NULL);
+	rc = grouped ? cli_report(&d, j.s, ns, left_out_hook, &g) : cli_report(&d, j.s, ns, NULL, NULL);
 out:
 	for (i = 0; i < l.n; i++) {
 		if (j.s)
@@ -313,6 +469,7 @@ out:
 	}
 	x_free(j.hw);
 	x_free(j.hw_of);
+	pt_wfiles_free(&g);
 	cli_files_free(&l);
 	return rc;
 }

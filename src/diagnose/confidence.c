@@ -260,7 +260,13 @@ static void grade(dctx *c, dfinding *f, size_t same)
 	g.w = g.wi != UINT32_MAX ? &c->w[g.wi] : NULL;
 	if (!g.w || !(g.w->window_ms > 0))
 		return;
-	g.lost = f->impact_ms / g.w->window_ms;
+	/* A share of its own time, never above 1.  The impact is often time
+	 * measured elsewhere: the others' waiting for a straggler, or a median
+	 * duration times the count of calls that reach outside the window (a
+	 * collective that waited since before the profiled steps); over a
+	 * short window, or cycles of other iterations compared as workers,
+	 * it passed 40 times the window ("4214.6% of its time", issue 29). */
+	g.lost = fmin(f->impact_ms / g.w->window_ms, 1.0);
 	/* Findings that compare a worker with itself: its steps, or the only
 	 * worker there is. */
 	g.within = c->nw < 2 || f->cat == DC_STEPS || f->cat == DC_GPU_IDLE;

@@ -125,6 +125,12 @@ static void write_workers(dctx *c, pt_summary *const *s, const char **ids, size_
 		pt_rv_str(c->rep, o, "host", x->host ? x->host : "");
 		pt_rv_int(c->rep, o, "pid", x->pid);
 		pt_rv_str(c->rep, o, "file", x->file ? x->file : "");
+		if (x->nfiles) { /* a worker read from several files (wfiles.h) */
+			pt_rv *fl = pt_rv_arr(c->rep, o, "files");
+			for (j = 0; j < x->nfiles; j++)
+				pt_rv_str(c->rep, fl, NULL, x->files[j]);
+			pt_rv_str(c->rep, o, "grouped_by", x->grouped_by ? x->grouped_by : "");
+		}
 		if (x->error) {
 			pt_rv_str(c->rep, o, "error", x->error);
 			continue;

@@ -146,3 +146,113 @@ void pt_store_warn(pt_store *s, const char *fmt, ...)
 		va_end(ap);
 	}
 }
+
+static uint32_t restr(pt_store *dst, const pt_store *src, uint32_t id)
+{
+	size_t n;
+	const char *s;
+
+	if (id == PT_STR_NONE)
+		return PT_STR_NONE;
+	s = pt_strtab_get(src->strs, id, &n);
+	return pt_strtab_intern(dst->strs, s, n);
+}
+
+/* The CPU frames whose union field holds a "Call stack" string id (the
+ * others hold a correlation id or nothing). */
+static int has_stack(int kind)
+{
+	return kind == PT_K_CPU_OP || kind == PT_K_CPU_COMM || kind == PT_K_ANNOTATION ||
+	       kind == PT_K_STEP;
+}
+
+/* src's lanes as dst's: map[l] for src lane l; UINT32_MAX on ENOMEM. */
+static int map_lanes(pt_store *dst, const pt_store *src, uint32_t *map)
+{
+	for (size_t l = 0; l < src->nlanes; l++) {
+		const pt_lane *a = &src->lanes[l];
+		uint32_t k = pt_store_lane(dst, a->pid, a->tid, a->gpu);
+		if (k == UINT32_MAX)
+			return PT_ENOMEM;
+		if (a->name && !dst->lanes[k].name &&
+		    (dst->lanes[k].name = restr(dst, src, a->name)) == UINT32_MAX)
+			return PT_ENOMEM;
+		map[l] = k;
+	}
+	return PT_OK;
+}
+
+int pt_store_append(pt_store *dst, const pt_store *src, int64_t shift_ns, int64_t keep_from,
+		    int64_t keep_to)
+{
+	uint32_t *lmap = x_calloc(src->nlanes ? src->nlanes : 1, sizeof(*lmap));
+	uint32_t *emap = x_calloc(src->n ? src->n : 1, sizeof(*emap));
+	size_t i;
+	int rc = PT_ENOMEM;
+
+	if (!lmap || !emap || map_lanes(dst, src, lmap))
+		goto out;
+	for (i = 0; i < src->n; i++) {
+		pt_event e = src->ev[i];
+		int64_t end = e.dur > INT64_MAX - e.ts ? INT64_MAX : e.ts + e.dur;
+
+		emap[i] = UINT32_MAX;
+		if (end < keep_from || e.ts > keep_to)
+			continue;
+		if (e.ts < keep_from || end > keep_to) {
+			e.ts = e.ts < keep_from ? keep_from : e.ts;
+			e.dur = (end > keep_to ? keep_to : end) - e.ts;
+			e.flags |= PT_EV_CLIPPED;
+		}
+		e.ts -= shift_ns;
+		e.lane = e.lane < src->nlanes ? lmap[e.lane] : e.lane;
+		if ((e.name = restr(dst, src, e.name)) == UINT32_MAX)
+			goto out;
+		if (has_stack(e.kind) && e.stack && (e.stack = restr(dst, src, e.stack)) == UINT32_MAX)
+			goto out;
+		emap[i] = (uint32_t)dst->n;
+		if (pt_store_add(dst, &e))
+			goto out;
+	}
+	for (i = 0; i < src->nsteps; i++)
+		if (pt_store_add_step(dst, src->steps[i].number, src->steps[i].ts - shift_ns,
+				      src->steps[i].dur))
+			goto out;
+	for (i = 0; i < src->nkinfo; i++) {
+		pt_kinfo k = src->kinfo[i];
+		if (k.ev >= src->n || emap[k.ev] == UINT32_MAX)
+			continue;
+		k.ev = emap[k.ev];
+		if (pt_store_add_kinfo(dst, &k))
+			goto out;
+	}
+	for (i = 0; i < src->nsyncs; i++) {
+		pt_sync y = src->syncs[i];
+		y.ts -= shift_ns;
+		if (y.lane != UINT32_MAX && y.lane < src->nlanes)
+			y.lane = lmap[y.lane];
+		if (y.wlane != UINT32_MAX && y.wlane < src->nlanes)
+			y.wlane = lmap[y.wlane];
+		if (pt_store_add_sync(dst, &y))
+			goto out;
+	}
+	if (dst->rank < 0 && dst->world_size < 0 && !dst->backend) {
+		dst->rank = src->rank;
+		dst->world_size = src->world_size;
+		if ((dst->backend = restr(dst, src, src->backend)) == UINT32_MAX ||
+		    (dst->device_name = restr(dst, src, src->device_name)) == UINT32_MAX)
+			goto out;
+		dst->ndevices = src->ndevices;
+		dst->base_ns = src->base_ns;
+	}
+	if (src->nwarnings && !dst->nwarnings)
+		snprintf(dst->warning, sizeof(dst->warning), "%s", src->warning);
+	dst->nwarnings += src->nwarnings;
+	dst->truncated |= src->truncated;
+	dst->bytes_read += src->bytes_read;
+	rc = PT_OK;
+out:
+	x_free(emap);
+	x_free(lmap);
+	return rc;
+}

@@ -166,6 +166,16 @@ int pt_store_add_step(pt_store *s, int64_t number, int64_t ts, int64_t dur);
 int pt_store_add_kinfo(pt_store *s, const pt_kinfo *k);
 /* Append a synchronisation record; PT_OK or PT_ENOMEM. */
 int pt_store_add_sync(pt_store *s, const pt_sync *y);
+/* Append the events, lanes, steps, launch records and synchronisations
+ * of src to dst, strings re-interned into dst's table, times minus
+ * shift_ns; an event that ends before keep_from or starts after keep_to
+ * (ns, before the shift) is left out, one that crosses them is clipped
+ * (PT_EV_CLIPPED).  dst takes src's header (rank, backend, ...) when it
+ * has none yet; warnings and truncation add up.  One worker's files,
+ * torch's profiling cycles, become one store this way
+ * (src/diagnose/wfiles.c).  PT_OK or PT_ENOMEM (dst then half filled). */
+int pt_store_append(pt_store *dst, const pt_store *src, int64_t shift_ns, int64_t keep_from,
+		    int64_t keep_to);
 /* Record a warning: counted, and the first message is kept. */
 void pt_store_warn(pt_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

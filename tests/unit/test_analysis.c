@@ -390,6 +390,28 @@ static void test_call_stack_keys(void **state)
 	pt_summary_free(s);
 }
 
+/* One kernel on two streams for the whole step: it owns the step once
+ * and runs through all of it; its execution ratio is 1, not the 2 its
+ * summed durations over the window would make (issue 29: a share of time
+ * is never above 100%). */
+static void test_exec_ratio_at_most_one(void **state)
+{
+	fx *f = *state;
+	const pt_pattern *p;
+	pt_summary *s;
+
+	step(f, 1, 0, 100);
+	ev(f, PT_K_COMM_KERNEL, f->gpu, 0, 100, "ncclDevKernel_SendRecv");
+	ev(f, PT_K_COMM_KERNEL, f->gpu2, 0, 100, "ncclDevKernel_SendRecv");
+	s = build(f);
+	p = get(s, PT_C_COMM, "ncclDevKernel_SendRecv");
+	assert_int_equal(p->count, 2);
+	assert_near(p->total_ms, 0.2);
+	assert_near(p->bottleneck, 1);
+	assert_near(p->exec_ratio, 1);
+	pt_summary_free(s);
+}
+
 /* Everything is clipped to the step window: owned time and exec_ratio use
  * the clipped spans, durations stay whole, events outside are dropped. */
 static void test_clip_to_steps(void **state)
@@ -926,6 +948,7 @@ int main(void)
 		T(test_python_filter),
 		T(test_identity),
 		cmocka_unit_test(test_worker_names),
+		T(test_exec_ratio_at_most_one),
 		cmocka_unit_test(test_failed),
 	};
 

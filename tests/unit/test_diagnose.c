@@ -404,6 +404,41 @@ static void test_sixteen_slow_kernel(void **state)
 	free_all(s, 16);
 }
 
+/* A share of the worker's time is never above 100% (issue 29): the same
+ * slow kernel as above, but over a window of 10 ms while its 200 calls sum
+ * to 260 ms (durations that reach outside the window, as a cycle shorter
+ * than its kernels gives): its impact, 56 ms, is 560% of the window; the
+ * time lost it reports is 1, the evidence "loses 100.0% of its time". */
+static void test_time_lost_at_most_window(void **state)
+{
+	pt_summary *s[16];
+	pt_report *r;
+	const pt_rv *f, *c;
+	char name[32];
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		double med = 1.0 + 0.01 * (i % 5);
+
+		snprintf(name, sizeof(name), "host_%d_%d.json", i, 500 + i);
+		s[i] = mk(name, i, 10.0, 0.6 + 0.001 * i);
+		if (i == 7)
+			med = 1.3;
+		pat(s[i], K_GEMM, PT_C_COMPUTE, PT_K_KERNEL, 200, med, 0.9);
+	}
+	r = diag(s, 16, NULL);
+	assert_int_equal(nfindings(r, NULL), 1);
+	f = finding(r, 0);
+	assert_string_equal(fworker(f), "host_7_507.json");
+	assert_true(fabs(num(pt_rv_get(f, "impact (ms)")) - 0.28 * 200) < 1e-9);
+	c = pt_rv_get(f, "confidence");
+	assert_non_null(c);
+	assert_true(num(pt_rv_get(c, "time lost (share of window)")) == 1.0);
+	assert_non_null(strstr(pt_rv_get(c, "evidence")->str, "loses 100.0% of its time"));
+	pt_report_free(r);
+	free_all(s, 16);
+}
+
 /* The impact floor: a 50% slower kernel that costs 0.1% of the window is
  * not a GPU issue. */
 static void test_impact_floor(void **state)
@@ -1197,6 +1232,7 @@ int main(void)
 		cmocka_unit_test(test_two_workers),
 		cmocka_unit_test(test_three_workers_memcpy),
 		cmocka_unit_test(test_sixteen_slow_kernel),
+		cmocka_unit_test(test_time_lost_at_most_window),
 		cmocka_unit_test(test_impact_floor),
 		cmocka_unit_test(test_slow_runtime),
 		cmocka_unit_test(test_cpu_stall),
