@@ -874,6 +874,131 @@ static void test_kinds_and_names(void **state)
 	x_free(s);
 }
 
+/* ---- process groups, sequence numbers, the Flight Recorder ---------------- */
+
+/* What the collector's "perftracker" member gives a gloo trace: rank 0 of
+ * tests/data/torch2_gloo_fr, 15 gloo:all_reduce ops on two worker threads
+ * whose Flight Recorder entries (process group "0", seq 16..30, created
+ * 15-175 us before each op starts) give them a (pg, seq) and bytes. */
+static void test_flight_recorder(void **state)
+{
+	static const uint64_t nelems[5] = { 4096, 64, 512, 8, 1 };
+	char path[512];
+	pt_store st;
+	pt_error e;
+	size_t i;
+	int64_t prev = INT64_MIN;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/torch2_gloo_fr/vm_0_18241.json.gz", data_dir());
+	pt_store_init(&st);
+	pt_error_clear(&e);
+	assert_int_equal(pt_kineto_read_file(path, &st, &e), PT_OK);
+	assert_string_equal(sname(&st, st.torch), "2.15.0+cu132");
+	assert_int_equal(st.world_size, 3);
+	assert_int_equal(st.nfr, 15);
+	/* "ts": 5571984577988.937 us after baseTimeNanoseconds 1790857026000000000 */
+	assert_int_equal(st.fr[0].ts, 1790857026000000000LL + 5571984577988937LL);
+	assert_int_equal(st.fr[0].seq, 16);
+	assert_string_equal(sname(&st, st.fr[0].pg), "0");
+	assert_string_equal(sname(&st, st.fr[0].name), "gloo:all_reduce");
+	assert_int_equal(st.fr[0].bytes, 4096 * 4);
+	assert_int_equal(st.fr[0].dflt, 1);
+	assert_int_equal(st.fr[0].p2p, 0);
+	assert_int_equal(st.fr[14].seq, 30);
+	assert_int_equal(st.nwarnings, 0);
+	/* every gloo op got its entry, in start order */
+	assert_int_equal(st.ncollids, 15);
+	for (i = 0; i < st.ncollids; i++) {
+		const pt_collid *c = &st.collids[i];
+		const pt_event *ev = &st.ev[c->ev];
+		assert_true(i == 0 || c->ev > st.collids[i - 1].ev);
+		assert_int_equal(ev->kind, PT_K_CPU_COMM);
+		assert_string_equal(sname(&st, ev->name), "gloo:all_reduce");
+		assert_string_equal(sname(&st, c->pg), "0");
+		assert_ptr_equal(pt_store_collid(&st, c->ev), c);
+		assert_int_equal(ev->group, 3);
+		assert_int_equal(ev->bytes, nelems[(c->seq - 16) % 5] * 4);
+		assert_true(ev->ts >= st.fr[c->seq - 16].ts);
+	}
+	/* seq follows the ops' start order */
+	for (i = 16; i <= 30; i++) {
+		size_t k;
+		for (k = 0; k < st.ncollids && st.collids[k].seq != (int64_t)i; k++)
+			;
+		assert_true(k < st.ncollids);
+		assert_true(st.ev[st.collids[k].ev].ts > prev);
+		prev = st.ev[st.collids[k].ev].ts;
+	}
+	/* the first op: ts 5571984578163.752 us, seq 16 */
+	{
+		size_t k;
+		for (k = 0; st.collids[k].seq != 16; k++)
+			;
+		assert_int_equal(st.ev[st.collids[k].ev].ts, 1790857026000000000LL + 5571984578163752LL);
+	}
+	pt_store_free(&st);
+}
+
+/* NCCL with process group names and no "Seq" (torch 2.x before it): the
+ * B200 trace's record_param_comms and its AllGather kernel, group "3". */
+static void test_pg_without_seq(void **state)
+{
+	char path[512];
+	pt_store st;
+	pt_error e;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/TraceLens/tests/traces/b200/eager_trace.json.gz", data_dir());
+	pt_store_init(&st);
+	pt_error_clear(&e);
+	assert_int_equal(pt_kineto_read_file(path, &st, &e), PT_OK);
+	assert_int_equal(st.ncollids, 2);
+	assert_int_equal(st.ev[st.collids[0].ev].kind, PT_K_CPU_COMM);
+	assert_int_equal(st.ev[st.collids[1].ev].kind, PT_K_COMM_KERNEL);
+	assert_string_equal(sname(&st, st.collids[0].pg), "3");
+	assert_string_equal(sname(&st, st.collids[1].pg), "3");
+	assert_int_equal(st.collids[0].seq, -1);
+	assert_int_equal(st.collids[1].seq, -1);
+	assert_int_equal(st.ev[st.collids[1].ev].group, 8);
+	assert_int_equal(st.torch, 0);
+	assert_int_equal(st.nfr, 0);
+	pt_store_free(&st);
+}
+
+/* "Seq" (newer torch) on a kernel and its record_param_comms; a string
+ * "Seq" is no number; an entry without a seq is skipped with a warning; a
+ * second "perftracker" member is ignored. */
+static void test_seq_args(void **state)
+{
+	const char *s =
+		"{\"perftracker\": {\"torch\": \"2.16.0\", \"collectives\": [{\"pg\": \"1\", \"name\": \"nccl:all_reduce\", \"ts\": 5}, 7]}, "
+		"\"traceEvents\": ["
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"ts\": 1, \"dur\": 2, \"pid\": 1, \"tid\": 1, "
+		"\"args\": {\"Collective name\": \"allreduce\", \"Process Group Name\": \"1\", \"Seq\": \"4\", \"In msg nelems\": 10, \"dtype\": \"Float\"}}, "
+		"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)\", "
+		"\"ts\": 3, \"dur\": 2, \"pid\": 0, \"tid\": 7, \"args\": {\"Process Group Name\": \"1\", \"Seq\": 4, \"Group size\": 2, "
+		"\"In msg nelems\": 10, \"Out msg nelems\": 10, \"dtype\": \"Float\"}}], "
+		"\"perftracker\": {\"torch\": \"0\"}}";
+	pt_store st;
+	pt_error e;
+
+	(void)state;
+	assert_int_equal(read_str(s, &st, &e), PT_OK);
+	assert_string_equal(sname(&st, st.torch), "2.16.0");
+	assert_int_equal(st.nfr, 0);
+	assert_int_equal(st.nwarnings, 1);
+	assert_string_equal(st.warning, "perftracker.collectives: 2 entries without pg, seq, name or ts skipped");
+	assert_int_equal(st.ncollids, 2);
+	assert_string_equal(sname(&st, st.collids[0].pg), "1");
+	assert_int_equal(st.collids[0].seq, -1);
+	assert_int_equal(st.collids[1].seq, 4);
+	assert_int_equal(st.ev[st.collids[1].ev].kind, PT_K_COMM_KERNEL);
+	assert_int_equal(st.ev[st.collids[1].ev].bytes, 40);
+	assert_int_equal(st.ev[st.collids[1].ev].group, 2);
+	pt_store_free(&st);
+}
+
 static void test_bare_array(void **state)
 {
 	const char *s =
@@ -1224,6 +1349,9 @@ int main(void)
 		cmocka_unit_test(test_fractional_exact),
 		cmocka_unit_test(test_kinds_and_names),
 		cmocka_unit_test(test_bare_array),
+		cmocka_unit_test(test_flight_recorder),
+		cmocka_unit_test(test_pg_without_seq),
+		cmocka_unit_test(test_seq_args),
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_event_warnings),
