@@ -168,18 +168,44 @@ static int gloo_ops(pt_store *st, uint32_t **out, size_t *nout)
 	return 0;
 }
 
+/* The offset d of op 0's entry: of those under which every op fits its
+ * entry (the same op, started at or after its creation), the one that
+ * maps most ops, the latest of equals.  An earlier offset fits whenever a
+ * later one does (entries created before the window, in the buffer); a
+ * later one maps fewer ops, and fits only when the first ops waited
+ * behind later collectives (queued at the window's start).  INT64_MIN:
+ * none fits (or FR_TRIES offsets did not settle it). */
+static int64_t best_offset(const pt_store *st, const uint32_t *ops, size_t n, const pt_frent *f,
+			   size_t m)
+{
+	int64_t d, dmax, best = INT64_MIN, bestn = 0;
+	size_t tries = 0;
+
+	for (dmax = 0; dmax < (int64_t)m && f[dmax].ts <= st->ev[ops[0]].ts + FR_SLACK_NS; dmax++)
+		;
+	for (d = dmax - 1; d > -(int64_t)n && tries < FR_TRIES; d--, tries++) {
+		int64_t hi = (int64_t)n < (int64_t)m - d ? (int64_t)n : (int64_t)m - d;
+		int64_t nov = hi - (d < 0 ? -d : 0);
+		if (bestn == (int64_t)n || (d < 0 && bestn >= nov))
+			break; /* no earlier offset maps more */
+		if (nov > bestn && fits(st, ops, n, f, m, d)) {
+			best = d;
+			bestn = nov;
+		}
+	}
+	return tries < FR_TRIES || bestn == (int64_t)n ? best : INT64_MIN;
+}
+
 /* The entries of one process group (the collector's window holds one per
  * job today; with several, whose worker threads the trace does not name,
- * the ops are left without: matched by position).  The offset d: the
- * latest under which every op fits its entry (the same op, started at or
- * after its creation); an earlier one always fits too, a later one only
- * when every op of the window waited behind a later collective. */
+ * the ops are left without: matched by position), mapped to the ops from
+ * best_offset on. */
 int pt_fr_map(pt_store *st)
 {
 	pt_frent *f = NULL;
 	uint32_t *ops = NULL, pg = 0;
-	size_t i, m = 0, n = 0, tries = 0;
-	int64_t d, dmax;
+	size_t i, m = 0, n = 0;
+	int64_t d;
 	int rc = PT_ENOMEM;
 
 	if (!st->nfr)
@@ -205,13 +231,7 @@ int pt_fr_map(pt_store *st)
 	if (!n)
 		goto out;
 	qsort(f, m, sizeof(*f), fr_cmp);
-	for (dmax = 0; dmax < (int64_t)m && f[dmax].ts <= st->ev[ops[0]].ts + FR_SLACK_NS; dmax++)
-		;
-	dmax--;
-	for (d = dmax; d > -(int64_t)n && tries < FR_TRIES; d--, tries++)
-		if (fits(st, ops, n, f, m, d))
-			break;
-	if (d <= -(int64_t)n || tries >= FR_TRIES)
+	if ((d = best_offset(st, ops, n, f, m)) == INT64_MIN)
 		goto out;
 	for (i = d < 0 ? (size_t)-d : 0; i < n && (int64_t)i + d < (int64_t)m; i++) {
 		pt_event *e = &st->ev[ops[i]];

@@ -940,6 +940,64 @@ static void test_flight_recorder(void **state)
 	pt_store_free(&st);
 }
 
+/* The offset of the window's gloo ops in their group's entries: 3 ops
+ * starting at 100, 200 and 300 us and entries created at *ts (seq
+ * first_seq, first_seq + 1, ...); the seq each op gets into got[] (-1
+ * none). */
+static void fr_case(const double *ts, size_t nts, int64_t first_seq, int64_t got[3])
+{
+	char buf[4096];
+	size_t i, k, len = 0;
+	pt_store st;
+	pt_error e;
+
+	len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+				"{\"perftracker\": {\"torch\": \"2.15.0\", \"collectives\": [");
+	for (i = 0; i < nts; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					"%s{\"pg\": \"0\", \"seq\": %lld, \"name\": \"gloo:all_reduce\", \"ts\": %g}",
+					i ? ", " : "", (long long)(first_seq + (int64_t)i), ts[i]);
+	len += (size_t)snprintf(buf + len, sizeof(buf) - len, "]}, \"traceEvents\": [");
+	for (i = 0; i < 3; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					"%s{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"gloo:all_reduce\", "
+					"\"ts\": %zu, \"dur\": 50, \"pid\": 1, \"tid\": %zu}",
+					i ? ", " : "", 100 * (i + 1), 2 + i % 2);
+	snprintf(buf + len, sizeof(buf) - len, "]}");
+	assert_int_equal(read_str(buf, &st, &e), PT_OK);
+	assert_int_equal(st.n, 3);
+	for (i = 0; i < 3; i++) {
+		const pt_collid *c = pt_store_collid(&st, (uint32_t)i);
+		got[i] = c ? c->seq : -1;
+		for (k = 0; c && k < i; k++)
+			assert_true(got[k] < got[i]);
+	}
+	pt_store_free(&st);
+}
+
+static void test_fr_offsets(void **state)
+{
+	/* the window's entries only */
+	static const double exact[] = { 90, 190, 290 };
+	/* older entries in the buffer: the latest fitting offset */
+	static const double older[] = { 5, 10, 90, 190, 290 };
+	/* the first op was created before the window: it gets none */
+	static const double cut[] = { 190, 290 };
+	/* all three queued before the first started: not seq 7 for op 0 */
+	static const double queued[] = { 90, 95, 99 };
+	int64_t g[3];
+
+	(void)state;
+	fr_case(exact, 3, 5, g);
+	assert_true(g[0] == 5 && g[1] == 6 && g[2] == 7);
+	fr_case(older, 5, 3, g);
+	assert_true(g[0] == 5 && g[1] == 6 && g[2] == 7);
+	fr_case(cut, 2, 6, g);
+	assert_true(g[0] == -1 && g[1] == 6 && g[2] == 7);
+	fr_case(queued, 3, 5, g);
+	assert_true(g[0] == 5 && g[1] == 6 && g[2] == 7);
+}
+
 /* NCCL with process group names and no "Seq" (torch 2.x before it): the
  * B200 trace's record_param_comms and its AllGather kernel, group "3". */
 static void test_pg_without_seq(void **state)
@@ -1351,6 +1409,7 @@ int main(void)
 		cmocka_unit_test(test_bare_array),
 		cmocka_unit_test(test_flight_recorder),
 		cmocka_unit_test(test_pg_without_seq),
+		cmocka_unit_test(test_fr_offsets),
 		cmocka_unit_test(test_seq_args),
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_bad_inputs),

@@ -3,7 +3,8 @@
  * sequence number) (docs/diagnose.md "Lockstep"): the 3 gloo ranks of
  * tests/data/torch2_gloo_fr, whose gloo ops get their Flight Recorder
  * entries' numbers; a worker whose window starts one collective later
- * matched by seq exactly as if every window had started there; the same
+ * matched by seq exactly as if every window had started there (also when
+ * its first op has no numbers); the same
  * windows with the numbers taken away matched by position instead (one
  * collective off); a job where one worker has no numbers falls back.
  */
@@ -211,6 +212,16 @@ static void test_shifted_window(void **state)
 	assert_int_equal(lget(rb, "instances", NULL, NULL)->i, 14);
 	same_waits(ra, rb);
 	assert_int_equal(pt_rv_get(lget(rb, "stragglers", NULL, NULL)->child, "rank")->i, 2);
+	/* rank 0's first op without numbers (its entry created before the
+	 * Flight Recorder window): the same */
+	free3(b);
+	pt_report_free(rb);
+	load(b);
+	b[0]->coll[0].seq = -1;
+	b[0]->coll[0].pg = UINT32_MAX;
+	rb = diag(b);
+	assert_string_equal(matched_by(rb), "process group and sequence number");
+	same_waits(ra, rb);
 	pt_report_free(ra);
 	pt_report_free(rb);
 	free3(a);
