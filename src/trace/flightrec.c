@@ -196,60 +196,175 @@ static int64_t best_offset(const pt_store *st, const uint32_t *ops, size_t n, co
 	return tries < FR_TRIES || bestn == (int64_t)n ? best : INT64_MIN;
 }
 
-/* The entries of one process group (the collector's window holds one per
- * job today; with several, whose worker threads the trace does not name,
- * the ops are left without: matched by position), mapped to the ops from
- * best_offset on. */
-int pt_fr_map(pt_store *st)
+/* How many of ops[0..n) the entries f[0..m) of one group map (0: none
+ * fits); with apply, give them their (pg, seq), bytes and group size.
+ * -1: out of memory. */
+static int64_t map_group(pt_store *st, const uint32_t *ops, size_t n, const pt_frent *f, size_t m,
+			 int apply)
 {
-	pt_frent *f = NULL;
-	uint32_t *ops = NULL, pg = 0;
-	size_t i, m = 0, n = 0;
-	int64_t d;
-	int rc = PT_ENOMEM;
+	int64_t d, k, got = 0;
 
-	if (!st->nfr)
-		return PT_OK;
-	f = x_malloc(st->nfr * sizeof(*f));
-	if (!f)
-		goto out;
-	for (i = 0; i < st->nfr; i++) {
-		if (st->fr[i].p2p)
+	if (!n || !m || (d = best_offset(st, ops, n, f, m)) == INT64_MIN)
+		return 0;
+	for (k = d < 0 ? -d : 0; k < (int64_t)n && k + d < (int64_t)m; k++, got++) {
+		pt_event *e = &st->ev[ops[k]];
+		const pt_frent *x = &f[k + d];
+		pt_collid c = { ops[k], x->pg, x->seq };
+		if (!apply)
 			continue;
-		if (m && st->fr[i].pg != pg) {
-			rc = PT_OK; /* several groups */
-			goto out;
-		}
-		pg = st->fr[i].pg;
-		f[m++] = st->fr[i];
-	}
-	if (!m || gloo_ops(st, &ops, &n)) {
-		rc = m ? PT_ENOMEM : PT_OK;
-		goto out;
-	}
-	rc = PT_OK;
-	if (!n)
-		goto out;
-	qsort(f, m, sizeof(*f), fr_cmp);
-	if ((d = best_offset(st, ops, n, f, m)) == INT64_MIN)
-		goto out;
-	for (i = d < 0 ? (size_t)-d : 0; i < n && (int64_t)i + d < (int64_t)m; i++) {
-		pt_event *e = &st->ev[ops[i]];
-		const pt_frent *x = &f[(int64_t)i + d];
-		pt_collid c = { ops[i], x->pg, x->seq };
 		if (!e->bytes)
 			e->bytes = x->bytes;
 		if (!e->group)
 			e->group = x->group ? x->group :
 				   x->dflt && st->world_size > 0 && st->world_size <= 65535 ?
 				   (uint16_t)st->world_size : 0;
-		if (pt_store_add_collid(st, &c)) {
-			rc = PT_ENOMEM;
-			goto out;
+		if (pt_store_add_collid(st, &c))
+			return -1;
+	}
+	return got;
+}
+
+/* Groups and lanes: each group runs on worker threads of its own, which
+ * the trace does not name; the assignment of the ops' threads to groups
+ * under which the groups map the most ops is taken, when no other maps as
+ * many (at most FR_ASSIGN assignments are tried; else nothing is mapped). */
+#define FR_GROUPS 8
+#define FR_ASSIGN 256
+
+typedef struct frmap {
+	pt_store *st;
+	const uint32_t *ops;   /* gloo ops in start order */
+	size_t n;
+	const pt_frent *f;     /* entries by group, then seq */
+	size_t gs[FR_GROUPS + 1]; /* group g: f[gs[g] .. gs[g + 1]) */
+	size_t ng;
+	uint32_t *lanes;       /* distinct lanes of the ops */
+	size_t nl;
+	uint32_t *sub;         /* scratch: one group's ops */
+} frmap;
+
+/* The ops mapped under assignment a (lane i to group a / ng^i % ng);
+ * apply as map_group.  -1: out of memory. */
+static int64_t map_assignment(frmap *M, size_t a, int apply)
+{
+	int64_t total = 0;
+	size_t g, i, l;
+
+	for (g = 0; g < M->ng; g++) {
+		size_t ns = 0;
+		int64_t got;
+		for (i = 0; i < M->n; i++) {
+			size_t q = a;
+			uint32_t lane = M->st->ev[M->ops[i]].lane;
+			for (l = 0; l < M->nl && M->lanes[l] != lane; l++)
+				q /= M->ng;
+			if (q % M->ng == g)
+				M->sub[ns++] = M->ops[i];
 		}
+		got = map_group(M->st, M->sub, ns, M->f + M->gs[g], M->gs[g + 1] - M->gs[g], apply);
+		if (got < 0)
+			return -1;
+		total += got;
+	}
+	return total;
+}
+
+static int pg_cmp(const void *pa, const void *pb)
+{
+	const pt_frent *a = pa, *b = pb;
+
+	if (a->pg != b->pg)
+		return a->pg < b->pg ? -1 : 1;
+	return fr_cmp(pa, pb);
+}
+
+/* The groups' entries (p2p ones have their own counter and are left out)
+ * by group then seq into M->f, their bounds into M->gs, the ops' lanes.
+ * 1: too many groups or lanes to try, -1: out of memory. */
+static int fr_groups(frmap *M, pt_frent *f, size_t *nassign)
+{
+	const pt_store *st = M->st;
+	size_t i, m = 0, a = 1;
+
+	for (i = 0; i < st->nfr; i++)
+		if (!st->fr[i].p2p)
+			f[m++] = st->fr[i];
+	qsort(f, m, sizeof(*f), pg_cmp);
+	M->f = f;
+	M->ng = 0;
+	for (i = 0; i < m; i++)
+		if (!i || f[i].pg != f[i - 1].pg) {
+			if (M->ng == FR_GROUPS)
+				return 1;
+			M->gs[M->ng++] = i;
+		}
+	M->gs[M->ng] = m;
+	M->lanes = x_malloc((M->n ? M->n : 1) * sizeof(*M->lanes));
+	M->sub = x_malloc((M->n ? M->n : 1) * sizeof(*M->sub));
+	if (!M->lanes || !M->sub)
+		return -1;
+	for (M->nl = 0, i = 0; i < M->n; i++) {
+		size_t l;
+		uint32_t lane = st->ev[M->ops[i]].lane;
+		for (l = 0; l < M->nl && M->lanes[l] != lane; l++)
+			;
+		if (l == M->nl)
+			M->lanes[M->nl++] = lane;
+	}
+	for (i = 0; i < M->nl && M->ng > 1; i++)
+		if ((a *= M->ng) > FR_ASSIGN)
+			return 1;
+	*nassign = a;
+	return 0;
+}
+
+/* The Flight Recorder entries mapped to the window's gloo ops (flightrec.h):
+ * per group, FIFO from best_offset on. */
+int pt_fr_map(pt_store *st)
+{
+	frmap M;
+	pt_frent *f = NULL;
+	uint32_t *ops = NULL;
+	size_t a, na = 1, best = 0, nbest = 0;
+	int64_t top = 0;
+	int rc = PT_ENOMEM, r;
+
+	memset(&M, 0, sizeof(M));
+	if (!st->nfr)
+		return PT_OK;
+	if (!(f = x_malloc(st->nfr * sizeof(*f))) || gloo_ops(st, &ops, &M.n))
+		goto out;
+	M.st = st;
+	M.ops = ops;
+	rc = PT_OK;
+	if (!M.n || (r = fr_groups(&M, f, &na)) > 0)
+		goto out;
+	rc = PT_ENOMEM;
+	if (r < 0)
+		goto out;
+	for (a = 0; a < na; a++) {
+		int64_t got = map_assignment(&M, a, 0);
+		if (got < 0)
+			goto out;
+		if (got > top) {
+			top = got;
+			best = a;
+			nbest = 1;
+		} else if (got == top && got) {
+			nbest++;
+		}
+	}
+	rc = PT_OK;
+	if (nbest != 1)
+		goto out; /* nothing fits, or two assignments fit as well */
+	if (map_assignment(&M, best, 1) < 0) {
+		rc = PT_ENOMEM;
+		goto out;
 	}
 	qsort(st->collids, st->ncollids, sizeof(*st->collids), collid_cmp);
 out:
+	x_free(M.sub);
+	x_free(M.lanes);
 	x_free(ops);
 	x_free(f);
 	return rc;

@@ -73,4 +73,15 @@ k = ("waited for others (ms)", "others waited for it (ms)", "last arrivals", "st
 sys.exit(any(a["workers"][w][x] != b["workers"][w][x] for w in a["workers"] for x in k))' "$R" "$RO"
 check "old summaries: no torch in workers" rq "$RO" 'all("torch" not in w for w in r["workers"].values())'
 
+# Two process groups (tests/data/torch2_gloo_fr_2pg: the loss scalar on a
+# second group with its own gloo threads): each op gets its group's numbers.
+D2=$PT_DATA/torch2_gloo_fr_2pg
+"$PT_BIN" summarize "$D2/vm_0_24681.json.gz" -o "$TMP/pg2.json" 2>/dev/null
+check "2 groups: pgs 0 and 1, seq 13-24 and 4-6 in start order" sq "$TMP/pg2.json" \
+	'c["pgs"] == ["0", "1"] and c["seq"] == [0, 13, 0, 14, 0, 15, 0, 16, 1, 4, 0, 17, 0, 18, 0, 19, 0, 20, 1, 5, 0, 21, 0, 22, 0, 23, 0, 24, 1, 6]'
+"$PT_BIN" analyze "$D2" -o "$TMP/pg2.out" -q 2>/dev/null
+R2=$TMP/pg2.out/PerfDisplay/report.json
+check "2 groups: matched by seq, 15 instances, rank 2 the straggler (256.948 ms)" rq "$R2" \
+	'L["matched by"] == "process group and sequence number" and L["instances"] == 15 and list(S) == [2] and S[2]["others waited for it (ms)"] == 256.948'
+
 echo "1..$_n"

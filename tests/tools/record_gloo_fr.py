@@ -6,7 +6,9 @@ each rank's chrome trace given the "perftracker" member the collector writes
 (process group, collective_seq_id, creation time on the trace's time base).
 
 Usage: record_gloo_fr.py OUTDIR [--ranks 3] [--slow 2] [--slow-ms 15]
-       [--drop-first RANK]
+       [--groups 2]
+(--groups 2: the loss scalar is reduced on a second process group of the
+same ranks, which has its own gloo worker threads.)
 Run with TORCH_FR_BUFFER_SIZE unset: the script sets it before init.
 """
 import argparse
@@ -57,10 +59,11 @@ def fr_member(trace, start_step, end_step, t0_ns, t1_ns):
             "collectives_source": "flight recorder", "collectives": out}
 
 
-def worker(rank, world, port, outdir, slow, slow_ms):
+def worker(rank, world, port, outdir, slow, slow_ms, groups):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world)
+    pg2 = dist.new_group(list(range(world))) if groups > 1 else None
     torch.manual_seed(rank)
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -80,7 +83,7 @@ def worker(rank, world, port, outdir, slow, slow_ms):
             for p in model.parameters():
                 dist.all_reduce(p.grad)
             stat = torch.tensor([loss.item()])
-            dist.all_reduce(stat)
+            dist.all_reduce(stat, group=pg2)
             opt.step()
             opt.zero_grad()
             prof.step()
@@ -105,12 +108,13 @@ def main():
     ap.add_argument("--ranks", type=int, default=3)
     ap.add_argument("--slow", type=int, default=2)
     ap.add_argument("--slow-ms", type=float, default=15)
+    ap.add_argument("--groups", type=int, default=1, choices=(1, 2))
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    mp.spawn(worker, args=(a.ranks, port, a.outdir, a.slow, a.slow_ms), nprocs=a.ranks)
+    mp.spawn(worker, args=(a.ranks, port, a.outdir, a.slow, a.slow_ms, a.groups), nprocs=a.ranks)
     return 0
 
 

@@ -940,6 +940,59 @@ static void test_flight_recorder(void **state)
 	pt_store_free(&st);
 }
 
+/* Two process groups, each on gloo threads of its own (rank 0 of
+ * tests/data/torch2_gloo_fr_2pg): the threads' assignment to the groups
+ * that maps every op; group "1" (the loss scalar) gets seq 4, 5, 6 on its
+ * two threads, group "0" 13..24 on the other two. */
+static void test_flight_recorder_groups(void **state)
+{
+	char path[512];
+	pt_store st;
+	pt_error e;
+	size_t i, n1 = 0;
+	int64_t next0 = 13, next1 = 4;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/torch2_gloo_fr_2pg/vm_0_24681.json.gz", data_dir());
+	pt_store_init(&st);
+	pt_error_clear(&e);
+	assert_int_equal(pt_kineto_read_file(path, &st, &e), PT_OK);
+	assert_int_equal(st.nfr, 15);
+	assert_int_equal(st.ncollids, 15);
+	/* in start order, each group's seqs follow each other */
+	{
+		uint32_t ord[15];
+		size_t k, j;
+		for (k = 0; k < 15; k++)
+			ord[k] = (uint32_t)k;
+		for (k = 1; k < 15; k++)
+			for (j = k; j > 0 && st.ev[st.collids[ord[j]].ev].ts <
+					      st.ev[st.collids[ord[j - 1]].ev].ts; j--) {
+				uint32_t t = ord[j];
+				ord[j] = ord[j - 1];
+				ord[j - 1] = t;
+			}
+		for (k = 0; k < 15; k++) {
+			const pt_collid *c = &st.collids[ord[k]];
+			const pt_lane *l = &st.lanes[st.ev[c->ev].lane];
+			if (!strcmp(sname(&st, c->pg), "1")) {
+				assert_int_equal(c->seq, next1++);
+				assert_true(l->tid == 24730 || l->tid == 24731);
+				assert_int_equal(st.ev[c->ev].bytes, 4);
+				n1++;
+			} else {
+				assert_string_equal(sname(&st, c->pg), "0");
+				assert_int_equal(c->seq, next0++);
+				assert_true(l->tid == 24719 || l->tid == 24720);
+			}
+		}
+	}
+	assert_int_equal(n1, 3);
+	for (i = 0; i < st.nfr; i++)
+		assert_int_equal(st.fr[i].dflt, !strcmp(sname(&st, st.fr[i].pg), "0"));
+	pt_store_free(&st);
+}
+
 /* The offset of the window's gloo ops in their group's entries: 3 ops
  * starting at 100, 200 and 300 us and entries created at *ts (seq
  * first_seq, first_seq + 1, ...); the seq each op gets into got[] (-1
@@ -1410,6 +1463,7 @@ int main(void)
 		cmocka_unit_test(test_flight_recorder),
 		cmocka_unit_test(test_pg_without_seq),
 		cmocka_unit_test(test_fr_offsets),
+		cmocka_unit_test(test_flight_recorder_groups),
 		cmocka_unit_test(test_seq_args),
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_bad_inputs),
