@@ -8,8 +8,10 @@
  * sweep)--> pt_coll_finish --> pt_summary --pt_coll_write--> JSON
  * --pt_coll_parse--> pt_summary on the master --> src/diagnose/lockstep_match.c.
  *
- * Instances are matched across workers by channel and position, so the
- * channel names must not depend on a worker's pids or stream ids: GPU
+ * Instances are matched across workers by (process group, sequence number)
+ * when the trace gives them (kept per instance here), else by channel and
+ * position, so the channel names must not depend on a worker's pids or
+ * stream ids: GPU
  * streams with NCCL/RCCL kernels are numbered in (stream, device) order,
  * CPU threads with collectives in order of their first collective.
  */
@@ -78,6 +80,8 @@ void pt_coll_build_free(pt_coll_build *b)
 	x_free(b->gs);
 	x_free(b->chans);
 	x_free(b->name);
+	x_free(b->pg);
+	x_free(b->seq);
 	x_free(b->ev);
 	x_free(b->chan);
 	x_free(b->end);
@@ -201,7 +205,7 @@ static size_t outermost(cand *c, size_t nc)
 
 /* The instances into b's arrays (at most PT_COLL_MAX).  -1: out of
  * memory. */
-static int keep_instances(pt_coll_build *b, const cand *c, size_t nc)
+static int keep_instances(pt_coll_build *b, const pt_store *st, const cand *c, size_t nc)
 {
 	size_t i;
 
@@ -212,15 +216,21 @@ static int keep_instances(pt_coll_build *b, const cand *c, size_t nc)
 	b->chan = x_malloc(nc * sizeof(*b->chan));
 	b->name = x_malloc(nc * sizeof(*b->name));
 	b->ev = x_malloc(nc * sizeof(*b->ev));
-	if (!b->arr || !b->end || !b->chan || !b->name || !b->ev)
+	b->pg = x_malloc(nc * sizeof(*b->pg));
+	b->seq = x_malloc(nc * sizeof(*b->seq));
+	if (!b->arr || !b->end || !b->chan || !b->name || !b->ev || !b->pg || !b->seq)
 		return -1;
 	b->n = nc;
 	for (i = 0; i < nc; i++) {
+		const pt_collid *id = pt_store_collid(st, c[i].ev);
 		b->arr[i] = c[i].ts;
 		b->end[i] = c[i].end;
 		b->chan[i] = c[i].chan;
 		b->name[i] = c[i].name;
 		b->ev[i] = c[i].ev;
+		/* (pg, seq) only together: a seq names an instance in its group */
+		b->pg[i] = id && id->seq >= 0 && id->pg ? id->pg : 0;
+		b->seq[i] = id && id->seq >= 0 && id->pg ? id->seq : -1;
 	}
 	return 0;
 }
@@ -287,7 +297,7 @@ int pt_coll_find(const pt_store *st, const pt_window *w, pt_coll_build *b)
 		goto out;
 	if (!gpu && !gloo)
 		nc = outermost(c, nc);
-	if (keep_instances(b, c, nc) || main_spans(b, w))
+	if (keep_instances(b, st, c, nc) || main_spans(b, w))
 		goto out;
 	rc = PT_OK;
 out:
@@ -408,6 +418,38 @@ void pt_coll_tap(pt_coll_build *b, size_t run, const pt_item *it, size_t n)
 	b->cur[run] = g;
 }
 
+/* The instances' process groups (names into s->coll_pgs, in order of
+ * first use) and sequence numbers.  -1: out of memory. */
+static int finish_groups(const pt_coll_build *b, const pt_store *st, pt_summary *s)
+{
+	size_t i, k;
+
+	for (i = 0; i < b->n; i++) {
+		size_t len;
+		const char *str;
+		if (b->seq[i] < 0)
+			continue;
+		str = pt_strtab_get(st->strs, b->pg[i], &len);
+		if (!str)
+			continue;
+		for (k = 0; k < s->ncoll_pgs; k++)
+			if (strlen(s->coll_pgs[k]) == len && !memcmp(s->coll_pgs[k], str, len))
+				break;
+		if (k == s->ncoll_pgs) {
+			char **np = x_reallocarray(s->coll_pgs, k + 1, sizeof(*np));
+			if (!np)
+				return -1;
+			s->coll_pgs = np;
+			if (!(np[k] = x_strndup(str, len)))
+				return -1;
+			s->ncoll_pgs++;
+		}
+		s->coll[i].pg = (uint32_t)k;
+		s->coll[i].seq = b->seq[i];
+	}
+	return 0;
+}
+
 static int cause_cmp(const void *pa, const void *pb)
 {
 	const pt_coll_cause *a = pa, *b = pb;
@@ -457,8 +499,12 @@ int pt_coll_finish(pt_coll_build *b, const pt_store *st, const pt_window *w,
 		c->name = id < nn ? nmap[id] : 0;
 		c->arrive_us = (double)(b->arr[i] - w->start) / 1e3;
 		c->end_us = (double)(b->end[i] - w->start) / 1e3;
+		c->pg = UINT32_MAX;
+		c->seq = -1;
 	}
 	s->ncoll = b->n;
+	if (finish_groups(b, st, s))
+		goto out;
 
 	/* The functions of each span: the largest PT_COLL_CAUSES of those
 	 * kept in the summary taking at least 20 µs and 2% of the span. */
@@ -522,6 +568,11 @@ void pt_coll_free(pt_summary *s)
 		x_free(s->coll_chans[i]);
 	for (i = 0; i < s->ncoll_names; i++)
 		x_free(s->coll_names[i]);
+	for (i = 0; i < s->ncoll_pgs; i++)
+		x_free(s->coll_pgs[i]);
+	x_free(s->coll_pgs);
+	s->coll_pgs = NULL;
+	s->ncoll_pgs = 0;
 	x_free(s->coll_chans);
 	x_free(s->coll_names);
 	x_free(s->coll);
@@ -573,7 +624,22 @@ void pt_coll_write(const pt_summary *s, pt_sb *out)
 		pt_sb_addf(out, "%s%u,%u,%lld", i ? "," : "", c->inst, c->pat,
 			   (long long)llround(c->ms * 1e3));
 	}
-	pt_sb_adds(out, "]}");
+	pt_sb_addc(out, ']');
+	if (s->ncoll_pgs) {
+		/* process group and sequence number per instance, -1 -1 unknown */
+		pt_sb_addc(out, ',');
+		strs(out, "pgs", s->coll_pgs, s->ncoll_pgs);
+		pt_sb_adds(out, ",\"seq\":[");
+		for (i = 0; i < s->ncoll; i++) {
+			const pt_coll *c = &s->coll[i];
+			if (c->seq < 0)
+				pt_sb_adds(out, i ? ",-1,-1" : "-1,-1");
+			else
+				pt_sb_addf(out, "%s%u,%lld", i ? "," : "", c->pg, (long long)c->seq);
+		}
+		pt_sb_addc(out, ']');
+	}
+	pt_sb_addc(out, '}');
 }
 
 static int bad(pt_error *err, const char *fmt, const char *what)
@@ -606,6 +672,41 @@ static int is_index(const pt_json *v, size_t lim)
 {
 	return v && v->type == PT_JSON_NUM && v->num >= 0 && v->num < (double)lim &&
 	       v->num == floor(v->num);
+}
+
+/* "pgs" and "seq" (absent in summaries without them, and in those
+ * written before them): each instance's process group and sequence
+ * number, [-1, -1] unknown. */
+static int parse_groups(const pt_json *root, pt_summary *s, pt_error *err)
+{
+	const pt_json *a = pt_json_get(root, "seq"), *v;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->ncoll; i++) {
+		s->coll[i].pg = UINT32_MAX;
+		s->coll[i].seq = -1;
+	}
+	if (!a && !pt_json_get(root, "pgs"))
+		return PT_OK;
+	if ((rc = read_strs(root, "pgs", &s->coll_pgs, &s->ncoll_pgs, err)))
+		return rc;
+	if (!a || a->type != PT_JSON_ARR || a->len != 2 * s->ncoll)
+		return bad(err, "%s", "'collectives': 'seq' is not an array of 2 numbers per instance");
+	for (v = a->child, i = 0; v; i++, v = v->next->next) {
+		const pt_json *g = v, *q = v->next;
+		if (g->type == PT_JSON_NUM && q->type == PT_JSON_NUM && g->num == -1 && q->num == -1)
+			continue;
+		if (!is_index(g, s->ncoll_pgs) || q->type != PT_JSON_NUM || !(q->num >= 0) ||
+		    q->num > 9e15 || q->num != floor(q->num)) {
+			pt_error_set(err, PT_EFORMAT, -1,
+				     "'collectives': seq %zu is not [process group, sequence number]", i);
+			return PT_EFORMAT;
+		}
+		s->coll[i].pg = (uint32_t)g->num;
+		s->coll[i].seq = (int64_t)q->num;
+	}
+	return PT_OK;
 }
 
 int pt_coll_parse(const char *buf, size_t len, pt_summary *s, pt_error *err)
@@ -680,6 +781,8 @@ int pt_coll_parse(const char *buf, size_t len, pt_summary *s, pt_error *err)
 			v = ms->next;
 		}
 	}
+	if ((rc = parse_groups(root, s, err)))
+		goto out;
 	rc = PT_OK;
 out:
 	pt_json_free(root);

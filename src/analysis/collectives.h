@@ -29,6 +29,8 @@ typedef struct pt_coll_build {
 	int64_t *arr, *end;    /* ns, the store's clock */
 	uint32_t *chan, *name; /* channel index; store string id of the name */
 	uint32_t *ev;          /* the instance's event (index into the store) */
+	uint32_t *pg;          /* store string id of its process group, 0 unknown */
+	int64_t *seq;          /* its sequence number in the group, -1 unknown */
 	size_t nchan;
 	char (*chans)[32];
 	/* Spans of the main channel (the one with most instances), in order:

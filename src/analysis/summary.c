@@ -194,6 +194,8 @@ pt_summary *pt_summary_build(const pt_store *st, const char *path,
 	s->device = strtab_dup(st, st->device_name);
 	if (!s->backend || !s->device)
 		goto oom;
+	if (st->torch && !(s->torch = strtab_dup(st, st->torch)))
+		goto oom;
 	if (st->nwarnings && !(s->warning = dup0(st->warning)))
 		goto oom;
 	s->nwarnings = st->nwarnings;
@@ -324,6 +326,7 @@ void pt_summary_free(pt_summary *s)
 	x_free(s->warning);
 	x_free(s->error);
 	x_free(s->device);
+	x_free(s->torch);
 	x_free(s->backend);
 	x_free(s->host);
 	x_free(s->file);

@@ -99,6 +99,8 @@ typedef struct pt_coll {
 	uint32_t name;       /* index into coll_names (kernel or op name) */
 	double arrive_us;    /* entry (kernel or op start), µs after window_start_us */
 	double end_us;       /* end, µs after window_start_us */
+	uint32_t pg;         /* index into coll_pgs (its process group), UINT32_MAX unknown */
+	int64_t seq;         /* its sequence number in that group, -1 unknown */
 } pt_coll;
 
 /* Time one function (pattern) took in the span before one instance: from
@@ -184,6 +186,7 @@ typedef struct pt_summary {
 	int64_t world_size; /* -1 unknown */
 	char *backend;      /* "" unknown */
 	char *device;       /* GPU name, "" none */
+	char *torch;        /* torch version (the trace's "perftracker" member), NULL unknown */
 	char *error;        /* non-NULL: the trace could not be read; nothing below is valid */
 	char *warning;      /* first reader warning or NULL */
 	uint64_t nwarnings; /* reader warnings in all (events skipped or repaired) */
@@ -230,6 +233,8 @@ typedef struct pt_summary {
 	size_t ncoll;
 	pt_coll_cause *coll_cause;  /* by inst, then ms desc */
 	size_t ncoll_cause;
+	char **coll_pgs;       /* owned: process group names of the instances with a seq */
+	size_t ncoll_pgs;
 
 	/* The critical path per step (version >= 3; NULL for older summaries
 	 * and traces without CPU frames or GPU events).  Owned. */

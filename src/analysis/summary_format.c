@@ -32,6 +32,7 @@ static const pt_sf_member top[] = {
 	{ N("world_size"), PT_SF_I64, PT_SF_ALWAYS, 0, 5, 1, S(world_size), -1, 0 },
 	{ N("backend"), PT_SF_STR, PT_SF_ALWAYS, 0, 0, 1, S(backend), 0, 0 },
 	{ N("device"), PT_SF_STR, PT_SF_ALWAYS, 0, 0, 1, S(device), 0, 0 },
+	{ N("torch"), PT_SF_STR, PT_SF_IF_SET, 0, 0, 4, S(torch), 0, 0 },
 	{ N("warning"), PT_SF_STR_NULL, PT_SF_ALWAYS, 0, 0, 1, S(warning), 0, 0 },
 	{ N("nwarnings"), PT_SF_U64, PT_SF_ALWAYS, 0, 0, 1, S(nwarnings), 0, 0 },
 	{ N("truncated"), PT_SF_BOOL, PT_SF_ALWAYS, 0, 0, 1, S(truncated), 0, 0 },

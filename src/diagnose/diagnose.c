@@ -142,6 +142,8 @@ static void write_workers(dctx *c, pt_summary *const *s, const char **ids, size_
 		pt_rv_num(c->rep, o, "gpu utilization", x->gpu_util);
 		if (x->gpu_compute_util >= 0)
 			pt_rv_num(c->rep, o, "gpu compute utilization", x->gpu_compute_util);
+		if (x->torch)
+			pt_rv_str(c->rep, o, "torch", x->torch);
 	}
 	x_free(r);
 }

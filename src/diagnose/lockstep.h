@@ -45,6 +45,7 @@ typedef struct lk {
 	double *tmp;
 	size_t main_ch;
 	size_t nbad;           /* instances whose ends disagree: left out */
+	int byseq;             /* matched by (process group, sequence number), else position */
 } lk;
 
 /* Matching (lockstep_match.c), in this order; each returns -1 when out of

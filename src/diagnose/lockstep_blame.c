@@ -619,6 +619,8 @@ void diag_lockstep(dctx *c)
 	report_mismatches(L, sec);
 	pt_rv_int(c->rep, sec, "workers with collectives", (int64_t)L->nw);
 	pt_rv_int(c->rep, sec, "workers matched", (int64_t)L->nm);
+	pt_rv_str(c->rep, sec, "matched by",
+		  L->byseq ? "process group and sequence number" : "position");
 	if (d->nvers1)
 		pt_rv_int(c->rep, sec, "workers without collective data (summary version 1)",
 			  (int64_t)d->nvers1);

@@ -1,7 +1,9 @@
 /*
  * lockstep_match.c - the first half of the lockstep analysis (lockstep.h):
- * matches the workers' collective instances channel by channel (the same
- * collectives in the same order), estimates each worker's clock offset from
+ * matches the workers' collective instances channel by channel, by process
+ * group and sequence number when every worker's carry them, else by
+ * position (the same collectives in the same order), estimates each
+ * worker's clock offset from
  * the instances' ends (one per host when the host's clock is shared),
  * finds each instance's last arriver and every member's wait, and names
  * the stragglers (the workers the others waited for) and the waiting
@@ -268,6 +270,109 @@ static int find_shift(lk *L, const lkw *W, const lkw *R, size_t ch, int *ok, dou
 	return bestd;
 }
 
+/* ---- matching by process group and sequence number ----------------------------- */
+
+/* The instances of W on channel ch that carry a (pg, seq): own indices
+ * [*a, *b] relative to W->cs[ch].  0 when there is none or an instance
+ * between them carries none. */
+static int seq_range(const pt_summary *s, const lkw *W, size_t ch, int64_t *a, int64_t *b)
+{
+	int64_t k, n = W->cn[ch];
+
+	*a = -1;
+	*b = -2;
+	for (k = 0; k < n; k++)
+		if (s->coll[W->cs[ch] + (uint32_t)k].seq >= 0) {
+			if (*a < 0)
+				*a = k;
+			else if (*b != k - 1)
+				return 0; /* a hole */
+			*b = k;
+		}
+	return *a >= 0;
+}
+
+/* Do own instance x of ws and y of rs name the same call: the same process
+ * group, sequence number and op? */
+static int same_call(const pt_summary *ws, uint32_t x, const pt_summary *rs, uint32_t y)
+{
+	const pt_coll *p = &ws->coll[x], *q = &rs->coll[y];
+
+	return p->seq >= 0 && p->seq == q->seq && p->pg < ws->ncoll_pgs && q->pg < rs->ncoll_pgs &&
+	       !strcmp(ws->coll_pgs[p->pg], rs->coll_pgs[q->pg]) && tok_at(ws, x) == tok_at(rs, y);
+}
+
+/* W's shift against R on ch from the calls they share (the first of W's
+ * found among R's, or R's first among W's), every shared one checked; the
+ * reference indices both have into [*lo, *hi).  0: they share none or
+ * disagree somewhere. */
+static int seq_shift(lk *L, lkw *W, const lkw *R, size_t ch, int64_t *lo, int64_t *hi)
+{
+	dctx *c = L->c;
+	const pt_summary *ws = c->w[W->w].s, *rs = c->w[R->w].s;
+	int64_t wa, wb, ra, rb, k, d = INT64_MIN;
+
+	if (!seq_range(ws, W, ch, &wa, &wb) || !seq_range(rs, R, ch, &ra, &rb))
+		return 0;
+	for (k = ra; k <= rb && d == INT64_MIN; k++)
+		if (same_call(ws, W->cs[ch] + (uint32_t)wa, rs, R->cs[ch] + (uint32_t)k))
+			d = k - wa;
+	for (k = wa; k <= wb && d == INT64_MIN; k++)
+		if (same_call(ws, W->cs[ch] + (uint32_t)k, rs, R->cs[ch] + (uint32_t)ra))
+			d = ra - k;
+	if (d == INT64_MIN)
+		return 0;
+	*lo = wa + d > ra ? wa + d : ra;
+	*hi = (wb + d < rb ? wb + d : rb) + 1;
+	if (*hi <= *lo)
+		return 0;
+	for (k = *lo; k < *hi; k++)
+		if (!same_call(ws, W->cs[ch] + (uint32_t)(k - d), rs, R->cs[ch] + (uint32_t)k))
+			return 0;
+	W->sh[ch] = (int)d;
+	return 1;
+}
+
+/* Matching by (process group, sequence number) (docs/diagnose.md
+ * "Lockstep"): when every participant's instances carry them (those
+ * without only at a channel's ends, outside the Flight Recorder's window)
+ * and every worker's line up with the reference's call for call, each
+ * worker's shift is what the numbers say, whatever its window cut, and
+ * the calls every worker has are the instances.  1: matched so (L->ref,
+ * lo, hi, the shifts; nobody mismatched); 0: not, and position decides. */
+static int match_seq(lk *L)
+{
+	dctx *c = L->c;
+	size_t i, ch;
+
+	for (i = 0; i < L->nw; i++)
+		if (L->w[i].mismatch || !c->w[L->w[i].w].s->ncoll_pgs)
+			return 0;
+	for (ch = 0; ch < L->nchan; ch++) {
+		size_t ref = 0;
+		int64_t lo = INT64_MIN, hi = INT64_MAX;
+		for (i = 0; i < L->nw; i++) {
+			if (L->w[i].cs[ch] == NONE)
+				return 0;
+			if (L->w[i].cn[ch] > L->w[ref].cn[ch])
+				ref = i;
+		}
+		L->ref[ch] = (uint32_t)ref;
+		for (i = 0; i < L->nw; i++) {
+			int64_t a, b;
+			if (!seq_shift(L, &L->w[i], &L->w[ref], ch, &a, &b))
+				return 0;
+			lo = a > lo ? a : lo;
+			hi = b < hi ? b : hi;
+		}
+		if (hi <= lo)
+			return 0;
+		L->lo[ch] = (uint32_t)lo;
+		L->hi[ch] = (uint32_t)hi;
+	}
+	return 1;
+}
+
 /* The most common signature per channel gives the reference; each worker
  * is matched to it with a shift of at most MAX_SHIFT at the ends, or is a
  * mismatch. */
@@ -288,7 +393,11 @@ int lk_match(lk *L)
 		x_free(h);
 		return -1;
 	}
-	for (ch = 0; ch < L->nchan; ch++) {
+	L->byseq = match_seq(L);
+	for (i = 0; i < L->nw && !L->byseq; i++)
+		for (ch = 0; ch < L->nchan; ch++)
+			L->w[i].sh[ch] = 0;
+	for (ch = 0; ch < L->nchan && !L->byseq; ch++) {
 		uint64_t best = 0;
 		size_t bestn = 0, run = 0, ref = 0;
 		double base;
@@ -365,8 +474,8 @@ int lk_match(lk *L)
 		if (!L->w[i].mismatch)
 			L->m[j++] = (uint32_t)i;
 	L->nm = j;
-	/* The reference indices every matched worker has. */
-	for (ch = 0; ch < L->nchan; ch++) {
+	/* The reference indices every matched worker has (match_seq's own). */
+	for (ch = 0; ch < L->nchan && !L->byseq; ch++) {
 		int64_t lo = 0, hi = L->w[L->ref[ch]].cn[ch];
 		for (j = 0; j < L->nm; j++) {
 			const lkw *W = &L->w[L->m[j]];
@@ -535,7 +644,8 @@ int lk_align(lk *L)
 		double thr = 20 * lk_median(L->tmp, nm);
 		if (thr < 1000)
 			thr = 1000;
-		for (i = 0; i < L->ninst; i++) {
+		/* matched by sequence number, an instance is one call */
+		for (i = 0; i < L->ninst && !L->byseq; i++) {
 			double lo = INFINITY, hi = -INFINITY;
 			if (L->ipos[i] != L->lo[L->ich[i]] && L->ipos[i] + 1 != L->hi[L->ich[i]])
 				continue;

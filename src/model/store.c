@@ -69,6 +69,8 @@ void pt_store_free(pt_store *s)
 	if (!s)
 		return;
 	x_free(s->syncs);
+	x_free(s->collids);
+	x_free(s->fr);
 	x_free(s->kinfo);
 	x_free(s->steps);
 	x_free(s->lanes);
@@ -83,6 +85,36 @@ int pt_store_add_sync(pt_store *s, const pt_sync *y)
 		return PT_ENOMEM;
 	s->syncs[s->nsyncs++] = *y;
 	return PT_OK;
+}
+
+int pt_store_add_collid(pt_store *s, const pt_collid *c)
+{
+	if (s->ncollids == s->collidcap && X_GROW(s->collids, s->collidcap, s->ncollids + 1))
+		return PT_ENOMEM;
+	s->collids[s->ncollids++] = *c;
+	return PT_OK;
+}
+
+int pt_store_add_fr(pt_store *s, const pt_frent *f)
+{
+	if (s->nfr == s->frcap && X_GROW(s->fr, s->frcap, s->nfr + 1))
+		return PT_ENOMEM;
+	s->fr[s->nfr++] = *f;
+	return PT_OK;
+}
+
+const pt_collid *pt_store_collid(const pt_store *s, uint32_t ev)
+{
+	size_t lo = 0, hi = s->ncollids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->collids[mid].ev < ev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->ncollids && s->collids[lo].ev == ev ? &s->collids[lo] : NULL;
 }
 
 int pt_store_add(pt_store *s, const pt_event *e)
@@ -226,6 +258,16 @@ int pt_store_append(pt_store *dst, const pt_store *src, int64_t shift_ns, int64_
 		if (pt_store_add_kinfo(dst, &k))
 			goto out;
 	}
+	/* (pg, seq) of the kept events: src's by ev ascending, after dst's
+	 * (every earlier file's events come first), so dst stays sorted */
+	for (i = 0; i < src->ncollids; i++) {
+		pt_collid k = src->collids[i];
+		if (k.ev >= src->n || emap[k.ev] == UINT32_MAX)
+			continue;
+		k.ev = emap[k.ev];
+		if ((k.pg = restr(dst, src, k.pg)) == UINT32_MAX || pt_store_add_collid(dst, &k))
+			goto out;
+	}
 	for (i = 0; i < src->nsyncs; i++) {
 		pt_sync y = src->syncs[i];
 		y.ts -= shift_ns;
@@ -245,6 +287,8 @@ int pt_store_append(pt_store *dst, const pt_store *src, int64_t shift_ns, int64_
 		dst->ndevices = src->ndevices;
 		dst->base_ns = src->base_ns;
 	}
+	if (!dst->torch && (dst->torch = restr(dst, src, src->torch)) == UINT32_MAX)
+		goto out;
 	if (src->nwarnings && !dst->nwarnings)
 		snprintf(dst->warning, sizeof(dst->warning), "%s", src->warning);
 	dst->nwarnings += src->nwarnings;

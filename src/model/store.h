@@ -119,6 +119,29 @@ typedef struct pt_sync {
 	uint8_t kind;     /* PT_SYNC_* */
 } pt_sync;
 
+/* A collective's process group and sequence number, as torch records them
+ * (the "Process Group Name" and "Seq" args of record_param_comms and NCCL
+ * kernels), or as the Flight Recorder gives them for a gloo op
+ * (src/trace/flightrec.c): matched across workers by (pg, seq)
+ * (docs/design.md "Lockstep"). */
+typedef struct pt_collid {
+	uint32_t ev;      /* index into store->ev */
+	uint32_t pg;      /* strtab id of the process group's name, 0 unknown */
+	int64_t seq;      /* -1 unknown */
+} pt_collid;
+
+/* One Flight Recorder entry of the trace's "perftracker" member
+ * (docs/input.md): a collective the process created in the window. */
+typedef struct pt_frent {
+	int64_t ts;       /* creation, ns on the events' clock */
+	int64_t seq;      /* collective_seq_id of its process group */
+	uint64_t bytes;   /* message bytes (larger side), 0 unknown */
+	uint32_t pg, name; /* strtab ids: process group name, op ("gloo:all_reduce") */
+	uint16_t group;   /* group size, 0 unknown */
+	uint8_t p2p;
+	uint8_t dflt;     /* the default group ("pg_desc" "default_pg"): world_size ranks */
+} pt_frent;
+
 typedef struct pt_store {
 	pt_strtab *strs;
 	pt_event *ev;
@@ -131,6 +154,10 @@ typedef struct pt_store {
 	size_t nkinfo, kinfocap;
 	pt_sync *syncs;         /* in file order */
 	size_t nsyncs, synccap;
+	pt_collid *collids;     /* collectives with a process group or seq, by ev ascending */
+	size_t ncollids, collidcap;
+	pt_frent *fr;           /* Flight Recorder entries, in file order */
+	size_t nfr, frcap;
 
 	/* Metadata from the trace header; -1 / 0 when absent. */
 	int64_t rank, world_size;
@@ -138,6 +165,7 @@ typedef struct pt_store {
 	uint32_t device_name;   /* strtab id of deviceProperties[0].name, 0 none */
 	int ndevices;
 	int64_t base_ns;        /* baseTimeNanoseconds, 0 if absent */
+	uint32_t torch;         /* strtab id of the torch version ("perftracker" member), 0 unknown */
 
 	/* Set before reading (Kineto JSON): keep only the events of process
 	 * keep_pid, for a trace that merges several workers, one process each
@@ -167,7 +195,8 @@ int pt_store_add_kinfo(pt_store *s, const pt_kinfo *k);
 /* Append a synchronisation record; PT_OK or PT_ENOMEM. */
 int pt_store_add_sync(pt_store *s, const pt_sync *y);
 /* Append the events, lanes, steps, launch records and synchronisations
- * of src to dst, strings re-interned into dst's table, times minus
+ * of src to dst, with the (pg, seq) of its collectives and its torch
+ * version, strings re-interned into dst's table, times minus
  * shift_ns; an event that ends before keep_from or starts after keep_to
  * (ns, before the shift) is left out, one that crosses them is clipped
  * (PT_EV_CLIPPED).  dst takes src's header (rank, backend, ...) when it
@@ -176,6 +205,12 @@ int pt_store_add_sync(pt_store *s, const pt_sync *y);
  * (src/diagnose/wfiles.c).  PT_OK or PT_ENOMEM (dst then half filled). */
 int pt_store_append(pt_store *dst, const pt_store *src, int64_t shift_ns, int64_t keep_from,
 		    int64_t keep_to);
+/* Append a collective's (pg, seq), or a Flight Recorder entry; PT_OK or
+ * PT_ENOMEM. */
+int pt_store_add_collid(pt_store *s, const pt_collid *c);
+int pt_store_add_fr(pt_store *s, const pt_frent *f);
+/* The (pg, seq) of event ev, NULL when none (binary search). */
+const pt_collid *pt_store_collid(const pt_store *s, uint32_t ev);
 /* Record a warning: counted, and the first message is kept. */
 void pt_store_warn(pt_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -1035,6 +1035,45 @@ static const char *class_name(const char *c)
 	return c;
 }
 
+/* The torch version's public part ("2.15.0" of "2.15.0+cu130"), letters,
+ * digits, '.', '-' and '_' only, into b. */
+static void torch_public(const char *v, char *b, size_t cap)
+{
+	size_t i, n = 0;
+
+	for (i = 0; v[i] && v[i] != '+' && n + 1 < cap && n < 40; i++)
+		if ((v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'z') ||
+		    (v[i] >= 'A' && v[i] <= 'Z') || v[i] == '.' || v[i] == '-' || v[i] == '_')
+			b[n++] = v[i];
+	b[n] = 0;
+}
+
+/* ", torch 2.15.0" when the workers' traces name it (the "perftracker"
+ * member), ", torch 2.14.1 and 2.15.0" when they differ (the first two). */
+static void torch_versions(const pt_rv *ws, pt_sb *sb)
+{
+	char a[48] = "", b[48] = "", x[48];
+	const pt_rv *c, *v;
+	int more = 0;
+
+	for (c = ws->child; c; c = c->next) {
+		v = pt_rv_get(c, "torch");
+		if (!v || v->type != PT_RV_STR)
+			continue;
+		torch_public(v->str, x, sizeof(x));
+		if (!x[0] || !strcmp(x, a) || !strcmp(x, b))
+			continue;
+		if (!a[0])
+			snprintf(a, sizeof(a), "%s", x);
+		else if (!b[0])
+			snprintf(b, sizeof(b), "%s", x);
+		else
+			more = 1;
+	}
+	if (a[0])
+		pt_sb_addf(sb, ", torch %s%s%s%s", a, b[0] ? " and " : "", b, more ? " (and more)" : "");
+}
+
 static void summary(tctx *t, const pt_rv *root)
 {
 	const pt_rv *ws = pt_rv_get(root, "workers"), *disp = pt_rv_get(root, "display");
@@ -1117,6 +1156,7 @@ static void summary(tctx *t, const pt_rv *root)
 		pt_sb_addf(&sb, ", steps %lld-%lld profiled", smin, smax);
 	if (nsteps_max > 1)
 		pt_sb_addf(&sb, " (%zu per worker)", nsteps_max);
+	torch_versions(ws, &sb);
 	emit(t, sb.buf);
 	if (nstep) {
 		pt_sb_reset(&sb);

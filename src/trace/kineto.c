@@ -14,6 +14,7 @@
  * docs/input.md.
  */
 #include "kineto.h"
+#include "flightrec.h"
 #include "input.h"
 #include "../model/commkind.h"
 #include "../model/keys.h"
@@ -58,13 +59,13 @@ typedef struct span {
 
 /* The fields of one event object, pointing into the chunk buffer. */
 typedef struct evf {
-	span name, stack, aname, dtype, coll, spid, stid;
+	span name, stack, aname, dtype, coll, pgname, spid, stid;
 	int64_t pid, tid, ts, dur;
 	int64_t grid[3], block[3];
-	int64_t bytes, in_n, out_n, group, corr, stream, wstream;
+	int64_t bytes, in_n, out_n, group, corr, stream, wstream, seq;
 	char ph;
 	uint8_t cat;
-	uint8_t has_ts, has_dur, has_grid, has_block, has_bytes, has_in, has_out, has_group;
+	uint8_t has_ts, has_dur, has_grid, has_block, has_bytes, has_in, has_out, has_group, has_seq;
 	uint8_t has_corr, has_stream, has_wstream;
 	uint8_t pid_str, tid_str, ts_bad, dur_bad;
 	/* kernel launch efficiency (pt_kinfo); has_eff: bit per member */
@@ -867,6 +868,19 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 			return UNEXPECTED(r, p, end, "':'");
 		p = ws(p + 1);
 		switch (kn) {
+		case 3:
+			/* torch 2.x: the collective's sequence number in its group */
+			if (!memcmp(k, "Seq", 3))
+				rc = parse_int(r, &p, end, &f->seq, &f->has_seq);
+			else
+				rc = skip_member(r, &p, end);
+			break;
+		case 18:
+			if (!memcmp(k, "Process Group Name", 18))
+				rc = parse_str(r, &p, end, &f->pgname);
+			else
+				rc = skip_member(r, &p, end);
+			break;
 		case 4:
 			if (!memcmp(k, "grid", 4))
 				rc = parse_dim3(r, &p, end, f->grid, &f->has_grid);
@@ -973,7 +987,7 @@ static int parse_event(reader *r, const char **pp, const char *end, evf *f)
 
 	/* Reset only what commit() reads unconditionally (a full memset of
 	 * the struct showed in the reader's profile: docs/bench.md). */
-	f->name.s = f->stack.s = f->aname.s = f->dtype.s = f->coll.s = NULL;
+	f->name.s = f->stack.s = f->aname.s = f->dtype.s = f->coll.s = f->pgname.s = NULL;
 	f->pid = f->tid = 0;
 	memset(&f->ph, 0, sizeof(*f) - offsetof(evf, ph));
 	if (*p == '}') {
@@ -1065,7 +1079,7 @@ static int is_cpu_comm(const char *s, size_t n)
 }
 
 /* Bytes of one element of a dtype as written in "dtype" args. */
-static unsigned dtype_size(const char *s, size_t n)
+unsigned pt_kineto_dtype_size(const char *s, size_t n)
 {
 	static const struct { const char *name; unsigned size; } t[] = {
 		{ "float", 4 }, { "float32", 4 }, { "double", 8 }, { "float64", 8 },
@@ -1334,7 +1348,7 @@ static void comm_size(reader *r, const evf *f, pt_event *e)
 		const char *d;
 		size_t dn;
 		unsigned sz;
-		if (!unescape(r, &f->dtype, &d, &dn) && (sz = dtype_size(d, dn)) != 0 &&
+		if (!unescape(r, &f->dtype, &d, &dn) && (sz = pt_kineto_dtype_size(d, dn)) != 0 &&
 		    (uint64_t)ne <= UINT64_MAX / sz)
 			e->bytes = (uint64_t)ne * sz;
 	}
@@ -1375,6 +1389,25 @@ static int add_kinfo(reader *r, const evf *f)
 	k.registers = f->has_eff & 4 ? f->regs : -1;
 	k.shared_mem = f->has_eff & 8 ? f->smem : -1;
 	if (pt_store_add_kinfo(r->st, &k))
+		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	return OK;
+}
+
+/* The process group and sequence number of the collective just stored. */
+static int add_collid(reader *r, const evf *f)
+{
+	pt_collid c;
+
+	c.ev = (uint32_t)(r->st->n - 1);
+	c.pg = 0;
+	c.seq = f->has_seq && f->seq >= 0 ? f->seq : -1;
+	if (f->pgname.s && f->pgname.n && f->pgname.n <= 256) {
+		const char *g;
+		size_t gn;
+		if (unescape(r, &f->pgname, &g, &gn) || intern(r, g, gn, &c.pg))
+			return ERR;
+	}
+	if (pt_store_add_collid(r->st, &c))
 		return fail(r, PT_ENOMEM, NULL, "out of memory");
 	return OK;
 }
@@ -1476,6 +1509,8 @@ static int commit(reader *r, const evf *f, const char *at)
 	e.lane = lane_of(r, f->pid, f->tid, gpu);
 	if (e.lane == UINT32_MAX || pt_store_add(st, &e))
 		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	if ((kind == PT_K_COMM_KERNEL || kind == PT_K_CPU_COMM) && (f->pgname.s || f->has_seq))
+		return add_collid(r, f);
 	if (f->has_eff && kind == PT_K_KERNEL)
 		return add_kinfo(r, f);
 	return OK;
@@ -1529,6 +1564,11 @@ static int header_value(reader *r, const char *k, size_t kn, const char *v, size
 					st->device_name = id;
 			}
 		}
+	} else if (key_is(k, kn, "perftracker", 11)) {
+		if (j->type == PT_JSON_OBJ && pt_fr_read(st, j)) {
+			pt_json_free(j);
+			return fail(r, PT_ENOMEM, NULL, "out of memory");
+		}
 	} else if (key_is(k, kn, "distributedInfo", 15)) {
 		double d;
 		const char *b;
@@ -1553,7 +1593,7 @@ static int header_value(reader *r, const char *k, size_t kn, const char *v, size
 static int is_header_key(const char *k, size_t kn)
 {
 	return key_is(k, kn, "baseTimeNanoseconds", 19) || key_is(k, kn, "deviceProperties", 16) ||
-	       key_is(k, kn, "distributedInfo", 15);
+	       key_is(k, kn, "distributedInfo", 15) || key_is(k, kn, "perftracker", 11);
 }
 
 /* Streaming skip of a top-level value we do not need (may be huge). */
@@ -1882,7 +1922,7 @@ static void warn_main(pt_store *st, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void finish(reader *r)
+static int finish(reader *r)
 {
 	pt_store *st = r->st;
 	size_t i, j;
@@ -1897,12 +1937,15 @@ static void finish(reader *r)
 			st->steps[i].ts += r->base;
 		for (i = 0; i < st->nsyncs; i++)
 			st->syncs[i].ts += r->base;
+		for (i = 0; i < st->nfr; i++)
+			st->fr[i].ts += r->base;
 	}
 	for (i = 0; i < r->ntnames; i++)
 		for (j = 0; j < st->nlanes; j++)
 			if (st->lanes[j].pid == r->tnames[i].pid && st->lanes[j].tid == r->tnames[i].tid &&
 			    !st->lanes[j].name)
 				st->lanes[j].name = r->tnames[i].name;
+	return pt_fr_map(st);
 }
 
 static int read_input(pt_input *in, size_t chunk, pt_store *st, pt_error *err)
@@ -1998,8 +2041,8 @@ static int read_input(pt_input *in, size_t chunk, pt_store *st, pt_error *err)
 				  "no complete events (ph X) of a known category in the trace");
 done:
 	st->bytes_read = r.base_off + r.pos;
-	if (rc == PT_OK)
-		finish(&r);
+	if (rc == PT_OK && finish(&r))
+		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 out:
 	x_free(r.buf);
 	x_free(r.tmp);

@@ -102,6 +102,9 @@ static void test_roundtrip(void **state)
 	pt_summary_write(s, &sb);
 	assert_false(sb.oom);
 	assert_non_null(strstr(sb.buf, "\"collectives\":{\"channels\":[\"nccl:0\"]"));
+	/* no process group or seq in these traces: no "pgs", no "seq", no "torch" */
+	assert_null(strstr(sb.buf, "\"pgs\""));
+	assert_null(strstr(sb.buf, "\"torch\""));
 	pt_error_clear(&err);
 	r = pt_summary_read_mem(sb.buf, sb.len, &err);
 	if (!r)
@@ -112,10 +115,52 @@ static void test_roundtrip(void **state)
 		assert_true(r->coll[i].arrive_us == s->coll[i].arrive_us);
 		assert_true(r->coll[i].end_us == s->coll[i].end_us);
 		assert_string_equal(r->coll_names[r->coll[i].name], s->coll_names[s->coll[i].name]);
+		assert_int_equal(r->coll[i].seq, -1);
+		assert_int_equal(r->coll[i].pg, UINT32_MAX);
 	}
 	for (i = 0; i < s->ncoll_cause; i++) {
 		assert_int_equal(r->coll_cause[i].pat, s->coll_cause[i].pat);
 		assert_true(r->coll_cause[i].ms == s->coll_cause[i].ms);
+	}
+	pt_summary_free(r);
+	pt_summary_free(s);
+	pt_sb_free(&sb);
+}
+
+/* A gloo rank with the collector's Flight Recorder entries
+ * (tests/data/torch2_gloo_fr): its 15 instances carry process group "0"
+ * and seq 16..30, written as "pgs" and "seq" and read back, with "torch". */
+static void test_roundtrip_seq(void **state)
+{
+	char path[512];
+	pt_summary *s, *r;
+	pt_sb sb = { 0 };
+	pt_error err;
+	size_t i;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/torch2_gloo_fr/vm_2_18243.json.gz",
+		 getenv("PT_DATA") ? getenv("PT_DATA") : PT_DATA_DIR);
+	pt_error_clear(&err);
+	s = pt_summary_from_trace(path, NULL, &err);
+	if (!s)
+		fail_msg("%s: %s", path, err.msg);
+	assert_int_equal(s->ncoll, 15);
+	assert_string_equal(s->coll_chans[0], "gloo:0");
+	pt_summary_write(s, &sb);
+	assert_false(sb.oom);
+	assert_non_null(strstr(sb.buf, "\"device\":\"\",\"torch\":\"2.15.0+cu132\","));
+	assert_non_null(strstr(sb.buf, "],\"pgs\":[\"0\"],\"seq\":[0,16,0,17,0,18,0,19,0,20,0,21,"
+				       "0,22,0,23,0,24,0,25,0,26,0,27,0,28,0,29,0,30]}"));
+	r = pt_summary_read_mem(sb.buf, sb.len, &err);
+	if (!r)
+		fail_msg("%s", err.msg);
+	assert_string_equal(r->torch, "2.15.0+cu132");
+	assert_int_equal(r->ncoll_pgs, 1);
+	assert_string_equal(r->coll_pgs[0], "0");
+	for (i = 0; i < 15; i++) {
+		assert_int_equal(r->coll[i].pg, 0);
+		assert_int_equal(r->coll[i].seq, 16 + (int64_t)i);
 	}
 	pt_summary_free(r);
 	pt_summary_free(s);
@@ -173,6 +218,25 @@ static void test_reader_errors(void **state)
 	assert_int_equal(s->ncoll, 0);
 	pt_summary_free(s);
 
+	/* "pgs" and "seq": [-1, -1] is an instance without */
+	{
+		const char *sq = HEAD "\"collectives\":{\"channels\":[\"gloo:0\"],\"names\":[\"gloo:all_reduce\"],"
+				      "\"instances\":[0,0,1.5,2.5,0,0,3,4],\"causes\":[],\"pgs\":[\"7\"],\"seq\":[-1,-1,0,9]}}";
+		s = pt_summary_read_mem(sq, strlen(sq), &err);
+		if (!s)
+			fail_msg("%s", err.msg);
+		assert_int_equal(s->coll[0].seq, -1);
+		assert_int_equal(s->coll[0].pg, UINT32_MAX);
+		assert_int_equal(s->coll[1].seq, 9);
+		assert_string_equal(s->coll_pgs[s->coll[1].pg], "7");
+		pt_summary_free(s);
+	}
+	expect_bad(HEAD "\"collectives\":{\"channels\":[\"a\"],\"names\":[\"b\"],\"instances\":[0,0,1,2],"
+		   "\"pgs\":[\"0\"],\"seq\":[0]}}", "'seq' is not an array of 2 numbers per instance");
+	expect_bad(HEAD "\"collectives\":{\"channels\":[\"a\"],\"names\":[\"b\"],\"instances\":[0,0,1,2],"
+		   "\"pgs\":[\"0\"],\"seq\":[1,3]}}", "seq 0 is not [process group, sequence number]");
+	expect_bad(HEAD "\"collectives\":{\"channels\":[\"a\"],\"names\":[\"b\"],\"instances\":[0,0,1,2],"
+		   "\"seq\":[0,3]}}", "'pgs' is missing");
 	expect_bad(HEAD "\"collectives\":[]}", "'collectives' is not an object");
 	expect_bad(HEAD "\"collectives\":{\"names\":[],\"instances\":[]}}", "'channels' is missing");
 	expect_bad(HEAD "\"collectives\":{\"channels\":[\"a\"],\"names\":[\"b\"],\"instances\":[0,0,1]}}",
@@ -190,6 +254,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dlrm_instances),
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_roundtrip_seq),
 		cmocka_unit_test(test_reader_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -874,6 +874,242 @@ static void test_kinds_and_names(void **state)
 	x_free(s);
 }
 
+/* ---- process groups, sequence numbers, the Flight Recorder ---------------- */
+
+/* What the collector's "perftracker" member gives a gloo trace: rank 0 of
+ * tests/data/torch2_gloo_fr, 15 gloo:all_reduce ops on two worker threads
+ * whose Flight Recorder entries (process group "0", seq 16..30, created
+ * 15-175 us before each op starts) give them a (pg, seq) and bytes. */
+static void test_flight_recorder(void **state)
+{
+	static const uint64_t nelems[5] = { 4096, 64, 512, 8, 1 };
+	char path[512];
+	pt_store st;
+	pt_error e;
+	size_t i;
+	int64_t prev = INT64_MIN;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/torch2_gloo_fr/vm_0_18241.json.gz", data_dir());
+	pt_store_init(&st);
+	pt_error_clear(&e);
+	assert_int_equal(pt_kineto_read_file(path, &st, &e), PT_OK);
+	assert_string_equal(sname(&st, st.torch), "2.15.0+cu132");
+	assert_int_equal(st.world_size, 3);
+	assert_int_equal(st.nfr, 15);
+	/* "ts": 5571984577988.937 us after baseTimeNanoseconds 1790857026000000000 */
+	assert_int_equal(st.fr[0].ts, 1790857026000000000LL + 5571984577988937LL);
+	assert_int_equal(st.fr[0].seq, 16);
+	assert_string_equal(sname(&st, st.fr[0].pg), "0");
+	assert_string_equal(sname(&st, st.fr[0].name), "gloo:all_reduce");
+	assert_int_equal(st.fr[0].bytes, 4096 * 4);
+	assert_int_equal(st.fr[0].dflt, 1);
+	assert_int_equal(st.fr[0].p2p, 0);
+	assert_int_equal(st.fr[14].seq, 30);
+	assert_int_equal(st.nwarnings, 0);
+	/* every gloo op got its entry, in start order */
+	assert_int_equal(st.ncollids, 15);
+	for (i = 0; i < st.ncollids; i++) {
+		const pt_collid *c = &st.collids[i];
+		const pt_event *ev = &st.ev[c->ev];
+		assert_true(i == 0 || c->ev > st.collids[i - 1].ev);
+		assert_int_equal(ev->kind, PT_K_CPU_COMM);
+		assert_string_equal(sname(&st, ev->name), "gloo:all_reduce");
+		assert_string_equal(sname(&st, c->pg), "0");
+		assert_ptr_equal(pt_store_collid(&st, c->ev), c);
+		assert_int_equal(ev->group, 3);
+		assert_int_equal(ev->bytes, nelems[(c->seq - 16) % 5] * 4);
+		assert_true(ev->ts >= st.fr[c->seq - 16].ts);
+	}
+	/* seq follows the ops' start order */
+	for (i = 16; i <= 30; i++) {
+		size_t k;
+		for (k = 0; k < st.ncollids && st.collids[k].seq != (int64_t)i; k++)
+			;
+		assert_true(k < st.ncollids);
+		assert_true(st.ev[st.collids[k].ev].ts > prev);
+		prev = st.ev[st.collids[k].ev].ts;
+	}
+	/* the first op: ts 5571984578163.752 us, seq 16 */
+	{
+		size_t k;
+		for (k = 0; st.collids[k].seq != 16; k++)
+			;
+		assert_int_equal(st.ev[st.collids[k].ev].ts, 1790857026000000000LL + 5571984578163752LL);
+	}
+	pt_store_free(&st);
+}
+
+/* Two process groups, each on gloo threads of its own (rank 0 of
+ * tests/data/torch2_gloo_fr_2pg): the threads' assignment to the groups
+ * that maps every op; group "1" (the loss scalar) gets seq 4, 5, 6 on its
+ * two threads, group "0" 13..24 on the other two. */
+static void test_flight_recorder_groups(void **state)
+{
+	char path[512];
+	pt_store st;
+	pt_error e;
+	size_t i, n1 = 0;
+	int64_t next0 = 13, next1 = 4;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/torch2_gloo_fr_2pg/vm_0_24681.json.gz", data_dir());
+	pt_store_init(&st);
+	pt_error_clear(&e);
+	assert_int_equal(pt_kineto_read_file(path, &st, &e), PT_OK);
+	assert_int_equal(st.nfr, 15);
+	assert_int_equal(st.ncollids, 15);
+	/* in start order, each group's seqs follow each other */
+	{
+		uint32_t ord[15];
+		size_t k, j;
+		for (k = 0; k < 15; k++)
+			ord[k] = (uint32_t)k;
+		for (k = 1; k < 15; k++)
+			for (j = k; j > 0 && st.ev[st.collids[ord[j]].ev].ts <
+					      st.ev[st.collids[ord[j - 1]].ev].ts; j--) {
+				uint32_t t = ord[j];
+				ord[j] = ord[j - 1];
+				ord[j - 1] = t;
+			}
+		for (k = 0; k < 15; k++) {
+			const pt_collid *c = &st.collids[ord[k]];
+			const pt_lane *l = &st.lanes[st.ev[c->ev].lane];
+			if (!strcmp(sname(&st, c->pg), "1")) {
+				assert_int_equal(c->seq, next1++);
+				assert_true(l->tid == 24730 || l->tid == 24731);
+				assert_int_equal(st.ev[c->ev].bytes, 4);
+				n1++;
+			} else {
+				assert_string_equal(sname(&st, c->pg), "0");
+				assert_int_equal(c->seq, next0++);
+				assert_true(l->tid == 24719 || l->tid == 24720);
+			}
+		}
+	}
+	assert_int_equal(n1, 3);
+	for (i = 0; i < st.nfr; i++)
+		assert_int_equal(st.fr[i].dflt, !strcmp(sname(&st, st.fr[i].pg), "0"));
+	pt_store_free(&st);
+}
+
+/* The offset of the window's gloo ops in their group's entries: 3 ops
+ * starting at 100, 200 and 300 us and entries created at *ts (seq
+ * first_seq, first_seq + 1, ...); the seq each op gets into got[] (-1
+ * none). */
+static void fr_case(const double *ts, size_t nts, int64_t first_seq, int64_t got[3])
+{
+	char buf[4096];
+	size_t i, k, len = 0;
+	pt_store st;
+	pt_error e;
+
+	len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+				"{\"perftracker\": {\"torch\": \"2.15.0\", \"collectives\": [");
+	for (i = 0; i < nts; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					"%s{\"pg\": \"0\", \"seq\": %lld, \"name\": \"gloo:all_reduce\", \"ts\": %g}",
+					i ? ", " : "", (long long)(first_seq + (int64_t)i), ts[i]);
+	len += (size_t)snprintf(buf + len, sizeof(buf) - len, "]}, \"traceEvents\": [");
+	for (i = 0; i < 3; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					"%s{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"gloo:all_reduce\", "
+					"\"ts\": %zu, \"dur\": 50, \"pid\": 1, \"tid\": %zu}",
+					i ? ", " : "", 100 * (i + 1), 2 + i % 2);
+	snprintf(buf + len, sizeof(buf) - len, "]}");
+	assert_int_equal(read_str(buf, &st, &e), PT_OK);
+	assert_int_equal(st.n, 3);
+	for (i = 0; i < 3; i++) {
+		const pt_collid *c = pt_store_collid(&st, (uint32_t)i);
+		got[i] = c ? c->seq : -1;
+		for (k = 0; c && k < i; k++)
+			assert_true(got[k] < got[i]);
+	}
+	pt_store_free(&st);
+}
+
+static void test_fr_offsets(void **state)
+{
+	/* the window's entries only */
+	static const double exact[] = { 90, 190, 290 };
+	/* older entries in the buffer: the latest fitting offset */
+	static const double older[] = { 5, 10, 90, 190, 290 };
+	/* the first op was created before the window: it gets none */
+	static const double cut[] = { 190, 290 };
+	/* all three queued before the first started: not seq 7 for op 0 */
+	static const double queued[] = { 90, 95, 99 };
+	int64_t g[3];
+
+	(void)state;
+	fr_case(exact, 3, 5, g);
+	assert_true(g[0] == 5 && g[1] == 6 && g[2] == 7);
+	fr_case(older, 5, 3, g);
+	assert_true(g[0] == 5 && g[1] == 6 && g[2] == 7);
+	fr_case(cut, 2, 6, g);
+	assert_true(g[0] == -1 && g[1] == 6 && g[2] == 7);
+	fr_case(queued, 3, 5, g);
+	assert_true(g[0] == 5 && g[1] == 6 && g[2] == 7);
+}
+
+/* NCCL with process group names and no "Seq" (torch 2.x before it): the
+ * B200 trace's record_param_comms and its AllGather kernel, group "3". */
+static void test_pg_without_seq(void **state)
+{
+	char path[512];
+	pt_store st;
+	pt_error e;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/TraceLens/tests/traces/b200/eager_trace.json.gz", data_dir());
+	pt_store_init(&st);
+	pt_error_clear(&e);
+	assert_int_equal(pt_kineto_read_file(path, &st, &e), PT_OK);
+	assert_int_equal(st.ncollids, 2);
+	assert_int_equal(st.ev[st.collids[0].ev].kind, PT_K_CPU_COMM);
+	assert_int_equal(st.ev[st.collids[1].ev].kind, PT_K_COMM_KERNEL);
+	assert_string_equal(sname(&st, st.collids[0].pg), "3");
+	assert_string_equal(sname(&st, st.collids[1].pg), "3");
+	assert_int_equal(st.collids[0].seq, -1);
+	assert_int_equal(st.collids[1].seq, -1);
+	assert_int_equal(st.ev[st.collids[1].ev].group, 8);
+	assert_int_equal(st.torch, 0);
+	assert_int_equal(st.nfr, 0);
+	pt_store_free(&st);
+}
+
+/* "Seq" (newer torch) on a kernel and its record_param_comms; a string
+ * "Seq" is no number; an entry without a seq is skipped with a warning; a
+ * second "perftracker" member is ignored. */
+static void test_seq_args(void **state)
+{
+	const char *s =
+		"{\"perftracker\": {\"torch\": \"2.16.0\", \"collectives\": [{\"pg\": \"1\", \"name\": \"nccl:all_reduce\", \"ts\": 5}, 7]}, "
+		"\"traceEvents\": ["
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"ts\": 1, \"dur\": 2, \"pid\": 1, \"tid\": 1, "
+		"\"args\": {\"Collective name\": \"allreduce\", \"Process Group Name\": \"1\", \"Seq\": \"4\", \"In msg nelems\": 10, \"dtype\": \"Float\"}}, "
+		"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)\", "
+		"\"ts\": 3, \"dur\": 2, \"pid\": 0, \"tid\": 7, \"args\": {\"Process Group Name\": \"1\", \"Seq\": 4, \"Group size\": 2, "
+		"\"In msg nelems\": 10, \"Out msg nelems\": 10, \"dtype\": \"Float\"}}], "
+		"\"perftracker\": {\"torch\": \"0\"}}";
+	pt_store st;
+	pt_error e;
+
+	(void)state;
+	assert_int_equal(read_str(s, &st, &e), PT_OK);
+	assert_string_equal(sname(&st, st.torch), "2.16.0");
+	assert_int_equal(st.nfr, 0);
+	assert_int_equal(st.nwarnings, 1);
+	assert_string_equal(st.warning, "perftracker.collectives: 2 entries without pg, seq, name or ts skipped");
+	assert_int_equal(st.ncollids, 2);
+	assert_string_equal(sname(&st, st.collids[0].pg), "1");
+	assert_int_equal(st.collids[0].seq, -1);
+	assert_int_equal(st.collids[1].seq, 4);
+	assert_int_equal(st.ev[st.collids[1].ev].kind, PT_K_COMM_KERNEL);
+	assert_int_equal(st.ev[st.collids[1].ev].bytes, 40);
+	assert_int_equal(st.ev[st.collids[1].ev].group, 2);
+	pt_store_free(&st);
+}
+
 static void test_bare_array(void **state)
 {
 	const char *s =
@@ -1224,6 +1460,11 @@ int main(void)
 		cmocka_unit_test(test_fractional_exact),
 		cmocka_unit_test(test_kinds_and_names),
 		cmocka_unit_test(test_bare_array),
+		cmocka_unit_test(test_flight_recorder),
+		cmocka_unit_test(test_pg_without_seq),
+		cmocka_unit_test(test_fr_offsets),
+		cmocka_unit_test(test_flight_recorder_groups),
+		cmocka_unit_test(test_seq_args),
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_event_warnings),
