@@ -169,8 +169,8 @@ static double peer_noise(const dctx *c, uint32_t k, uint32_t wi, double *tmp)
 
 void diag_noise(dctx *c)
 {
-	double *tmp = NULL, *psi = NULL, *psteps = NULL, jobsteps;
-	size_t i, j, maxsteps = 1, *nhost = NULL, *order = NULL;
+	double *tmp = NULL, *psi = NULL, *psteps = NULL, jobsteps, jobsteps3;
+	size_t i, j, n3, maxsteps = 1, *nhost = NULL, *order = NULL;
 
 	for (i = 0; i < c->nw; i++)
 		if (c->w[i].s->nsteps > maxsteps)
@@ -201,6 +201,13 @@ void diag_noise(dctx *c)
 	for (i = 0; i < c->nw; i++)
 		psteps[i] = step_noise(c->w[i].s, tmp);
 	jobsteps = pt_robust_median(psteps, c->nw, 0);
+	/* ... and the same over the workers with 3 steps or more only (a MAD,
+	 * which one late step does not move: an intermittent straggler's own
+	 * lateness would widen the half range of two) */
+	for (i = n3 = 0; i < c->nw; i++)
+		if (c->w[i].s->nsteps >= 3)
+			psteps[n3++] = step_noise(c->w[i].s, tmp);
+	jobsteps3 = n3 ? pt_robust_median(psteps, n3, 0) : 0;
 	for (i = 0; i < c->nf; i++) {
 		dfinding *f = &c->f[i];
 		uint32_t wi = df_worker(c, f), key;
@@ -211,9 +218,19 @@ void diag_noise(dctx *c)
 		f->noise_ms = NAN;
 		f->noise_src = NULL;
 		f->psi = NAN;
-		if (wi == UINT32_MAX || f->cat == DC_LOCKSTEP ||
-		    f->cat == DC_SUMMARY)
+		if (wi == UINT32_MAX || f->cat == DC_SUMMARY)
 			continue;
+		if (f->cat == DC_LOCKSTEP) {
+			/* the others' waits already single the straggler out;
+			 * what each of them waits per step must still exceed how
+			 * much steps wobble by themselves (a rank a few ms late
+			 * in a CPU-contended job, beside the real straggler) */
+			if (c->nw >= 2 && jobsteps3 > 0) {
+				f->noise_ms = jobsteps3;
+				f->noise_src = "the job's step-to-step spread";
+			}
+			continue;
+		}
 		w = &c->w[wi];
 		/* a slow step is slow beyond its worker's step-to-step spread
 		 * by its own rule (steps.c: 3.5 robust deviations); one
