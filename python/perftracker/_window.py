@@ -78,8 +78,9 @@ def start(step, path):
     _first_step = step
     _t0_ns = time.time_ns()
     # Our own step markers carry the global step number (torch 1.13's
-    # profile.step() repeats the first number).
-    _rec = _record("ProfilerStep#%d" % step)
+    # profile.step() repeats the first number).  With the C tracer the C side
+    # opens the first one through step(), once the tracer runs.
+    _rec = None if use_c else _record("ProfilerStep#%d" % step)
     return use_c
 
 
@@ -89,6 +90,15 @@ def step(step):
     if _rec is not None:
         _rec.__exit__(None, None, None)
     _rec = _record("ProfilerStep#%d" % step)
+
+
+def close():
+    """Close the last step span (before the C tracer stops; stop() then
+    finds none open)."""
+    global _rec
+    if _rec is not None:
+        _rec.__exit__(None, None, None)
+        _rec = None
 
 
 def _dist_info():
