@@ -181,6 +181,21 @@ def main_line():
     raise AssertionError("no main() in " + TRAIN)
 
 
+class Setting(unittest.TestCase):
+    """PERFTRACKER_PYTHON_TRACER's values (no job)."""
+
+    def test_values(self):
+        code = ("import sys; sys.path.insert(0, %r)\n"
+                "from perftracker import _window as w\n"
+                "print(w.configure('auto'), w.configure(' C '), w.configure('kineto'),"
+                " w.configure(None), w.AUTO_MODE)\n"
+                "try:\n    w.configure('yes')\nexcept ValueError:\n    print('refused')\n"
+                % os.path.join(ROOT, "python"))
+        r = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split(), ["c", "c", "kineto", "c", "c", "refused"])
+
+
 class KinetoMode(Base, unittest.TestCase):
     mode = "kineto"
 
