@@ -25,7 +25,7 @@ _main_tid = 0         # native id of the thread that runs the window
 # (docs/bench.md, "Python tracer on Kineto torch").  Without Kineto the C
 # tracer runs whatever the setting.
 MODES = ("auto", "kineto", "c")
-AUTO_MODE = "kineto"
+AUTO_MODE = "c"
 _mode = AUTO_MODE
 
 

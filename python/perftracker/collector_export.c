@@ -2,7 +2,9 @@
  * collector_export.c - the raw trace of one window: at the window's end
  * the background thread (collector_bg.c) turns torch.profiler's export into
  * <spool>/<trigger>/<worker>.json for the node agent to summarise.  A
- * Kineto export ('{') is moved as is; the legacy bare-array export is
+ * Kineto export ('{') is moved as is, or, with the C tracer
+ * (PERFTRACKER_PYTHON_TRACER=c), copied with its events added to
+ * traceEvents (merge_kineto); the legacy bare-array export is
  * wrapped in a header (trigger, steps, base time, distributed info) and the
  * C tracer's python_function events (collector_tracer.c) are spliced in.
  * No GIL: the tracer's buffer is the background thread's by then.
@@ -161,21 +163,23 @@ static int kineto_scan(int in, off_t size, kineto_layout *k)
 	return k->open >= 0 && k->close > k->open ? 0 : -1;
 }
 
-/* Kineto's object with the C tracer's python_function events appended to
- * its traceEvents, on its time base (baseTimeNanoseconds), pid and the
- * training thread's tid (from _window.stop()), into the temporary `out`.
- * Returns the number of events written, -1 on a layout it cannot read. */
-static long merge_kineto(window *w, int in, off_t size, FILE *out)
+/* Bytes [from, size) of Kineto's object into `out`, with the C tracer's
+ * python_function events appended to its traceEvents, on its time base
+ * (baseTimeNanoseconds), pid and the training thread's tid (from
+ * _window.stop()); `from` lies before the traceEvents array.  Returns the
+ * number of events written, -1 on a layout it cannot read or a failed
+ * write. */
+static long merge_kineto(window *w, int in, off_t from, off_t size, FILE *out)
 {
 	kineto_layout k;
 	size_t n;
 
-	if (kineto_scan(in, size, &k) != 0) {
+	if (kineto_scan(in, size, &k) != 0 || k.open < from) {
 		snprintf(w->error, sizeof(w->error), "torch trace '%.300s': no traceEvents array",
 			 w->torch_path);
 		return -1;
 	}
-	if (copy_fd(in, out, 0, k.close) != 0)
+	if (copy_fd(in, out, from, k.close) != 0)
 		return -1;
 	n = tracer_write(out, k.base_ns, w->pid_tok, w->tid_tok, k.empty);
 	if (copy_fd(in, out, k.close, size) != 0)
@@ -234,7 +238,7 @@ int export_trace(window *w)
 			}
 			goto out;
 		}
-		got = merge_kineto(w, in, st.st_size, out);
+		got = merge_kineto(w, in, 0, st.st_size, out);
 		if (got < 0) {
 			if (!w->error[0])
 				snprintf(w->error, sizeof(w->error), "cannot write '%.300s': %s", tmp,
