@@ -59,6 +59,7 @@ static int kineto_scan(int in, off_t size, kineto_layout *k)
 	int64_t base = 0;
 	off_t pos = 0;
 
+	key[0] = 0;
 	memset(k, 0, sizeof(*k));
 	k->open = k->close = -1;
 	k->empty = 1;
