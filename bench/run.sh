@@ -20,13 +20,15 @@
 #
 # usage: bench/run.sh [--full] [--no-python] [--only LIST] [--skip LIST]
 #        [--wait-idle]
-#   LIST: comma-separated of summarize,analyze,diagnose,compare,page,step,timeline
+#   LIST: comma-separated of summarize,analyze,diagnose,compare,page,step,timeline,
+#   pytracer (only when named: real 4-rank jobs with a Kineto torch, ~10 min)
 #   --wait-idle: first wait (up to 10 min) for the 1-minute load average to
 #   fall below 0.5, so that other work does not share the cores
 # env:   BENCH_FULL=1 (= --full), BENCH_SIZE (default 200M), BENCH_FULL_SIZE
 #        (1G), BENCH_ANALYZE_SIZE (per trace; 64M, 100M with --full),
 #        BENCH_DIAG_N (10000), BENCH_REPEAT (3), BENCH_NO_PYTHON=1,
-#        BENCH_SKIP / BENCH_ONLY (= --skip / --only)
+#        BENCH_SKIP / BENCH_ONLY (= --skip / --only), BENCH_TORCH2_PYTHON
+#        (.venv/bin/python) and BENCH_PYTRACER_ARGS for pytracer
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 cd "$(dirname "$0")/.."
@@ -42,7 +44,7 @@ while [ $# -gt 0 ]; do
 	--skip) skip=${2:-}; shift ;;
 	--only) only=${2:-}; shift ;;
 	--wait-idle) wait_idle=1 ;;
-	-h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 	shift
@@ -240,6 +242,24 @@ if want step; then
 		cat "$OUT/step.md" >>"$RES"
 	else
 		say "(collector step benchmark skipped: needs torch and the perftracker package in python/)"
+	fi
+fi
+
+if want pytracer; then
+	# Not in the default set (real jobs, minutes): `bench/run.sh --only pytracer`.
+	PYBIN=${BENCH_TORCH2_PYTHON:-.venv/bin/python}
+	if [ -n "$only" ] && [ -f bench/bench_pytracer.py ] && [ -x "$PYBIN" ] &&
+	   "$PYBIN" -c 'import torch, sys; sys.exit(not torch.autograd.kineto_available())' 2>/dev/null; then
+		echo
+		echo "== Python tracer on Kineto torch: kineto vs c (bench/bench_pytracer.py)"
+		md ""
+		PYTHON=$PYBIN timeout 3000 "$PYBIN" bench/bench_pytracer.py ${BENCH_PYTRACER_ARGS:-} \
+			>"$OUT/pytracer.md" 2>"$LOGS/pytracer.err" ||
+			echo "(bench_pytracer.py failed, status $?; see $LOGS/pytracer.err)" >>"$OUT/pytracer.md"
+		cat "$OUT/pytracer.md"
+		cat "$OUT/pytracer.md" >>"$RES"
+	elif [ -n "$only" ]; then
+		say "(Python tracer benchmark skipped: needs a torch with Kineto at $PYBIN (BENCH_TORCH2_PYTHON) and build/perftracker)"
 	fi
 fi
 

@@ -43,6 +43,14 @@ def parse_args():
                    help="stop (all ranks at the same step) once this file exists")
     p.add_argument("--no-ddp", action="store_true",
                    help="no process group: ranks train independently (no collectives)")
+    p.add_argument("--model", choices=("mlp", "transformer"), default="mlp",
+                   help="mlp (the demo's), or a small transformer encoder: more Python frames "
+                        "per step (bench/bench_pytracer.py)")
+    p.add_argument("--layers", type=int, default=4, help="transformer layers")
+    p.add_argument("--step-log", default="",
+                   help="write each step's wall times (before/after tracer.step()) and the "
+                        "thread's CPU time to this JSON file at the end "
+                        "(bench/bench_pytracer.py)")
     return p.parse_args()
 
 
@@ -68,6 +76,43 @@ def slow_augment(x, ms):
     return x * 1.0
 
 
+class TinyTransformer(nn.Module):
+    """A small transformer encoder on (batch, 16 tokens, dim): written out
+    module by module so that a step runs many Python frames."""
+
+    def __init__(self, dim, layers):
+        super().__init__()
+        self.layers = nn.ModuleList(Block(dim) for _ in range(layers))
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, 1)
+
+    def forward(self, x):
+        x = x.view(x.shape[0], 16, -1)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(self.norm(x).mean(dim=1))
+
+
+class Block(nn.Module):
+    def __init__(self, dim, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.n1, self.n2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.ff = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+
+    def attend(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        a = torch.softmax(q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5, dim=-1)
+        return self.proj((a @ v).transpose(1, 2).reshape(b, t, d))
+
+    def forward(self, x):
+        x = x + self.attend(self.n1(x))
+        return x + self.ff(self.n2(x))
+
+
 def main():
     args = parse_args()
     rank = int(os.environ.get("RANK", "0"))
@@ -77,16 +122,22 @@ def main():
     ddp = not args.no_ddp and world > 1
     if ddp:
         dist.init_process_group("gloo", rank=rank, world_size=world)
-    model = nn.Sequential(nn.Linear(64, args.hidden), nn.ReLU(), nn.Linear(args.hidden, args.hidden),
-                          nn.ReLU(), nn.Linear(args.hidden, 1))
+    if args.model == "transformer":
+        model = TinyTransformer(64, args.layers)
+    else:
+        model = nn.Sequential(nn.Linear(64, args.hidden), nn.ReLU(),
+                              nn.Linear(args.hidden, args.hidden), nn.ReLU(),
+                              nn.Linear(args.hidden, 1))
     if ddp:
         model = nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.MSELoss()
     stop_at = time.time() + args.seconds
     step = 0
+    dim = 16 * 64 if args.model == "transformer" else 64
+    times = [] if args.step_log else None
     while True:
-        x, y = load_batch(args.batch, 64, args.load_ms * (
+        x, y = load_batch(args.batch, dim, args.load_ms * (
             args.slow_load_factor if rank == args.slow_load_rank else 1.0))
         if args.cpu_ms > 0:
             busy_python(args.cpu_ms)
@@ -97,8 +148,12 @@ def main():
         loss.backward()
         opt.step()
         step += 1
+        if times is not None:
+            t0 = time.time()
         if my_tracer is not None:
             my_tracer.step()
+        if times is not None:
+            times.append((step, t0, time.time(), time.thread_time()))
         if args.steps:
             done = step >= args.steps
         else:
@@ -112,6 +167,11 @@ def main():
     if ddp:
         dist.barrier()
         dist.destroy_process_group()
+    if times is not None:
+        import json
+        with open(args.step_log + ".tmp", "w") as f:
+            json.dump({"rank": rank, "pid": os.getpid(), "steps": times}, f)
+        os.rename(args.step_log + ".tmp", args.step_log)
     print("rank %d: %d steps, loss %.4f" % (rank, step, loss.item()), flush=True)
 
 

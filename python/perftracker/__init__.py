@@ -110,6 +110,16 @@ def _agent_argv(control_dir, local_rank):
     return argv
 
 
+def _configure_python_tracer(window):
+    """PERFTRACKER_PYTHON_TRACER (auto, kineto, c), read once here: which
+    tracer records Python functions on a torch with Kineto."""
+    try:
+        window.configure(os.environ.get("PERFTRACKER_PYTHON_TRACER", "auto"))
+    except ValueError as e:
+        _log("%s; using auto" % e)
+        window.configure("auto")
+
+
 _shutdown_registered = False
 
 
@@ -123,7 +133,8 @@ class PerfTracker(_Base):
     PERFTRACKER_HEARTBEAT_MS (1000), PERFTRACKER_POLL_MS (250),
     PERFTRACKER_TRACE_EVENTS (2097152), PERFTRACKER_AUTO_AGENT (1),
     PERFTRACKER_HANG_S (0: automatic), PERFTRACKER_WATCHDOG (1),
-    PERFTRACKER_AUTO_PROFILE (0), PERFTRACKER_DISABLE (0), PERFTRACKER_DEBUG (0).
+    PERFTRACKER_AUTO_PROFILE (0), PERFTRACKER_PYTHON_TRACER (auto),
+    PERFTRACKER_DISABLE (0), PERFTRACKER_DEBUG (0).
     """
 
     # No instance dict: `tracer.step` resolves straight to the C method.
@@ -137,6 +148,7 @@ class PerfTracker(_Base):
                 return
             from . import _window
             _window.enable_flight_recorder()
+            _configure_python_tracer(_window)
             # Without one: the job's own (MASTER_ADDR:MASTER_PORT, torchrun's
             # run id, ...; docs/collector.md "Jobs on one host").
             cdir = control_dir or os.environ.get("PERFTRACKER_CONTROL_DIR") or \

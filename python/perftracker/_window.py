@@ -22,6 +22,8 @@ _fr_t0_ns = 0
 FR_BUFFER_DEFAULT = "2000"
 FR_ENV = ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")
 fr_state = ""
+_c_on_kineto = False  # this window: the C tracer on a Kineto torch
+_main_tid = 0         # native id of the thread that runs the window
 
 
 def enable_flight_recorder():
@@ -50,6 +52,34 @@ def enable_flight_recorder():
     return fr_state
 
 
+# ---- Which Python tracer (PERFTRACKER_PYTHON_TRACER) ----------------------
+# Set once by PerfTracker() (never on the step path).  "kineto": torch's own
+# (with_stack=True); "c": our C tracer (collector_tracer.c), its events merged
+# into Kineto's export (collector_export.c, merge_kineto); "auto": AUTO_MODE
+# (docs/bench.md, "Python tracer on Kineto torch").  Without Kineto the C
+# tracer runs whatever the setting.
+MODES = ("auto", "kineto", "c")
+AUTO_MODE = "kineto"
+_mode = AUTO_MODE
+
+
+def configure(mode):
+    """Set the Python tracer mode; returns the mode in force ("kineto" or
+    "c"), or raises ValueError for an unknown one."""
+    global _mode
+    m = (mode or "auto").strip().lower()
+    if m not in MODES:
+        raise ValueError("PERFTRACKER_PYTHON_TRACER=%r: expected one of %s" %
+                         (mode, ", ".join(MODES)))
+    _mode = AUTO_MODE if m == "auto" else m
+    return _mode
+
+
+def _use_c_tracer(kineto):
+    """True when the C tracer records Python functions in this window."""
+    return not kineto or _mode == "c"
+
+
 def _record(name):
     import torch
     rec = torch.autograd.profiler.record_function(name)
@@ -58,9 +88,11 @@ def _record(name):
 
 
 def start(step, path):
-    """Start torch.profiler at global step `step`.  Returns True when torch
-    cannot record Python functions itself (no Kineto), so the C tracer must."""
-    global _prof, _rec, _first_step, _legacy, _t0_ns
+    """Start torch.profiler at global step `step`.  Returns True when the C
+    tracer records Python functions (no Kineto, or PERFTRACKER_PYTHON_TRACER=c),
+    False when torch does (with_stack=True)."""
+    global _prof, _rec, _first_step, _legacy, _t0_ns, _c_on_kineto, _main_tid
+    import threading
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -72,7 +104,10 @@ def start(step, path):
     # with_stack makes Kineto record python_function events; the legacy
     # profiler would only attach stacks to ops (slow, not exported), so the
     # C tracer records Python functions instead.
-    _prof = profile(activities=acts, with_stack=kineto, record_shapes=False)
+    use_c = _use_c_tracer(kineto)
+    _c_on_kineto = kineto and use_c
+    _main_tid = threading.get_native_id()
+    _prof = profile(activities=acts, with_stack=not use_c, record_shapes=False)
     global _fr_t0_ns
     _fr_t0_ns = time.time_ns()
     _prof.start()
@@ -80,8 +115,10 @@ def start(step, path):
     _t0_ns = time.time_ns()
     # Our own step markers carry the global step number (torch 1.13's
     # profile.step() repeats the first number).
-    _rec = _record("ProfilerStep#%d" % step)
-    return _legacy
+    # With the C tracer the C side opens the first one through step(), once
+    # the tracer runs.
+    _rec = None if use_c else _record("ProfilerStep#%d" % step)
+    return use_c
 
 
 def step(step):
@@ -90,6 +127,15 @@ def step(step):
     if _rec is not None:
         _rec.__exit__(None, None, None)
     _rec = _record("ProfilerStep#%d" % step)
+
+
+def close():
+    """Close the last step span (before the C tracer stops; stop() then
+    finds none open)."""
+    global _rec
+    if _rec is not None:
+        _rec.__exit__(None, None, None)
+        _rec = None
 
 
 def _dist_info():
@@ -223,6 +269,8 @@ def stop(step, path):
             # Fall back to our own clock reading next to the marker.
             start_ns = _t0_ns - int((rel_us or 0) * 1000)
         tid_tok = str(int(tid)) if tid is not None else "1"
+    elif _c_on_kineto:
+        pid_tok, tid_tok = _kineto_tokens()
     backend, rank, world = _dist_info()
     colls = ""
     if backend:
@@ -233,6 +281,14 @@ def stop(step, path):
             colls = ""
     return (1 if _legacy else 0, start_ns, pid_tok, tid_tok, backend, rank, world,
             str(getattr(torch, "__version__", "")), colls)
+
+
+def _kineto_tokens():
+    """pid and tid tokens under which Kineto writes the training thread's
+    CPU ops (the process id, the thread's native id): the C tracer's events
+    go there, so the analyzer nests them with the ops.  Their time base is
+    the export's baseTimeNanoseconds, read by the C side."""
+    return str(os.getpid()), str(int(_main_tid))
 
 
 def abort():

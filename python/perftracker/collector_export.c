@@ -45,7 +45,7 @@ static int copy_fd(int in, FILE *out, off_t from, off_t to)
  * trace"). */
 static void add_member(pt_sb *hdr, const window *w)
 {
-	const char *py = !w->legacy ? "kineto" : w->use_tracer ? "c" : "none";
+	const char *py = w->use_tracer ? "c" : !w->legacy ? "kineto" : "none";
 
 	pt_sb_adds(hdr, "\"perftracker\":{\"version\":1,\"trigger\":");
 	pt_sb_add_json_str(hdr, w->tid, strlen(w->tid));
@@ -65,9 +65,158 @@ static void add_member(pt_sb *hdr, const window *w)
 	pt_sb_adds(hdr, "}");
 }
 
+/* ---- The C tracer's events in a Kineto export (PERFTRACKER_PYTHON_TRACER=c
+ * on a torch with Kineto; docs/collector.md) ------------------------------ */
+
+typedef struct kineto_layout {
+	off_t open, close;  /* the traceEvents array's '[' and matching ']' */
+	int empty;          /* no event between them */
+	int64_t base_ns;    /* top-level baseTimeNanoseconds, 0 when absent */
+} kineto_layout;
+
+/* One pass over torch's object, string-aware: where the top-level
+ * "traceEvents" array starts and ends, and the top-level
+ * "baseTimeNanoseconds" (Kineto writes ts in µs relative to it). */
+static int kineto_scan(int in, off_t size, kineto_layout *k)
+{
+	char buf[1 << 16], key[32];
+	int depth = 0, in_str = 0, esc = 0, want_key = 0, after_colon = 0, klen = -1;
+	int in_events = 0, is_base = 0, num = 0;
+	int64_t base = 0;
+	off_t pos = 0;
+
+	key[0] = 0;
+	memset(k, 0, sizeof(*k));
+	k->open = k->close = -1;
+	k->empty = 1;
+	while (pos < size) {
+		ssize_t r = pread(in, buf, sizeof(buf), pos);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		for (ssize_t i = 0; i < r; i++) {
+			char c = buf[i];
+			off_t at = pos + i;
+
+			if (in_str) {
+				if (esc)
+					esc = 0;
+				else if (c == '\\')
+					esc = 1;
+				else if (c == '"') {
+					in_str = 0;
+					if (klen >= 0)
+						key[klen < (int)sizeof(key) ? klen : (int)sizeof(key) - 1] = 0;
+				} else if (klen >= 0 && klen < (int)sizeof(key) - 1)
+					key[klen++] = c;
+				else if (klen >= 0)
+					klen = sizeof(key);  /* too long: matches nothing */
+				continue;
+			}
+			if (num) {
+				if (c >= '0' && c <= '9') {
+					base = base * 10 + (c - '0');
+					continue;
+				}
+				num = 0;
+				k->base_ns = base;
+			}
+			if (in_events && depth > 2) {
+				/* inside an event: only nesting and strings matter */
+				if (c == '"')
+					in_str = 1, klen = -1;
+				else if (c == '{' || c == '[')
+					depth++;
+				else if (c == '}' || c == ']')
+					depth--;
+				continue;
+			}
+			switch (c) {
+			case '"':
+				in_str = 1;
+				klen = depth == 1 && want_key ? 0 : -1;
+				if (klen == 0)
+					want_key = 0;
+				break;
+			case ':':
+				if (depth == 1) {
+					after_colon = 1;
+					is_base = !strcmp(key, "baseTimeNanoseconds");
+					if (!strcmp(key, "traceEvents"))
+						in_events = -1;  /* its '[' comes next */
+				}
+				break;
+			case '{':
+			case '[':
+				depth++;
+				if (depth == 1)
+					want_key = 1;
+				if (depth == 2 && in_events == -1 && c == '[') {
+					in_events = 1;
+					k->open = at;
+				} else if (in_events == 1 && depth == 3)
+					k->empty = 0;
+				after_colon = 0;
+				break;
+			case '}':
+			case ']':
+				if (depth == 2 && in_events == 1 && c == ']') {
+					k->close = at;
+					in_events = 0;
+				}
+				depth--;
+				break;
+			case ',':
+				if (depth == 1) {
+					want_key = 1;
+					after_colon = 0;
+					key[0] = 0;
+				}
+				break;
+			default:
+				if (depth == 1 && after_colon && is_base && c >= '0' && c <= '9') {
+					num = 1;
+					base = c - '0';
+					is_base = 0;
+				} else if (in_events == 1 && depth == 2 && !strchr(" \t\r\n", c))
+					k->empty = 0;
+				break;
+			}
+		}
+		pos += r;
+	}
+	return k->open >= 0 && k->close > k->open ? 0 : -1;
+}
+
+/* Bytes [from, size) of Kineto's object into `out`, with the C tracer's
+ * python_function events appended to its traceEvents, on its time base
+ * (baseTimeNanoseconds), pid and the training thread's tid (from
+ * _window.stop()); `from` lies before the traceEvents array.  Returns the
+ * number of events written, -1 on a layout it cannot read or a failed
+ * write. */
+static long merge_kineto(const window *w, int in, off_t from, off_t size, FILE *out)
+{
+	kineto_layout k;
+	size_t n;
+
+	if (kineto_scan(in, size, &k) != 0 || k.open < from) {
+		errno = EINVAL;  /* no top-level traceEvents array */
+		return -1;
+	}
+	if (copy_fd(in, out, from, k.close) != 0)
+		return -1;
+	n = tracer_write(out, k.base_ns, w->pid_tok, w->tid_tok, k.empty);
+	if (copy_fd(in, out, k.close, size) != 0)
+		return -1;
+	return (long)n;
+}
+
 /* A Kineto export ('{' at first): our member goes in first, the rest is
  * torch's file as it was (one copy, on the background thread). */
-static int write_kineto(int in, FILE *out, off_t first, off_t size, const window *w)
+static int write_kineto(int in, FILE *out, off_t first, off_t size, const window *w,
+			size_t *npy)
 {
 	pt_sb hdr = { 0 };
 	off_t i;
@@ -81,9 +230,19 @@ static int write_kineto(int in, FILE *out, off_t first, off_t size, const window
 	add_member(&hdr, w);
 	if (c != '}')   /* an empty object takes no comma */
 		pt_sb_adds(&hdr, ",");
-	if (!hdr.oom && fwrite(hdr.buf, 1, hdr.len, out) == hdr.len &&
-	    copy_fd(in, out, first + 1, size) == 0)
-		rc = 0;
+	if (!hdr.oom && fwrite(hdr.buf, 1, hdr.len, out) == hdr.len) {
+		if (w->use_tracer && tracer_has_events()) {
+			/* PERFTRACKER_PYTHON_TRACER=c: our events into its traceEvents */
+			long n = merge_kineto(w, in, first + 1, size, out);
+
+			if (n >= 0) {
+				*npy = (size_t)n;
+				rc = 0;
+			}
+		} else if (copy_fd(in, out, first + 1, size) == 0) {
+			rc = 0;
+		}
+	}
 	pt_sb_free(&hdr);
 	return rc;
 }
@@ -181,7 +340,7 @@ int export_trace(window *w)
 		}
 		goto out;
 	}
-	wr = c == '{' ? write_kineto(in, out, first, st.st_size, w)
+	wr = c == '{' ? write_kineto(in, out, first, st.st_size, w, &npy)
 		      : write_legacy(in, out, first, last, w, &npy);
 	if (wr != 0 || fflush(out) != 0 || ferror(out)) {
 		snprintf(w->error, sizeof(w->error), "cannot write '%.300s': %s", tmp, strerror(errno));

@@ -97,11 +97,24 @@ static char *dup_str(PyObject *t, Py_ssize_t i)
 	return s[0] ? strdup(s) : NULL;
 }
 
+/* _window.step(c) with the C tracer paused: close the open step span,
+ * open ProfilerStep#c.  0 on a Python error (left set). */
+static int advance_span(int64_t c)
+{
+	PyObject *r;
+
+	tracer_pause(1);
+	r = PyObject_CallMethod(G.hook, "step", "L", (long long)c);
+	tracer_pause(0);
+	Py_XDECREF(r);
+	return r != NULL;
+}
+
 /* The step count reached next_action: start, advance or end the window.
  * GIL held; no lock held while Python runs. */
 static void on_action(int64_t c)
 {
-	int phase, use_tracer, abort_now;
+	int phase, use_tracer, want_c, abort_now;
 	int64_t start, end;
 	char path[PT_CONTROL_PATH_MAX];
 	PyObject *r;
@@ -129,7 +142,8 @@ static void on_action(int64_t c)
 			go_quiet("starting torch.profiler");
 			return;
 		}
-		use_tracer = use_tracer && PyObject_IsTrue(r) == 1;
+		want_c = PyObject_IsTrue(r) == 1;
+		use_tracer = use_tracer && want_c;
 		Py_DECREF(r);
 		PyErr_Clear();
 		pthread_mutex_lock(&G.mu);
@@ -153,6 +167,14 @@ static void on_action(int64_t c)
 			pthread_mutex_lock(&G.mu);
 			G.w.use_tracer = 0;
 			pthread_mutex_unlock(&G.mu);
+		}
+		/* With the C tracer, start() left the first step span to us:
+		 * opened once the tracer runs, so the frames it found active
+		 * enclose every step span (paused: not a traced call). */
+		if (want_c && !advance_span(c)) {
+			tracer_stop();
+			go_quiet("advancing torch.profiler");
+			return;
 		}
 		__atomic_store_n(&G.next_action, c + 1, __ATOMIC_RELEASE);
 		return;
@@ -179,19 +201,27 @@ static void on_action(int64_t c)
 		return;
 	}
 	if (c < end) {
-		tracer_pause(1);
-		r = PyObject_CallMethod(G.hook, "step", "L", (long long)c);
-		tracer_pause(0);
-		if (!r) {
+		if (!advance_span(c)) {
 			tracer_stop();
 			go_quiet("advancing torch.profiler");
 			return;
 		}
-		Py_DECREF(r);
 		__atomic_store_n(&G.next_action, c + 1, __ATOMIC_RELEASE);
 		return;
 	}
-	/* End of the window. */
+	/* End of the window.  The last step span closes before the C tracer
+	 * stops, so that the frames still open enclose it. */
+	if (tracer_active()) {
+		tracer_pause(1);
+		r = PyObject_CallMethod(G.hook, "close", NULL);
+		tracer_pause(0);
+		if (!r) {
+			tracer_stop();
+			go_quiet("exporting the torch.profiler trace");
+			return;
+		}
+		Py_DECREF(r);
+	}
 	tracer_stop();
 	__atomic_store_n(&G.next_action, NO_ACTION, __ATOMIC_RELEASE);
 	r = PyObject_CallMethod(G.hook, "stop", "Ls", (long long)c, path);
