@@ -16,6 +16,7 @@
  * CPU threads with collectives in order of their first collective.
  */
 #include "collectives.h"
+#include "../model/commkind.h"
 #include "../util/json.h"
 #include "../util/xalloc.h"
 
@@ -113,7 +114,7 @@ static int find_candidates(const pt_store *st, const pt_window *w, cand **cp, si
 			if (*gloo) {
 				size_t len;
 				const char *nm = pt_strtab_get(st->strs, e->name, &len);
-				if (!nm || len < 5 || memcmp(nm, "gloo:", 5))
+				if (!pt_commkind_is_gloo_op(nm, len))
 					continue;
 			}
 			if (X_GROW(*cp, ccap, nc + 1))

@@ -533,3 +533,8 @@ int pt_wait_idle_frame(const char *leaf)
 	}
 	return 0;
 }
+
+int pt_commkind_is_gloo_op(const char *name, size_t n)
+{
+	return name && n > 5 && !memcmp(name, "gloo:", 5);
+}

@@ -54,6 +54,11 @@ int pt_commkind_role_parse(const char *s, size_t n);
  * pt_commkind_cache.  Thread-safe while no rules are being added. */
 int pt_commkind_classify(const char *name, size_t n);
 
+/* A gloo collective as gloo's worker thread runs it ("gloo:<op>", the
+ * instance lockstep matches; the training thread's "c10d::<op>" only
+ * enqueues it).  Thread-safe. */
+int pt_commkind_is_gloo_op(const char *name, size_t n);
+
 /* The collective named in a CPU collective's or kernel's name (auto rule),
  * PT_ROLE_COLLECTIVE when none. */
 int pt_commkind_role_from_name(const char *name, size_t n);

@@ -10,6 +10,7 @@
  * order, for the one offset d the window cut; see pt_fr_map.
  */
 #include "flightrec.h"
+#include "../model/commkind.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -134,6 +135,17 @@ static int fits(const pt_store *st, const uint32_t *ops, size_t n, const pt_fren
 	return 1;
 }
 
+static int is_gloo_op(const pt_store *st, size_t i)
+{
+	size_t len;
+	const char *nm;
+
+	if (st->ev[i].kind != PT_K_CPU_COMM)
+		return 0;
+	nm = pt_strtab_get(st->strs, st->ev[i].name, &len);
+	return pt_commkind_is_gloo_op(nm, len);
+}
+
 /* The gloo ops in start order (their event indices), into *out.  -1: out
  * of memory. */
 static int gloo_ops(pt_store *st, uint32_t **out, size_t *nout)
@@ -141,28 +153,15 @@ static int gloo_ops(pt_store *st, uint32_t **out, size_t *nout)
 	size_t i, n = 0;
 	uint32_t *ops = NULL;
 
-	for (i = 0; i < st->n; i++) {
-		size_t len;
-		const char *nm;
-		if (st->ev[i].kind != PT_K_CPU_COMM)
-			continue;
-		nm = pt_strtab_get(st->strs, st->ev[i].name, &len);
-		if (nm && len > 5 && !memcmp(nm, "gloo:", 5))
-			n++;
-	}
+	for (i = 0; i < st->n; i++)
+		n += is_gloo_op(st, i);
 	ops = x_malloc((n ? n : 1) * sizeof(*ops));
 	if (!ops)
 		return -1;
 	*nout = 0;
-	for (i = 0; i < st->n && *nout < n; i++) {
-		size_t len;
-		const char *nm;
-		if (st->ev[i].kind != PT_K_CPU_COMM)
-			continue;
-		nm = pt_strtab_get(st->strs, st->ev[i].name, &len);
-		if (nm && len > 5 && !memcmp(nm, "gloo:", 5))
+	for (i = 0; i < st->n && *nout < n; i++)
+		if (is_gloo_op(st, i))
 			ops[(*nout)++] = (uint32_t)i;
-	}
 	qsort_r(ops, *nout, sizeof(*ops), op_cmp, st);
 	*out = ops;
 	return 0;
