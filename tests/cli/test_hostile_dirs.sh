@@ -30,6 +30,12 @@ if ! setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$PT_BIN" ||
 	PT_ROOT_ABS=$COPY
 	trap 'rm -rf "$COPY"' EXIT
 fi
+# The job's interpreter (the repository's .venv) is inside that checkout
+# too: the job needs no torch, so Debian's python3 (the same version, for
+# which the extension is built) runs it then.
+if ! setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$PYTHON"; then
+	PYTHON=${SYSTEM_PYTHON:-/usr/bin/python3}
+fi
 if ! setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$PT_BIN"; then
 	echo "# skip: user nobody cannot run '$PT_BIN'"
 	ok "skipped: nobody cannot reach the build"
