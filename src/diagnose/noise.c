@@ -22,7 +22,8 @@
  *           difference smaller than how much steps wobble by themselves
  *           changes nothing anyone sees.
  * A slow step is measured against its worker's own spread by its own rule
- * (steps.c), and against the cpu term alone when its cause is CPU-side;
+ * (steps.c), and against the cpu term alone (a median step standing for
+ * the function's ms) when its cause is CPU-side;
  * one worker alone has no noise to measure here.
  *
  * A finding's noise is the largest that applies.  Flow: diag_merge ->
@@ -259,8 +260,15 @@ void diag_noise(dctx *c)
 				cpuside = 1;
 			if (cpuside && isfinite(psi[wi]) && nhost[wi] && psi[wi] > 0) {
 				f->psi = psi[wi];
+				/* as for a function: the larger of the wait one of
+				 * the host's workers can expect per step and what
+				 * waiting for a core can add to the CPU-side work,
+				 * here a whole median step (f->others), which the
+				 * cause on its critical path spans at most */
 				f->noise_ms = psi[wi] / 100 * (w->window_ms / dw_steps(w)) /
 					      (double)nhost[wi];
+				if (isfinite(f->others) && psi[wi] / 100 * f->others > f->noise_ms)
+					f->noise_ms = psi[wi] / 100 * f->others;
 				f->noise_src = "CPU contention on its host";
 			}
 			continue;
