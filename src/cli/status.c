@@ -42,7 +42,7 @@ static int flags_of(const pt_worker_entry *x, int live, double now, double lead,
 	int n = 0;
 
 	out[0] = 0;
-	*behind = live ? lead - pt_trigger_est_step(x, now) : 0;
+	*behind = live ? lead - pt_trigger_est_step_at(x, now, med_rate) : 0;
 	if (!live)
 		return 0;
 	if (*behind > 2 && *behind > lag * med_rate) {
@@ -204,19 +204,20 @@ int cmd_status(int argc, char **argv)
 		return -1;
 	pt_control_nodename(node, sizeof(node));
 	now = pt_control_now();
-	/* The leader and the median rate of the live workers. */
+	/* The median rate of the live workers, then the leader carried forward
+	 * at that rate (pt_trigger_est_step_at says why one rate). */
 	rates = x_calloc(n ? n : 1, sizeof(double));
 	if (!rates)
 		die("out of memory");
-	for (size_t i = 0; i < n; i++) {
-		if (!pt_control_worker_alive(&w[i], now, stale, node))
-			continue;
-		if (pt_trigger_est_step(&w[i], now) > lead)
-			lead = pt_trigger_est_step(&w[i], now);
-		if (w[i].has_hb && w[i].hb.rate > 0)
+	for (size_t i = 0; i < n; i++)
+		if (pt_control_worker_alive(&w[i], now, stale, node) && w[i].has_hb &&
+		    w[i].hb.rate > 0)
 			rates[nrates++] = w[i].hb.rate;
-	}
 	med_rate = pt_robust_median(rates, nrates, 0);
+	for (size_t i = 0; i < n; i++)
+		if (pt_control_worker_alive(&w[i], now, stale, node) &&
+		    pt_trigger_est_step_at(&w[i], now, med_rate) > lead)
+			lead = pt_trigger_est_step_at(&w[i], now, med_rate);
 	if (silent < 0)
 		silent = cli_hang_auto_timeout(w, n);
 	if (json) {

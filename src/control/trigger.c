@@ -25,17 +25,22 @@
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 
-double pt_trigger_est_step(const pt_worker_entry *w, double now)
+double pt_trigger_est_step_at(const pt_worker_entry *w, double now, double rate)
 {
 	double ref, dt;
 
-	if (!w->has_hb || w->hb.rate <= 0)
+	if (!w->has_hb || rate <= 0)
 		return (double)w->hb.step;
 	ref = w->hb.step_time > 0 ? w->hb.step_time : w->hb.time;
 	dt = now - ref;
-	if (dt > 10 && dt > 3 / w->hb.rate)
+	if (dt > 10 && dt > 3 / rate)
 		return (double)w->hb.step;
-	return (double)w->hb.step + w->hb.rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
+	return (double)w->hb.step + rate * (dt < 0 ? 0 : dt > 30 ? 30 : dt);
+}
+
+double pt_trigger_est_step(const pt_worker_entry *w, double now)
+{
+	return pt_trigger_est_step_at(w, now, w->hb.rate);
 }
 
 const char *pt_trigger_state_name(int s)

@@ -28,6 +28,12 @@
  * stopped stepping (stuck, between jobs' phases) is where it stopped. */
 double pt_trigger_est_step(const pt_worker_entry *w, double now);
 
+/* The same at a given rate (steps/s; <= 0: none): workers compared with
+ * each other (status' laggards) are carried forward at one rate, so that
+ * two lockstep workers stopped at the same step never differ by how their
+ * own rate estimates happened to sample the stop. */
+double pt_trigger_est_step_at(const pt_worker_entry *w, double now, double rate);
+
 /* What the master knows of one expected worker. */
 enum {
 	PT_TW_WAITING,     /* has not seen the trigger yet */

@@ -54,6 +54,28 @@ grep -q "^1 silent (no step for 60 s), 1 laggard; 'perftracker hang-check' shows
 grep -q "^  $W1: laggard (20[0-9] steps behind the leader)" "$TMP/st.txt" &&
 grep -q "^  $W2: silent (no step for 12[0-9] s, at step 500)" "$TMP/st.txt" &&
 	ok "status: the flagged workers listed" || { not_ok "status text"; sed 's/^/# /' "$TMP/st.txt"; }
+# Three lockstep workers stopped together at step 10 for 4 s, whose rate
+# estimates sampled the stop differently (5, 6 and 15 steps/s; one CI run
+# of test_hang.py saw 40 steps "behind"): all silent, none a laggard.
+"$PYTHON" - "$TMP/c2" "$S0" "$S1" "$S2" <<'EOF2'
+import json, os, socket, sys, time
+c, pids = sys.argv[1], [int(x) for x in sys.argv[2:]]
+now = time.time()
+for sub in ("workers", "heartbeats"):
+    os.makedirs(os.path.join(c, sub), exist_ok=True)
+for r, (pid, rate) in enumerate(zip(pids, (5.0, 15.0, 6.0))):
+    wid = "h_%d_%d" % (r, pid)
+    with open(os.path.join(c, "workers", wid + ".json"), "w") as f:
+        json.dump({"format": "perftracker-worker", "version": 1, "id": wid, "host": "h",
+                   "node": socket.gethostname(), "rank": r, "local_rank": r, "world_size": 3,
+                   "local_world_size": 3, "pid": pid, "started": now - 60}, f)
+    with open(os.path.join(c, "heartbeats", wid + ".json"), "w") as f:
+        json.dump({"format": "perftracker-heartbeat", "step": 10, "step_time": now - 4 - r * 0.01,
+                   "time": now - 4, "rate": rate, "state": "idle", "trigger": ""}, f)
+EOF2
+"$PT_BIN" status --control-dir "$TMP/c2" --json --silent 2 >"$TMP/st3.json" 2>&1
+flags=$("$PYTHON" -c 'import json,sys; print(" ".join("%d:%s" % (w["rank"], ",".join(w["flags"]) or "-") for w in json.load(open(sys.argv[1]))["workers"]))' "$TMP/st3.json")
+[ "$flags" = "0:silent 1:silent 2:silent" ] && ok "status: lockstep workers stopped together are silent, none a laggard" || not_ok "status lockstep stop" "$flags"
 # the automatic threshold (no rate known for the silent one: 60 s floor)
 "$PT_BIN" status --control-dir "$C" --json >"$TMP/st2.json" 2>&1
 grep -q '"silent_after":60' "$TMP/st2.json" && ok "status: silent after max(60 s, 10 x median step time)" || not_ok "silent_after" "$(head -c 300 "$TMP/st2.json")"
