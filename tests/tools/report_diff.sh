@@ -1,0 +1,122 @@
+#!/bin/bash
+# report_diff.sh - behaviour kept: run two perftracker binaries (before and
+# after a change) on every real trace in tests/data and shared/traces and
+# diff what they say: report.json (keys sorted, run-dependent values blanked)
+# and the text report, for analyze (each trace folder), diagnose (each folder
+# of summaries), compare (the real pairs) and hang-check (a fixed control
+# directory).  Exit 0 when both say the same, 1 with a unified diff when not.
+#
+#   tests/tools/report_diff.sh BEFORE_BIN AFTER_BIN [OUT_DIR]
+#
+# Build BEFORE_BIN from the revision to compare against, e.g.
+#   git worktree add /tmp/base HEAD~ && make -C /tmp/base build/perftracker
+set -u
+[ $# -ge 2 ] || { echo "usage: $0 BEFORE_BIN AFTER_BIN [OUT_DIR]" >&2; exit 2; }
+BEFORE=$(readlink -f "$1") AFTER=$(readlink -f "$2")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${3:-$(mktemp -d /tmp/report_diff.XXXXXX)}
+PY=${PYTHON:-python3}
+SHARED=$ROOT/../shared/traces
+mkdir -p "$OUT"
+
+# Every folder that directly holds traces, in both trees.
+cases() {
+	for top in "$ROOT/tests/data" "$SHARED"; do
+		[ -d "$top" ] || continue
+		find "$top" -type f \( -name '*.json' -o -name '*.json.gz' -o -name '*.sqlite' \) \
+			! -name '*.summary.json' ! -path '*/_history/*' -printf '%h\n'
+	done | sort -u
+}
+
+# Blank what changes from run to run (times, paths, versions), sort keys.
+norm_json() {
+	"$PY" - "$1" <<'EOF'
+import json, re, sys
+VOL = re.compile(r"(time|seconds|elapsed|took|generated|created|version|path|dir|file|host_time)", re.I)
+def walk(x, k=""):
+    if isinstance(x, dict):
+        return {a: ("-" if VOL.search(a) and not isinstance(b, (dict, list)) else walk(b, a))
+                for a, b in x.items()}
+    if isinstance(x, list):
+        return [walk(v, k) for v in x]
+    if isinstance(x, str):
+        return re.sub(r"/(tmp|work)/[^\s\"',)]*", "<path>", x)
+    return x
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("unreadable: %s" % e)
+    sys.exit(0)
+print(json.dumps(walk(d), indent=1, sort_keys=True))
+EOF
+}
+
+norm_text() {
+	sed -E 's#/(tmp|work)/[^ "'"'"',)]*#<path>#g; s/[0-9.]+ s\b/<s>/g' "$1"
+}
+
+# run NAME BIN SIDE ARGS...: one command, its report and text into OUT/NAME/SIDE.
+run() {
+	local name=$1 bin=$2 side=$3
+	shift 3
+	local d=$OUT/$name/$side w=$OUT/$name/w
+	# Both sides run in the same folder: paths in the output agree.
+	rm -rf "$d" "$w"
+	mkdir -p "$w"
+	(cd "$w" && "$bin" "$@" -o "$w/run" >"$w/stdout" 2>"$w/stderr"; echo "exit $?" >"$w/rc")
+	mv "$w" "$d"
+	norm_text "$d/stdout" >"$d/text.txt"
+	norm_text "$d/stderr" >"$d/err.txt"
+	if [ -f "$d/run/PerfDisplay/report.json" ]; then
+		norm_json "$d/run/PerfDisplay/report.json" >"$d/report.txt"
+	else
+		: >"$d/report.txt"
+	fi
+	: >"$d/timeline.txt"
+	if [ -f "$d/run/PerfDisplay/timeline.json.gz" ]; then
+		gzip -dc "$d/run/PerfDisplay/timeline.json.gz" >"$d/timeline.json"
+		norm_json "$d/timeline.json" >"$d/timeline.txt"
+	fi
+}
+
+both() { # NAME ARGS...
+	local name=$1
+	shift
+	run "$name" "$BEFORE" before "$@"
+	run "$name" "$AFTER" after "$@"
+}
+
+n=0
+while read -r dir; do
+	name=$(echo "${dir#"$ROOT"/}" | sed 's#^\.\./##; s#[/ ]#_#g')
+	both "analyze_$name" analyze "$dir" --no-timeline -j 1
+	n=$((n + 1))
+done < <(cases)
+for dir in "$ROOT"/tests/data/demo_*; do
+	ls "$dir"/*.summary.json >/dev/null 2>&1 || continue
+	both "diagnose_$(basename "$dir")" diagnose "$dir"/*.summary.json --no-timeline
+	n=$((n + 1))
+done
+# The timeline too, where findings and collectives mark it.
+both timeline_dlrm analyze "$ROOT/tests/data/dlrm" -j 1
+both timeline_torch2_gloo_fr analyze "$ROOT/tests/data/torch2_gloo_fr" -j 1
+n=$((n + 2))
+R=$ROOT/tests/data/demo_runs
+both compare_demo_a_b compare "$R/a" "$R/b"
+both compare_demo_a_c compare "$R/a" "$R/c"
+H=$ROOT/tests/data/HolisticTraceAnalysis/tests/data
+both compare_hta_control_filter compare "$H/trace_diff/control" "$H/trace_filter"
+n=$((n + 3))
+
+status=0
+for c in "$OUT"/*/; do
+	for f in rc text.txt err.txt report.txt timeline.txt; do
+		if ! diff -q "$c/before/$f" "$c/after/$f" >/dev/null 2>&1; then
+			echo "=== $(basename "$c") $f"
+			diff -u "$c/before/$f" "$c/after/$f" | head -${DIFF_LINES:-60}
+			status=1
+		fi
+	done
+done
+echo "report_diff: $n cases in $OUT: $([ $status = 0 ] && echo same || echo DIFFERENT)"
+exit $status
