@@ -52,7 +52,7 @@ EOF
 }
 
 norm_text() {
-	sed -E 's#/(tmp|work)/[^ "'"'"',)]*#<path>#g; s/[0-9.]+ s\b/<s>/g' "$1"
+	sed -E 's#/(tmp|work)/[^ "'"'"',)]*#<path>#g; s/[0-9.]+ ?s\b/<s>/g' "$1"
 }
 
 # run NAME BIN SIDE ARGS...: one command, its report and text into OUT/NAME/SIDE.
@@ -108,8 +108,45 @@ H=$ROOT/tests/data/HolisticTraceAnalysis/tests/data
 both compare_hta_control_filter compare "$H/trace_diff/control" "$H/trace_filter"
 n=$((n + 3))
 
+# hang-check on a control directory written by hand: three live `sleep`
+# processes as workers, no step for 100 s, one in stuck_here, two in
+# all_reduce (their automatic dumps; a sleep answers no request).
+C=$OUT/.hang_control
+rm -rf "$C"
+sleep 300 & P0=$!
+sleep 300 & P1=$!
+sleep 300 & P2=$!
+"$PY" - "$C" $P0 $P1 $P2 <<'EOF'
+import json, os, socket, sys, time
+c, pids = sys.argv[1], [int(x) for x in sys.argv[2:]]
+now = time.time()
+for sub in ("workers", "heartbeats", "stacks"):
+    os.makedirs(os.path.join(c, sub), exist_ok=True)
+for r, pid in enumerate(pids):
+    wid = "h_%d" % r
+    with open(os.path.join(c, "workers", wid + ".json"), "w") as f:
+        json.dump({"format": "perftracker-worker", "version": 1, "id": wid, "host": "h",
+                   "node": socket.gethostname(), "rank": r, "local_rank": r, "world_size": 3,
+                   "local_world_size": 3, "pid": pid, "started": now - 600}, f)
+    with open(os.path.join(c, "heartbeats", wid + ".json"), "w") as f:
+        json.dump({"format": "perftracker-heartbeat", "step": 500, "step_time": now - 100,
+                   "time": now - 1, "rate": 10.0, "state": "idle", "trigger": ""}, f)
+    fn = "stuck_here" if r == 1 else "all_reduce"
+    with open(os.path.join(c, "stacks", wid + ".txt"), "w") as f:
+        f.write("format: perftracker-stacks 1\nworker: %s\nhost: h\nrank: %d\npid: %d\n"
+                "training_thread: 0x1\nreason: stalled\nrequest: \ntime: %.3f\nstep: 500\n"
+                "step_time: %.3f\n\nThread 0x0000000000000001 (most recent call first):\n"
+                '  File "/job/train.py", line 57 in %s\n'
+                '  File "/job/train.py", line 99 in <module>\n'
+                % (wid, r, pid, now - 60, now - 100, fn))
+EOF
+both hang_check hang-check --control-dir "$C" --hang-timeout 30 --stack-wait 1
+kill $P0 $P1 $P2 2>/dev/null
+n=$((n + 1))
+
 status=0
 for c in "$OUT"/*/; do
+	[ -d "$c/before" ] || continue
 	for f in rc text.txt err.txt report.txt timeline.txt; do
 		if ! diff -q "$c/before/$f" "$c/after/$f" >/dev/null 2>&1; then
 			echo "=== $(basename "$c") $f"
