@@ -34,13 +34,17 @@ norm_json() {
 import json, re, sys
 VOL = re.compile(r"(time|seconds|elapsed|took|generated|created|version|path|dir|file|host_time)", re.I)
 def walk(x, k=""):
+    if isinstance(x, dict) and x.get("category") == "Hang":
+        # a hang's numbers are its seconds without a step: the clock's
+        x = {a: ("-" if a in ("value", "others", "impact (ms)") else b) for a, b in x.items()}
     if isinstance(x, dict):
         return {a: ("-" if VOL.search(a) and not isinstance(b, (dict, list)) else walk(b, a))
                 for a, b in x.items()}
     if isinstance(x, list):
         return [walk(v, k) for v in x]
     if isinstance(x, str):
-        return re.sub(r"/(tmp|work)/[^\s\"',)]*", "<path>", x)
+        x = re.sub(r"/(tmp|work)/[^\s\"',)]*", "<path>", x)
+        return re.sub(r"[0-9.]+ ?s\b", "<s>", x)
     return x
 try:
     d = json.load(open(sys.argv[1]))
