@@ -14,6 +14,7 @@
 #include "diagnose/robust.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "../report/keys.h"
 
 #include <errno.h>
 #include <math.h>
@@ -342,7 +343,7 @@ void cli_hang_print(const cli_hang_run *run)
 		error("out of memory writing the text report");
 		return;
 	}
-	h = pt_rv_get(pt_report_root_c(r), "Hang");
+	h = pt_rv_get(pt_report_root_c(r), PT_K_HANG);
 	pt_sb_adds(&sb, "Hang:\n");
 	pt_report_json(h, 0, &sb);
 	pt_sb_adds(&sb, "\n\nFindings:\n");
@@ -478,7 +479,7 @@ int cmd_hang_check(int argc, char **argv)
 			error_pt(&e);
 			goto out;
 		}
-		pt_report_json(pt_rv_get(pt_report_root_c(r), "Hang"), 0, &sb);
+		pt_report_json(pt_rv_get(pt_report_root_c(r), PT_K_HANG), 0, &sb);
 		pt_sb_addc(&sb, '\n');
 		if (!sb.oom)
 			fwrite(sb.buf, 1, sb.len, stdout);

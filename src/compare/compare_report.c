@@ -13,13 +13,14 @@
 #include <string.h>
 
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 static const char *class_label(int cls)
 {
 	switch (cls) {
 	case PT_C_COMPUTE: return "GPU compute";
 	case PT_C_COMM: return "communication";
-	case PT_C_MEMORY: return "GPU memory operations";
+	case PT_C_MEMORY: return PT_K_GPU_MEMORY_OPERATIONS;
 	case PT_C_RUNTIME: return "CUDA runtime";
 	case PT_C_PYTHON: return "Python/CPU";
 	default: return "idle";
@@ -367,12 +368,12 @@ static void add_side(cctx *c, pt_rv *cmp, const char *key, const pt_compare_side
 	pt_rv_int(r, o, "workers", (int64_t)c->nside[side]);
 	pt_rv_int(r, o, "failed", (int64_t)nfailed);
 	pt_rv_int(r, o, "steps", (int64_t)c->steps_total[side]);
-	st = pt_rv_obj(r, o, "step_ms");
+	st = pt_rv_obj(r, o, PT_K_STEP_MS);
 	pt_rv_num(r, st, "median", c->step[side]);
 	pt_rv_num(r, st, "mean", c->mean[side]);
 	pt_rv_num(r, st, "p10", c->p10[side]);
 	pt_rv_num(r, st, "p90", c->p90[side]);
-	pt_rv_num(r, o, "noise_ms", c->noise[side]);
+	pt_rv_num(r, o, PT_K_NOISE_MS, c->noise[side]);
 	pt_rv_num(r, o, "common_share", c->common[side]);
 }
 
@@ -391,9 +392,9 @@ static void add_classes(cctx *c, pt_rv *cmp)
 
 		o = pt_rv_obj(r, arr, NULL);
 		pt_rv_str(r, o, "class", pt_class_name(cls));
-		pt_rv_num(r, o, "baseline_ms", a);
-		pt_rv_num(r, o, "new_ms", b);
-		pt_rv_num(r, o, "delta_ms", b - a);
+		pt_rv_num(r, o, PT_K_BASELINE_MS, a);
+		pt_rv_num(r, o, PT_K_NEW_MS, b);
+		pt_rv_num(r, o, PT_K_DELTA_MS, b - a);
 		pt_rv_num_or_null(r, o, "share", fabs(c->dstep) > c->thr ? (b - a) / c->dstep : NAN);
 	}
 }
@@ -408,18 +409,18 @@ static void add_critical_path(cctx *c, pt_rv *cmp)
 	int k;
 
 	if (!c->ncp[0] || !c->ncp[1]) {
-		pt_rv_null(r, cmp, "critical_path");
+		pt_rv_null(r, cmp, PT_K_CRITICAL_PATH_LC);
 		return;
 	}
-	arr = pt_rv_arr(r, cmp, "critical_path");
+	arr = pt_rv_arr(r, cmp, PT_K_CRITICAL_PATH_LC);
 	for (k = 0; k < PT_CP_NKINDS; k++) {
 		if (k == PT_CP_WAIT)
 			continue; /* waiting on another worker: the master's, not a summary's */
 		o = pt_rv_obj(r, arr, NULL);
 		pt_rv_str(r, o, "kind", pt_cp_kind_name(k));
-		pt_rv_num(r, o, "baseline_ms", c->cp[0][k]);
-		pt_rv_num(r, o, "new_ms", c->cp[1][k]);
-		pt_rv_num(r, o, "delta_ms", c->cp[1][k] - c->cp[0][k]);
+		pt_rv_num(r, o, PT_K_BASELINE_MS, c->cp[0][k]);
+		pt_rv_num(r, o, PT_K_NEW_MS, c->cp[1][k]);
+		pt_rv_num(r, o, PT_K_DELTA_MS, c->cp[1][k] - c->cp[0][k]);
 	}
 }
 
@@ -471,9 +472,9 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 		for (k = 0; k < x->npairs; k++)
 			pt_rv_int(r, a2, NULL, c->w[c->pair[x->pairs[k]][0]].s->rank);
 	}
-	pt_rv_num(r, o, "baseline_ms", x->a);
-	pt_rv_num(r, o, "new_ms", x->b);
-	pt_rv_num(r, o, "delta_ms", x->d);
+	pt_rv_num(r, o, PT_K_BASELINE_MS, x->a);
+	pt_rv_num(r, o, PT_K_NEW_MS, x->b);
+	pt_rv_num(r, o, PT_K_DELTA_MS, x->d);
 	pt_rv_num_or_null(r, o, "share", share);
 	if (x->nin) {
 		pt_rv_int(r, o, "frames_inside", (int64_t)x->nin);
@@ -486,9 +487,9 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 			const cfunc *u = &c->f[x->top[k]];
 
 			pt_rv_str(r, t, "function", u->key);
-			pt_rv_num(r, t, "baseline_ms", u->ea);
-			pt_rv_num(r, t, "new_ms", u->eb);
-			pt_rv_num(r, t, "delta_ms", x->topd[k]);
+			pt_rv_num(r, t, PT_K_BASELINE_MS, u->ea);
+			pt_rv_num(r, t, PT_K_NEW_MS, u->eb);
+			pt_rv_num(r, t, PT_K_DELTA_MS, x->topd[k]);
 		}
 		pt_rv_int(r, o, "spans_changed", (int64_t)x->nspan);
 	}
@@ -497,9 +498,9 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 		pt_rv_num(r, o, "new_running_ms", x->eb);
 	}
 	if (x->scope_class != SC_CLASS) {
-		pt_rv_num_or_null(r, o, "noise_ms", fmax(isfinite(c->f[x->f].sa) ? c->f[x->f].sa : 0,
+		pt_rv_num_or_null(r, o, PT_K_NOISE_MS, fmax(isfinite(c->f[x->f].sa) ? c->f[x->f].sa : 0,
 						    isfinite(c->f[x->f].sb) ? c->f[x->f].sb : 0));
-		pt_rv_num_or_null(r, o, "threshold_ms", c->f[x->f].thr);
+		pt_rv_num_or_null(r, o, PT_K_THRESHOLD_MS, c->f[x->f].thr);
 		pt_rv_num_or_null(r, o, "baseline_calls", x->ca);
 		pt_rv_num_or_null(r, o, "new_calls", x->cb);
 		pt_rv_num_or_null(r, o, "baseline_per_call_ms", x->pa);
@@ -511,7 +512,7 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 			pt_rv *t = pt_rv_obj(r, a2, NULL);
 
 			pt_rv_str(r, t, "function", c->f[x->top[k]].key);
-			pt_rv_num(r, t, "delta_ms", x->topd[k]);
+			pt_rv_num(r, t, PT_K_DELTA_MS, x->topd[k]);
 		}
 	}
 	explain(c, x, share, sb);
@@ -546,7 +547,7 @@ static void add_waterfall(cctx *c, pt_rv *cmp, const size_t *order, size_t nord,
 			pt_rv_str(r, o, "function", c->f[x->f].key);
 		}
 		pt_rv_str(r, o, "change", cmp_change_name[x->change]);
-		pt_rv_num(r, o, "delta_ms", x->d);
+		pt_rv_num(r, o, PT_K_DELTA_MS, x->d);
 		rest -= x->d;
 		k++;
 	}
@@ -558,14 +559,14 @@ static void add_waterfall(cctx *c, pt_rv *cmp, const size_t *order, size_t nord,
 			o = pt_rv_obj(r, arr, NULL);
 			pt_rv_str(r, o, "label", class_label(cls));
 			pt_rv_str(r, o, "change", d >= 0 ? "slower" : "faster");
-			pt_rv_num(r, o, "delta_ms", d);
+			pt_rv_num(r, o, PT_K_DELTA_MS, d);
 			rest -= d;
 		}
 	}
 	o = pt_rv_obj(r, arr, NULL);
 	pt_rv_str(r, o, "label", k ? "everything else" : "idle");
 	pt_rv_str(r, o, "change", "other");
-	pt_rv_num(r, o, "delta_ms", rest);
+	pt_rv_num(r, o, PT_K_DELTA_MS, rest);
 }
 
 /* "workers": each worker of both sides with its step times. */
@@ -585,7 +586,7 @@ static void add_workers(cctx *c, pt_rv *cmp)
 			pt_rv_int(r, o, "rank", s->rank);
 		else
 			pt_rv_null(r, o, "rank");
-		pt_rv_num(r, o, "step_ms", c->w[i].step_ms);
+		pt_rv_num(r, o, PT_K_STEP_MS, c->w[i].step_ms);
 		a2 = pt_rv_arr(r, o, "steps");
 		for (k = 0; k < s->nsteps; k++)
 			pt_rv_num(r, a2, NULL, s->step_ms[k]);
@@ -598,7 +599,7 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 			 size_t nfailed_a, size_t nfailed_b)
 {
 	pt_report *r = c->r;
-	pt_rv *cmp = pt_rv_obj(r, pt_report_root(r), "Compare");
+	pt_rv *cmp = pt_rv_obj(r, pt_report_root(r), PT_K_COMPARE);
 	pt_rv *arr;
 	size_t *order = NULL, nord = 0, i, nshown;
 	pt_sb sb = {0};
@@ -618,9 +619,9 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 	pt_rv_str(r, cmp, "pairing", c->npair ? "rank" : "population");
 	pt_rv_int(r, cmp, "pairs", (int64_t)c->npair);
 	pt_rv_num_or_null(r, cmp, "ratio", c->mean[0] > 0 ? c->mean[1] / c->mean[0] : NAN);
-	pt_rv_num(r, cmp, "delta_ms", c->dstep);
-	pt_rv_num(r, cmp, "threshold_ms", c->thr);
-	pt_rv_num(r, cmp, "floor_ms", c->floor);
+	pt_rv_num(r, cmp, PT_K_DELTA_MS, c->dstep);
+	pt_rv_num(r, cmp, PT_K_THRESHOLD_MS, c->thr);
+	pt_rv_num(r, cmp, PT_K_FLOOR_MS, c->floor);
 	pt_rv_bool(r, cmp, "unrelated", c->unrelated);
 	pt_rv_str(r, cmp, "hint", c->hint);
 	add_classes(c, cmp);
@@ -630,7 +631,7 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 	nshown = c->o->max_findings && c->o->max_findings < nord ? c->o->max_findings : nord;
 	for (i = 0; i < nshown; i++)
 		add_finding(c, arr, &c->fd[order[i]], i + 1, &sb);
-	pt_rv_int(r, cmp, "more_findings", (int64_t)(nord - nshown));
+	pt_rv_int(r, cmp, PT_K_MORE_FINDINGS, (int64_t)(nord - nshown));
 
 	add_waterfall(c, cmp, order, nord, &sb);
 	add_workers(c, cmp);

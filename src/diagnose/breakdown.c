@@ -14,12 +14,13 @@
 #include "../analysis/breakdown.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define SEC "Time breakdown"
+#define SEC PT_K_TIME_BREAKDOWN
 
 /* Below this share of idle time the finding says the GPU is the
  * bottleneck instead of breaking the idle time down. */
@@ -41,7 +42,7 @@ static void write_worker(dctx *c, pt_rv *o, const pt_summary *s)
 	size_t i;
 	int k;
 
-	pt_rv_num(c->rep, o, "window (ms)", b->window_ms);
+	pt_rv_num(c->rep, o, PT_K_WINDOW_IN_MS, b->window_ms);
 	pt_rv_num(c->rep, o, "GPU busy", s->gpu_util);
 	if (s->gpu_compute_util >= 0)
 		pt_rv_num(c->rep, o, "GPU compute utilization", s->gpu_compute_util);

@@ -16,12 +16,13 @@
 #include "../analysis/hwjoin.h"
 #include "../model/commkind.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define SEC "Communication"
+#define SEC PT_K_COMMUNICATION
 
 char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 {
@@ -158,7 +159,7 @@ static void features(dctx *c, pt_rv *o, const pt_pattern *p, const char *hwgroup
 	pt_rv *f = pt_rv_obj(c->rep, o, "features");
 	const pt_hw_link *h = hwgroup ? hw_of(p, hwgroup) : NULL;
 
-	pt_rv_num(c->rep, f, "bottleneck ratio (in [0,1])", p->bottleneck);
+	pt_rv_num(c->rep, f, PT_K_BOTTLENECK_RATIO, p->bottleneck);
 	pt_rv_num(c->rep, f, "execution ratio (in [0,1])", p->exec_ratio);
 	pt_rv_num(c->rep, f, "median duration (ms)", p->median_ms);
 	if (h) {
@@ -622,13 +623,13 @@ static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
 		if (i == 0 || strcmp(e->group, cs->ent[i - 1].group))
 			g = pt_rv_obj(c->rep, sec, e->group);
 		kk = pt_rv_obj(c->rep, g, c->keys[e->k].key);
-		ex = pt_rv_obj(c->rep, kk, "example_of_normal_worker");
+		ex = pt_rv_obj(c->rep, kk, PT_K_EXAMPLE_OF_NORMAL_WORKER);
 		if (e->ex_p) {
 			pt_rv_str(c->rep, ex, "worker", c->w[e->ex_w].id);
-			pt_rv_int(c->rep, ex, "different from other workers", e->ex_diff);
+			pt_rv_int(c->rep, ex, PT_K_DIFFERENT_FROM_OTHER_WORKERS, e->ex_diff);
 			features(c, ex, e->ex_p, hg);
 		}
-		ab = pt_rv_arr(c->rep, kk, "abnormal_workers");
+		ab = pt_rv_arr(c->rep, kk, PT_K_ABNORMAL_WORKERS);
 		for (j = 0; j < e->n; j++) {
 			const cabn *r = &cs->rec[e->off + j];
 			pt_rv *o;
@@ -641,7 +642,7 @@ static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
 			}
 			o = pt_rv_obj(c->rep, ab, NULL);
 			pt_rv_str(c->rep, o, "worker", c->w[r->w].id);
-			pt_rv_int(c->rep, o, "different from other workers", r->diff);
+			pt_rv_int(c->rep, o, PT_K_DIFFERENT_FROM_OTHER_WORKERS, r->diff);
 			features(c, o, r->p, hg);
 		}
 	}

@@ -16,13 +16,14 @@
 #include "../util/strbuf.h"
 #include "../model/keys.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
-#define SEC "Critical path"
+#define SEC PT_K_CRITICAL_PATH
 /* Functions listed per step in the section. */
 #define TOP_FUNCS 5
 /* A candidate explains the growth when it holds this share of the largest
@@ -385,7 +386,7 @@ static void worker_section(dctx *c, pt_rv *ws, size_t wi, const unsigned char *s
 		pt_rv_int(c->rep, e, "number", st->number);
 		pt_rv_num(c->rep, e, "ms", st->ms);
 		pt_rv_bool(c->rep, e, "slow", sl);
-		split_obj(c, e, "split (ms)", split);
+		split_obj(c, e, PT_K_SPLIT_MS, split);
 		if (who != (size_t)-1)
 			pt_rv_str(c->rep, e, "waited for", c->w[who].id);
 		/* the largest on the path; in a slow step what grew most first */
@@ -405,7 +406,7 @@ static void worker_section(dctx *c, pt_rv *ws, size_t wi, const unsigned char *s
 			pt_rv_str(c->rep, x, "name", cp->funcs[r[k].f].key);
 			pt_rv_str(c->rep, x, "kind", pt_kind_name(cp->funcs[r[k].f].kind));
 			pt_rv_num(c->rep, x, "ms", r[k].ms);
-			pt_rv_num(c->rep, x, "median (ms)", r[k].med);
+			pt_rv_num(c->rep, x, PT_K_MEDIAN_MS, r[k].med);
 		}
 		wa = pt_rv_arr(c->rep, e, "waits");
 		for (k = 0; k < st->nwaits; k++) {
@@ -424,7 +425,7 @@ static void worker_section(dctx *c, pt_rv *ws, size_t wi, const unsigned char *s
 			}
 		}
 	}
-	split_obj(c, o, "split (ms)", tot);
+	split_obj(c, o, PT_K_SPLIT_MS, tot);
 out:
 	x_free(r);
 	x_free(med);
@@ -524,9 +525,9 @@ static void job_section(dctx *c, pt_rv *sec)
 			pt_rv_num(c->rep, e, "ms", job);
 			pt_rv_str(c->rep, e, "through", c->w[best].id);
 			pt_rv_num(c->rep, e, "through (ms)", c->w[best].s->cpath->steps[bi].ms);
-			pt_rv_num(c->rep, e, "others waited for it (ms)", blame[best]);
-			split_obj(c, e, "split (ms)", split);
-			pt_rv_num(c->rep, e, "what-if (ms)", job - saved > 0 ? job - saved : 0);
+			pt_rv_num(c->rep, e, PT_K_OTHERS_WAITED_FOR_IT_MS, blame[best]);
+			split_obj(c, e, PT_K_SPLIT_MS, split);
+			pt_rv_num(c->rep, e, PT_K_WHAT_IF_MS, job - saved > 0 ? job - saved : 0);
 		}
 	}
 out:

@@ -14,6 +14,7 @@
 #include "sections.h"
 #include "lockstep.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -138,8 +139,8 @@ static void write_workers(dctx *c, pt_summary *const *s, const char **ids, size_
 		st = pt_rv_arr(c->rep, o, "steps");
 		for (j = 0; j < x->nsteps && x->step_numbers; j++)
 			pt_rv_int(c->rep, st, NULL, x->step_numbers[j]);
-		pt_rv_num(c->rep, o, "window (ms)", x->window_ms);
-		pt_rv_num(c->rep, o, "gpu utilization", x->gpu_util);
+		pt_rv_num(c->rep, o, PT_K_WINDOW_IN_MS, x->window_ms);
+		pt_rv_num(c->rep, o, PT_K_GPU_UTILIZATION, x->gpu_util);
 		if (x->gpu_compute_util >= 0)
 			pt_rv_num(c->rep, o, "gpu compute utilization", x->gpu_compute_util);
 		if (x->torch)

@@ -11,6 +11,7 @@
 #include "sections.h"
 #include "display_hw.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -128,13 +129,13 @@ static void write_worker(dctx *c, pt_rv *ws, const dworker *w)
 	size_t i;
 	int k;
 
-	a = pt_rv_arr(r, o, "step_ms");
+	a = pt_rv_arr(r, o, PT_K_STEP_MS);
 	for (i = 0; i < s->nsteps && s->step_ms; i++)
 		pt_rv_num(r, a, NULL, s->step_ms[i]);
 	a = pt_rv_arr(r, o, "step_numbers");
 	for (i = 0; i < s->nsteps && s->step_numbers; i++)
 		pt_rv_int(r, a, NULL, s->step_numbers[i]);
-	a = pt_rv_obj(r, o, "class_ms");
+	a = pt_rv_obj(r, o, PT_K_CLASS_MS);
 	for (k = PT_C_COUNT - 1; k >= 0; k--)
 		pt_rv_num(r, a, pt_class_name(k), s->class_ms[k]);
 }

@@ -8,6 +8,7 @@
 #include "display_hw.h"
 #include "internal.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <limits.h>
 #include <math.h>
@@ -88,7 +89,7 @@ static void write_worker(pt_report *r, pt_rv *ws, const pt_display_hw_worker *w)
 	else
 		pt_rv_null(r, o, "rank");
 	pt_rv_num(r, o, "t0_us", w->window_start_us);
-	pt_rv_num(r, o, "window_ms", w->window_ms);
+	pt_rv_num(r, o, PT_K_WINDOW_MS, w->window_ms);
 	pt_rv_str(r, o, "source", w->hw->source ? w->hw->source : "");
 	pt_rv_str(r, o, "note", w->hw->note ? w->hw->note : "");
 	a = pt_rv_arr(r, o, "series");

@@ -15,6 +15,7 @@
 #include "sections.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -249,7 +250,7 @@ static int wait_symptom(const dfinding *f)
 	if (f->cat == DC_COMM)
 		return 1;
 	if (f->cat == DC_COMPUTE)
-		return !strcmp(f->metric, "gpu utilization");
+		return !strcmp(f->metric, PT_K_GPU_UTILIZATION);
 	if (f->cat == DC_RUNTIME)
 		return pt_wait_blocking_runtime(f->function);
 	if (f->cat == DC_PYTHON)
@@ -364,12 +365,12 @@ static size_t fold_symptoms(lk *L, pt_rv *explained, double job_ms)
 			pt_rv_str(c->rep, o, "worker", f->worker);
 			pt_rv_str(c->rep, o, "category", f->category);
 			pt_rv_str(c->rep, o, "function", f->function);
-			pt_rv_num(c->rep, o, "impact (ms)", f->impact_ms);
+			pt_rv_num(c->rep, o, PT_K_IMPACT_MS, f->impact_ms);
 			pt_rv_num(c->rep, o, "waited for others (ms)", wt);
 			nfold++;
 			if (s != UINT32_MAX) {
 				f->caused_by = c->w[s].id;
-				pt_rv_str(c->rep, o, "caused by", f->caused_by);
+				pt_rv_str(c->rep, o, PT_K_CAUSED_BY, f->caused_by);
 				c->f[j++] = *f;
 				continue;
 			}
@@ -548,7 +549,7 @@ static int report_stragglers(lk *L, pt_rv *sec, const dpair *lost, const double 
 		o = pt_rv_obj(c->rep, sa, NULL);
 		pt_rv_str(c->rep, o, "worker", c->w[W->w].id);
 		pt_rv_int(c->rep, o, "rank", c->w[W->w].s->rank);
-		pt_rv_num(c->rep, o, "others waited for it (ms)", round3(W->blamed_us / 1e3));
+		pt_rv_num(c->rep, o, PT_K_OTHERS_WAITED_FOR_IT_MS, round3(W->blamed_us / 1e3));
 		pt_rv_num(c->rep, o, "per peer (ms)", round3(lost[i].v));
 		pt_rv_int(c->rep, o, "last arrivals", W->last);
 		pt_rv_num(c->rep, o, "late (ms)", round3(r->late_ms));
@@ -561,7 +562,7 @@ static int report_stragglers(lk *L, pt_rv *sec, const dpair *lost, const double 
 			pt_rv *x = pt_rv_obj(c->rep, ca, NULL);
 			pt_rv_str(c->rep, x, "function", r->causes[j].p->key);
 			pt_rv_str(c->rep, x, "class", pt_class_name(r->causes[j].p->cls));
-			pt_rv_num(c->rep, x, "extra (ms)", round3(r->causes[j].extra));
+			pt_rv_num(c->rep, x, PT_K_EXTRA_MS, round3(r->causes[j].extra));
 			pt_rv_num(c->rep, x, "own (ms)", round3(r->causes[j].own));
 			pt_rv_num(c->rep, x, "others median (ms)", round3(r->causes[j].others));
 		}
@@ -594,7 +595,7 @@ static void report_workers(lk *L, pt_rv *sec, double nsteps)
 			continue;
 		}
 		pt_rv_num(c->rep, o, "waited for others (ms)", round3(W->waited_us / 1e3));
-		pt_rv_num(c->rep, o, "others waited for it (ms)", round3(W->blamed_us / 1e3));
+		pt_rv_num(c->rep, o, PT_K_OTHERS_WAITED_FOR_IT_MS, round3(W->blamed_us / 1e3));
 		pt_rv_int(c->rep, o, "last arrivals", W->last);
 		pt_rv_num(c->rep, o, "clock offset (us)", round3(W->offset_us));
 		pt_rv_num(c->rep, o, "clock residual (us)", round3(W->resid_us));
@@ -615,7 +616,7 @@ void diag_lockstep(dctx *c)
 	if (!d || !d->matched)
 		goto out;
 	L = &d->L;
-	sec = pt_rv_obj(c->rep, pt_report_root(c->rep), "Lockstep");
+	sec = pt_rv_obj(c->rep, pt_report_root(c->rep), PT_K_LOCKSTEP);
 	report_mismatches(L, sec);
 	pt_rv_int(c->rep, sec, "workers with collectives", (int64_t)L->nw);
 	pt_rv_int(c->rep, sec, "workers matched", (int64_t)L->nm);

@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "sections.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -62,7 +63,7 @@ static int exec_confirms(dctx *c, dmetric *mx, size_t j)
 
 void diag_python(dctx *c)
 {
-	const char *name = "Python functions";
+	const char *name = PT_K_PYTHON_FUNCTIONS;
 	pt_rv *sec = pt_rv_obj(c->rep, pt_report_root(c->rep), name);
 	dmetric *m = &c->m[0], *mx = &c->m[1];
 	pentry *ent = NULL;

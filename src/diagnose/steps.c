@@ -22,13 +22,14 @@
 #include "sections.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
-#define SEC "Steps"
+#define SEC PT_K_STEPS
 
 /* A step is slow when it exceeds the median step by more than this share
  * of it and by more than z robust deviations (the worker comparison's z,
@@ -274,10 +275,10 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 
 	if (sec) {
 		o = pt_rv_obj(c->rep, sec, w->id);
-		pt_rv_num(c->rep, o, "median (ms)", med);
+		pt_rv_num(c->rep, o, PT_K_MEDIAN_MS, med);
 		pt_rv_num(c->rep, o, "MAD (ms)", mad);
 		pt_rv_num(c->rep, o, "threshold (ms)", res->thr);
-		sl = pt_rv_arr(c->rep, o, "slow steps");
+		sl = pt_rv_arr(c->rep, o, PT_K_SLOW_STEPS);
 		for (i = 0; i < ns; i++)
 			if (slow[i])
 				pt_rv_int(c->rep, sl, NULL, s->step_numbers[i]);
@@ -286,7 +287,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 			pt_rv *e = pt_rv_obj(c->rep, arr, NULL);
 			pt_rv_int(c->rep, e, "number", s->step_numbers[i]);
 			pt_rv_num(c->rep, e, "ms", s->step_ms[i]);
-			pt_rv_num(c->rep, e, "extra (ms)", s->step_ms[i] - med);
+			pt_rv_num(c->rep, e, PT_K_EXTRA_MS, s->step_ms[i] - med);
 			pt_rv_bool(c->rep, e, "slow", slow[i]);
 			if (ns <= CAUSE_STEPS_MAX && s->step_ms[i] > med) {
 				unsigned char *one = x_calloc(ns, 1);
@@ -380,7 +381,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	pt_sb_addc(&sb, '.');
 	/* The finding's function is the one the sentence names. */
 	f = df_add(c, DC_STEPS, w->id, fkey,
-		   nslow ? "slow steps" : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
+		   nslow ? PT_K_SLOW_STEPS : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
 		   med, nslow ? extra : (single ? s->step_ms[imax] - med : 0));
 	if (f)
 		f->fkind = fkind;

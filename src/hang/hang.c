@@ -17,6 +17,7 @@
 #include "../control/control.h"
 #include "../diagnose/robust.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 /* ---- normalisation -------------------------------------------------------- */
 
@@ -466,7 +467,7 @@ static double round3(double x)
 void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, size_t n,
 			 const pt_hang_options *o, const pt_hang_result *res)
 {
-	pt_rv *h = pt_rv_obj(r, parent, "Hang"), *a, *gs, *ws;
+	pt_rv *h = pt_rv_obj(r, parent, PT_K_HANG), *a, *gs, *ws;
 
 	/* The report tree has no boolean type (src/report/report.h): flags are
 	 * written as 1/0, which JavaScript and Python test as true/false. */
@@ -582,7 +583,7 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 			if (i != res->suspects[k] && alive(&w[i]) && w[i].since_step >= 0)
 				others[no++] = w[i].since_step;
 		snprintf(id, sizeof(id), "%s.json", s->id);
-		f.category = "Hang";
+		f.category = PT_K_HANG;
 		f.workers = ids;
 		f.nworkers = 1;
 		f.function = fn ? fn : "";

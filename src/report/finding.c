@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 #include "../util/xalloc.h"
+#include "keys.h"
 
 #include <math.h>
 #include <string.h>
@@ -49,10 +50,10 @@ static void write_json(pt_report *r, const pt_finding *f, size_t rank)
 	pt_rv_str(r, o, "metric", f->metric);
 	pt_rv_num_or_null(r, o, "value", f->value);
 	pt_rv_num_or_null(r, o, "others", f->others);
-	pt_rv_num_or_null(r, o, "impact (ms)", f->impact_ms);
+	pt_rv_num_or_null(r, o, PT_K_IMPACT_MS, f->impact_ms);
 	pt_rv_str(r, o, "explanation", f->explanation);
 	if (f->caused_by)
-		pt_rv_str(r, o, "caused by", f->caused_by);
+		pt_rv_str(r, o, PT_K_CAUSED_BY, f->caused_by);
 	if (f->conf.level) {
 		const struct pt_finding_conf *c = &f->conf;
 		pt_rv *cf = pt_rv_obj(r, o, "confidence");
@@ -80,7 +81,7 @@ static void write_json(pt_report *r, const pt_finding *f, size_t rank)
 		pt_rv_str(r, eo, "metric", e->metric);
 		pt_rv_num(r, eo, "value", e->value);
 		pt_rv_num_or_null(r, eo, "others", e->others);
-		pt_rv_num(r, eo, "impact (ms)", e->impact_ms);
+		pt_rv_num(r, eo, PT_K_IMPACT_MS, e->impact_ms);
 		pt_rv_str(r, eo, "explanation", e->explanation);
 	}
 }

@@ -12,6 +12,7 @@
 #include "report.h"
 #include "names.h"
 #include "../util/xalloc.h"
+#include "keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -531,13 +532,13 @@ static void header_of(const char *k, char *b, size_t cap)
 	static const char *const alias[][2] = {
 		{ "avg execution time / monitoring duration", "avg exec share" },
 		{ "median cost per execution", "median per exec" },
-		{ "different from other workers", "differs" },
-		{ "example_of_normal_worker", "normal example" },
-		{ "abnormal_workers", "abnormal" },
+		{ PT_K_DIFFERENT_FROM_OTHER_WORKERS, "differs" },
+		{ PT_K_EXAMPLE_OF_NORMAL_WORKER, "normal example" },
+		{ PT_K_ABNORMAL_WORKERS, "abnormal" },
 		{ "bottleneck ratio", "bottleneck" },
 		{ "execution ratio", "exec ratio" },
 		{ "median duration", "median" },
-		{ "major_kernel_executions", "major kernel executions" },
+		{ PT_K_MAJOR_KERNEL_EXECUTIONS, "major kernel executions" },
 	};
 	static const char *const drop[] = { " (in [0,1])", " (ms)", " (us)", " (GB/s)" };
 	char s[512], *p;
@@ -1098,8 +1099,8 @@ static void summary(tctx *t, const pt_rv *root)
 	}
 	for (c = ws->child; c; c = c->next) {
 		const pt_rv *st = pt_rv_get(c, "steps"), *d = pt_rv_get(dw, c->key), *ms;
-		double win = num_of(pt_rv_get(c, "window (ms)"));
-		double g = num_of(pt_rv_get(c, "gpu utilization"));
+		double win = num_of(pt_rv_get(c, PT_K_WINDOW_IN_MS));
+		double g = num_of(pt_rv_get(c, PT_K_GPU_UTILIZATION));
 		size_t ns = 0;
 
 		if (pt_rv_get(c, "error")) {
@@ -1118,7 +1119,7 @@ static void summary(tctx *t, const pt_rv *root)
 			}
 		if (ns > nsteps_max)
 			nsteps_max = ns;
-		ms = pt_rv_get(d, "step_ms");
+		ms = pt_rv_get(d, PT_K_STEP_MS);
 		if (ms && ms->type == PT_RV_ARR && ms->n) {
 			double sum = 0;
 
@@ -1134,7 +1135,7 @@ static void summary(tctx *t, const pt_rv *root)
 			util[nutil].v = g;
 			util[nutil++].id = c->key;
 		}
-		for (s = pt_rv_get(d, "class_ms") ? pt_rv_get(d, "class_ms")->child : NULL; s;
+		for (s = pt_rv_get(d, PT_K_CLASS_MS) ? pt_rv_get(d, PT_K_CLASS_MS)->child : NULL; s;
 		     s = s->next) {
 			for (k = 0; k < ncls; k++)
 				if (!strcmp(clsname[k], s->key))
@@ -1429,7 +1430,7 @@ static void cpath_row(tctx *t, const char *wid, const pt_rv *st, int head)
 					     "gap", "wait" };
 	static const char *const heads[] = { "cpu", "compute", "comm", "memory", "launch", "gap",
 					     "wait" };
-	const pt_rv *sp = pt_rv_get(st, "split (ms)"), *fa = pt_rv_get(st, "functions"), *no;
+	const pt_rv *sp = pt_rv_get(st, PT_K_SPLIT_MS), *fa = pt_rv_get(st, "functions"), *no;
 	const char *lab = label_of(t, wid);
 	pt_sb sb = {0};
 	size_t k;
@@ -1502,7 +1503,7 @@ static void render_cpath(tctx *t, const pt_rv *v)
 			continue;
 		lab = label_of(t, th->str);
 		fmt_ms(num_of(pt_rv_get(st, "ms")), a, sizeof(a));
-		fmt_ms(num_of(pt_rv_get(st, "what-if (ms)")), b, sizeof(b));
+		fmt_ms(num_of(pt_rv_get(st, PT_K_WHAT_IF_MS)), b, sizeof(b));
 		snprintf(l, sizeof(l), "  job, step %lld: %s, its path runs through %s (what-if %s)",
 			 no && no->type == PT_RV_INT ? (long long)no->i : -1LL, a, lab ? lab : th->str, b);
 		emit(t, l);
@@ -1530,7 +1531,7 @@ void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out
 		    !strcmp(c->key, "display") || !strcmp(c->key, "timeline"))
 			continue;
 		pt_sb_addc(out, '\n');
-		if (!strcmp(c->key, "Critical path") && c->type == PT_RV_OBJ) {
+		if (!strcmp(c->key, PT_K_CRITICAL_PATH) && c->type == PT_RV_OBJ) {
 			render_cpath(&t, c);
 			continue;
 		}

@@ -16,6 +16,7 @@
 #include "../util/file.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
+#include "keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -761,7 +762,7 @@ int pt_tlw_finish(pt_tlw *x, const char *path, pt_error *err)
 		put_meta(w, "thread_name", w->pid[k], T_GPU, "name", "GPU compute", 0);
 		put_meta(w, "thread_name", w->pid[k], T_LATE, "name", "lockstep: late (it came last)", 0);
 		put_meta(w, "thread_name", w->pid[k], T_WAIT, "name", "lockstep: waits for the last", 0);
-		put_meta(w, "thread_name", w->pid[k], T_SLOW, "name", "slow steps", 0);
+		put_meta(w, "thread_name", w->pid[k], T_SLOW, "name", PT_K_SLOW_STEPS, 0);
 		for (ch = 0; ch < s->ncoll_chans; ch++) {
 			int gpu = !strncmp(s->coll_chans[ch], "nccl:", 5);
 			const char *c = strchr(s->coll_chans[ch], ':');
