@@ -187,24 +187,27 @@ static void fmt_num(int unit, double v, char *b, size_t cap)
 		sig3(v, b, cap);
 }
 
-/* The unit a member's name announces (the seed's keys say it in words). */
+/* The unit of a member, from the report keys table (src/report/keys.def's
+ * unit column), as this report formats it: a share as a percentage; ms per
+ * step as ms; ratios and counts as plain numbers.  Keys not in the table
+ * (worker ids, function keys) have none. */
 static int unit_of(const char *k)
 {
-	if (!k)
-		return U_NONE;
-	if (strstr(k, "(ms)") || strstr(k, "_ms") || strstr(k, " ms"))
+	switch (pt_key_unit(k)) {
+	case PT_UNIT_MS:
+	case PT_UNIT_MS_STEP:
 		return U_MS;
-	if (strstr(k, "(us)") || strstr(k, "_us"))
+	case PT_UNIT_US:
 		return U_US;
-	if (strstr(k, "GB/s") || strstr(k, "gbps") || strstr(k, "busbw") || strstr(k, "algbw"))
-		return U_GBPS;
-	if (strstr(k, "bytes"))
-		return U_BYTES;
-	if (strstr(k, "[0,1]") || strstr(k, " ratio") || !strncmp(k, "ratio", 5) ||
-	    strstr(k, "utilization") || strstr(k, "gpu_util") || strstr(k, "busy") ||
-	    (strstr(k, "share") && !strstr(k, "shared")))
+	case PT_UNIT_SHARE:
 		return U_PCT;
-	return U_NONE;
+	case PT_UNIT_GBPS:
+		return U_GBPS;
+	case PT_UNIT_BYTES:
+		return U_BYTES;
+	default:
+		return U_NONE;
+	}
 }
 
 /* ---- lines -------------------------------------------------------------- */
