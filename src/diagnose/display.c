@@ -121,7 +121,37 @@ out:
 	return ncol;
 }
 
-static void write_worker(dctx *c, pt_rv *ws, const dworker *w)
+/* Each worker's step time into step[i] (NAN: unknown): the median of its
+ * steps, else window / steps, as the page draws it.  Returns the slow-step
+ * limit over the workers, the diagnosis's outlier rule (z, rel, MAD floor:
+ * pt_robust_limit), or NAN under 3 workers with a step (too few to judge).
+ * tmp holds 2 * max(workers, steps) doubles. */
+static double step_limit(dctx *c, double *step, double *tmp)
+{
+	pt_robust st;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < c->nw; i++) {
+		const pt_summary *s = c->w[i].s;
+
+		step[i] = NAN;
+		if (s->nsteps && s->step_ms) {
+			for (j = 0; j < s->nsteps; j++)
+				tmp[j] = s->step_ms[j];
+			step[i] = pt_robust_median(tmp, s->nsteps, 0);
+		} else if (s->nsteps && isfinite(s->window_ms)) {
+			step[i] = s->window_ms / (double)s->nsteps;
+		}
+		if (isfinite(step[i]))
+			tmp[n++] = step[i];
+	}
+	if (n < 3)
+		return NAN;
+	pt_robust_stats(tmp, n, 0, tmp + n, &st);
+	return st.med > 0 ? pt_robust_limit(st.med, st.mad, c->o->z, c->o->rel, c->o->mad_floor) : NAN;
+}
+
+static void write_worker(dctx *c, pt_rv *ws, const dworker *w, double step, double lim)
 {
 	pt_report *r = c->rep;
 	const pt_summary *s = w->s;
@@ -138,6 +168,7 @@ static void write_worker(dctx *c, pt_rv *ws, const dworker *w)
 	a = pt_rv_obj(r, o, PT_K_CLASS_MS);
 	for (k = PT_C_COUNT - 1; k >= 0; k--)
 		pt_rv_num(r, a, pt_class_name(k), s->class_ms[k]);
+	pt_rv_bool(r, o, PT_K_SLOW, isfinite(lim) && isfinite(step) && step > lim);
 }
 
 void diag_display(dctx *c)
@@ -146,7 +177,7 @@ void diag_display(dctx *c)
 	pt_rv *d, *ws, *hm, *a, *vals;
 	row *rows = NULL;
 	uint32_t *pos = NULL;
-	double *med = NULL, *cell = NULL;
+	double *med = NULL, *cell = NULL, *step = NULL, *tmp = NULL, lim;
 	col cols[HEAT_MAX];
 	size_t nrow = c->nw, ncol, i, j;
 	int k;
@@ -154,7 +185,11 @@ void diag_display(dctx *c)
 	rows = x_malloc((nrow ? nrow : 1) * sizeof(*rows));
 	pos = x_malloc((nrow ? nrow : 1) * sizeof(*pos));
 	med = x_malloc((c->nkeys ? c->nkeys : 1) * sizeof(*med));
-	if (!rows || !pos || !med)
+	step = x_malloc((nrow ? nrow : 1) * sizeof(*step));
+	for (i = 0, j = nrow; i < nrow; i++)
+		j = c->w[i].s->nsteps > j ? c->w[i].s->nsteps : j;
+	tmp = x_malloc(2 * (j ? j : 1) * sizeof(*tmp));
+	if (!rows || !pos || !med || !step || !tmp)
 		goto oom;
 	for (i = 0; i < nrow; i++) {
 		int64_t rk = c->w[i].s->rank;
@@ -193,9 +228,11 @@ void diag_display(dctx *c)
 	a = pt_rv_arr(r, d, "classes");
 	for (k = PT_C_COUNT - 1; k >= 0; k--)
 		pt_rv_str(r, a, NULL, pt_class_name(k));
+	lim = step_limit(c, step, tmp);
+	pt_rv_num_or_null(r, d, PT_K_STEP_THRESHOLD_MS, isfinite(lim) ? round4(lim) : NAN);
 	ws = pt_rv_obj(r, d, "workers");
 	for (i = 0; i < nrow; i++)
-		write_worker(c, ws, &c->w[rows[i].w]);
+		write_worker(c, ws, &c->w[rows[i].w], step[rows[i].w], lim);
 	hm = pt_rv_obj(r, d, "heatmap");
 	pt_rv_str(r, hm, "metric", "ms per step");
 	a = pt_rv_arr(r, hm, "functions");
@@ -226,6 +263,8 @@ void diag_display(dctx *c)
 oom:
 	c->oom = 1;
 out:
+	x_free(tmp);
+	x_free(step);
 	x_free(cell);
 	x_free(med);
 	x_free(pos);

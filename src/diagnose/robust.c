@@ -134,3 +134,10 @@ int pt_robust_outlier(double x, const pt_robust *st, int dir, const pt_diag_opti
 	return pt_robust_z(dev, st->med, st->mad, o->mad_floor) > o->z &&
 	       pt_robust_rel(dev, st->med) > o->rel;
 }
+
+double pt_robust_limit(double med, double mad, double z, double rel, double mad_floor)
+{
+	double sig = (mad > mad_floor * med ? mad : mad_floor * med) / PT_ROBUST_K;
+
+	return med + (rel * med > z * sig ? rel * med : z * sig);
+}

@@ -54,6 +54,12 @@ double pt_robust_z(double dev, double med, double mad, double mad_floor);
 /* Relative deviation dev / |med| (+inf when med is 0 and dev > 0). */
 double pt_robust_rel(double dev, double med);
 
+/* The value above which x is a high outlier of a set with median med > 0
+ * and MAD mad: med + max(rel med, z sigma), sigma = max(mad, mad_floor med)
+ * / PT_ROBUST_K; the same test as z > z and rel > rel.  The slow-step rules
+ * (a worker's own steps, steps.c; the workers' steps, display.c) use it. */
+double pt_robust_limit(double med, double mad, double z, double rel, double mad_floor);
+
 /* The statistical part of the rule: z > o->z and rel > o->rel.  The caller
  * then checks the impact floor with the exact median of the others. */
 int pt_robust_outlier(double x, const pt_robust *st, int dir, const pt_diag_options *o);

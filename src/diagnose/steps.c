@@ -216,7 +216,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 {
 	const pt_summary *s = w->s;
 	size_t ns = s->nsteps, i, j, nslow = 0, imax = 0;
-	double *tmp = NULL, med, mad, sig, lo = INFINITY, hi = -INFINITY, extra = 0;
+	double *tmp = NULL, med, mad, lo = INFINITY, hi = -INFINITY, extra = 0;
 	unsigned char *slow = NULL;
 	pt_rv *o, *arr, *sl;
 	pt_sb sb = { 0 };
@@ -244,10 +244,9 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		for (i = 0, j = 0; i < ns; i++)
 			tmp[ns + j++] = fabs(s->step_ms[i] - med);
 	mad = median_of(tmp + ns, j, tmp);
-	sig = (mad > c->o->mad_floor * med ? mad : c->o->mad_floor * med) / PT_ROBUST_K;
 	/* One threshold, stated as a number in every sentence that uses it
 	 * (docs/diagnose.md "Steps"). */
-	res->thr = med + (STEP_REL * med > c->o->z * sig ? STEP_REL * med : c->o->z * sig);
+	res->thr = pt_robust_limit(med, mad, c->o->z, STEP_REL, c->o->mad_floor);
 	for (i = 0; i < ns; i++) {
 		double d = s->step_ms[i] - med;
 		if (s->step_ms[i] > s->step_ms[imax])
