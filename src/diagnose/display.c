@@ -259,6 +259,8 @@ void diag_display(dctx *c)
 	}
 	/* Hardware timelines, when workers carry them (src/diagnose/display_hw.c). */
 	diag_display_hw(c, d);
+	if (pt_report_short_names(r, d))
+		goto oom;
 	goto out;
 oom:
 	c->oom = 1;

@@ -17,14 +17,24 @@ static const struct {
 #undef PT_KEY
 };
 
-pt_unit pt_key_unit(const char *key)
+static int find(const char *key)
 {
 	size_t i;
 
-	if (!key)
-		return PT_UNIT_NONE;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+	for (i = 0; key && i < sizeof(units) / sizeof(units[0]); i++)
 		if (!strcmp(units[i].key, key))
-			return units[i].unit;
-	return PT_UNIT_NONE;
+			return (int)i;
+	return -1;
+}
+
+pt_unit pt_key_unit(const char *key)
+{
+	int i = find(key);
+
+	return i < 0 ? PT_UNIT_NONE : units[i].unit;
+}
+
+int pt_key_known(const char *key)
+{
+	return find(key) >= 0;
 }

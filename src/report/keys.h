@@ -19,4 +19,7 @@
  * the table (worker ids, function keys).  Pure, thread-safe. */
 pt_unit pt_key_unit(const char *key);
 
+/* 1 when key is a line of keys.def, else 0 (NULL: 0). */
+int pt_key_known(const char *key);
+
 #endif
