@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "hangcheck.h"
 #include "control/nodechan.h"
-#include "diagnose/robust.h"
+#include "analysis/stats.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "../report/keys.h"

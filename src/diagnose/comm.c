@@ -141,7 +141,7 @@ static int differs(dctx *c, dmetric *m, size_t i)
 	pt_robust st;
 
 	dm_stats(c, m, i, &st);
-	return st.n && pt_robust_outlier(m->val[i], &st, PT_DIR_BOTH, c->o);
+	return st.n && pt_robust_outlier(m->val[i], &st, PT_DIR_BOTH, c->o->z, c->o->rel, c->o->mad_floor);
 }
 
 static const pt_hw_link *hw_of(const pt_pattern *p, const char *group)

@@ -235,7 +235,7 @@ static void slow_kernels(dctx *c, pt_rv *sec)
 			double oth, imp;
 
 			dm_stats(c, m, j, &st);
-			if (!pt_robust_outlier(m->val[j], &st, PT_DIR_HIGH, c->o))
+			if (!pt_robust_outlier(m->val[j], &st, PT_DIR_HIGH, c->o->z, c->o->rel, c->o->mad_floor))
 				continue;
 			oth = m->loo ? st.med : dm_others_median(c, m, j);
 			imp = dm_impact_duration(c, m, j, oth);

@@ -58,7 +58,7 @@ static int exec_confirms(dctx *c, dmetric *mx, size_t j)
 	if (mx->n < 2)
 		return 1;
 	dm_stats(c, mx, j, &st);
-	return pt_robust_outlier(mx->val[j], &st, PT_DIR_HIGH, c->o);
+	return pt_robust_outlier(mx->val[j], &st, PT_DIR_HIGH, c->o->z, c->o->rel, c->o->mad_floor);
 }
 
 void diag_python(dctx *c)

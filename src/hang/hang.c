@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "../control/control.h"
-#include "../diagnose/robust.h"
+#include "../analysis/stats.h"
 #include "../util/xalloc.h"
 #include "../report/keys.h"
 

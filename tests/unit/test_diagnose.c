@@ -21,7 +21,7 @@
 #include "analysis/summary.h"
 #include "diagnose/diagnose.h"
 #include "analysis/stats.h"
-#include "diagnose/robust.h"
+#include "analysis/stats.h"
 #include "report/page.h"
 #include "report/report.h"
 #include "util/json.h"
@@ -249,13 +249,13 @@ static void test_z_rel(void **state)
 	assert_true(isinf(pt_robust_z(0.1, 0.0, 0.0, 0.01)));
 	assert_true(pt_robust_z(0.0, 0.0, 0.0, 0.01) == 0);
 	assert_true(isinf(pt_robust_rel(0.1, 0.0)));
-	assert_true(pt_robust_outlier(1.5, &st, PT_DIR_HIGH, &o));
-	assert_false(pt_robust_outlier(0.5, &st, PT_DIR_HIGH, &o));  /* lower: no cost */
-	assert_true(pt_robust_outlier(0.5, &st, PT_DIR_BOTH, &o));
-	assert_true(pt_robust_outlier(0.5, &st, PT_DIR_LOW, &o));
-	assert_false(pt_robust_outlier(1.15, &st, PT_DIR_HIGH, &o)); /* 15% < rel */
+	assert_true(pt_robust_outlier(1.5, &st, PT_DIR_HIGH, o.z, o.rel, o.mad_floor));
+	assert_false(pt_robust_outlier(0.5, &st, PT_DIR_HIGH, o.z, o.rel, o.mad_floor));  /* lower: no cost */
+	assert_true(pt_robust_outlier(0.5, &st, PT_DIR_BOTH, o.z, o.rel, o.mad_floor));
+	assert_true(pt_robust_outlier(0.5, &st, PT_DIR_LOW, o.z, o.rel, o.mad_floor));
+	assert_false(pt_robust_outlier(1.15, &st, PT_DIR_HIGH, o.z, o.rel, o.mad_floor)); /* 15% < rel */
 	st.mad = 0.2;  /* z = 0.6745 * 0.5 / 0.2 = 1.69 < 3.5 */
-	assert_false(pt_robust_outlier(1.5, &st, PT_DIR_HIGH, &o));
+	assert_false(pt_robust_outlier(1.5, &st, PT_DIR_HIGH, o.z, o.rel, o.mad_floor));
 }
 
 /* ---- diagnosis ---------------------------------------------------------------- */
