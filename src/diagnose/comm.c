@@ -28,7 +28,6 @@ char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 {
 	const char *paren = strchr(key, '(');
 	size_t n = paren ? (size_t)(paren - key) : strlen(key);
-	char sq[512];
 	const char *coll, *alg;
 
 	if (!cap)
@@ -37,8 +36,7 @@ char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 	 * the readers use (src/model/commkind.c): "alltoall dispatch",
 	 * "alltoall combine", "allreduce" for a custom all-reduce ... */
 	if (kind == PT_K_COMM_KERNEL) {
-		const char *k = !strncmp(key, "void ", 5) ? key + 5 : key;
-		if (strncmp(k, "nccl", 4) && strncmp(k, "rccl", 4)) {
+		if (!pt_commkind_is_nccl_kernel(key)) {
 			int role = pt_commkind_classify(key, strlen(key));
 			if (role == PT_ROLE_NONE)
 				role = pt_commkind_role_from_name(key, strlen(key));
@@ -46,13 +44,9 @@ char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 			return out;
 		}
 	}
-	pt_hwjoin_squash(key, n, sq, sizeof(sq));
 	coll = pt_commkind_coll_word(key, n, NULL);
-	if (kind == PT_K_CPU_COMM || !(strstr(sq, "nccl") || strstr(sq, "rccl"))) {
-		const char *be = strstr(sq, "gloo") ? "gloo" : strstr(sq, "nccl") ? "nccl"
-			       : strstr(sq, "mpi") ? "mpi" : strstr(sq, "ucc") ? "ucc" : "cpu";
-
-		snprintf(out, cap, "%s %s", be, coll ? coll : "collective");
+	if (kind == PT_K_CPU_COMM || !pt_commkind_names_nccl(key, n)) {
+		snprintf(out, cap, "%s %s", pt_commkind_backend(key, n), coll ? coll : "collective");
 		return out;
 	}
 	if (!coll) {

@@ -1073,12 +1073,6 @@ static int starts(const char *s, size_t n, const char *pre)
 	return n >= l && memcmp(s, pre, l) == 0;
 }
 
-static int is_cpu_comm(const char *s, size_t n)
-{
-	return starts(s, n, "gloo:") || starts(s, n, "c10d::") || starts(s, n, "nccl:") ||
-	       (n == 18 && !memcmp(s, "record_param_comms", 18));
-}
-
 /* Bytes of one element of a dtype as written in "dtype" args. */
 unsigned pt_kineto_dtype_size(const char *s, size_t n)
 {
@@ -1246,7 +1240,7 @@ static int classify(const evf *f, const char *name, size_t n)
 	case CAT_USER_ANNOT:
 		if (pt_key_step_number(name, n) >= 0)
 			return PT_K_STEP;
-		if (is_cpu_comm(name, n))
+		if (pt_commkind_is_cpu_op(name, n))
 			return PT_K_CPU_COMM;
 		return f->cat == CAT_USER_ANNOT ? PT_K_ANNOTATION : PT_K_CPU_OP;
 	default:
