@@ -1239,35 +1239,6 @@ static void wrap_relabeled(tctx *t, const pt_sb *sb, const char *first, int inde
 	x_free(text);
 }
 
-/* A function key in a few words: a stack's last frame (with its caller
- * when the frame is a builtin such as "<built-in function sleep>"), a
- * kernel without its template arguments. */
-static const char *leaf_name(const char *key, char *buf, size_t cap)
-{
-	const char *e = strrchr(key, '|'), *b;
-	char tmp[200];
-
-	/* a kernel's "name grid|block" is not a stack */
-	if (!e || strspn(e + 1, "0123456789_") == strlen(e + 1))
-		return pt_name_short(key, buf, cap);
-	pt_name_short(e + 1, tmp, sizeof(tmp));
-	if (e[1] != '<') {
-		snprintf(buf, cap, "%s", tmp);
-		return buf;
-	}
-	for (b = e; b > key && b[-1] != '|'; b--)
-		;
-	/* the caller's file without its folders: "train_gloo.py: load_batch" */
-	{
-		const char *c = b, *colon = memchr(b, ':', (size_t)(e - b));
-		for (const char *q = b; q < (colon ? colon : e); q++)
-			if (*q == '/')
-				c = q + 1;
-		snprintf(buf, cap, "%.100s in %.*s", tmp, (int)(e - c > 80 ? 80 : e - c), c);
-	}
-	return buf;
-}
-
 /* "also: ..." under a finding that holds other sections' findings of its
  * cause: how many of each kind, and the workers its victims are. */
 static void evidence_line(tctx *t, const pt_finding *c, pt_sb *sb)
@@ -1322,7 +1293,7 @@ static void evidence_line(tctx *t, const pt_finding *c, pt_sb *sb)
 				/* the cause itself as another section saw it */
 				pt_sb_addf(sb, "%s", e->category);
 			} else {
-				pt_sb_addf(sb, "%s", leaf_name(e->function, nb, sizeof(nb)));
+				pt_sb_addf(sb, "%s", pt_name_leaf(e->function, nb, sizeof(nb)));
 			}
 		}
 		if (k == PT_EV_SYMPTOM)
@@ -1351,7 +1322,7 @@ static void noise_line(tctx *t, const pt_finding *f, size_t nf, size_t nweak, pt
 		}
 		fmt_pct(c->conf.lost, pb, sizeof(pb));
 		pt_sb_addf(sb, "%s%s %s (%s of its time)", shown > 1 ? "; " : "", lab ? lab : w,
-			   c->function[0] ? leaf_name(c->function, nb, sizeof(nb)) : c->category,
+			   c->function[0] ? pt_name_leaf(c->function, nb, sizeof(nb)) : c->category,
 			   pb);
 	}
 	wrap_relabeled(t, sb, "  ", 4);

@@ -117,6 +117,25 @@ static void test_short_set_rounds(void **state)
 		free(out[i]);
 }
 
+/* The sentence forms of a key (the text report's findings, the Python
+ * section's sentences), exact on real keys of tests/data/gloo. */
+static void test_leaf_forms(void **state)
+{
+	char b[512];
+
+	(void)state;
+	assert_string_equal(pt_name_leaf("/work/main/examples/train_gloo.py: <module>|/work/main/"
+					 "examples/train_gloo.py: main|/work/main/examples/train_gloo.py: "
+					 "load_batch|<built-in function sleep>", b, sizeof(b)),
+			    "<built-in function sleep> in train_gloo.py: load_batch");
+	assert_string_equal(pt_name_leaf("aten::linear|aten::addmm", b, sizeof(b)), "aten::addmm");
+	assert_string_equal(pt_name_leaf(nccl_k, b, sizeof(b)), "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t");
+	assert_string_equal(pt_name_called_from("train_gloo.py: <module>|train_gloo.py: main|"
+						"train_gloo.py: slow_augment", b, sizeof(b)),
+			    "train_gloo.py: slow_augment (called from train_gloo.py: main)");
+	assert_string_equal(pt_name_called_from("aten::mm", b, sizeof(b)), "aten::mm");
+}
+
 /* report.json's "display"."short" (short.c): the keys the page shows, from
  * the sections, the heatmap, the findings and the critical path, each once,
  * shortened by names.c; a section's own members are not functions. */
@@ -345,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_short_set_rounds),
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_short_map),
+		cmocka_unit_test(test_leaf_forms),
 		cmocka_unit_test(test_text_people),
 		cmocka_unit_test(test_text_duplicate_ranks),
 	};
