@@ -142,9 +142,10 @@ static double step_limit(dctx *c, double *step, double *tmp)
 		} else if (s->nsteps && isfinite(s->window_ms)) {
 			step[i] = s->window_ms / (double)s->nsteps;
 		}
+	}
+	for (i = 0; i < c->nw; i++)
 		if (isfinite(step[i]))
 			tmp[n++] = step[i];
-	}
 	if (n < 3)
 		return NAN;
 	pt_robust_stats(tmp, n, 0, tmp + n, &st);
