@@ -21,7 +21,7 @@ static double rv_num(const pt_rv *o, const char *key)
 
 static void text_side(const pt_rv *cmp, const char *key, const char *label, pt_sb *out)
 {
-	const pt_rv *s = pt_rv_get(cmp, key), *st = pt_rv_get(s, PT_K_STEP_MS), *p = pt_rv_get(s, "path");
+	const pt_rv *s = pt_rv_get(cmp, key), *st = pt_rv_get(s, PT_K_STEP_MS), *p = pt_rv_get(s, PT_K_PATH);
 
 	pt_sb_addf(out, "%-8s %9.3f ms per step (mean %.3f, p10 %.3f, p90 %.3f; noise %.3f ms; "
 		   "%lld step%s on %lld worker%s", label, rv_num(st, "median"), rv_num(st, "mean"),
@@ -41,11 +41,11 @@ void pt_compare_text(const pt_report *r, size_t max_findings, pt_sb *out)
 
 	if (!cmp)
 		return;
-	v = pt_rv_get(cmp, "summary");
+	v = pt_rv_get(cmp, PT_K_SUMMARY);
 	pt_sb_addf(out, "%s\n\n", v && v->type == PT_RV_STR ? v->str : "");
 	text_side(cmp, "baseline", "BASELINE", out);
 	text_side(cmp, "new", "NEW", out);
-	v = pt_rv_get(cmp, "pairing");
+	v = pt_rv_get(cmp, PT_K_PAIRING);
 	if (v && v->type == PT_RV_STR && !strcmp(v->str, "rank"))
 		pt_sb_addf(out, "Workers paired by rank (%lld pairs).\n", (long long)rv_num(cmp, "pairs"));
 	else
@@ -54,8 +54,8 @@ void pt_compare_text(const pt_report *r, size_t max_findings, pt_sb *out)
 		   "%.3f ms per step; the step time's threshold is %.3f ms.\n\n",
 		   rv_num(cmp, PT_K_FLOOR_MS), rv_num(cmp, PT_K_THRESHOLD_MS));
 	pt_sb_addf(out, "%-24s %12s %12s %12s\n", "ms per step", "BASELINE", "NEW", "change");
-	for (e = pt_rv_get(cmp, "classes") ? pt_rv_get(cmp, "classes")->child : NULL; e; e = e->next) {
-		const pt_rv *nm = pt_rv_get(e, "class");
+	for (e = pt_rv_get(cmp, PT_K_CLASSES) ? pt_rv_get(cmp, PT_K_CLASSES)->child : NULL; e; e = e->next) {
+		const pt_rv *nm = pt_rv_get(e, PT_K_CLASS);
 
 		pt_sb_addf(out, "%-24s %12.3f %12.3f %+12.3f\n",
 			   nm && nm->type == PT_RV_STR ? nm->str : "", rv_num(e, PT_K_BASELINE_MS),
@@ -66,7 +66,7 @@ void pt_compare_text(const pt_report *r, size_t max_findings, pt_sb *out)
 		pt_sb_addf(out, "\n%-24s %12s %12s %12s\n", "critical path, ms/step", "BASELINE",
 			   "NEW", "change");
 		for (e = v->child; e; e = e->next) {
-			const pt_rv *nm = pt_rv_get(e, "kind");
+			const pt_rv *nm = pt_rv_get(e, PT_K_KIND);
 
 			pt_sb_addf(out, "%-24s %12.3f %12.3f %+12.3f\n",
 				   nm && nm->type == PT_RV_STR ? nm->str : "", rv_num(e, PT_K_BASELINE_MS),
@@ -74,13 +74,13 @@ void pt_compare_text(const pt_report *r, size_t max_findings, pt_sb *out)
 		}
 	}
 	pt_sb_adds(out, "\nFindings (ranked by ms per step):\n");
-	v = pt_rv_get(cmp, "findings");
+	v = pt_rv_get(cmp, PT_K_FINDINGS);
 	if (!v || !v->n) {
 		pt_sb_adds(out, "No function changed beyond the noise.\n");
 		return;
 	}
 	for (e = v->child; e; e = e->next) {
-		const pt_rv *x = pt_rv_get(e, "explanation");
+		const pt_rv *x = pt_rv_get(e, PT_K_EXPLANATION);
 
 		if (max_findings && shown == max_findings)
 			break;

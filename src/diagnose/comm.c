@@ -619,7 +619,7 @@ static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
 		kk = pt_rv_obj(c->rep, g, c->keys[e->k].key);
 		ex = pt_rv_obj(c->rep, kk, PT_K_EXAMPLE_OF_NORMAL_WORKER);
 		if (e->ex_p) {
-			pt_rv_str(c->rep, ex, "worker", c->w[e->ex_w].id);
+			pt_rv_str(c->rep, ex, PT_K_WORKER, c->w[e->ex_w].id);
 			pt_rv_int(c->rep, ex, PT_K_DIFFERENT_FROM_OTHER_WORKERS, e->ex_diff);
 			features(c, ex, e->ex_p, hg);
 		}
@@ -635,7 +635,7 @@ static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
 				continue;
 			}
 			o = pt_rv_obj(c->rep, ab, NULL);
-			pt_rv_str(c->rep, o, "worker", c->w[r->w].id);
+			pt_rv_str(c->rep, o, PT_K_WORKER, c->w[r->w].id);
 			pt_rv_int(c->rep, o, PT_K_DIFFERENT_FROM_OTHER_WORKERS, r->diff);
 			features(c, o, r->p, hg);
 		}

@@ -224,29 +224,29 @@ void diag_display(dctx *c)
 		}
 	}
 
-	d = pt_rv_obj(r, pt_report_root(r), "display");
-	pt_rv_int(r, d, "version", 1);
-	a = pt_rv_arr(r, d, "classes");
+	d = pt_rv_obj(r, pt_report_root(r), PT_K_DISPLAY);
+	pt_rv_int(r, d, PT_K_VERSION, 1);
+	a = pt_rv_arr(r, d, PT_K_CLASSES);
 	for (k = PT_C_COUNT - 1; k >= 0; k--)
 		pt_rv_str(r, a, NULL, pt_class_name(k));
 	lim = step_limit(c, step, tmp);
 	pt_rv_num_or_null(r, d, PT_K_STEP_THRESHOLD_MS, isfinite(lim) ? round4(lim) : NAN);
-	ws = pt_rv_obj(r, d, "workers");
+	ws = pt_rv_obj(r, d, PT_K_WORKERS);
 	for (i = 0; i < nrow; i++)
 		write_worker(c, ws, &c->w[rows[i].w], step[rows[i].w], lim);
 	hm = pt_rv_obj(r, d, "heatmap");
-	pt_rv_str(r, hm, "metric", "ms per step");
-	a = pt_rv_arr(r, hm, "functions");
+	pt_rv_str(r, hm, PT_K_METRIC, "ms per step");
+	a = pt_rv_arr(r, hm, PT_K_FUNCTIONS);
 	for (j = 0; j < ncol; j++) {
 		pt_rv *f = pt_rv_obj(r, a, NULL);
 
-		pt_rv_str(r, f, "key", cols[j].key);
-		pt_rv_str(r, f, "class", pt_class_name(cols[j].cls));
+		pt_rv_str(r, f, PT_K_KEY, cols[j].key);
+		pt_rv_str(r, f, PT_K_CLASS, pt_class_name(cols[j].cls));
 	}
-	a = pt_rv_arr(r, hm, "workers");
+	a = pt_rv_arr(r, hm, PT_K_WORKERS);
 	for (i = 0; i < nrow; i++)
 		pt_rv_str(r, a, NULL, rows[i].id);
-	vals = pt_rv_arr(r, hm, "value");
+	vals = pt_rv_arr(r, hm, PT_K_VALUE);
 	for (i = 0; i < nrow; i++) {
 		a = pt_rv_arr(r, vals, NULL);
 		for (j = 0; j < ncol; j++) {

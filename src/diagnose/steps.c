@@ -281,13 +281,13 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		for (i = 0; i < ns; i++)
 			if (slow[i])
 				pt_rv_int(c->rep, sl, NULL, s->step_numbers[i]);
-		arr = pt_rv_arr(c->rep, o, "steps");
+		arr = pt_rv_arr(c->rep, o, PT_K_STEPS_LC);
 		for (i = 0; i < ns; i++) {
 			pt_rv *e = pt_rv_obj(c->rep, arr, NULL);
-			pt_rv_int(c->rep, e, "number", s->step_numbers[i]);
-			pt_rv_num(c->rep, e, "ms", s->step_ms[i]);
+			pt_rv_int(c->rep, e, PT_K_NUMBER, s->step_numbers[i]);
+			pt_rv_num(c->rep, e, PT_K_MS, s->step_ms[i]);
 			pt_rv_num(c->rep, e, PT_K_EXTRA_MS, s->step_ms[i] - med);
-			pt_rv_bool(c->rep, e, "slow", slow[i]);
+			pt_rv_bool(c->rep, e, PT_K_SLOW, slow[i]);
 			if (ns <= CAUSE_STEPS_MAX && s->step_ms[i] > med) {
 				unsigned char *one = x_calloc(ns, 1);
 				if (!one) {
@@ -297,16 +297,16 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 				one[i] = 1;
 				if (diag_cpath_usable(s) &&
 				    diag_cpath_cause(s, one, s->step_ms[i] - med, &pc)) {
-					pt_rv_str(c->rep, e, "function", pc.func->key);
-					pt_rv_str(c->rep, e, "class",
+					pt_rv_str(c->rep, e, PT_K_FUNCTION, pc.func->key);
+					pt_rv_str(c->rep, e, PT_K_CLASS,
 						  pt_class_name(pt_kind_class(pc.func->kind)));
 					pt_rv_num(c->rep, e, "function (ms)", pc.x.hi);
 					pt_rv_num(c->rep, e, "function in the other steps, median (ms)",
 						  pc.x.omed);
 					pt_rv_str(c->rep, e, "measured on", "critical path");
 				} else if (find_cause(s, one, s->step_ms[i] - med, tmp, &cz)) {
-					pt_rv_str(c->rep, e, "function", cz.p->key);
-					pt_rv_str(c->rep, e, "class", pt_class_name(cz.p->cls));
+					pt_rv_str(c->rep, e, PT_K_FUNCTION, cz.p->key);
+					pt_rv_str(c->rep, e, PT_K_CLASS, pt_class_name(cz.p->cls));
 					pt_rv_num(c->rep, e, "function (ms)", cz.x.hi);
 					pt_rv_num(c->rep, e, "function in the other steps, median (ms)", cz.x.omed);
 				}

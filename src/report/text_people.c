@@ -84,7 +84,7 @@ static void load_workers(tctx *t, const pt_rv *ws)
 		return;
 	}
 	for (c = ws->child; c; c = c->next) {
-		const pt_rv *r = pt_rv_get(c, "rank");
+		const pt_rv *r = pt_rv_get(c, PT_K_RANK);
 
 		t->w[t->nw].id = c->key;
 		if (r && r->type == PT_RV_INT && r->i >= 0)
@@ -450,7 +450,7 @@ static int fmt_epoch(const pt_rv *v, pt_sb *sb)
  * "12: 166 ms"; 0 when v is not one. */
 static int step_entry(const pt_rv *v, pt_sb *sb)
 {
-	const pt_rv *n = pt_rv_get(v, "number"), *m = pt_rv_get(v, "ms");
+	const pt_rv *n = pt_rv_get(v, PT_K_NUMBER), *m = pt_rv_get(v, PT_K_MS);
 	char b[64];
 
 	if (v->type != PT_RV_OBJ || !n || n->type != PT_RV_INT || !m ||
@@ -1061,7 +1061,7 @@ static void torch_versions(const pt_rv *ws, pt_sb *sb)
 	int more = 0;
 
 	for (c = ws->child; c; c = c->next) {
-		v = pt_rv_get(c, "torch");
+		v = pt_rv_get(c, PT_K_TORCH);
 		if (!v || v->type != PT_RV_STR)
 			continue;
 		torch_public(v->str, x, sizeof(x));
@@ -1080,8 +1080,8 @@ static void torch_versions(const pt_rv *ws, pt_sb *sb)
 
 static void summary(tctx *t, const pt_rv *root)
 {
-	const pt_rv *ws = pt_rv_get(root, "workers"), *disp = pt_rv_get(root, "display");
-	const pt_rv *dw = pt_rv_get(disp, "workers"), *c, *s;
+	const pt_rv *ws = pt_rv_get(root, PT_K_WORKERS), *disp = pt_rv_get(root, PT_K_DISPLAY);
+	const pt_rv *dw = pt_rv_get(disp, PT_K_WORKERS), *c, *s;
 	wv *step = NULL, *util = NULL;
 	size_t nok = 0, nfail = 0, nstep = 0, nutil = 0, k;
 	long long smin = -1, smax = -1;
@@ -1101,12 +1101,12 @@ static void summary(tctx *t, const pt_rv *root)
 		goto out;
 	}
 	for (c = ws->child; c; c = c->next) {
-		const pt_rv *st = pt_rv_get(c, "steps"), *d = pt_rv_get(dw, c->key), *ms;
+		const pt_rv *st = pt_rv_get(c, PT_K_STEPS_LC), *d = pt_rv_get(dw, c->key), *ms;
 		double win = num_of(pt_rv_get(c, PT_K_WINDOW_IN_MS));
 		double g = num_of(pt_rv_get(c, PT_K_GPU_UTILIZATION));
 		size_t ns = 0;
 
-		if (pt_rv_get(c, "error")) {
+		if (pt_rv_get(c, PT_K_ERROR)) {
 			nfail++;
 			continue;
 		}
@@ -1404,7 +1404,7 @@ static void cpath_row(tctx *t, const char *wid, const pt_rv *st, int head)
 					     "gap", "wait" };
 	static const char *const heads[] = { "cpu", "compute", "comm", "memory", "launch", "gap",
 					     "wait" };
-	const pt_rv *sp = pt_rv_get(st, PT_K_SPLIT_MS), *fa = pt_rv_get(st, "functions"), *no;
+	const pt_rv *sp = pt_rv_get(st, PT_K_SPLIT_MS), *fa = pt_rv_get(st, PT_K_FUNCTIONS), *no;
 	const char *lab = label_of(t, wid);
 	pt_sb sb = {0};
 	size_t k;
@@ -1417,23 +1417,23 @@ static void cpath_row(tctx *t, const char *wid, const pt_rv *st, int head)
 		emit(t, sb.buf ? sb.buf : "");
 		pt_sb_reset(&sb);
 	}
-	no = pt_rv_get(st, "number");
+	no = pt_rv_get(st, PT_K_NUMBER);
 	pt_sb_addf(&sb, "  %-16.16s %6lld %7.1f", lab ? lab : wid,
 		   no && no->type == PT_RV_INT ? (long long)no->i : -1LL,
-		   num_of(pt_rv_get(st, "ms")));
+		   num_of(pt_rv_get(st, PT_K_MS)));
 	for (k = 0; k < 7; k++) {
 		double v = num_of(sp ? pt_rv_get(sp, kinds[k]) : NULL);
 		pt_sb_addf(&sb, " %7.1f", isnan(v) ? 0 : v);
 	}
 	if (fa && fa->child) {
-		const pt_rv *nm = pt_rv_get(fa->child, "name");
+		const pt_rv *nm = pt_rv_get(fa->child, PT_K_NAME);
 		char nb[200];
 		pt_sb_addf(&sb, "  %s %.1f", nm && nm->type == PT_RV_STR ?
 			   pt_name_short(nm->str, nb, sizeof(nb)) : "",
-			   num_of(pt_rv_get(fa->child, "ms")));
+			   num_of(pt_rv_get(fa->child, PT_K_MS)));
 	}
 	{
-		const pt_rv *sl = pt_rv_get(st, "slow");
+		const pt_rv *sl = pt_rv_get(st, PT_K_SLOW);
 		if (sl && sl->type == PT_RV_BOOL && sl->i)
 			pt_sb_adds(&sb, " (slow step)");
 	}
@@ -1445,16 +1445,16 @@ static void cpath_row(tctx *t, const char *wid, const pt_rv *st, int head)
 
 static void render_cpath(tctx *t, const pt_rv *v)
 {
-	const pt_rv *ws = pt_rv_get(v, "workers"), *job = pt_rv_get(v, "job"), *w, *st;
+	const pt_rv *ws = pt_rv_get(v, PT_K_WORKERS), *job = pt_rv_get(v, PT_K_JOB), *w, *st;
 	int head = 1, all = ws && ws->n <= 2;
 	size_t shown = 0, hidden = 0;
 	char l[256];
 
 	emit(t, "Critical path (each step's longest chain of dependent work, ms by kind)");
 	for (w = ws ? ws->child : NULL; w; w = w->next) {
-		const pt_rv *arr = pt_rv_get(w, "steps");
+		const pt_rv *arr = pt_rv_get(w, PT_K_STEPS_LC);
 		for (st = arr ? arr->child : NULL; st; st = st->next) {
-			const pt_rv *sl = pt_rv_get(st, "slow");
+			const pt_rv *sl = pt_rv_get(st, PT_K_SLOW);
 			int slow = sl && sl->type == PT_RV_BOOL && sl->i;
 			if ((!all && !slow) || shown >= 40) {
 				hidden++;
@@ -1470,13 +1470,13 @@ static void render_cpath(tctx *t, const pt_rv *v)
 		emit(t, l);
 	}
 	for (st = job ? job->child : NULL; st; st = st->next) {
-		const pt_rv *th = pt_rv_get(st, "through"), *no = pt_rv_get(st, "number");
+		const pt_rv *th = pt_rv_get(st, PT_K_THROUGH), *no = pt_rv_get(st, PT_K_NUMBER);
 		char a[32], b[32];
 		const char *lab;
 		if (!th || th->type != PT_RV_STR)
 			continue;
 		lab = label_of(t, th->str);
-		fmt_ms(num_of(pt_rv_get(st, "ms")), a, sizeof(a));
+		fmt_ms(num_of(pt_rv_get(st, PT_K_MS)), a, sizeof(a));
 		fmt_ms(num_of(pt_rv_get(st, PT_K_WHAT_IF_MS)), b, sizeof(b));
 		snprintf(l, sizeof(l), "  job, step %lld: %s, its path runs through %s (what-if %s)",
 			 no && no->type == PT_RV_INT ? (long long)no->i : -1LL, a, lab ? lab : th->str, b);
@@ -1496,7 +1496,7 @@ void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out
 	}
 	t.o = o;
 	t.out = out;
-	load_workers(&t, pt_rv_get(root, "workers"));
+	load_workers(&t, pt_rv_get(root, PT_K_WORKERS));
 	summary(&t, root);
 	pt_sb_addc(out, '\n');
 	findings(&t, r);
