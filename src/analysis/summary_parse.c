@@ -524,7 +524,7 @@ static int rd_class_ms(sp *p)
 }
 
 
-/* "step_ms": an array of numbers, one per step (the summary's "steps" may
+/* step_ms (PT_K_STEP_MS): an array of numbers, one per step (the summary's "steps" may
  * come later, so the count is checked by the caller after the parse). */
 static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 {
