@@ -2,8 +2,8 @@
 # the HTTP server's library (linked into the CLI only: CLI_LIBS).  Included by the Makefile (mk/*.mk, alphabetical,
 # so names shared with mk/web.mk are defined here).
 #
-# web/index.html + web/style.css + web/app.js + web/app.py + the charting
-# library from npm --(build/gen/pt-inline, from web/inline.c)-->
+# web/index.html + web/style.css + build/gen/keys.js + web/app.js + web/app.py
+# + the charting library from npm --(build/gen/pt-inline, from web/inline.c)-->
 # build/gen/page_template.h, #included by src/report/page.c (found through
 # -I$(B)/gen on the include path).
 
@@ -17,14 +17,29 @@ WEB_STAMP := node_modules/.package-lock.json
 WEB_LIB := node_modules/echarts/dist/echarts.min.js
 WEB_SRC := web/index.html web/style.css web/app.js web/app.py
 
+# build/gen/keys.js: the report keys table (src/report/keys.def) for the
+# page, made by web/keys.c; the first script of the page, before web/app.js
+# (build/gen/app.js is the two joined, what pt-inline inlines).
+$(GEN)/pt-keys: web/keys.c src/report/keys.def src/report/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Isrc -o $@ $<
+
+$(GEN)/keys.js: $(GEN)/pt-keys
+	$(GEN)/pt-keys $@.tmp
+	mv $@.tmp $@
+
+$(GEN)/app.js: $(GEN)/keys.js web/app.js
+	cat $^ > $@.tmp
+	mv $@.tmp $@
+
 $(GEN)/pt-inline: web/inline.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -o $@ $<
 
 # build/gen/page.html is the same page with no report embedded (it fetches
 # report.json when served); the tests and the benchmark use it.
-$(PAGE_TEMPLATE): $(GEN)/pt-inline $(WEB_SRC) $(WEB_STAMP) src/perftracker.h
-	$(GEN)/pt-inline $@.tmp web/index.html web/style.css $(WEB_LIB) web/app.js web/app.py \
+$(PAGE_TEMPLATE): $(GEN)/pt-inline $(WEB_SRC) $(GEN)/app.js $(WEB_STAMP) src/perftracker.h
+	$(GEN)/pt-inline $@.tmp web/index.html web/style.css $(WEB_LIB) $(GEN)/app.js web/app.py \
 		$(PT_VERSION) $(GEN)/page.html
 	mv $@.tmp $@
 

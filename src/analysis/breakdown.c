@@ -19,6 +19,7 @@
 #include "../model/keys.h"
 #include "../util/json.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -531,7 +532,7 @@ void pt_breakdown_write(const pt_breakdown *b, pt_sb *out)
 	int c;
 
 	pt_sb_addc(out, '{');
-	put_num(out, "window_ms", b->window_ms, 1);
+	put_num(out, PT_K_WINDOW_MS, b->window_ms, 1);
 	put_num(out, "compute_ms", b->compute_ms, 0);
 	put_num(out, "communication_ms", b->comm_ms, 0);
 	put_num(out, "memory_ms", b->memory_ms, 0);
@@ -582,7 +583,7 @@ static int get_num(const pt_json *o, const char *k, double *v, pt_error *err, in
 
 int pt_breakdown_parse(const char *buf, size_t len, pt_breakdown *b, pt_error *err)
 {
-	static const char *const req[] = { "window_ms", "compute_ms", "communication_ms",
+	static const char *const req[] = { PT_K_WINDOW_MS, "compute_ms", "communication_ms",
 					   "memory_ms", "idle_ms" };
 	double *dst[5];
 	pt_json *root = pt_json_parse(buf, len, err);

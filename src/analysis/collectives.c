@@ -170,8 +170,8 @@ static int name_channels(const pt_store *st, pt_coll_build *b, cand *c, size_t n
 		goto out;
 	b->nchan = nlo;
 	for (i = 0; i < nlo; i++)
-		snprintf(b->chans[i], sizeof(b->chans[i]), "%s:%zu",
-			 gpu ? "nccl" : gloo ? "gloo" : "cpu", i);
+		pt_commkind_chan_name(gpu ? PT_CHAN_GPU : gloo ? PT_CHAN_GLOO : PT_CHAN_CPU, i,
+				      b->chans[i], sizeof(b->chans[i]));
 	for (i = 0; i < nc; i++)
 		c[i].chan = lchan[c[i].lane];
 	qsort(c, nc, sizeof(*c), cand_cmp);

@@ -65,16 +65,6 @@ size_t pt_hwjoin_window(const pt_series *s, int64_t t0, int64_t t1, double cap, 
 
 /* ---- algorithm from the kernel name --------------------------------------- */
 
-void pt_hwjoin_squash(const char *s, size_t n, char *out, size_t cap)
-{
-	size_t i, j = 0;
-
-	for (i = 0; i < n && j + 1 < cap; i++)
-		if (s[i] != '_' && s[i] != ' ')
-			out[j++] = (char)tolower((unsigned char)s[i]);
-	out[j] = 0;
-}
-
 const char *pt_hwjoin_algo_token(const char *key, size_t n)
 {
 	static const char *const algos[] = {
@@ -87,7 +77,7 @@ const char *pt_hwjoin_algo_token(const char *key, size_t n)
 	for (p = key; p < key + n && !alg; p = e + 1) {
 		for (e = p; e < key + n && *e != '_'; e++)
 			;
-		pt_hwjoin_squash(p, (size_t)(e - p), tok, sizeof(tok));
+		pt_commkind_squash(p, (size_t)(e - p), tok, sizeof(tok));
 		for (i = 0; i < sizeof(algos) / sizeof(algos[0]) && !alg; i++)
 			if (!strcmp(tok, algos[i]))
 				alg = algos[i];

@@ -40,9 +40,6 @@ const char *pt_hwjoin_algo(const char *key, char *buf, size_t cap);
  * words above, compared squashed), or NULL; shared with the
  * Communication section's groups (src/diagnose/comm.c). */
 const char *pt_hwjoin_algo_token(const char *key, size_t n);
-/* s[0..n) in lower case without '_' and ' ' into out (NUL-terminated,
- * cut at cap - 1 bytes; cap >= 1), the form kernel names are matched in. */
-void pt_hwjoin_squash(const char *s, size_t n, char *out, size_t cap);
 
 /* Statistics of the samples of s inside [t0, t1) with values scaled to %
  * of cap (cap <= 0: raw values): count, mean, population std, maximum.

@@ -1,6 +1,9 @@
 /*
- * stats.c - radix sorts and numpy-compatible order statistics (stats.h).
- * Used by attribute.c (item starts), patterns.c (frame order, durations).
+ * stats.c - the one statistics module (stats.h): radix sorts and
+ * numpy-compatible order statistics, used by attribute.c (item starts) and
+ * patterns.c (frame order, durations); and the robust statistics (median
+ * and MAD with implicit zeros, leave-one-out, the outlier rule) used by
+ * src/diagnose, src/compare and src/hang.
  *
  * Why radix: a summary sorts every event's start time and every pattern's
  * durations; on 10^6 events an LSD radix sort with 11-bit digits does 3-4
@@ -269,4 +272,142 @@ double pt_stats_mad(const double *x, size_t n, double med, double *scratch)
 		if (scratch[i] < b)
 			b = scratch[i];
 	return lerp(a, b, 0.5);
+}
+
+/* ---- robust statistics --------------------------------------------------
+ * Every section of src/diagnose calls these: the inner loop when comparing
+ * 10,000 workers, so they select instead of sorting (O(n) per function and
+ * metric). */
+
+/* k-th smallest of v plus nzero zeros in front. */
+static double kth_zeros(double *v, size_t n, size_t nzero, size_t k)
+{
+	return k < nzero ? 0.0 : pt_stats_select(v, n, k - nzero);
+}
+
+double pt_robust_median(double *v, size_t n, size_t nzero)
+{
+	size_t N = n + nzero;
+	double a, b;
+
+	if (!N)
+		return 0;
+	b = kth_zeros(v, n, nzero, N / 2);
+	if (N % 2)
+		return b;
+	a = kth_zeros(v, n, nzero, N / 2 - 1);
+	return (a + b) / 2;
+}
+
+/* k-th smallest of the deviations d[0..n) plus nzero copies of dz, where
+ * c of the d are < dz: sorted, the copies sit right after those c. */
+static double kth_dev(double *d, size_t n, size_t nzero, double dz, size_t c, size_t k)
+{
+	if (k < c)
+		return pt_stats_select(d, n, k);
+	if (k < c + nzero)
+		return dz;
+	return pt_stats_select(d, n, k - nzero);
+}
+
+void pt_robust_stats(double *v, size_t n, size_t nzero, double *tmp, pt_robust *out)
+{
+	size_t N = n + nzero, i, c = 0;
+	double med, a, b;
+
+	out->n = N;
+	out->med = out->mad = 0;
+	if (!N)
+		return;
+	med = pt_robust_median(v, n, nzero);
+	for (i = 0; i < n; i++) {
+		tmp[i] = fabs(v[i] - med);
+		c += tmp[i] < med;
+	}
+	/* Zeros deviate by |0 - med| = med (med >= 0 when zeros are implied). */
+	b = kth_dev(tmp, n, nzero, med, c, N / 2);
+	if (N % 2) {
+		out->mad = b;
+	} else {
+		a = kth_dev(tmp, n, nzero, med, c, N / 2 - 1);
+		out->mad = (a + b) / 2;
+	}
+	out->med = med;
+}
+
+double pt_robust_sorted_median(const double *s, size_t n, size_t nzero, size_t skip)
+{
+	size_t N = n + nzero - (skip != (size_t)-1), j;
+	double v[2];
+	int i;
+
+	if (!N)
+		return 0;
+	for (i = 0; i < 2; i++) {
+		j = i == 0 ? (N - 1) / 2 : N / 2;
+		/* Index j of the reduced array -> index in zeros + s. */
+		if (skip != (size_t)-1 && j >= nzero + skip)
+			j++;
+		v[i] = j < nzero ? 0.0 : s[j - nzero];
+	}
+	return (v[0] + v[1]) / 2;
+}
+
+size_t pt_robust_find(const double *s, size_t n, double x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && s[lo] == x ? lo : (size_t)-1;
+}
+
+double pt_robust_dev(double x, double med, int dir)
+{
+	if (dir == PT_DIR_HIGH)
+		return x - med;
+	if (dir == PT_DIR_LOW)
+		return med - x;
+	return fabs(x - med);
+}
+
+double pt_robust_z(double dev, double med, double mad, double mad_floor)
+{
+	double d = mad, fl = mad_floor * fabs(med);
+
+	if (d < fl)
+		d = fl;
+	if (d > 0)
+		return PT_ROBUST_K * dev / d;
+	return dev > 0 ? INFINITY : 0;
+}
+
+double pt_robust_rel(double dev, double med)
+{
+	if (med != 0)
+		return dev / fabs(med);
+	return dev > 0 ? INFINITY : 0;
+}
+
+int pt_robust_outlier(double x, const pt_robust *st, int dir, double z, double rel, double mad_floor)
+{
+	double dev = pt_robust_dev(x, st->med, dir);
+
+	if (!st->n || !(dev > 0))
+		return 0;
+	return pt_robust_z(dev, st->med, st->mad, mad_floor) > z &&
+	       pt_robust_rel(dev, st->med) > rel;
+}
+
+double pt_robust_limit(double med, double mad, double z, double rel, double mad_floor)
+{
+	double sig = (mad > mad_floor * med ? mad : mad_floor * med) / PT_ROBUST_K;
+
+	return med + (rel * med > z * sig ? rel * med : z * sig);
 }

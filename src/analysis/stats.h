@@ -1,9 +1,12 @@
 /*
- * stats.h - the sorting and order statistics used by the analysis stage:
- * an LSD radix sort for 64-bit keys (with or without a 32-bit payload) and
- * numpy-compatible percentiles, median and MAD.
+ * stats.h - the one statistics module: the sorting and order statistics of
+ * the analysis stage (an LSD radix sort for 64-bit keys, with or without a
+ * 32-bit payload; numpy-compatible percentiles, median and MAD) and the
+ * robust statistics behind differential detection (median and MAD with
+ * implicit zeros, leave-one-out medians, robust z, the outlier rule).
  *
- * Flow: pt_store -> [attribute.c, patterns.c use these] -> pt_summary.
+ * Flow: pt_store -> [attribute.c, patterns.c] -> pt_summary; summaries ->
+ * [src/diagnose, src/compare, src/hang: the robust part] -> findings.
  * Internal to libperftracker (not installed).  Thread-safe (no state).
  */
 #ifndef PT_STATS_H
@@ -101,5 +104,67 @@ double pt_stats_select(double *v, size_t n, size_t k);
  * (same method) of |x[i] - med|, found by selection.  scratch holds n
  * doubles.  Returns 0 for n == 0. */
 double pt_stats_mad(const double *x, size_t n, double med, double *scratch);
+
+/* ---- robust statistics (differential detection, docs/diagnose.md) ------
+ * k-th smallest by quickselect (O(n)), median and MAD of a set of values
+ * plus implicit zeros (workers lacking a function count 0 for ratio
+ * metrics without materialising the zeros), leave-one-out statistics for
+ * few workers, and the outlier test. */
+
+/* Standard deviations per MAD for normal data (1 / 0.6745): sigma =
+ * PT_STATS_SIGMA_PER_MAD x MAD, the noise the diagnosis and compare state. */
+#define PT_STATS_SIGMA_PER_MAD 1.4826
+
+/* Consistency constant of the modified z-score (Iglewicz & Hoaglin):
+ * z = 0.6745 (x - median) / MAD, which makes MAD comparable to a standard
+ * deviation for normal data; 3.5 is their recommended cut-off. */
+#define PT_ROBUST_K 0.6745
+
+typedef struct pt_robust {
+	double med, mad;
+	size_t n;          /* number of values, implicit zeros included */
+} pt_robust;
+
+/* Median of v[0..n) plus nzero implicit zeros (all values >= 0 when
+ * nzero > 0); reorders v; 0 for an empty set. */
+double pt_robust_median(double *v, size_t n, size_t nzero);
+
+/* Median and MAD of v[0..n) plus nzero implicit zeros.  With nzero > 0 all
+ * values must be >= 0.  v is reordered; tmp must hold n doubles.  An empty
+ * set gives med = mad = 0, n = 0. */
+void pt_robust_stats(double *v, size_t n, size_t nzero, double *tmp, pt_robust *out);
+
+/* Median of a sorted array s[0..n) plus nzero implicit zeros (placed before
+ * s, so s must be >= 0 when nzero > 0) with the element s[skip] removed
+ * (skip == (size_t)-1: nothing removed).  0 when nothing is left. */
+double pt_robust_sorted_median(const double *s, size_t n, size_t nzero, size_t skip);
+
+/* Index of some element equal to x in sorted s[0..n) ((size_t)-1 if none). */
+size_t pt_robust_find(const double *s, size_t n, double x);
+
+/* Which deviation costs time. */
+enum { PT_DIR_BOTH = 0, PT_DIR_HIGH = 1, PT_DIR_LOW = -1 };
+
+/* Signed deviation of x from med in the costly direction (|x - med| for
+ * PT_DIR_BOTH). */
+double pt_robust_dev(double x, double med, int dir);
+
+/* Robust z of deviation dev against (med, mad): 0.6745 dev / max(mad,
+ * mad_floor |med|); +inf when that denominator is 0 and dev > 0. */
+double pt_robust_z(double dev, double med, double mad, double mad_floor);
+
+/* Relative deviation dev / |med| (+inf when med is 0 and dev > 0). */
+double pt_robust_rel(double dev, double med);
+
+/* The value above which x is a high outlier of a set with median med > 0
+ * and MAD mad: med + max(rel med, z sigma), sigma = max(mad, mad_floor med)
+ * / PT_ROBUST_K; the same test as z > z and rel > rel.  The slow-step rules
+ * (a worker's own steps, steps.c; the workers' steps, display.c) use it. */
+double pt_robust_limit(double med, double mad, double z, double rel, double mad_floor);
+
+/* The statistical part of the rule (z, rel, mad_floor: the diagnosis's
+ * options): robust z > z and relative deviation > rel.  The caller
+ * then checks the impact floor with the exact median of the others. */
+int pt_robust_outlier(double x, const pt_robust *st, int dir, double z, double rel, double mad_floor);
 
 #endif

@@ -21,6 +21,7 @@
 #include "util/pool.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "../report/keys.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -178,8 +179,8 @@ static void left_out_hook(pt_report *r, const void *ctx)
 	a = pt_rv_arr(r, pt_report_root(r), "files left out");
 	for (size_t i = 0; i < g->nleft; i++) {
 		pt_rv *o = pt_rv_obj(r, a, NULL);
-		pt_rv_str(r, o, "file", g->f[g->left[i].file].path);
-		pt_rv_str(r, o, "reason", g->left[i].why);
+		pt_rv_str(r, o, PT_K_FILE, g->f[g->left[i].file].path);
+		pt_rv_str(r, o, PT_K_REASON, g->left[i].why);
 	}
 }
 

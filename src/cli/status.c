@@ -11,7 +11,7 @@
 #include "hangcheck.h"
 #include "control/control.h"
 #include "control/trigger.h"
-#include "diagnose/robust.h"
+#include "analysis/stats.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

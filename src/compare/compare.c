@@ -17,7 +17,7 @@
  */
 #include "compare_internal.h"
 #include "../diagnose/diagnose.h"
-#include "../diagnose/robust.h"
+#include "../analysis/stats.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -106,20 +106,6 @@ static size_t func_find(cctx *c, const char *key, int cls, int grp, int kind, in
 	return c->nf - 1;
 }
 
-/* numpy "linear" quantile of sorted s[0..n). */
-static double quantile(const double *s, size_t n, double q)
-{
-	double pos, fr;
-	size_t i;
-
-	if (!n)
-		return NAN;
-	pos = q * (double)(n - 1);
-	i = (size_t)pos;
-	fr = pos - (double)i;
-	return i + 1 < n ? s[i] + fr * (s[i + 1] - s[i]) : s[n - 1];
-}
-
 static int cmp_dbl(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -127,13 +113,14 @@ static int cmp_dbl(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* 1.4826 MAD (the standard deviation of normal data) of v[0..n); reorders v. */
+/* sigma from the MAD (PT_STATS_SIGMA_PER_MAD x MAD, the standard deviation of
+ * normal data) of v[0..n); reorders v. */
 static double spread(double *v, size_t n, double *tmp)
 {
 	pt_robust st;
 
 	pt_robust_stats(v, n, 0, tmp, &st);
-	return 1.4826 * st.mad;
+	return PT_STATS_SIGMA_PER_MAD * st.mad;
 }
 
 /* ---- loading ----------------------------------------------------------- */
@@ -183,7 +170,7 @@ static void load_worker(cctx *c, size_t wi)
 /* Each function's step-to-step spread on worker wi: the per-step ms of
  * its patterns (the summary's step_ms, kept for patterns of 0.2% of the
  * window and more; Python stacks inclusive), summed over the patterns it
- * merges and into its group, then 1.4826 x MAD over the steps.  Robust:
+ * merges and into its group, then PT_STATS_SIGMA_PER_MAD x MAD over the steps.  Robust:
  * two slow steps of six do not make a function noisy (they are what the
  * comparison is to find).  c->fnz stays NAN where no pattern has them. */
 static void func_noise(cctx *c, size_t wi)
@@ -425,8 +412,8 @@ static void side_steps(cctx *c, int side)
 	}
 	c->mean[side] = pt_robust_median(c->tmp, n, 0);
 	qsort(all, ns, sizeof(*all), cmp_dbl);
-	c->p10[side] = quantile(all, ns, 0.1);
-	c->p90[side] = quantile(all, ns, 0.9);
+	c->p10[side] = ns ? pt_stats_percentile(all, ns, 10) : NAN;
+	c->p90[side] = ns ? pt_stats_percentile(all, ns, 90) : NAN;
 	x_free(all);
 	for (wi = 0; wi < c->nw; wi++) {
 		const pt_summary *s = c->w[wi].s;
@@ -1219,7 +1206,7 @@ static int cmp_find(const void *pa, const void *pb, void *ctx)
 /* A side's noise in function f: the median over its workers of their own
  * step-to-step spread in it (NAN when none has per-step values); for two
  * populations of 3 workers or more, at least the uncertainty of the
- * side's median over workers (1.2533 x 1.4826 MAD / sqrt(n): workers run
+ * side's median over workers (1.2533 x PT_STATS_SIGMA_PER_MAD x MAD / sqrt(n): workers run
  * different shares of a function, and the side's value is their median). */
 static double side_noise(cctx *c, size_t f, int side)
 {

@@ -9,7 +9,7 @@
  */
 #include "compare_internal.h"
 #include "../diagnose/diagnose.h"
-#include "../diagnose/robust.h"
+#include "../analysis/stats.h"
 #include "../model/keys.h"
 #include "../model/commkind.h"
 

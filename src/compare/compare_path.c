@@ -7,7 +7,7 @@
  * src/model/family.c).  compare_report.c writes both.
  */
 #include "compare_internal.h"
-#include "../diagnose/robust.h"
+#include "../analysis/stats.h"
 
 #include <math.h>
 #include <stdio.h>

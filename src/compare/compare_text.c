@@ -5,6 +5,7 @@
  * compare.c built, as text.c does for a diagnosis.
  */
 #include "compare.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <string.h>
@@ -20,12 +21,12 @@ static double rv_num(const pt_rv *o, const char *key)
 
 static void text_side(const pt_rv *cmp, const char *key, const char *label, pt_sb *out)
 {
-	const pt_rv *s = pt_rv_get(cmp, key), *st = pt_rv_get(s, "step_ms"), *p = pt_rv_get(s, "path");
+	const pt_rv *s = pt_rv_get(cmp, key), *st = pt_rv_get(s, PT_K_STEP_MS), *p = pt_rv_get(s, PT_K_PATH);
 
 	pt_sb_addf(out, "%-8s %9.3f ms per step (mean %.3f, p10 %.3f, p90 %.3f; noise %.3f ms; "
 		   "%lld step%s on %lld worker%s", label, rv_num(st, "median"), rv_num(st, "mean"),
 		   rv_num(st, "p10"),
-		   rv_num(st, "p90"), rv_num(s, "noise_ms"), (long long)rv_num(s, "steps"),
+		   rv_num(st, "p90"), rv_num(s, PT_K_NOISE_MS), (long long)rv_num(s, "steps"),
 		   rv_num(s, "steps") == 1 ? "" : "s", (long long)rv_num(s, "workers"),
 		   rv_num(s, "workers") == 1 ? "" : "s");
 	if (rv_num(s, "failed") > 0)
@@ -35,58 +36,58 @@ static void text_side(const pt_rv *cmp, const char *key, const char *label, pt_s
 
 void pt_compare_text(const pt_report *r, size_t max_findings, pt_sb *out)
 {
-	const pt_rv *cmp = pt_rv_get(pt_report_root_c(r), "Compare"), *v, *e;
+	const pt_rv *cmp = pt_rv_get(pt_report_root_c(r), PT_K_COMPARE), *v, *e;
 	size_t shown = 0;
 
 	if (!cmp)
 		return;
-	v = pt_rv_get(cmp, "summary");
+	v = pt_rv_get(cmp, PT_K_SUMMARY);
 	pt_sb_addf(out, "%s\n\n", v && v->type == PT_RV_STR ? v->str : "");
 	text_side(cmp, "baseline", "BASELINE", out);
 	text_side(cmp, "new", "NEW", out);
-	v = pt_rv_get(cmp, "pairing");
+	v = pt_rv_get(cmp, PT_K_PAIRING);
 	if (v && v->type == PT_RV_STR && !strcmp(v->str, "rank"))
 		pt_sb_addf(out, "Workers paired by rank (%lld pairs).\n", (long long)rv_num(cmp, "pairs"));
 	else
 		pt_sb_adds(out, "Workers compared as two populations (medians over each side's workers).\n");
 	pt_sb_addf(out, "A function's change counts beyond its own step-to-step spread and "
 		   "%.3f ms per step; the step time's threshold is %.3f ms.\n\n",
-		   rv_num(cmp, "floor_ms"), rv_num(cmp, "threshold_ms"));
+		   rv_num(cmp, PT_K_FLOOR_MS), rv_num(cmp, PT_K_THRESHOLD_MS));
 	pt_sb_addf(out, "%-24s %12s %12s %12s\n", "ms per step", "BASELINE", "NEW", "change");
-	for (e = pt_rv_get(cmp, "classes") ? pt_rv_get(cmp, "classes")->child : NULL; e; e = e->next) {
-		const pt_rv *nm = pt_rv_get(e, "class");
+	for (e = pt_rv_get(cmp, PT_K_CLASSES) ? pt_rv_get(cmp, PT_K_CLASSES)->child : NULL; e; e = e->next) {
+		const pt_rv *nm = pt_rv_get(e, PT_K_CLASS);
 
 		pt_sb_addf(out, "%-24s %12.3f %12.3f %+12.3f\n",
-			   nm && nm->type == PT_RV_STR ? nm->str : "", rv_num(e, "baseline_ms"),
-			   rv_num(e, "new_ms"), rv_num(e, "delta_ms"));
+			   nm && nm->type == PT_RV_STR ? nm->str : "", rv_num(e, PT_K_BASELINE_MS),
+			   rv_num(e, PT_K_NEW_MS), rv_num(e, PT_K_DELTA_MS));
 	}
-	v = pt_rv_get(cmp, "critical_path");
+	v = pt_rv_get(cmp, PT_K_CRITICAL_PATH_LC);
 	if (v && v->type == PT_RV_ARR && v->n) {
 		pt_sb_addf(out, "\n%-24s %12s %12s %12s\n", "critical path, ms/step", "BASELINE",
 			   "NEW", "change");
 		for (e = v->child; e; e = e->next) {
-			const pt_rv *nm = pt_rv_get(e, "kind");
+			const pt_rv *nm = pt_rv_get(e, PT_K_KIND);
 
 			pt_sb_addf(out, "%-24s %12.3f %12.3f %+12.3f\n",
-				   nm && nm->type == PT_RV_STR ? nm->str : "", rv_num(e, "baseline_ms"),
-				   rv_num(e, "new_ms"), rv_num(e, "delta_ms"));
+				   nm && nm->type == PT_RV_STR ? nm->str : "", rv_num(e, PT_K_BASELINE_MS),
+				   rv_num(e, PT_K_NEW_MS), rv_num(e, PT_K_DELTA_MS));
 		}
 	}
 	pt_sb_adds(out, "\nFindings (ranked by ms per step):\n");
-	v = pt_rv_get(cmp, "findings");
+	v = pt_rv_get(cmp, PT_K_FINDINGS);
 	if (!v || !v->n) {
 		pt_sb_adds(out, "No function changed beyond the noise.\n");
 		return;
 	}
 	for (e = v->child; e; e = e->next) {
-		const pt_rv *x = pt_rv_get(e, "explanation");
+		const pt_rv *x = pt_rv_get(e, PT_K_EXPLANATION);
 
 		if (max_findings && shown == max_findings)
 			break;
 		shown++;
 		pt_sb_addf(out, "%zu. %s\n", shown, x && x->type == PT_RV_STR ? x->str : "");
 	}
-	if (shown < v->n || rv_num(cmp, "more_findings") > 0)
+	if (shown < v->n || rv_num(cmp, PT_K_MORE_FINDINGS) > 0)
 		pt_sb_addf(out, "... and %lld more in report.json.\n",
-			   (long long)(v->n - shown) + (long long)rv_num(cmp, "more_findings"));
+			   (long long)(v->n - shown) + (long long)rv_num(cmp, PT_K_MORE_FINDINGS));
 }

@@ -16,18 +16,18 @@
 #include "../analysis/hwjoin.h"
 #include "../model/commkind.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define SEC "Communication"
+#define SEC PT_K_COMMUNICATION
 
 char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 {
 	const char *paren = strchr(key, '(');
 	size_t n = paren ? (size_t)(paren - key) : strlen(key);
-	char sq[512];
 	const char *coll, *alg;
 
 	if (!cap)
@@ -36,8 +36,7 @@ char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 	 * the readers use (src/model/commkind.c): "alltoall dispatch",
 	 * "alltoall combine", "allreduce" for a custom all-reduce ... */
 	if (kind == PT_K_COMM_KERNEL) {
-		const char *k = !strncmp(key, "void ", 5) ? key + 5 : key;
-		if (strncmp(k, "nccl", 4) && strncmp(k, "rccl", 4)) {
+		if (!pt_commkind_is_nccl_kernel(key)) {
 			int role = pt_commkind_classify(key, strlen(key));
 			if (role == PT_ROLE_NONE)
 				role = pt_commkind_role_from_name(key, strlen(key));
@@ -45,13 +44,9 @@ char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 			return out;
 		}
 	}
-	pt_hwjoin_squash(key, n, sq, sizeof(sq));
 	coll = pt_commkind_coll_word(key, n, NULL);
-	if (kind == PT_K_CPU_COMM || !(strstr(sq, "nccl") || strstr(sq, "rccl"))) {
-		const char *be = strstr(sq, "gloo") ? "gloo" : strstr(sq, "nccl") ? "nccl"
-			       : strstr(sq, "mpi") ? "mpi" : strstr(sq, "ucc") ? "ucc" : "cpu";
-
-		snprintf(out, cap, "%s %s", be, coll ? coll : "collective");
+	if (kind == PT_K_CPU_COMM || !pt_commkind_names_nccl(key, n)) {
+		snprintf(out, cap, "%s %s", pt_commkind_backend(key, n), coll ? coll : "collective");
 		return out;
 	}
 	if (!coll) {
@@ -140,7 +135,7 @@ static int differs(dctx *c, dmetric *m, size_t i)
 	pt_robust st;
 
 	dm_stats(c, m, i, &st);
-	return st.n && pt_robust_outlier(m->val[i], &st, PT_DIR_BOTH, c->o);
+	return st.n && pt_robust_outlier(m->val[i], &st, PT_DIR_BOTH, c->o->z, c->o->rel, c->o->mad_floor);
 }
 
 static const pt_hw_link *hw_of(const pt_pattern *p, const char *group)
@@ -158,7 +153,7 @@ static void features(dctx *c, pt_rv *o, const pt_pattern *p, const char *hwgroup
 	pt_rv *f = pt_rv_obj(c->rep, o, "features");
 	const pt_hw_link *h = hwgroup ? hw_of(p, hwgroup) : NULL;
 
-	pt_rv_num(c->rep, f, "bottleneck ratio (in [0,1])", p->bottleneck);
+	pt_rv_num(c->rep, f, PT_K_BOTTLENECK_RATIO, p->bottleneck);
 	pt_rv_num(c->rep, f, "execution ratio (in [0,1])", p->exec_ratio);
 	pt_rv_num(c->rep, f, "median duration (ms)", p->median_ms);
 	if (h) {
@@ -622,13 +617,13 @@ static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
 		if (i == 0 || strcmp(e->group, cs->ent[i - 1].group))
 			g = pt_rv_obj(c->rep, sec, e->group);
 		kk = pt_rv_obj(c->rep, g, c->keys[e->k].key);
-		ex = pt_rv_obj(c->rep, kk, "example_of_normal_worker");
+		ex = pt_rv_obj(c->rep, kk, PT_K_EXAMPLE_OF_NORMAL_WORKER);
 		if (e->ex_p) {
-			pt_rv_str(c->rep, ex, "worker", c->w[e->ex_w].id);
-			pt_rv_int(c->rep, ex, "different from other workers", e->ex_diff);
+			pt_rv_str(c->rep, ex, PT_K_WORKER, c->w[e->ex_w].id);
+			pt_rv_int(c->rep, ex, PT_K_DIFFERENT_FROM_OTHER_WORKERS, e->ex_diff);
 			features(c, ex, e->ex_p, hg);
 		}
-		ab = pt_rv_arr(c->rep, kk, "abnormal_workers");
+		ab = pt_rv_arr(c->rep, kk, PT_K_ABNORMAL_WORKERS);
 		for (j = 0; j < e->n; j++) {
 			const cabn *r = &cs->rec[e->off + j];
 			pt_rv *o;
@@ -640,8 +635,8 @@ static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
 				continue;
 			}
 			o = pt_rv_obj(c->rep, ab, NULL);
-			pt_rv_str(c->rep, o, "worker", c->w[r->w].id);
-			pt_rv_int(c->rep, o, "different from other workers", r->diff);
+			pt_rv_str(c->rep, o, PT_K_WORKER, c->w[r->w].id);
+			pt_rv_int(c->rep, o, PT_K_DIFFERENT_FROM_OTHER_WORKERS, r->diff);
 			features(c, o, r->p, hg);
 		}
 	}

@@ -11,12 +11,13 @@
 #include "internal.h"
 #include "sections.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define SEC "GPU Compute"
+#define SEC PT_K_GPU_COMPUTE
 
 /* NVML clocks-throttle reasons (nvml.h nvmlClocksThrottleReason*), idle excluded. */
 static const struct { uint64_t bit; const char *name; } reasons[] = {
@@ -140,7 +141,7 @@ static void gpu_util(dctx *c, pt_rv *sec)
 		out[nout].name = w->id;
 		out[nout].v = m->val[i];
 		out[nout++].idx = i;
-		f = df_add(c, DC_COMPUTE, w->id, "", "gpu utilization", m->val[i], oth,
+		f = df_add(c, DC_COMPUTE, w->id, "", PT_K_GPU_UTILIZATION, m->val[i], oth,
 			   imp * w->window_ms);
 		if (m->val[i] < oth)
 			df_explain(c, f, "worker %s keeps its GPU busy %s of the time, other "
@@ -162,7 +163,7 @@ static void gpu_util(dctx *c, pt_rv *sec)
 
 static void major_kernels(dctx *c, pt_rv *sec)
 {
-	pt_rv *mk = pt_rv_obj(c->rep, sec, "major_kernel_executions");
+	pt_rv *mk = pt_rv_obj(c->rep, sec, PT_K_MAJOR_KERNEL_EXECUTIONS);
 	dpair *ks = x_malloc((c->nkeys ? c->nkeys : 1) * sizeof(*ks));
 	size_t i, nk = 0;
 
@@ -185,7 +186,7 @@ static void major_kernels(dctx *c, pt_rv *sec)
 
 		dm_load(c, &c->m[1], &c->keys[ks[i].idx], M_MEDIAN);
 		pt_rv_num(c->rep, o, "median cost per execution (ms)", dm_median(c, &c->m[1]));
-		pt_rv_num(c->rep, o, "bottleneck ratio (in [0,1])", ks[i].v);
+		pt_rv_num(c->rep, o, PT_K_BOTTLENECK_RATIO, ks[i].v);
 	}
 	x_free(ks);
 }
@@ -234,7 +235,7 @@ static void slow_kernels(dctx *c, pt_rv *sec)
 			double oth, imp;
 
 			dm_stats(c, m, j, &st);
-			if (!pt_robust_outlier(m->val[j], &st, PT_DIR_HIGH, c->o))
+			if (!pt_robust_outlier(m->val[j], &st, PT_DIR_HIGH, c->o->z, c->o->rel, c->o->mad_floor))
 				continue;
 			oth = m->loo ? st.med : dm_others_median(c, m, j);
 			imp = dm_impact_duration(c, m, j, oth);

@@ -14,6 +14,7 @@
 #include "sections.h"
 #include "lockstep.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -102,7 +103,7 @@ fail:
 static void write_workers(dctx *c, pt_summary *const *s, const char **ids, size_t n)
 {
 	pt_rv *root = pt_report_root(c->rep);
-	pt_rv *ws = pt_rv_obj(c->rep, root, "workers");
+	pt_rv *ws = pt_rv_obj(c->rep, root, PT_K_WORKERS);
 	wref *r = x_malloc(n * sizeof(*r));
 	size_t i, j;
 
@@ -121,10 +122,10 @@ static void write_workers(dctx *c, pt_summary *const *s, const char **ids, size_
 		pt_rv *o = pt_rv_obj(c->rep, ws, r[i].id);
 		pt_rv *st;
 
-		pt_rv_int(c->rep, o, "rank", x->rank);
-		pt_rv_str(c->rep, o, "host", x->host ? x->host : "");
-		pt_rv_int(c->rep, o, "pid", x->pid);
-		pt_rv_str(c->rep, o, "file", x->file ? x->file : "");
+		pt_rv_int(c->rep, o, PT_K_RANK, x->rank);
+		pt_rv_str(c->rep, o, PT_K_HOST, x->host ? x->host : "");
+		pt_rv_int(c->rep, o, PT_K_PID, x->pid);
+		pt_rv_str(c->rep, o, PT_K_FILE, x->file ? x->file : "");
 		if (x->nfiles) { /* a worker read from several files (wfiles.h) */
 			pt_rv *fl = pt_rv_arr(c->rep, o, "files");
 			for (j = 0; j < x->nfiles; j++)
@@ -132,18 +133,18 @@ static void write_workers(dctx *c, pt_summary *const *s, const char **ids, size_
 			pt_rv_str(c->rep, o, "grouped_by", x->grouped_by ? x->grouped_by : "");
 		}
 		if (x->error) {
-			pt_rv_str(c->rep, o, "error", x->error);
+			pt_rv_str(c->rep, o, PT_K_ERROR, x->error);
 			continue;
 		}
-		st = pt_rv_arr(c->rep, o, "steps");
+		st = pt_rv_arr(c->rep, o, PT_K_STEPS_LC);
 		for (j = 0; j < x->nsteps && x->step_numbers; j++)
 			pt_rv_int(c->rep, st, NULL, x->step_numbers[j]);
-		pt_rv_num(c->rep, o, "window (ms)", x->window_ms);
-		pt_rv_num(c->rep, o, "gpu utilization", x->gpu_util);
+		pt_rv_num(c->rep, o, PT_K_WINDOW_IN_MS, x->window_ms);
+		pt_rv_num(c->rep, o, PT_K_GPU_UTILIZATION, x->gpu_util);
 		if (x->gpu_compute_util >= 0)
 			pt_rv_num(c->rep, o, "gpu compute utilization", x->gpu_compute_util);
 		if (x->torch)
-			pt_rv_str(c->rep, o, "torch", x->torch);
+			pt_rv_str(c->rep, o, PT_K_TORCH, x->torch);
 	}
 	x_free(r);
 }

@@ -11,6 +11,7 @@
 #include "sections.h"
 #include "display_hw.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -120,7 +121,38 @@ out:
 	return ncol;
 }
 
-static void write_worker(dctx *c, pt_rv *ws, const dworker *w)
+/* Each worker's step time into step[i] (NAN: unknown): the median of its
+ * steps, else window / steps, as the page draws it.  Returns the slow-step
+ * limit over the workers, the diagnosis's outlier rule (z, rel, MAD floor:
+ * pt_robust_limit), or NAN under 3 workers with a step (too few to judge).
+ * tmp holds 2 * max(workers, steps) doubles. */
+static double step_limit(dctx *c, double *step, double *tmp)
+{
+	pt_robust st;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < c->nw; i++) {
+		const pt_summary *s = c->w[i].s;
+
+		step[i] = NAN;
+		if (s->nsteps && s->step_ms) {
+			for (j = 0; j < s->nsteps; j++)
+				tmp[j] = s->step_ms[j];
+			step[i] = pt_robust_median(tmp, s->nsteps, 0);
+		} else if (s->nsteps && isfinite(s->window_ms)) {
+			step[i] = s->window_ms / (double)s->nsteps;
+		}
+	}
+	for (i = 0; i < c->nw; i++)
+		if (isfinite(step[i]))
+			tmp[n++] = step[i];
+	if (n < 3)
+		return NAN;
+	pt_robust_stats(tmp, n, 0, tmp + n, &st);
+	return st.med > 0 ? pt_robust_limit(st.med, st.mad, c->o->z, c->o->rel, c->o->mad_floor) : NAN;
+}
+
+static void write_worker(dctx *c, pt_rv *ws, const dworker *w, double step, double lim)
 {
 	pt_report *r = c->rep;
 	const pt_summary *s = w->s;
@@ -128,15 +160,16 @@ static void write_worker(dctx *c, pt_rv *ws, const dworker *w)
 	size_t i;
 	int k;
 
-	a = pt_rv_arr(r, o, "step_ms");
+	a = pt_rv_arr(r, o, PT_K_STEP_MS);
 	for (i = 0; i < s->nsteps && s->step_ms; i++)
 		pt_rv_num(r, a, NULL, s->step_ms[i]);
 	a = pt_rv_arr(r, o, "step_numbers");
 	for (i = 0; i < s->nsteps && s->step_numbers; i++)
 		pt_rv_int(r, a, NULL, s->step_numbers[i]);
-	a = pt_rv_obj(r, o, "class_ms");
+	a = pt_rv_obj(r, o, PT_K_CLASS_MS);
 	for (k = PT_C_COUNT - 1; k >= 0; k--)
 		pt_rv_num(r, a, pt_class_name(k), s->class_ms[k]);
+	pt_rv_bool(r, o, PT_K_SLOW, isfinite(lim) && isfinite(step) && step > lim);
 }
 
 void diag_display(dctx *c)
@@ -145,7 +178,7 @@ void diag_display(dctx *c)
 	pt_rv *d, *ws, *hm, *a, *vals;
 	row *rows = NULL;
 	uint32_t *pos = NULL;
-	double *med = NULL, *cell = NULL;
+	double *med = NULL, *cell = NULL, *step = NULL, *tmp = NULL, lim;
 	col cols[HEAT_MAX];
 	size_t nrow = c->nw, ncol, i, j;
 	int k;
@@ -153,7 +186,11 @@ void diag_display(dctx *c)
 	rows = x_malloc((nrow ? nrow : 1) * sizeof(*rows));
 	pos = x_malloc((nrow ? nrow : 1) * sizeof(*pos));
 	med = x_malloc((c->nkeys ? c->nkeys : 1) * sizeof(*med));
-	if (!rows || !pos || !med)
+	step = x_malloc((nrow ? nrow : 1) * sizeof(*step));
+	for (i = 0, j = nrow; i < nrow; i++)
+		j = c->w[i].s->nsteps > j ? c->w[i].s->nsteps : j;
+	tmp = x_malloc(2 * (j ? j : 1) * sizeof(*tmp));
+	if (!rows || !pos || !med || !step || !tmp)
 		goto oom;
 	for (i = 0; i < nrow; i++) {
 		int64_t rk = c->w[i].s->rank;
@@ -187,27 +224,29 @@ void diag_display(dctx *c)
 		}
 	}
 
-	d = pt_rv_obj(r, pt_report_root(r), "display");
-	pt_rv_int(r, d, "version", 1);
-	a = pt_rv_arr(r, d, "classes");
+	d = pt_rv_obj(r, pt_report_root(r), PT_K_DISPLAY);
+	pt_rv_int(r, d, PT_K_VERSION, 1);
+	a = pt_rv_arr(r, d, PT_K_CLASSES);
 	for (k = PT_C_COUNT - 1; k >= 0; k--)
 		pt_rv_str(r, a, NULL, pt_class_name(k));
-	ws = pt_rv_obj(r, d, "workers");
+	lim = step_limit(c, step, tmp);
+	pt_rv_num_or_null(r, d, PT_K_STEP_THRESHOLD_MS, isfinite(lim) ? round4(lim) : NAN);
+	ws = pt_rv_obj(r, d, PT_K_WORKERS);
 	for (i = 0; i < nrow; i++)
-		write_worker(c, ws, &c->w[rows[i].w]);
+		write_worker(c, ws, &c->w[rows[i].w], step[rows[i].w], lim);
 	hm = pt_rv_obj(r, d, "heatmap");
-	pt_rv_str(r, hm, "metric", "ms per step");
-	a = pt_rv_arr(r, hm, "functions");
+	pt_rv_str(r, hm, PT_K_METRIC, "ms per step");
+	a = pt_rv_arr(r, hm, PT_K_FUNCTIONS);
 	for (j = 0; j < ncol; j++) {
 		pt_rv *f = pt_rv_obj(r, a, NULL);
 
-		pt_rv_str(r, f, "key", cols[j].key);
-		pt_rv_str(r, f, "class", pt_class_name(cols[j].cls));
+		pt_rv_str(r, f, PT_K_KEY, cols[j].key);
+		pt_rv_str(r, f, PT_K_CLASS, pt_class_name(cols[j].cls));
 	}
-	a = pt_rv_arr(r, hm, "workers");
+	a = pt_rv_arr(r, hm, PT_K_WORKERS);
 	for (i = 0; i < nrow; i++)
 		pt_rv_str(r, a, NULL, rows[i].id);
-	vals = pt_rv_arr(r, hm, "value");
+	vals = pt_rv_arr(r, hm, PT_K_VALUE);
 	for (i = 0; i < nrow; i++) {
 		a = pt_rv_arr(r, vals, NULL);
 		for (j = 0; j < ncol; j++) {
@@ -221,10 +260,14 @@ void diag_display(dctx *c)
 	}
 	/* Hardware timelines, when workers carry them (src/diagnose/display_hw.c). */
 	diag_display_hw(c, d);
+	if (pt_report_short_names(r, d))
+		goto oom;
 	goto out;
 oom:
 	c->oom = 1;
 out:
+	x_free(tmp);
+	x_free(step);
 	x_free(cell);
 	x_free(med);
 	x_free(pos);

@@ -12,6 +12,7 @@
 #include "sections.h"
 #include "../model/keys.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -19,8 +20,8 @@
 #include <string.h>
 
 const char *const dcat_names[DC_COUNT] = {
-	"summary", "GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime",
-	"Python functions", "GPU idle", "Steps", "Lockstep",
+	"summary", PT_K_GPU_COMPUTE, PT_K_GPU_MEMORY_OPERATIONS, PT_K_COMMUNICATION, PT_K_CUDA_RUNTIME,
+	PT_K_PYTHON_FUNCTIONS, "GPU idle", PT_K_STEPS, PT_K_LOCKSTEP,
 };
 
 dfinding *df_add(dctx *c, dcat cat, const char *worker, const char *function,

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "diagnose.h"
-#include "robust.h"
+#include "../analysis/stats.h"
 #include "../report/names.h"
 
 typedef struct dkey {

@@ -11,6 +11,7 @@
  */
 #include "internal.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -256,7 +257,7 @@ void diag_merge(dctx *c)
 				continue;
 			if (q->cat == DC_COMM)
 				kind = PT_EV_OWN_COMM;
-			else if (q->cat == DC_COMPUTE && !strcmp(q->metric, "gpu utilization") &&
+			else if (q->cat == DC_COMPUTE && !strcmp(q->metric, PT_K_GPU_UTILIZATION) &&
 				 q->value < q->others)
 				kind = PT_EV_OWN_WAIT;
 			else if (q->cat == DC_PYTHON && waits_for(&F[s], q->function))

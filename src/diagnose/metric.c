@@ -1,7 +1,7 @@
 /*
  * metric.c - the per-key metric vectors every diagnosis section tests
  * (internal.h): one metric of one key loaded over the workers, its robust
- * statistics (robust.c), the outlier test with its impact, and the sort
+ * statistics (src/analysis/stats.c), the outlier test with its impact, and the sort
  * helper the sections share.  Sits between the key index (keyindex.c) and
  * the sections (compute.c, memory.c, comm.c, ...), which depend on it;
  * only diagnose.c depends on the sections.
@@ -180,7 +180,7 @@ int dm_test(dctx *c, dmetric *m, size_t i, int dir, dimpact_fn fn, double *other
 	*others = NAN;
 	*impact = 0;
 	dm_stats(c, m, i, &st);
-	if (!pt_robust_outlier(m->val[i], &st, dir, c->o))
+	if (!pt_robust_outlier(m->val[i], &st, dir, c->o->z, c->o->rel, c->o->mad_floor))
 		return 0;
 	*others = m->loo ? st.med : dm_others_median(c, m, i);
 	imp = fn(c, m, i, *others);

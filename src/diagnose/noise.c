@@ -17,7 +17,7 @@
  *   self  - the worker's own step-to-step spread in the function: half the
  *           spread of its ms in it step by step (a cause repeats every
  *           step; a preempted thread or a page fault hits one);
- *   steps - the job's step-to-step spread (1.4826 MAD of a worker's step
+ *   steps - the job's step-to-step spread (PT_STATS_SIGMA_PER_MAD x MAD of a worker's step
  *           times, half their range for two; the median worker's): a
  *           difference smaller than how much steps wobble by themselves
  *           changes nothing anyone sees.
@@ -75,7 +75,7 @@ static double psi_cpu(const pt_summary *s)
 	return isfinite(ps->v[i]) && ps->v[i] >= 0 ? ps->v[i] : NAN;
 }
 
-/* The worker's step-to-step noise: 1.4826 MAD of its step times; half
+/* The worker's step-to-step noise: PT_STATS_SIGMA_PER_MAD x MAD of its step times; half
  * their range for 2; 0 for fewer. */
 static double step_noise(const pt_summary *s, double *tmp)
 {
@@ -91,7 +91,7 @@ static double step_noise(const pt_summary *s, double *tmp)
 	med = pt_robust_median(tmp, n, 0);
 	for (i = 0; i < n; i++)
 		tmp[i] = fabs(s->step_ms[i] - med);
-	return 1.4826 * pt_robust_median(tmp, n, 0);
+	return PT_STATS_SIGMA_PER_MAD * pt_robust_median(tmp, n, 0);
 }
 
 static const char *host_of(const dctx *c, size_t i)

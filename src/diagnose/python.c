@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "sections.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -27,22 +28,6 @@ static int cmp_pentry(const void *a, const void *b, void *arg)
 	return strcmp(c->keys[x->k].key, c->keys[y->k].key);
 }
 
-/* "caller > leaf" of a stack "a|b|caller|leaf". */
-static const char *leaf2(const char *key, char *buf, size_t cap)
-{
-	const char *l = strrchr(key, '|'), *p;
-
-	if (!l) {
-		snprintf(buf, cap, "%s", key);
-		return buf;
-	}
-	for (p = l; p > key && p[-1] != '|'; p--)
-		;
-	snprintf(buf, cap, "%.*s (called from %.*s)", (int)strlen(l + 1) > 200 ? 200
-		 : (int)strlen(l + 1), l + 1, (int)(l - p) > 200 ? 200 : (int)(l - p), p);
-	return buf;
-}
-
 /* A CPU frame owns time only while nothing of a higher class runs, so its
  * bottleneck ratio also rises when the worker's GPU merely idles more (the
  * last worker to reach a collective: measured on the unmodified DLRM set,
@@ -57,12 +42,12 @@ static int exec_confirms(dctx *c, dmetric *mx, size_t j)
 	if (mx->n < 2)
 		return 1;
 	dm_stats(c, mx, j, &st);
-	return pt_robust_outlier(mx->val[j], &st, PT_DIR_HIGH, c->o);
+	return pt_robust_outlier(mx->val[j], &st, PT_DIR_HIGH, c->o->z, c->o->rel, c->o->mad_floor);
 }
 
 void diag_python(dctx *c)
 {
-	const char *name = "Python functions";
+	const char *name = PT_K_PYTHON_FUNCTIONS;
 	pt_rv *sec = pt_rv_obj(c->rep, pt_report_root(c->rep), name);
 	dmetric *m = &c->m[0], *mx = &c->m[1];
 	pentry *ent = NULL;
@@ -112,7 +97,7 @@ void diag_python(dctx *c)
 						     m->val[j], oth, imp * w->window_ms);
 				char fn[512];
 
-				df_explain_share(c, f, leaf2(k->key, fn, sizeof(fn)), NULL,
+				df_explain_share(c, f, pt_name_called_from(k->key, fn, sizeof(fn)), NULL,
 						 "a CPU-side stall or extra CPU work in this "
 						 "function on this worker");
 			}

@@ -22,13 +22,14 @@
 #include "sections.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
-#define SEC "Steps"
+#define SEC PT_K_STEPS
 
 /* A step is slow when it exceeds the median step by more than this share
  * of it and by more than z robust deviations (the worker comparison's z,
@@ -215,7 +216,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 {
 	const pt_summary *s = w->s;
 	size_t ns = s->nsteps, i, j, nslow = 0, imax = 0;
-	double *tmp = NULL, med, mad, sig, lo = INFINITY, hi = -INFINITY, extra = 0;
+	double *tmp = NULL, med, mad, lo = INFINITY, hi = -INFINITY, extra = 0;
 	unsigned char *slow = NULL;
 	pt_rv *o, *arr, *sl;
 	pt_sb sb = { 0 };
@@ -243,10 +244,9 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		for (i = 0, j = 0; i < ns; i++)
 			tmp[ns + j++] = fabs(s->step_ms[i] - med);
 	mad = median_of(tmp + ns, j, tmp);
-	sig = (mad > c->o->mad_floor * med ? mad : c->o->mad_floor * med) / PT_ROBUST_K;
 	/* One threshold, stated as a number in every sentence that uses it
 	 * (docs/diagnose.md "Steps"). */
-	res->thr = med + (STEP_REL * med > c->o->z * sig ? STEP_REL * med : c->o->z * sig);
+	res->thr = pt_robust_limit(med, mad, c->o->z, STEP_REL, c->o->mad_floor);
 	for (i = 0; i < ns; i++) {
 		double d = s->step_ms[i] - med;
 		if (s->step_ms[i] > s->step_ms[imax])
@@ -274,20 +274,20 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 
 	if (sec) {
 		o = pt_rv_obj(c->rep, sec, w->id);
-		pt_rv_num(c->rep, o, "median (ms)", med);
+		pt_rv_num(c->rep, o, PT_K_MEDIAN_MS, med);
 		pt_rv_num(c->rep, o, "MAD (ms)", mad);
 		pt_rv_num(c->rep, o, "threshold (ms)", res->thr);
-		sl = pt_rv_arr(c->rep, o, "slow steps");
+		sl = pt_rv_arr(c->rep, o, PT_K_SLOW_STEPS);
 		for (i = 0; i < ns; i++)
 			if (slow[i])
 				pt_rv_int(c->rep, sl, NULL, s->step_numbers[i]);
-		arr = pt_rv_arr(c->rep, o, "steps");
+		arr = pt_rv_arr(c->rep, o, PT_K_STEPS_LC);
 		for (i = 0; i < ns; i++) {
 			pt_rv *e = pt_rv_obj(c->rep, arr, NULL);
-			pt_rv_int(c->rep, e, "number", s->step_numbers[i]);
-			pt_rv_num(c->rep, e, "ms", s->step_ms[i]);
-			pt_rv_num(c->rep, e, "extra (ms)", s->step_ms[i] - med);
-			pt_rv_bool(c->rep, e, "slow", slow[i]);
+			pt_rv_int(c->rep, e, PT_K_NUMBER, s->step_numbers[i]);
+			pt_rv_num(c->rep, e, PT_K_MS, s->step_ms[i]);
+			pt_rv_num(c->rep, e, PT_K_EXTRA_MS, s->step_ms[i] - med);
+			pt_rv_bool(c->rep, e, PT_K_SLOW, slow[i]);
 			if (ns <= CAUSE_STEPS_MAX && s->step_ms[i] > med) {
 				unsigned char *one = x_calloc(ns, 1);
 				if (!one) {
@@ -297,16 +297,16 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 				one[i] = 1;
 				if (diag_cpath_usable(s) &&
 				    diag_cpath_cause(s, one, s->step_ms[i] - med, &pc)) {
-					pt_rv_str(c->rep, e, "function", pc.func->key);
-					pt_rv_str(c->rep, e, "class",
+					pt_rv_str(c->rep, e, PT_K_FUNCTION, pc.func->key);
+					pt_rv_str(c->rep, e, PT_K_CLASS,
 						  pt_class_name(pt_kind_class(pc.func->kind)));
 					pt_rv_num(c->rep, e, "function (ms)", pc.x.hi);
 					pt_rv_num(c->rep, e, "function in the other steps, median (ms)",
 						  pc.x.omed);
 					pt_rv_str(c->rep, e, "measured on", "critical path");
 				} else if (find_cause(s, one, s->step_ms[i] - med, tmp, &cz)) {
-					pt_rv_str(c->rep, e, "function", cz.p->key);
-					pt_rv_str(c->rep, e, "class", pt_class_name(cz.p->cls));
+					pt_rv_str(c->rep, e, PT_K_FUNCTION, cz.p->key);
+					pt_rv_str(c->rep, e, PT_K_CLASS, pt_class_name(cz.p->cls));
 					pt_rv_num(c->rep, e, "function (ms)", cz.x.hi);
 					pt_rv_num(c->rep, e, "function in the other steps, median (ms)", cz.x.omed);
 				}
@@ -380,7 +380,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	pt_sb_addc(&sb, '.');
 	/* The finding's function is the one the sentence names. */
 	f = df_add(c, DC_STEPS, w->id, fkey,
-		   nslow ? "slow steps" : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
+		   nslow ? PT_K_SLOW_STEPS : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
 		   med, nslow ? extra : (single ? s->step_ms[imax] - med : 0));
 	if (f)
 		f->fkind = fkind;

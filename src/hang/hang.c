@@ -15,8 +15,9 @@
 #include <string.h>
 
 #include "../control/control.h"
-#include "../diagnose/robust.h"
+#include "../analysis/stats.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 /* ---- normalisation -------------------------------------------------------- */
 
@@ -466,12 +467,12 @@ static double round3(double x)
 void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, size_t n,
 			 const pt_hang_options *o, const pt_hang_result *res)
 {
-	pt_rv *h = pt_rv_obj(r, parent, "Hang"), *a, *gs, *ws;
+	pt_rv *h = pt_rv_obj(r, parent, PT_K_HANG), *a, *gs, *ws;
 
 	/* The report tree has no boolean type (src/report/report.h): flags are
 	 * written as 1/0, which JavaScript and Python test as true/false. */
 	pt_rv_bool(r, h, "hung", res->hung);
-	pt_rv_str(r, h, "explanation", res->explanation ? res->explanation : "");
+	pt_rv_str(r, h, PT_K_EXPLANATION, res->explanation ? res->explanation : "");
 	a = pt_rv_arr(r, h, "suspect_workers");
 	for (size_t k = 0; k < res->nsuspects; k++)
 		wname(r, a, NULL, w[res->suspects[k]].id);
@@ -481,18 +482,18 @@ void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, s
 		pt_rv *o2 = pt_rv_obj(r, gs, NULL), *m, *st;
 
 		pt_rv_bool(r, o2, "suspect", gr->suspect);
-		pt_rv_int(r, o2, "count", (int64_t)gr->n);
-		m = pt_rv_arr(r, o2, "workers");
+		pt_rv_int(r, o2, PT_K_COUNT_KEY, (int64_t)gr->n);
+		m = pt_rv_arr(r, o2, PT_K_WORKERS);
 		for (size_t k = 0; k < gr->n; k++)
 			wname(r, m, NULL, w[gr->members[k]].id);
-		pt_rv_str(r, o2, "function", gr->function);
+		pt_rv_str(r, o2, PT_K_FUNCTION, gr->function);
 		pt_rv_str(r, o2, "where", gr->where);
 		pt_rv_str(r, o2, "stack", gr->key);
-		st = pt_rv_arr(r, o2, "steps");
+		st = pt_rv_arr(r, o2, PT_K_STEPS_LC);
 		pt_rv_int(r, st, NULL, gr->min_step);
 		pt_rv_int(r, st, NULL, gr->max_step);
 	}
-	ws = pt_rv_obj(r, h, "workers");
+	ws = pt_rv_obj(r, h, PT_K_WORKERS);
 	for (size_t i = 0; i < n; i++) {
 		char key[PT_CONTROL_ID_MAX + 8];
 		pt_rv *x;
@@ -501,10 +502,10 @@ void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, s
 
 		snprintf(key, sizeof(key), "%s.json", w[i].id);
 		x = pt_rv_obj(r, ws, key);
-		pt_rv_int(r, x, "rank", w[i].rank);
-		pt_rv_str(r, x, "host", w[i].host ? w[i].host : "");
-		pt_rv_int(r, x, "pid", w[i].pid);
-		pt_rv_str(r, x, "state", pt_hang_state_name(w[i].state));
+		pt_rv_int(r, x, PT_K_RANK, w[i].rank);
+		pt_rv_str(r, x, PT_K_HOST, w[i].host ? w[i].host : "");
+		pt_rv_int(r, x, PT_K_PID, w[i].pid);
+		pt_rv_str(r, x, PT_K_STATE, pt_hang_state_name(w[i].state));
 		pt_rv_int(r, x, "last step", w[i].step);
 		if (w[i].since_step >= 0)
 			pt_rv_num(r, x, "seconds since last step", round3(w[i].since_step));
@@ -515,7 +516,7 @@ void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, s
 			char *key2 = pt_hang_stack_key(t);
 			char where[1024];
 
-			pt_rv_str(r, x, "function", res->function && res->function[i] ? res->function[i]
+			pt_rv_str(r, x, PT_K_FUNCTION, res->function && res->function[i] ? res->function[i]
 										  : "");
 			if (f)
 				snprintf(where, sizeof(where), "%s:%lld in %s", f->file,
@@ -527,11 +528,11 @@ void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, s
 			pt_rv_int(r, x, "threads", (int64_t)w[i].dump->nthreads);
 			x_free(key2);
 		}
-		pt_rv_str(r, x, "stacks", w[i].stacks ? w[i].stacks : (w[i].dump ? "yes" : "none"));
+		pt_rv_str(r, x, PT_K_STACKS, w[i].stacks ? w[i].stacks : (w[i].dump ? "yes" : "none"));
 	}
 	pt_rv_num(r, h, "hang timeout (s)", o->hang_timeout);
 	pt_rv_str(r, h, "detected by", o->detected_by ? o->detected_by : "");
-	pt_rv_num(r, h, "time", round3(o->now));
+	pt_rv_num(r, h, PT_K_TIME, round3(o->now));
 }
 
 pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
@@ -546,24 +547,24 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 	root = pt_report_root(r);
 	for (size_t s = 0; s < 5; s++)
 		pt_rv_obj(r, root, pt_report_sections[s]);
-	ws = pt_rv_obj(r, root, "workers");
+	ws = pt_rv_obj(r, root, PT_K_WORKERS);
 	for (size_t i = 0; i < n; i++) {
 		char key[PT_CONTROL_ID_MAX + 8], why[512];
 		pt_rv *x;
 
 		snprintf(key, sizeof(key), "%s.json", w[i].id);
 		x = pt_rv_obj(r, ws, key);
-		pt_rv_int(r, x, "rank", w[i].rank);
-		pt_rv_str(r, x, "host", w[i].host ? w[i].host : "");
-		pt_rv_int(r, x, "pid", w[i].pid);
-		pt_rv_str(r, x, "file", key);
+		pt_rv_int(r, x, PT_K_RANK, w[i].rank);
+		pt_rv_str(r, x, PT_K_HOST, w[i].host ? w[i].host : "");
+		pt_rv_int(r, x, PT_K_PID, w[i].pid);
+		pt_rv_str(r, x, PT_K_FILE, key);
 		if (w[i].since_step >= 0)
 			snprintf(why, sizeof(why), "%s at step %lld (no step for %.1f s)",
 				 pt_hang_state_name(w[i].state), (long long)w[i].step, w[i].since_step);
 		else
 			snprintf(why, sizeof(why), "%s at step %lld", pt_hang_state_name(w[i].state),
 				 (long long)w[i].step);
-		pt_rv_str(r, x, "error", why);
+		pt_rv_str(r, x, PT_K_ERROR, why);
 	}
 	pt_report_findings_open(r);
 	others = x_calloc(n, sizeof(double));
@@ -582,7 +583,7 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 			if (i != res->suspects[k] && alive(&w[i]) && w[i].since_step >= 0)
 				others[no++] = w[i].since_step;
 		snprintf(id, sizeof(id), "%s.json", s->id);
-		f.category = "Hang";
+		f.category = PT_K_HANG;
 		f.workers = ids;
 		f.nworkers = 1;
 		f.function = fn ? fn : "";

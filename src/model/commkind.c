@@ -32,6 +32,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ROLE_AUTO (-2)
@@ -537,4 +538,80 @@ int pt_wait_idle_frame(const char *leaf)
 int pt_commkind_is_gloo_op(const char *name, size_t n)
 {
 	return name && n > 5 && !memcmp(name, "gloo:", 5);
+}
+
+static int starts(const char *s, size_t n, const char *pre)
+{
+	size_t l = strlen(pre);
+
+	return n >= l && !memcmp(s, pre, l);
+}
+
+int pt_commkind_is_cpu_op(const char *name, size_t n)
+{
+	return name && (starts(name, n, "gloo:") || starts(name, n, "c10d::") ||
+			starts(name, n, "nccl:") ||
+			(n == 18 && !memcmp(name, "record_param_comms", 18)));
+}
+
+int pt_commkind_is_nccl_kernel(const char *key)
+{
+	const char *k = key && !strncmp(key, "void ", 5) ? key + 5 : key;
+
+	return k && (!strncmp(k, "nccl", 4) || !strncmp(k, "rccl", 4));
+}
+
+void pt_commkind_squash(const char *name, size_t n, char *out, size_t cap)
+{
+	size_t i, j = 0;
+
+	if (!cap)
+		return;
+	for (i = 0; i < n && j + 1 < cap; i++)
+		if (name[i] != '_' && name[i] != ' ')
+			out[j++] = (char)tolower((unsigned char)name[i]);
+	out[j] = 0;
+}
+
+int pt_commkind_names_nccl(const char *name, size_t n)
+{
+	char sq[512];
+
+	pt_commkind_squash(name, n, sq, sizeof(sq));
+	return strstr(sq, "nccl") || strstr(sq, "rccl");
+}
+
+const char *pt_commkind_backend(const char *name, size_t n)
+{
+	static const char *const be[] = { "gloo", "nccl", "mpi", "ucc" };
+	char sq[512];
+	size_t i;
+
+	pt_commkind_squash(name, n, sq, sizeof(sq));
+	for (i = 0; i < sizeof(be) / sizeof(be[0]); i++)
+		if (strstr(sq, be[i]))
+			return be[i];
+	return "cpu";
+}
+
+static const char *const chan_kinds[] = { "nccl", "gloo", "cpu" };
+
+char *pt_commkind_chan_name(int kind, size_t i, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s:%zu", chan_kinds[kind >= PT_CHAN_GPU && kind <= PT_CHAN_CPU ? kind : PT_CHAN_CPU], i);
+	return out;
+}
+
+int pt_commkind_chan_parse(const char *chan, long *index)
+{
+	const char *c = strchr(chan, ':');
+	int k;
+
+	if (index)
+		*index = c ? strtol(c + 1, NULL, 10) : 0;
+	for (k = PT_CHAN_GPU; k < PT_CHAN_CPU; k++)
+		if (c && (size_t)(c - chan) == strlen(chan_kinds[k]) &&
+		    !memcmp(chan, chan_kinds[k], (size_t)(c - chan)))
+			return k;
+	return PT_CHAN_CPU;
 }

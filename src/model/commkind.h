@@ -10,7 +10,9 @@
  * Flow: the trace readers (src/trace/kineto.c, nsys.c) ask "is this kernel
  * communication?" per distinct name (pt_commkind_cache); patterns.c gives
  * each communication pattern its role; src/diagnose/comm.c groups the
- * Communication section by role.  docs/summary.md lists the table.
+ * Communication section by role.  docs/summary.md lists the table.  Every
+ * name test on collectives (CPU ops, NCCL/RCCL kernels, backends, lockstep's
+ * channels) is here; no other file classifies a collective by its name.
  */
 #ifndef PT_COMMKIND_H
 #define PT_COMMKIND_H
@@ -58,6 +60,39 @@ int pt_commkind_classify(const char *name, size_t n);
  * instance lockstep matches; the training thread's "c10d::<op>" only
  * enqueues it).  Thread-safe. */
 int pt_commkind_is_gloo_op(const char *name, size_t n);
+
+/* A CPU-side collective as the profiler names it: gloo's worker-thread op
+ * ("gloo:<op>"), the training thread's c10d op ("c10d::<op>"), a NCCL
+ * process group's CPU op ("nccl:<op>") or record_param_comms.  The readers
+ * give such events the CPU-collective kind.  Thread-safe. */
+int pt_commkind_is_cpu_op(const char *name, size_t n);
+
+/* Is a kernel key NCCL's or RCCL's own ("nccl..." or "rccl...", after an
+ * optional "void ")?  Other communication kernels are grouped by role. */
+int pt_commkind_is_nccl_kernel(const char *key);
+
+/* name[0..n) case-folded with '_' and ' ' dropped, into out (cap bytes,
+ * NUL-terminated, cut when short): the form the backend and algorithm
+ * words are looked for in. */
+void pt_commkind_squash(const char *name, size_t n, char *out, size_t cap);
+
+/* Does name[0..n) (squashed, its first 511 bytes) spell "nccl" or "rccl"? */
+int pt_commkind_names_nccl(const char *name, size_t n);
+
+/* The backend name[0..n) (squashed, its first 511 bytes) spells, as the
+ * Communication groups write it: "gloo", "nccl", "mpi", "ucc" (the first
+ * found in that order), else "cpu".  Static strings. */
+const char *pt_commkind_backend(const char *name, size_t n);
+
+/* Lockstep's collective channels, "<kind>:<index>": a GPU stream of
+ * collectives ("nccl"), gloo's worker threads ("gloo"), other CPU
+ * collectives ("cpu"). */
+enum { PT_CHAN_GPU, PT_CHAN_GLOO, PT_CHAN_CPU };
+/* Write channel index i of kind (PT_CHAN_*) into out; returns out. */
+char *pt_commkind_chan_name(int kind, size_t i, char *out, size_t cap);
+/* The kind of a channel name (PT_CHAN_CPU when it is none of them) and its
+ * index in *index (0 when it has none; index may be NULL). */
+int pt_commkind_chan_parse(const char *chan, long *index);
 
 /* The collective named in a CPU collective's or kernel's name (auto rule),
  * PT_ROLE_COLLECTIVE when none. */

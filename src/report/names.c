@@ -406,6 +406,52 @@ int pt_name_short_set(const char *const *keys, size_t n, size_t width, char **ou
 
 /* ---- in sentences ------------------------------------------------------ */
 
+/* A function key in a few words (names.h): a stack's last frame (with its caller
+ * when the frame is a builtin such as "<built-in function sleep>"), a
+ * kernel without its template arguments. */
+const char *pt_name_leaf(const char *key, char *buf, size_t cap)
+{
+	const char *e = strrchr(key, '|'), *b;
+	char tmp[200];
+
+	/* a kernel's "name grid|block" is not a stack */
+	if (!e || strspn(e + 1, "0123456789_") == strlen(e + 1))
+		return pt_name_short(key, buf, cap);
+	pt_name_short(e + 1, tmp, sizeof(tmp));
+	if (e[1] != '<') {
+		snprintf(buf, cap, "%s", tmp);
+		return buf;
+	}
+	for (b = e; b > key && b[-1] != '|'; b--)
+		;
+	/* the caller's file without its folders: "train_gloo.py: load_batch" */
+	{
+		const char *c = b, *colon = memchr(b, ':', (size_t)(e - b));
+		for (const char *q = b; q < (colon ? colon : e); q++)
+			if (*q == '/')
+				c = q + 1;
+		snprintf(buf, cap, "%.100s in %.*s", tmp, (int)(e - c > 80 ? 80 : e - c), c);
+	}
+	return buf;
+}
+
+/* "leaf (called from caller)" of a stack "a|b|caller|leaf" (names.h). */
+const char *pt_name_called_from(const char *key, char *buf, size_t cap)
+{
+	const char *l = strrchr(key, '|'), *p;
+
+	if (!l) {
+		snprintf(buf, cap, "%s", key);
+		return buf;
+	}
+	for (p = l; p > key && p[-1] != '|'; p--)
+		;
+	snprintf(buf, cap, "%.*s (called from %.*s)", (int)strlen(l + 1) > 200 ? 200
+		 : (int)strlen(l + 1), l + 1, (int)(l - p) > 200 ? 200 : (int)(l - p), p);
+	return buf;
+}
+
+
 const char *pt_name_sentence(const char *key, int cls, char *buf, size_t cap)
 {
 	const char *s = key, *e;

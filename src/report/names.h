@@ -47,6 +47,18 @@ int pt_name_short_set(const char *const *keys, size_t n, size_t width, char **ou
  * buf; returns buf. */
 const char *pt_name_sentence(const char *key, int cls, char *buf, size_t cap);
 
+/* A function key in a few words, as the text report's findings name it: a
+ * stack's last frame shortened (with its caller's file and function when
+ * the frame is a builtin such as "<built-in function sleep>": "sleep in
+ * train.py: load_batch"), a kernel as pt_name_short.  Into buf; returns
+ * buf. */
+const char *pt_name_leaf(const char *key, char *buf, size_t cap);
+
+/* A stack "a|b|caller|leaf" as the Python section's sentences name it:
+ * "leaf (called from caller)", each at most 200 bytes; a key with no '|'
+ * as it is.  No escaping.  Into buf; returns buf. */
+const char *pt_name_called_from(const char *key, char *buf, size_t cap);
+
 /* A duration in ms as people read it: three significant digits in s, ms,
  * µs or ns ("4.50 µs", "12.3 ms", "0 ms").  Into buf; returns buf. */
 const char *pt_fmt_ms(double ms, char *buf, size_t cap);

@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "timeline.h"
 #include "../util/xalloc.h"
+#include "keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,8 +18,8 @@
 #define ARENA_CHUNK (64 * 1024)
 
 const char *const pt_report_sections[5] = {
-	"GPU Compute", "GPU memory operations", "Communication", "CUDA Runtime",
-	"Python functions",
+	PT_K_GPU_COMPUTE, PT_K_GPU_MEMORY_OPERATIONS, PT_K_COMMUNICATION, PT_K_CUDA_RUNTIME,
+	PT_K_PYTHON_FUNCTIONS,
 };
 
 void *pt_report_alloc(pt_report *r, size_t n)

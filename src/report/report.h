@@ -74,6 +74,12 @@ pt_rv *pt_rv_raw(pt_report *r, pt_rv *parent, const char *key, const char *json,
 /* Member of an object by key (first match); NULL when absent or o is NULL. */
 const pt_rv *pt_rv_get(const pt_rv *o, const char *key);
 
+/* "short" under display (short.c): every function key the page shows (the
+ * sections' keys, display's heatmap, the findings, the critical path)
+ * mapped to its short name (names.c's pt_name_short_set).  Call after those
+ * are written.  0, or -1 out of memory. */
+int pt_report_short_names(pt_report *r, pt_rv *display);
+
 /* ---- the finding model (finding.c) ------------------------------------
  *
  * A report's findings, ranked, as the diagnosis (src/diagnose/findings.c)

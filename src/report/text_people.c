@@ -12,6 +12,7 @@
 #include "report.h"
 #include "names.h"
 #include "../util/xalloc.h"
+#include "keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -83,7 +84,7 @@ static void load_workers(tctx *t, const pt_rv *ws)
 		return;
 	}
 	for (c = ws->child; c; c = c->next) {
-		const pt_rv *r = pt_rv_get(c, "rank");
+		const pt_rv *r = pt_rv_get(c, PT_K_RANK);
 
 		t->w[t->nw].id = c->key;
 		if (r && r->type == PT_RV_INT && r->i >= 0)
@@ -186,24 +187,27 @@ static void fmt_num(int unit, double v, char *b, size_t cap)
 		sig3(v, b, cap);
 }
 
-/* The unit a member's name announces (the seed's keys say it in words). */
+/* The unit of a member, from the report keys table (src/report/keys.def's
+ * unit column), as this report formats it: a share as a percentage; ms per
+ * step as ms; ratios and counts as plain numbers.  Keys not in the table
+ * (worker ids, function keys) have none. */
 static int unit_of(const char *k)
 {
-	if (!k)
-		return U_NONE;
-	if (strstr(k, "(ms)") || strstr(k, "_ms") || strstr(k, " ms"))
+	switch (pt_key_unit(k)) {
+	case PT_UNIT_MS:
+	case PT_UNIT_MS_STEP:
 		return U_MS;
-	if (strstr(k, "(us)") || strstr(k, "_us"))
+	case PT_UNIT_US:
 		return U_US;
-	if (strstr(k, "GB/s") || strstr(k, "gbps") || strstr(k, "busbw") || strstr(k, "algbw"))
-		return U_GBPS;
-	if (strstr(k, "bytes"))
-		return U_BYTES;
-	if (strstr(k, "[0,1]") || strstr(k, " ratio") || !strncmp(k, "ratio", 5) ||
-	    strstr(k, "utilization") || strstr(k, "gpu_util") || strstr(k, "busy") ||
-	    (strstr(k, "share") && !strstr(k, "shared")))
+	case PT_UNIT_SHARE:
 		return U_PCT;
-	return U_NONE;
+	case PT_UNIT_GBPS:
+		return U_GBPS;
+	case PT_UNIT_BYTES:
+		return U_BYTES;
+	default:
+		return U_NONE;
+	}
 }
 
 /* ---- lines -------------------------------------------------------------- */
@@ -446,7 +450,7 @@ static int fmt_epoch(const pt_rv *v, pt_sb *sb)
  * "12: 166 ms"; 0 when v is not one. */
 static int step_entry(const pt_rv *v, pt_sb *sb)
 {
-	const pt_rv *n = pt_rv_get(v, "number"), *m = pt_rv_get(v, "ms");
+	const pt_rv *n = pt_rv_get(v, PT_K_NUMBER), *m = pt_rv_get(v, PT_K_MS);
 	char b[64];
 
 	if (v->type != PT_RV_OBJ || !n || n->type != PT_RV_INT || !m ||
@@ -531,13 +535,13 @@ static void header_of(const char *k, char *b, size_t cap)
 	static const char *const alias[][2] = {
 		{ "avg execution time / monitoring duration", "avg exec share" },
 		{ "median cost per execution", "median per exec" },
-		{ "different from other workers", "differs" },
-		{ "example_of_normal_worker", "normal example" },
-		{ "abnormal_workers", "abnormal" },
+		{ PT_K_DIFFERENT_FROM_OTHER_WORKERS, "differs" },
+		{ PT_K_EXAMPLE_OF_NORMAL_WORKER, "normal example" },
+		{ PT_K_ABNORMAL_WORKERS, "abnormal" },
 		{ "bottleneck ratio", "bottleneck" },
 		{ "execution ratio", "exec ratio" },
 		{ "median duration", "median" },
-		{ "major_kernel_executions", "major kernel executions" },
+		{ PT_K_MAJOR_KERNEL_EXECUTIONS, "major kernel executions" },
 	};
 	static const char *const drop[] = { " (in [0,1])", " (ms)", " (us)", " (GB/s)" };
 	char s[512], *p;
@@ -1057,7 +1061,7 @@ static void torch_versions(const pt_rv *ws, pt_sb *sb)
 	int more = 0;
 
 	for (c = ws->child; c; c = c->next) {
-		v = pt_rv_get(c, "torch");
+		v = pt_rv_get(c, PT_K_TORCH);
 		if (!v || v->type != PT_RV_STR)
 			continue;
 		torch_public(v->str, x, sizeof(x));
@@ -1076,8 +1080,8 @@ static void torch_versions(const pt_rv *ws, pt_sb *sb)
 
 static void summary(tctx *t, const pt_rv *root)
 {
-	const pt_rv *ws = pt_rv_get(root, "workers"), *disp = pt_rv_get(root, "display");
-	const pt_rv *dw = pt_rv_get(disp, "workers"), *c, *s;
+	const pt_rv *ws = pt_rv_get(root, PT_K_WORKERS), *disp = pt_rv_get(root, PT_K_DISPLAY);
+	const pt_rv *dw = pt_rv_get(disp, PT_K_WORKERS), *c, *s;
 	wv *step = NULL, *util = NULL;
 	size_t nok = 0, nfail = 0, nstep = 0, nutil = 0, k;
 	long long smin = -1, smax = -1;
@@ -1097,12 +1101,12 @@ static void summary(tctx *t, const pt_rv *root)
 		goto out;
 	}
 	for (c = ws->child; c; c = c->next) {
-		const pt_rv *st = pt_rv_get(c, "steps"), *d = pt_rv_get(dw, c->key), *ms;
-		double win = num_of(pt_rv_get(c, "window (ms)"));
-		double g = num_of(pt_rv_get(c, "gpu utilization"));
+		const pt_rv *st = pt_rv_get(c, PT_K_STEPS_LC), *d = pt_rv_get(dw, c->key), *ms;
+		double win = num_of(pt_rv_get(c, PT_K_WINDOW_IN_MS));
+		double g = num_of(pt_rv_get(c, PT_K_GPU_UTILIZATION));
 		size_t ns = 0;
 
-		if (pt_rv_get(c, "error")) {
+		if (pt_rv_get(c, PT_K_ERROR)) {
 			nfail++;
 			continue;
 		}
@@ -1118,7 +1122,7 @@ static void summary(tctx *t, const pt_rv *root)
 			}
 		if (ns > nsteps_max)
 			nsteps_max = ns;
-		ms = pt_rv_get(d, "step_ms");
+		ms = pt_rv_get(d, PT_K_STEP_MS);
 		if (ms && ms->type == PT_RV_ARR && ms->n) {
 			double sum = 0;
 
@@ -1134,7 +1138,7 @@ static void summary(tctx *t, const pt_rv *root)
 			util[nutil].v = g;
 			util[nutil++].id = c->key;
 		}
-		for (s = pt_rv_get(d, "class_ms") ? pt_rv_get(d, "class_ms")->child : NULL; s;
+		for (s = pt_rv_get(d, PT_K_CLASS_MS) ? pt_rv_get(d, PT_K_CLASS_MS)->child : NULL; s;
 		     s = s->next) {
 			for (k = 0; k < ncls; k++)
 				if (!strcmp(clsname[k], s->key))
@@ -1235,35 +1239,6 @@ static void wrap_relabeled(tctx *t, const pt_sb *sb, const char *first, int inde
 	x_free(text);
 }
 
-/* A function key in a few words: a stack's last frame (with its caller
- * when the frame is a builtin such as "<built-in function sleep>"), a
- * kernel without its template arguments. */
-static const char *leaf_name(const char *key, char *buf, size_t cap)
-{
-	const char *e = strrchr(key, '|'), *b;
-	char tmp[200];
-
-	/* a kernel's "name grid|block" is not a stack */
-	if (!e || strspn(e + 1, "0123456789_") == strlen(e + 1))
-		return pt_name_short(key, buf, cap);
-	pt_name_short(e + 1, tmp, sizeof(tmp));
-	if (e[1] != '<') {
-		snprintf(buf, cap, "%s", tmp);
-		return buf;
-	}
-	for (b = e; b > key && b[-1] != '|'; b--)
-		;
-	/* the caller's file without its folders: "train_gloo.py: load_batch" */
-	{
-		const char *c = b, *colon = memchr(b, ':', (size_t)(e - b));
-		for (const char *q = b; q < (colon ? colon : e); q++)
-			if (*q == '/')
-				c = q + 1;
-		snprintf(buf, cap, "%.100s in %.*s", tmp, (int)(e - c > 80 ? 80 : e - c), c);
-	}
-	return buf;
-}
-
 /* "also: ..." under a finding that holds other sections' findings of its
  * cause: how many of each kind, and the workers its victims are. */
 static void evidence_line(tctx *t, const pt_finding *c, pt_sb *sb)
@@ -1318,7 +1293,7 @@ static void evidence_line(tctx *t, const pt_finding *c, pt_sb *sb)
 				/* the cause itself as another section saw it */
 				pt_sb_addf(sb, "%s", e->category);
 			} else {
-				pt_sb_addf(sb, "%s", leaf_name(e->function, nb, sizeof(nb)));
+				pt_sb_addf(sb, "%s", pt_name_leaf(e->function, nb, sizeof(nb)));
 			}
 		}
 		if (k == PT_EV_SYMPTOM)
@@ -1347,7 +1322,7 @@ static void noise_line(tctx *t, const pt_finding *f, size_t nf, size_t nweak, pt
 		}
 		fmt_pct(c->conf.lost, pb, sizeof(pb));
 		pt_sb_addf(sb, "%s%s %s (%s of its time)", shown > 1 ? "; " : "", lab ? lab : w,
-			   c->function[0] ? leaf_name(c->function, nb, sizeof(nb)) : c->category,
+			   c->function[0] ? pt_name_leaf(c->function, nb, sizeof(nb)) : c->category,
 			   pb);
 	}
 	wrap_relabeled(t, sb, "  ", 4);
@@ -1429,7 +1404,7 @@ static void cpath_row(tctx *t, const char *wid, const pt_rv *st, int head)
 					     "gap", "wait" };
 	static const char *const heads[] = { "cpu", "compute", "comm", "memory", "launch", "gap",
 					     "wait" };
-	const pt_rv *sp = pt_rv_get(st, "split (ms)"), *fa = pt_rv_get(st, "functions"), *no;
+	const pt_rv *sp = pt_rv_get(st, PT_K_SPLIT_MS), *fa = pt_rv_get(st, PT_K_FUNCTIONS), *no;
 	const char *lab = label_of(t, wid);
 	pt_sb sb = {0};
 	size_t k;
@@ -1442,23 +1417,23 @@ static void cpath_row(tctx *t, const char *wid, const pt_rv *st, int head)
 		emit(t, sb.buf ? sb.buf : "");
 		pt_sb_reset(&sb);
 	}
-	no = pt_rv_get(st, "number");
+	no = pt_rv_get(st, PT_K_NUMBER);
 	pt_sb_addf(&sb, "  %-16.16s %6lld %7.1f", lab ? lab : wid,
 		   no && no->type == PT_RV_INT ? (long long)no->i : -1LL,
-		   num_of(pt_rv_get(st, "ms")));
+		   num_of(pt_rv_get(st, PT_K_MS)));
 	for (k = 0; k < 7; k++) {
 		double v = num_of(sp ? pt_rv_get(sp, kinds[k]) : NULL);
 		pt_sb_addf(&sb, " %7.1f", isnan(v) ? 0 : v);
 	}
 	if (fa && fa->child) {
-		const pt_rv *nm = pt_rv_get(fa->child, "name");
+		const pt_rv *nm = pt_rv_get(fa->child, PT_K_NAME);
 		char nb[200];
 		pt_sb_addf(&sb, "  %s %.1f", nm && nm->type == PT_RV_STR ?
 			   pt_name_short(nm->str, nb, sizeof(nb)) : "",
-			   num_of(pt_rv_get(fa->child, "ms")));
+			   num_of(pt_rv_get(fa->child, PT_K_MS)));
 	}
 	{
-		const pt_rv *sl = pt_rv_get(st, "slow");
+		const pt_rv *sl = pt_rv_get(st, PT_K_SLOW);
 		if (sl && sl->type == PT_RV_BOOL && sl->i)
 			pt_sb_adds(&sb, " (slow step)");
 	}
@@ -1470,16 +1445,16 @@ static void cpath_row(tctx *t, const char *wid, const pt_rv *st, int head)
 
 static void render_cpath(tctx *t, const pt_rv *v)
 {
-	const pt_rv *ws = pt_rv_get(v, "workers"), *job = pt_rv_get(v, "job"), *w, *st;
+	const pt_rv *ws = pt_rv_get(v, PT_K_WORKERS), *job = pt_rv_get(v, PT_K_JOB), *w, *st;
 	int head = 1, all = ws && ws->n <= 2;
 	size_t shown = 0, hidden = 0;
 	char l[256];
 
 	emit(t, "Critical path (each step's longest chain of dependent work, ms by kind)");
 	for (w = ws ? ws->child : NULL; w; w = w->next) {
-		const pt_rv *arr = pt_rv_get(w, "steps");
+		const pt_rv *arr = pt_rv_get(w, PT_K_STEPS_LC);
 		for (st = arr ? arr->child : NULL; st; st = st->next) {
-			const pt_rv *sl = pt_rv_get(st, "slow");
+			const pt_rv *sl = pt_rv_get(st, PT_K_SLOW);
 			int slow = sl && sl->type == PT_RV_BOOL && sl->i;
 			if ((!all && !slow) || shown >= 40) {
 				hidden++;
@@ -1495,14 +1470,14 @@ static void render_cpath(tctx *t, const pt_rv *v)
 		emit(t, l);
 	}
 	for (st = job ? job->child : NULL; st; st = st->next) {
-		const pt_rv *th = pt_rv_get(st, "through"), *no = pt_rv_get(st, "number");
+		const pt_rv *th = pt_rv_get(st, PT_K_THROUGH), *no = pt_rv_get(st, PT_K_NUMBER);
 		char a[32], b[32];
 		const char *lab;
 		if (!th || th->type != PT_RV_STR)
 			continue;
 		lab = label_of(t, th->str);
-		fmt_ms(num_of(pt_rv_get(st, "ms")), a, sizeof(a));
-		fmt_ms(num_of(pt_rv_get(st, "what-if (ms)")), b, sizeof(b));
+		fmt_ms(num_of(pt_rv_get(st, PT_K_MS)), a, sizeof(a));
+		fmt_ms(num_of(pt_rv_get(st, PT_K_WHAT_IF_MS)), b, sizeof(b));
 		snprintf(l, sizeof(l), "  job, step %lld: %s, its path runs through %s (what-if %s)",
 			 no && no->type == PT_RV_INT ? (long long)no->i : -1LL, a, lab ? lab : th->str, b);
 		emit(t, l);
@@ -1521,7 +1496,7 @@ void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out
 	}
 	t.o = o;
 	t.out = out;
-	load_workers(&t, pt_rv_get(root, "workers"));
+	load_workers(&t, pt_rv_get(root, PT_K_WORKERS));
 	summary(&t, root);
 	pt_sb_addc(out, '\n');
 	findings(&t, r);
@@ -1530,7 +1505,7 @@ void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out
 		    !strcmp(c->key, "display") || !strcmp(c->key, "timeline"))
 			continue;
 		pt_sb_addc(out, '\n');
-		if (!strcmp(c->key, "Critical path") && c->type == PT_RV_OBJ) {
+		if (!strcmp(c->key, PT_K_CRITICAL_PATH) && c->type == PT_RV_OBJ) {
 			render_cpath(&t, c);
 			continue;
 		}

@@ -12,6 +12,7 @@
 #include "../analysis/stats.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
+#include "keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -463,7 +464,7 @@ void pt_timeline_add_key(pt_report *r)
 				continue;
 			so = pt_rv_obj(r, sarr, NULL);
 			pt_rv_int(r, so, "step", js[i].number);
-			pt_rv_int(r, so, "start_us", llround(js[i].start));
+			pt_rv_int(r, so, PT_K_START_US, llround(js[i].start));
 			pt_rv_int(r, so, "end_us", llround(js[i].end));
 			sl.len = 0;
 			pt_sb_addc(&sl, '[');

@@ -16,6 +16,8 @@
 #include "../util/file.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
+#include "keys.h"
+#include "../model/commkind.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -318,8 +320,8 @@ static void instance_slices(tw *w)
 	}
 	for (i = 0; i < t->ninst; i++) {
 		const pt_tl_inst *in = &t->inst[i];
-		int gpu = !strncmp(in->chan, "nccl:", 5);
-		long chn = strtol(strchr(in->chan, ':') ? strchr(in->chan, ':') + 1 : "0", NULL, 10);
+		long chn;
+		int gpu = pt_commkind_chan_parse(in->chan, &chn) == PT_CHAN_GPU;
 		int64_t tid = (gpu ? T_CHAN : 2 * T_CHAN) + chn;
 		double lt = NAN, med;
 		size_t last_ix = SIZE_MAX;
@@ -761,11 +763,11 @@ int pt_tlw_finish(pt_tlw *x, const char *path, pt_error *err)
 		put_meta(w, "thread_name", w->pid[k], T_GPU, "name", "GPU compute", 0);
 		put_meta(w, "thread_name", w->pid[k], T_LATE, "name", "lockstep: late (it came last)", 0);
 		put_meta(w, "thread_name", w->pid[k], T_WAIT, "name", "lockstep: waits for the last", 0);
-		put_meta(w, "thread_name", w->pid[k], T_SLOW, "name", "slow steps", 0);
+		put_meta(w, "thread_name", w->pid[k], T_SLOW, "name", PT_K_SLOW_STEPS, 0);
 		for (ch = 0; ch < s->ncoll_chans; ch++) {
-			int gpu = !strncmp(s->coll_chans[ch], "nccl:", 5);
-			const char *c = strchr(s->coll_chans[ch], ':');
-			int64_t tid = (gpu ? T_CHAN : 2 * T_CHAN) + (c ? strtol(c + 1, NULL, 10) : 0);
+			long chn;
+			int gpu = pt_commkind_chan_parse(s->coll_chans[ch], &chn) == PT_CHAN_GPU;
+			int64_t tid = (gpu ? T_CHAN : 2 * T_CHAN) + chn;
 			snprintf(buf, sizeof(buf), "collectives %s", s->coll_chans[ch]);
 			put_meta(w, "thread_name", w->pid[k], tid, "name", buf, 0);
 		}

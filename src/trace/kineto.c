@@ -21,6 +21,7 @@
 #include "../util/json.h"
 #include "../util/utf8.h"
 #include "../util/xalloc.h"
+#include "../report/keys.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -925,9 +926,9 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 		case 13:
 			if (!memcmp(k, "In msg nelems", 13))
 				rc = parse_int(r, &p, end, &f->in_n, &f->has_in);
-			else if (!memcmp(k, "blocks per SM", 13))
+			else if (!memcmp(k, PT_K_BLOCKS_PER_SM, 13))
 				rc = parse_float(r, &p, end, &f->bps, &f->has_eff, 2);
-			else if (!memcmp(k, "shared memory", 13)) {
+			else if (!memcmp(k, PT_K_SHARED_MEMORY, 13)) {
 				float v = 0;
 				rc = parse_float(r, &p, end, &v, &f->has_eff, 8);
 				f->smem = v > 2e9f ? INT32_MAX : (int32_t)v;
@@ -935,7 +936,7 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 				rc = skip_member(r, &p, end);
 			break;
 		case 20:
-			if (!memcmp(k, "registers per thread", 20)) {
+			if (!memcmp(k, PT_K_REGISTERS_PER_THREAD, 20)) {
 				float v = 0;
 				rc = parse_float(r, &p, end, &v, &f->has_eff, 4);
 				f->regs = v > 2e9f ? INT32_MAX : (int32_t)v;
@@ -943,7 +944,7 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 				rc = skip_member(r, &p, end);
 			break;
 		case 25:
-			if (!memcmp(k, "est. achieved occupancy %", 25))
+			if (!memcmp(k, PT_K_EST_ACHIEVED_OCCUPANCY_PCT, 25))
 				rc = parse_float(r, &p, end, &f->occ, &f->has_eff, 1);
 			else
 				rc = skip_member(r, &p, end);
@@ -1070,12 +1071,6 @@ static int starts(const char *s, size_t n, const char *pre)
 {
 	size_t l = strlen(pre);
 	return n >= l && memcmp(s, pre, l) == 0;
-}
-
-static int is_cpu_comm(const char *s, size_t n)
-{
-	return starts(s, n, "gloo:") || starts(s, n, "c10d::") || starts(s, n, "nccl:") ||
-	       (n == 18 && !memcmp(s, "record_param_comms", 18));
 }
 
 /* Bytes of one element of a dtype as written in "dtype" args. */
@@ -1245,7 +1240,7 @@ static int classify(const evf *f, const char *name, size_t n)
 	case CAT_USER_ANNOT:
 		if (pt_key_step_number(name, n) >= 0)
 			return PT_K_STEP;
-		if (is_cpu_comm(name, n))
+		if (pt_commkind_is_cpu_op(name, n))
 			return PT_K_CPU_COMM;
 		return f->cat == CAT_USER_ANNOT ? PT_K_ANNOTATION : PT_K_CPU_OP;
 	default:

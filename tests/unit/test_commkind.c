@@ -410,6 +410,50 @@ static void test_coll_words(void **st)
 	assert_true(pt_commkind_busbw_factor("c10d::gather_", 13, 8) == 0);
 }
 
+/* The name tests every reader and section asks commkind (not their own):
+ * CPU collectives as torch's profiler names them (tests/data/gloo, DDP
+ * NCCL traces), NCCL/RCCL kernels, backends and lockstep's channels. */
+static void test_name_tests(void **state)
+{
+	long ix = -1;
+	char b[32];
+
+	(void)state;
+	assert_true(pt_commkind_is_cpu_op("gloo:all_reduce", 15));
+	assert_true(pt_commkind_is_cpu_op("c10d::allreduce_", 16));
+	assert_true(pt_commkind_is_cpu_op("nccl:all_reduce", 15));
+	assert_true(pt_commkind_is_cpu_op("record_param_comms", 18));
+	assert_false(pt_commkind_is_cpu_op("record_param_comms:_allgather_base", 34));
+	assert_false(pt_commkind_is_cpu_op("aten::mm", 8));
+	assert_false(pt_commkind_is_cpu_op("gloo", 4));
+	assert_true(pt_commkind_is_nccl_kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"));
+	assert_true(pt_commkind_is_nccl_kernel("void ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+	assert_true(pt_commkind_is_nccl_kernel("rcclKernel"));
+	assert_false(pt_commkind_is_nccl_kernel("void deep_ep::intranode::dispatch<8>(int)"));
+	assert_true(pt_commkind_names_nccl("nccl:all_reduce", 15));
+	assert_true(pt_commkind_names_nccl("record_param_comms:NCCL", 23));
+	assert_false(pt_commkind_names_nccl("gloo:all_reduce", 15));
+	assert_string_equal(pt_commkind_backend("gloo:all_reduce", 15), "gloo");
+	assert_string_equal(pt_commkind_backend("c10d::allreduce_", 16), "cpu");
+	assert_string_equal(pt_commkind_backend("nccl:_all_gather_base", 21), "nccl");
+	assert_string_equal(pt_commkind_backend("MPI_Send", 8), "mpi");
+	pt_commkind_squash("Nccl_All Reduce", 15, b, sizeof(b));
+	assert_string_equal(b, "ncclallreduce");
+	pt_commkind_squash("Nccl_All Reduce", 15, b, 5);
+	assert_string_equal(b, "nccl");
+	assert_string_equal(pt_commkind_chan_name(PT_CHAN_GPU, 3, b, sizeof(b)), "nccl:3");
+	assert_string_equal(pt_commkind_chan_name(PT_CHAN_GLOO, 0, b, sizeof(b)), "gloo:0");
+	assert_string_equal(pt_commkind_chan_name(PT_CHAN_CPU, 12, b, sizeof(b)), "cpu:12");
+	assert_int_equal(pt_commkind_chan_parse("nccl:3", &ix), PT_CHAN_GPU);
+	assert_int_equal(ix, 3);
+	assert_int_equal(pt_commkind_chan_parse("gloo:1", &ix), PT_CHAN_GLOO);
+	assert_int_equal(ix, 1);
+	assert_int_equal(pt_commkind_chan_parse("cpu:7", &ix), PT_CHAN_CPU);
+	assert_int_equal(ix, 7);
+	assert_int_equal(pt_commkind_chan_parse("ncclx", &ix), PT_CHAN_CPU);
+	assert_int_equal(ix, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_coll_words),
 		cmocka_unit_test(test_other_libraries),
 		cmocka_unit_test(test_waits),
+		cmocka_unit_test(test_name_tests),
 		cmocka_unit_test(test_user_rules),
 		cmocka_unit_test(test_reader_and_summary),
 		cmocka_unit_test(test_nsys_reader),

@@ -21,7 +21,7 @@
 #include "analysis/summary.h"
 #include "diagnose/diagnose.h"
 #include "analysis/stats.h"
-#include "diagnose/robust.h"
+#include "analysis/stats.h"
 #include "report/page.h"
 #include "report/report.h"
 #include "util/json.h"
@@ -249,16 +249,65 @@ static void test_z_rel(void **state)
 	assert_true(isinf(pt_robust_z(0.1, 0.0, 0.0, 0.01)));
 	assert_true(pt_robust_z(0.0, 0.0, 0.0, 0.01) == 0);
 	assert_true(isinf(pt_robust_rel(0.1, 0.0)));
-	assert_true(pt_robust_outlier(1.5, &st, PT_DIR_HIGH, &o));
-	assert_false(pt_robust_outlier(0.5, &st, PT_DIR_HIGH, &o));  /* lower: no cost */
-	assert_true(pt_robust_outlier(0.5, &st, PT_DIR_BOTH, &o));
-	assert_true(pt_robust_outlier(0.5, &st, PT_DIR_LOW, &o));
-	assert_false(pt_robust_outlier(1.15, &st, PT_DIR_HIGH, &o)); /* 15% < rel */
+	assert_true(pt_robust_outlier(1.5, &st, PT_DIR_HIGH, o.z, o.rel, o.mad_floor));
+	assert_false(pt_robust_outlier(0.5, &st, PT_DIR_HIGH, o.z, o.rel, o.mad_floor));  /* lower: no cost */
+	assert_true(pt_robust_outlier(0.5, &st, PT_DIR_BOTH, o.z, o.rel, o.mad_floor));
+	assert_true(pt_robust_outlier(0.5, &st, PT_DIR_LOW, o.z, o.rel, o.mad_floor));
+	assert_false(pt_robust_outlier(1.15, &st, PT_DIR_HIGH, o.z, o.rel, o.mad_floor)); /* 15% < rel */
 	st.mad = 0.2;  /* z = 0.6745 * 0.5 / 0.2 = 1.69 < 3.5 */
-	assert_false(pt_robust_outlier(1.5, &st, PT_DIR_HIGH, &o));
+	assert_false(pt_robust_outlier(1.5, &st, PT_DIR_HIGH, o.z, o.rel, o.mad_floor));
+}
+
+/* The limit form of the same rule: med + max(rel med, z max(mad, floor med)
+ * / 0.6745), and x above it is exactly what pt_robust_outlier flags. */
+static void test_limit(void **state)
+{
+	pt_robust st = { .med = 100.0, .mad = 10.0, .n = 9 };
+	double lim = pt_robust_limit(100.0, 10.0, 3.5, 0.2, 0.01);
+
+	(void)state;
+	assert_true(fabs(lim - (100.0 + 35.0 / 0.6745)) < 1e-9);
+	assert_true(pt_robust_limit(100.0, 2.0, 3.5, 0.2, 0.01) == 120.0);  /* rel wins */
+	assert_true(pt_robust_limit(100.0, 0.0, 3.5, 0.0, 0.01) == 100.0 + 3.5 / 0.6745);
+	assert_true(pt_robust_outlier(lim + 1e-6, &st, PT_DIR_HIGH, 3.5, 0.2, 0.01));
+	assert_false(pt_robust_outlier(lim - 1e-6, &st, PT_DIR_HIGH, 3.5, 0.2, 0.01));
 }
 
 /* ---- diagnosis ---------------------------------------------------------------- */
+
+/* "display": the workers' slow-step rule decided here (the page draws it):
+ * steps 100, 101, 99, 100 and 150 ms: median 100, MAD 1 (floored at 1%),
+ * so the limit is the 20% of --rel, 120 ms; only the 150 ms worker is slow.
+ * Two workers are too few to judge: null, nobody slow. */
+static void test_display_slow_steps(void **state)
+{
+	static const double step[] = { 100, 101, 99, 100, 150 };
+	pt_summary *s[5];
+	pt_report *r;
+	const pt_rv *d, *w;
+	char id[16];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		snprintf(id, sizeof(id), "w%zu.json", i);
+		s[i] = mk(id, (int64_t)i, step[i], 0.5);
+	}
+	r = diag(s, 5, NULL);
+	d = get(r, "display", NULL);
+	assert_true(num(pt_rv_get(d, "step threshold (ms)")) == 120.0);
+	for (i = 0, w = pt_rv_get(d, "workers")->child; i < 5; i++, w = w->next) {
+		assert_non_null(w);
+		assert_int_equal(pt_rv_get(w, "slow")->i, i == 4);
+	}
+	pt_report_free(r);
+	r = diag(s, 2, NULL);
+	d = get(r, "display", NULL);
+	assert_int_equal(pt_rv_get(d, "step threshold (ms)")->type, PT_RV_NULL);
+	assert_int_equal(pt_rv_get(pt_rv_get(d, "workers")->child, "slow")->i, 0);
+	pt_report_free(r);
+	free_all(s, 5);
+}
 
 /* Two workers: B runs the GEMM 1.5x slower; leave-one-out against A alone. */
 static void test_two_workers(void **state)
@@ -845,10 +894,11 @@ static void test_hostile_name(void **state)
 	assert_int_equal(pt_page_render(sb.buf, sb.len, &page, &err), PT_OK);
 	assert_int_equal(pt_page_render("{}", 2, &empty, &err), PT_OK);
 	/* Exactly the template's own </script> tags: the name (in the GPU
-	 * Compute section, the finding and the display heatmap) adds none. */
+	 * Compute section, the finding, the display heatmap and display's
+	 * short-name map) adds none. */
 	assert_int_equal(tu_count(page.buf, "</script>"), tu_count(empty.buf, "</script>"));
 	assert_null(strstr(page.buf, "<script>alert"));
-	assert_int_equal(tu_count(page.buf, "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"), 4);
+	assert_int_equal(tu_count(page.buf, "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"), 5);
 	doc = pt_json_parse(sb.buf, sb.len, &err);
 	assert_non_null(doc);
 	k = pt_json_get(pt_json_get(pt_json_get(doc, "GPU Compute"), "detailed report"), "b.json");
@@ -1229,6 +1279,8 @@ int main(void)
 		cmocka_unit_test(test_stats_exact),
 		cmocka_unit_test(test_sorted_median_loo),
 		cmocka_unit_test(test_z_rel),
+		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_display_slow_steps),
 		cmocka_unit_test(test_two_workers),
 		cmocka_unit_test(test_three_workers_memcpy),
 		cmocka_unit_test(test_sixteen_slow_kernel),

@@ -117,6 +117,72 @@ static void test_short_set_rounds(void **state)
 		free(out[i]);
 }
 
+/* The sentence forms of a key (the text report's findings, the Python
+ * section's sentences), exact on real keys of tests/data/gloo. */
+static void test_leaf_forms(void **state)
+{
+	char b[512];
+
+	(void)state;
+	assert_string_equal(pt_name_leaf("/work/main/examples/train_gloo.py: <module>|/work/main/"
+					 "examples/train_gloo.py: main|/work/main/examples/train_gloo.py: "
+					 "load_batch|<built-in function sleep>", b, sizeof(b)),
+			    "<built-in function sleep> in train_gloo.py: load_batch");
+	assert_string_equal(pt_name_leaf("aten::linear|aten::addmm", b, sizeof(b)), "aten::addmm");
+	assert_string_equal(pt_name_leaf(nccl_k, b, sizeof(b)), "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t");
+	assert_string_equal(pt_name_called_from("train_gloo.py: <module>|train_gloo.py: main|"
+						"train_gloo.py: slow_augment", b, sizeof(b)),
+			    "train_gloo.py: slow_augment (called from train_gloo.py: main)");
+	assert_string_equal(pt_name_called_from("aten::mm", b, sizeof(b)), "aten::mm");
+}
+
+/* report.json's "display"."short" (short.c): the keys the page shows, from
+ * the sections, the heatmap, the findings and the critical path, each once,
+ * shortened by names.c; a section's own members are not functions. */
+static void test_short_map(void **state)
+{
+	pt_report *r = pt_report_new();
+	pt_rv *root, *d, *o, *a, *e;
+	const pt_rv *sh;
+
+	(void)state;
+	assert_non_null(r);
+	root = pt_report_root(r);
+	o = pt_rv_obj(r, root, "GPU Compute");
+	a = pt_rv_obj(r, o, "major_kernel_executions");
+	pt_rv_num(r, a, sqrt_k, 1);
+	o = pt_rv_obj(r, root, "Python functions");
+	pt_rv_num(r, o, "Optimizer.step#SGD.step|aten::_foreach_add_", 1);
+	pt_rv_obj(r, o, "abnormal_workers");
+	o = pt_rv_obj(r, root, "CUDA Runtime");
+	pt_rv_num(r, o, "cudaLaunchKernel", 1);
+	o = pt_rv_obj(r, pt_rv_obj(r, root, "Communication"), "nccl");
+	pt_rv_num(r, o, nccl_k, 1);
+	e = pt_rv_obj(r, pt_rv_arr(r, root, "findings"), NULL);
+	pt_rv_str(r, e, "function", "aten::linear|aten::addmm");
+	e = pt_rv_obj(r, pt_rv_arr(r, pt_rv_obj(r, pt_rv_obj(r, pt_rv_obj(r, root, "Critical path"),
+							    "workers"), "w0"), "steps"), NULL);
+	pt_rv_str(r, pt_rv_obj(r, pt_rv_arr(r, e, "functions"), NULL), "name", "Memcpy HtoD (Host -> Device)");
+	d = pt_rv_obj(r, root, "display");
+	e = pt_rv_obj(r, pt_rv_arr(r, pt_rv_obj(r, d, "heatmap"), "functions"), NULL);
+	pt_rv_str(r, e, "key", "aten::linear|aten::addmm");
+	assert_int_equal(pt_report_short_names(r, d), 0);
+	sh = pt_rv_get(d, "short");
+	assert_non_null(sh);
+	assert_int_equal(sh->n, 6);
+	assert_string_equal(pt_rv_get(sh, sqrt_k)->str, "vectorized_elementwise_kernel<\xe2\x80\xa6>");
+	assert_string_equal(pt_rv_get(sh, "Optimizer.step#SGD.step|aten::_foreach_add_")->str,
+			    "aten::_foreach_add_ \xe2\x86\x90 Optimizer.step#SGD.step");
+	assert_string_equal(pt_rv_get(sh, "cudaLaunchKernel")->str, "cudaLaunchKernel");
+	assert_string_equal(pt_rv_get(sh, nccl_k)->str, "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t");
+	assert_string_equal(pt_rv_get(sh, "aten::linear|aten::addmm")->str,
+			    "aten::addmm \xe2\x86\x90 aten::linear");
+	assert_string_equal(pt_rv_get(sh, "Memcpy HtoD (Host -> Device)")->str,
+			    "Memcpy HtoD (Host -> Device)");
+	assert_null(pt_rv_get(sh, "abnormal_workers"));
+	pt_report_free(r);
+}
+
 static void test_fit(void **state)
 {
 	char b[64];
@@ -297,6 +363,8 @@ int main(void)
 		cmocka_unit_test(test_short_set_distinct),
 		cmocka_unit_test(test_short_set_rounds),
 		cmocka_unit_test(test_fit),
+		cmocka_unit_test(test_short_map),
+		cmocka_unit_test(test_leaf_forms),
 		cmocka_unit_test(test_text_people),
 		cmocka_unit_test(test_text_duplicate_ranks),
 	};
