@@ -1430,6 +1430,160 @@ static uint32_t launch_of(cp *c, uint32_t ev)
 	return pos_of(c, c->launch[i].ev);
 }
 
+/* One step back on a CPU lane from t: the deepest frame active there is
+ * on the path; a launch or synchronisation that waited for a GPU event
+ * moves to that event's lane, a frame that joined another thread moves to
+ * it, no frame pops back to the lane that waited for this one.  Updates
+ * *lanep and *tp; 1 when the walk must stop (out of memory). */
+static int walk_cpu(cp *c, uint32_t *lanep, int64_t *tp, uint32_t step_lane)
+{
+	uint32_t lane = *lanep;
+	int64_t t = *tp;
+	int64_t a;
+	uint32_t k = deepest(c, lane, t, &a), g, j;
+	const pt_event *f;
+
+	c->cur_target = NONE;
+	if (k == NONE) {
+		uint32_t nl = pop_lane(c, t, lane, step_lane);
+		if (nl == NONE) {
+			int64_t to = a > c->t0 ? a : c->t0;
+			segment(c, to, t, PT_CP_GAP, NONE, 0);
+			t = to;
+		} else {
+			lane = nl;
+		}
+		goto out;
+	}
+	f = &c->st->ev[c->ord[k]];
+	if (f->kind == PT_K_RUNTIME || f->kind == PT_K_DRIVER) {
+		g = wait_target(c, k);
+		if (g != NONE && cend_of(c, g) > a && cend_of(c, g) <= t) {
+			int64_t e = cend_of(c, g);
+			/* pushed first: the return is part of its wait */
+			if (push_waiter(c, (uint32_t)lane, k, c->ord[g],
+					(uint32_t)lane_of_pos(c, g), e))
+				goto stop;
+			segment(c, e, t, PT_CP_LAUNCH, k, 1);
+			c->cur_target = (uint32_t)(c->nw - 1);
+			lane = (uint32_t)lane_of_pos(c, g);
+			t = e;
+			goto out;
+		}
+		segment(c, a, t, PT_CP_LAUNCH, k, 1);
+		t = a;
+		goto out;
+	}
+	if (f->kind == PT_K_CPU_COMM) {
+		segment(c, a, t, PT_CP_COMM, k, 1);
+		t = a;
+		goto out;
+	}
+	j = join_of(c, lane, k, a, t);
+	if (j != NONE) {
+		int64_t e = cend_of(c, j);
+		uint32_t bl = (uint32_t)lane_of_pos(c, j);
+		if (push_waiter(c, (uint32_t)lane, k, NONE, bl, e))
+			goto stop;
+		segment(c, e, t, PT_CP_CPU, k, 1);
+		lane = bl;
+		t = e;
+		goto out;
+	}
+	segment(c, a, t, PT_CP_CPU, k, 1);
+	t = a;
+out:
+	*lanep = lane;
+	*tp = t;
+	return 0;
+stop:
+	return 1;
+}
+
+/* One step back on a GPU lane from t: the GPU event running there is on
+ * the path; before it, whichever made it wait longest: its predecessor on
+ * the stream, an event on another stream it waited for, or its launch.
+ * Updates *lanep and *tp. */
+static void walk_gpu(cp *c, uint32_t *lanep, int64_t *tp, uint32_t step_lane)
+{
+	uint32_t lane = *lanep;
+	int64_t t = *tp;
+	uint32_t g = gpu_at(c, lane, t), p = NONE, x = NONE, L, xw;
+	int64_t gs, pe = INT64_MIN, lr = INT64_MIN, xe = INT64_MIN, ready;
+	const pt_event *ge;
+	size_t l;
+
+	if (g == NONE) {
+		c->cur_target = NONE;
+		lane = pop_lane(c, t, lane, step_lane);
+		goto out;
+	}
+	ge = &c->st->ev[c->ord[g]];
+	gs = ge->ts;
+	segment(c, gs, t, gpu_kind(ge->kind), g, 0);
+	if (g > c->off[lane]) {
+		p = g - 1;
+		pe = cend_of(c, p) < gs ? cend_of(c, p) : gs;
+	}
+	/* A launch that returned before g started was ready at its
+	 * end; one still running then (a synchronous copy) queued
+	 * g at its start. */
+	L = launch_of(c, c->ord[g]);
+	if (L != NONE)
+		lr = cend_of(c, L) <= gs ? cend_of(c, L) : pos_ts(c, L);
+	ready = pe > lr ? pe : lr;
+	/* a recorded stream wait (cuda_sync) names the stream;
+	 * without one, a start well after both predecessors */
+	xw = L != NONE ? stream_wait(c, (uint32_t)lane, pos_ts(c, L),
+				      p != NONE ? launch_ts(c, c->ord[p]) : INT64_MIN)
+		       : NONE;
+	if (xw != NONE && ready != INT64_MIN) {
+		x = gpu_end_in(c, xw, ready, gs);
+		if (x != NONE)
+			xe = cend_of(c, x);
+	} else if (ready != INT64_MIN && gs - ready > XSTREAM_NS) {
+		for (l = 0; l < c->nl; l++) {
+			uint32_t q;
+			if (l == lane || !c->st->lanes[l].gpu ||
+			    c->st->lanes[l].pid != c->st->lanes[lane].pid)
+				continue;
+			q = gpu_end_in(c, l, ready, gs);
+			if (q != NONE && (x == NONE || cend_of(c, q) > xe)) {
+				x = q;
+				xe = cend_of(c, q);
+			}
+		}
+	}
+	if (p == NONE && L == NONE && x == NONE) {
+		c->cur_target = NONE;
+		t = gs;
+		lane = pop_lane(c, t, lane, step_lane);
+		goto out;
+	}
+	if (p != NONE && pe >= xe && pe >= lr) {
+		if (c->cur_target != NONE && c->w[c->cur_target].target == c->ord[g])
+			c->w[c->cur_target].behind = c->ord[p];
+		c->cur_target = NONE;
+		segment(c, pe, gs, PT_CP_GAP, NONE, 0);
+		t = pe;
+	} else if (x != NONE && xe >= lr) {
+		if (c->cur_target != NONE && c->w[c->cur_target].target == c->ord[g])
+			c->w[c->cur_target].behind = c->ord[x];
+		c->cur_target = NONE;
+		segment(c, xe, gs, PT_CP_GAP, NONE, 0);
+		lane = (uint32_t)lane_of_pos(c, x);
+		t = xe;
+	} else {
+		c->cur_target = NONE;
+		segment(c, lr, gs, PT_CP_LAUNCH, L, 0);
+		lane = (uint32_t)lane_of_pos(c, L);
+		t = lr;
+	}
+out:
+	*lanep = lane;
+	*tp = t;
+}
+
 static void walk(cp *c, uint32_t lane, uint32_t step_lane)
 {
 	int64_t t = c->t1, last_t = INT64_MAX;
@@ -1453,132 +1607,10 @@ static void walk(cp *c, uint32_t lane, uint32_t step_lane)
 			break;
 		}
 		if (!c->st->lanes[lane].gpu) {
-			int64_t a;
-			uint32_t k = deepest(c, lane, t, &a), g, j;
-			const pt_event *f;
-
-			c->cur_target = NONE;
-			if (k == NONE) {
-				uint32_t nl = pop_lane(c, t, lane, step_lane);
-				if (nl == NONE) {
-					int64_t to = a > c->t0 ? a : c->t0;
-					segment(c, to, t, PT_CP_GAP, NONE, 0);
-					t = to;
-				} else {
-					lane = nl;
-				}
-				continue;
-			}
-			f = &c->st->ev[c->ord[k]];
-			if (f->kind == PT_K_RUNTIME || f->kind == PT_K_DRIVER) {
-				g = wait_target(c, k);
-				if (g != NONE && cend_of(c, g) > a && cend_of(c, g) <= t) {
-					int64_t e = cend_of(c, g);
-					/* pushed first: the return is part of its wait */
-					if (push_waiter(c, (uint32_t)lane, k, c->ord[g],
-							(uint32_t)lane_of_pos(c, g), e))
-						break;
-					segment(c, e, t, PT_CP_LAUNCH, k, 1);
-					c->cur_target = (uint32_t)(c->nw - 1);
-					lane = (uint32_t)lane_of_pos(c, g);
-					t = e;
-					continue;
-				}
-				segment(c, a, t, PT_CP_LAUNCH, k, 1);
-				t = a;
-				continue;
-			}
-			if (f->kind == PT_K_CPU_COMM) {
-				segment(c, a, t, PT_CP_COMM, k, 1);
-				t = a;
-				continue;
-			}
-			j = join_of(c, lane, k, a, t);
-			if (j != NONE) {
-				int64_t e = cend_of(c, j);
-				uint32_t bl = (uint32_t)lane_of_pos(c, j);
-				if (push_waiter(c, (uint32_t)lane, k, NONE, bl, e))
-					break;
-				segment(c, e, t, PT_CP_CPU, k, 1);
-				lane = bl;
-				t = e;
-				continue;
-			}
-			segment(c, a, t, PT_CP_CPU, k, 1);
-			t = a;
-			continue;
+			if (walk_cpu(c, &lane, &t, step_lane))
+				break;
 		} else {
-			uint32_t g = gpu_at(c, lane, t), p = NONE, x = NONE, L, xw;
-			int64_t gs, pe = INT64_MIN, lr = INT64_MIN, xe = INT64_MIN, ready;
-			const pt_event *ge;
-			size_t l;
-
-			if (g == NONE) {
-				c->cur_target = NONE;
-				lane = pop_lane(c, t, lane, step_lane);
-				continue;
-			}
-			ge = &c->st->ev[c->ord[g]];
-			gs = ge->ts;
-			segment(c, gs, t, gpu_kind(ge->kind), g, 0);
-			if (g > c->off[lane]) {
-				p = g - 1;
-				pe = cend_of(c, p) < gs ? cend_of(c, p) : gs;
-			}
-			/* A launch that returned before g started was ready at its
-			 * end; one still running then (a synchronous copy) queued
-			 * g at its start. */
-			L = launch_of(c, c->ord[g]);
-			if (L != NONE)
-				lr = cend_of(c, L) <= gs ? cend_of(c, L) : pos_ts(c, L);
-			ready = pe > lr ? pe : lr;
-			/* a recorded stream wait (cuda_sync) names the stream;
-			 * without one, a start well after both predecessors */
-			xw = L != NONE ? stream_wait(c, (uint32_t)lane, pos_ts(c, L),
-						      p != NONE ? launch_ts(c, c->ord[p]) : INT64_MIN)
-				       : NONE;
-			if (xw != NONE && ready != INT64_MIN) {
-				x = gpu_end_in(c, xw, ready, gs);
-				if (x != NONE)
-					xe = cend_of(c, x);
-			} else if (ready != INT64_MIN && gs - ready > XSTREAM_NS) {
-				for (l = 0; l < c->nl; l++) {
-					uint32_t q;
-					if (l == lane || !c->st->lanes[l].gpu ||
-					    c->st->lanes[l].pid != c->st->lanes[lane].pid)
-						continue;
-					q = gpu_end_in(c, l, ready, gs);
-					if (q != NONE && (x == NONE || cend_of(c, q) > xe)) {
-						x = q;
-						xe = cend_of(c, q);
-					}
-				}
-			}
-			if (p == NONE && L == NONE && x == NONE) {
-				c->cur_target = NONE;
-				t = gs;
-				lane = pop_lane(c, t, lane, step_lane);
-				continue;
-			}
-			if (p != NONE && pe >= xe && pe >= lr) {
-				if (c->cur_target != NONE && c->w[c->cur_target].target == c->ord[g])
-					c->w[c->cur_target].behind = c->ord[p];
-				c->cur_target = NONE;
-				segment(c, pe, gs, PT_CP_GAP, NONE, 0);
-				t = pe;
-			} else if (x != NONE && xe >= lr) {
-				if (c->cur_target != NONE && c->w[c->cur_target].target == c->ord[g])
-					c->w[c->cur_target].behind = c->ord[x];
-				c->cur_target = NONE;
-				segment(c, xe, gs, PT_CP_GAP, NONE, 0);
-				lane = (uint32_t)lane_of_pos(c, x);
-				t = xe;
-			} else {
-				c->cur_target = NONE;
-				segment(c, lr, gs, PT_CP_LAUNCH, L, 0);
-				lane = (uint32_t)lane_of_pos(c, L);
-				t = lr;
-			}
+			walk_gpu(c, &lane, &t, step_lane);
 		}
 	}
 }
