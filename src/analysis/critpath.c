@@ -339,38 +339,47 @@ static int merge_runs(const pt_store *st, uint32_t *o, size_t m, size_t inv, con
 	return 0;
 }
 
-/* Per lane order, parents, clipped ends, roots, correlation tables. */
-static int index_build(cp *c)
+/* index_build's scratch, shared by its passes: per lane the fill count,
+ * the span of starts, how many starts go back in time and the last start;
+ * the nesting stack; the roots' count; the frames handed to patterns.c. */
+typedef struct ixb {
+	size_t n;                 /* events that take part */
+	size_t *fill;
+	int64_t *llo, *lhi, *lprev;
+	size_t *lin;
+	uint64_t *runbit;         /* positions in ord where a lane's run starts */
+	size_t *nrest;            /* per lane: frames apart (fr->rest) */
+	pt_order po;
+	uint32_t *stk;
+	int64_t *stkend;
+	size_t stkcap, stkendcap, rootcap, rendcap, nroots;
+	uint64_t *frbit;          /* c->frbit, held here */
+	size_t pn;                /* frames handed to patterns.c */
+	int sat;                  /* some frame's end saturated */
+} ixb;
+
+/* Count the events per lane (c->off as offsets), the launches and GPU
+ * events with correlation ids, and allocate what the fill pass writes.
+ * -1 when out of memory or too large. */
+static int index_alloc(cp *c, ixb *b)
 {
 	const pt_store *st = c->st;
-	size_t i, l, n = 0, nroots = 0, *fill = NULL;
-	size_t stkcap = 0, stkendcap = 0, rootcap = 0, rendcap = 0;
-	pt_order po;
-	uint32_t *stk = NULL;
-	int64_t *stkend = NULL, *llo = NULL, *lhi = NULL, *lprev = NULL;
-	size_t *lin = NULL;
-	uint64_t *runbit = NULL;  /* positions in ord where a lane's run starts */
 	pt_frame_order *fr = c->fr;
-	uint64_t *frbit = NULL;   /* c->frbit, the count and the window, held here */
-	int64_t *frts = NULL;
-	size_t pn = 0, *nrest = NULL;
-	int64_t w0 = c->win.start, w1 = c->win.end;
-	int rc = -1, sat = 0;
+	size_t i, l;
 
-	memset(&po, 0, sizeof(po));  /* pt_order_free: safe on it */
 	c->nl = st->nlanes;
 	c->off = x_calloc(c->nl + 1, sizeof(*c->off));
 	c->hint = x_calloc(c->nl + 1, sizeof(*c->hint));
 	c->roff = x_calloc(c->nl + 1, sizeof(*c->roff));
-	fill = x_calloc(c->nl + 1, sizeof(*fill));
-	if (!c->off || !c->roff || !fill || !c->hint)
-		goto out;
+	b->fill = x_calloc(c->nl + 1, sizeof(*b->fill));
+	if (!c->off || !c->roff || !b->fill || !c->hint)
+		return -1;
 	for (i = 0; i < st->n; i++) {
 		const pt_event *e = &st->ev[i];
 		if (!takes_part(st, e))
 			continue;
 		c->off[e->lane + 1]++;
-		n++;
+		b->n++;
 		if (e->corr) {
 			if (st->lanes[e->lane].gpu)
 				c->ngpuev++;
@@ -380,44 +389,59 @@ static int index_build(cp *c)
 	}
 	for (l = 0; l < c->nl; l++)
 		c->off[l + 1] += c->off[l];
-	c->ord = x_malloc((n + 1) * sizeof(*c->ord));
-	c->parent = x_malloc((n + 1) * sizeof(*c->parent));
+	c->ord = x_malloc((b->n + 1) * sizeof(*c->ord));
+	c->parent = x_malloc((b->n + 1) * sizeof(*c->parent));
 	if (fr) {
 		/* a bit per position: order_give compacts ord by them */
-		c->frbit = x_calloc(n / 64 + 1, sizeof(*c->frbit));
+		c->frbit = x_calloc(b->n / 64 + 1, sizeof(*c->frbit));
 		fr->off = x_calloc(c->nl + 1, sizeof(*fr->off));
-		nrest = x_calloc(c->nl + 1, sizeof(*nrest));
-		if (!c->frbit || !fr->off || !nrest)
-			goto out;
-		frbit = c->frbit;
+		b->nrest = x_calloc(c->nl + 1, sizeof(*b->nrest));
+		if (!c->frbit || !fr->off || !b->nrest)
+			return -1;
+		b->frbit = c->frbit;
 	}
 	c->launch = x_malloc((c->nlaunch + 1) * sizeof(*c->launch));
 	c->gpuev = x_malloc((c->ngpuev + 1) * sizeof(*c->gpuev));
 	if (!c->ord || !c->parent || !c->launch || !c->gpuev)
-		goto out;
+		return -1;
 	c->nlaunch = c->ngpuev = 0;
 	/* per lane, while the store is read in order: the span of starts and
 	 * how many are out of order (a pass through ord later would touch the
 	 * events in lane order: a cache miss each) */
-	llo = x_malloc((c->nl + 1) * sizeof(*llo));
-	lhi = x_malloc((c->nl + 1) * sizeof(*lhi));
-	lin = x_calloc(c->nl + 1, sizeof(*lin));
-	lprev = x_calloc(c->nl + 1, sizeof(*lprev));
-	if (!llo || !lhi || !lin || !lprev)
-		goto out;
+	b->llo = x_malloc((c->nl + 1) * sizeof(*b->llo));
+	b->lhi = x_malloc((c->nl + 1) * sizeof(*b->lhi));
+	b->lin = x_calloc(c->nl + 1, sizeof(*b->lin));
+	b->lprev = x_calloc(c->nl + 1, sizeof(*b->lprev));
+	if (!b->llo || !b->lhi || !b->lin || !b->lprev)
+		return -1;
 	for (l = 0; l < c->nl; l++) {
-		llo[l] = INT64_MAX;
-		lhi[l] = INT64_MIN;
+		b->llo[l] = INT64_MAX;
+		b->lhi[l] = INT64_MIN;
 	}
 	/* the step events too, for the walk's step threads: a pass of their
 	 * own over the store was 2.4% of summarize's D1 read misses
 	 * (cachegrind, dlrm0_40M) */
 	if (st->nsteps > (SIZE_MAX / sizeof(*c->sev) - 1) / 2)
-		goto out;
+		return -1;
 	c->sev = x_malloc((2 * st->nsteps + 1) * sizeof(*c->sev));
-	runbit = x_calloc(n / 64 + 1, sizeof(*runbit));
-	if (!c->sev || !runbit)
-		goto out;
+	b->runbit = x_calloc(b->n / 64 + 1, sizeof(*b->runbit));
+	if (!c->sev || !b->runbit)
+		return -1;
+	return 0;
+}
+
+/* One pass over the store in order: each lane's events into ord in file
+ * order (where a start goes back in time marked in runbit), the step
+ * events, the frames patterns.c nests apart, and the correlation tables,
+ * sorted by id.  -1 when out of memory. */
+static int index_fill(cp *c, ixb *b)
+{
+	const pt_store *st = c->st;
+	pt_frame_order *fr = c->fr;
+	size_t i, *fill = b->fill, *lin = b->lin, *nrest = b->nrest;
+	int64_t *llo = b->llo, *lhi = b->lhi, *lprev = b->lprev;
+	uint64_t *runbit = b->runbit;
+
 	for (i = 0; i < st->n; i++) {
 		const pt_event *e = &st->ev[i];
 		if (e->kind == PT_K_STEP && c->nsev < 2 * st->nsteps)
@@ -428,7 +452,7 @@ static int index_build(cp *c)
 			if (fr && pt_frame_nests(e->kind) && pt_window_hits(&c->win, e->ts, e->dur)) {
 				if (fr->nrest == fr->restcap &&
 				    X_GROW(fr->rest, fr->restcap, fr->nrest + 1))
-					goto out;
+					return -1;
 				fr->rest[fr->nrest++] = (uint32_t)i;
 				if (e->lane < c->nl)
 					nrest[e->lane]++;
@@ -459,6 +483,155 @@ static int index_build(cp *c)
 		qsort(c->launch, c->nlaunch, sizeof(*c->launch), corr_cmp);
 	if (!corr_sorted(c->gpuev, c->ngpuev))
 		qsort(c->gpuev, c->ngpuev, sizeof(*c->gpuev), corr_cmp);
+	return 0;
+}
+
+/* Lane l's events in start order: up to m/8 descents the runs are merged,
+ * beyond that a radix sort by start (b->po keeps the keys; *radix set).
+ * -1 when out of memory. */
+static int lane_sort(cp *c, ixb *b, size_t l, int *radix)
+{
+	const pt_store *st = c->st;
+	uint32_t *o = c->ord + c->off[l];
+	size_t m = c->off[l + 1] - c->off[l], k;
+	int64_t lo = b->llo[l], hi = b->lhi[l];
+	size_t inv = b->lin[l];
+	uint32_t *cp_;
+
+	*radix = 0;
+	if (inv && inv <= m / 8) {
+		if (merge_runs(st, o, m, inv, b->runbit, c->off[l]))
+			return -1;
+		inv = 0;
+	}
+	if (!inv)
+		return 0;
+	cp_ = x_malloc(m * sizeof(*cp_));
+	if (!cp_ || pt_order_init(&b->po, m, (uint64_t)hi - (uint64_t)lo)) {
+		x_free(cp_);
+		return -1;
+	}
+	for (k = 0; k < m; k++)
+		pt_order_set(&b->po, k, (uint64_t)st->ev[o[k]].ts - (uint64_t)lo);
+	pt_order_sort(&b->po);
+	memcpy(cp_, o, m * sizeof(*cp_));
+	for (k = 0; k < m; k++)
+		o[k] = cp_[pt_order_at(&b->po, k)];
+	x_free(cp_);
+	*radix = 1;
+	return 0;
+}
+
+/* Lane l, sorted: the runs of equal starts by length and kind
+ * (insertion), then, while a run's events are at hand, their parents, the
+ * clipped ends, the roots and patterns.c's frames.  The stack and the
+ * counts live in locals across the loop and go back to b at the end.
+ * -1 when out of memory. */
+static int lane_nest(cp *c, ixb *b, size_t l, int radix, int64_t *frts)
+{
+	const pt_store *st = c->st;
+	uint32_t *o = c->ord + c->off[l];
+	size_t m = c->off[l + 1] - c->off[l], k, a, ns = 0;
+	int gpu = st->lanes[l].gpu;
+	const pt_order *po = &b->po;
+	uint64_t *frbit = b->frbit;
+	uint32_t *stk = b->stk;
+	int64_t *stkend = b->stkend;
+	size_t stkcap = b->stkcap, stkendcap = b->stkendcap, rootcap = b->rootcap;
+	size_t rendcap = b->rendcap, nroots = b->nroots, pn = b->pn;
+	int64_t w0 = c->win.start, w1 = c->win.end;
+	int sat = b->sat, rc = -1;
+
+	/* runs of equal starts: from the sorted keys when there are any
+	 * (o is in time order now, the events are not) */
+	for (a = 0; a < m; a = k) {
+		size_t bb, j;
+		if (a + PF_AHEAD < m)
+			__builtin_prefetch(&st->ev[o[a + PF_AHEAD]]);
+		if (radix)
+			for (k = a + 1; k < m && order_key(po, k) == order_key(po, a); k++)
+				;
+		else
+			for (k = a + 1; k < m && st->ev[o[k]].ts == st->ev[o[a]].ts; k++)
+				;
+		for (bb = a + 1; bb < k; bb++) {
+			uint32_t x = o[bb];
+			for (j = bb; j > a && ord_cmp(&o[j - 1], &x, (void *)st->ev) > 0; j--)
+				o[j] = o[j - 1];
+			o[j] = x;
+		}
+		for (bb = a; bb < k; bb++) {
+			size_t q = c->off[l] + bb;
+			const pt_event *e;
+			int64_t end;
+			c->parent[q] = NONE;
+			if (gpu)
+				continue;
+			e = &st->ev[o[bb]];
+			end = ev_end(e);
+			/* patterns.c's frames in its nest order, while the
+			 * event is at hand (its own sort of them was 2.7% of
+			 * summarize's samples on tf_200M, perf) */
+			if (frbit && pt_frame_nests(e->kind) && e->ts < w1 && end > w0) {
+				sat |= end == INT64_MAX; /* a clipped length orders otherwise */
+				frbit[q >> 6] |= 1ULL << (q & 63);
+				if (frts)
+					frts[pn] = e->ts;
+				pn++;
+			}
+			while (ns && stkend[ns - 1] <= e->ts)
+				ns--;
+			if (ns) {
+				c->parent[q] = stk[ns - 1];
+				if (end > stkend[ns - 1]) {
+					end = stkend[ns - 1];
+					if (c->nclip == c->clipcap &&
+					    X_GROW(c->clip, c->clipcap, c->nclip + 1))
+						goto out;
+					c->clip[c->nclip].pos = (uint32_t)q;
+					c->clip[c->nclip++].end = end;
+					c->clipbit[q >> 6] |= 1ULL << (q & 63);
+				}
+			} else {
+				if (X_GROW(c->roots, rootcap, nroots + 1) ||
+				    X_GROW(c->rend, rendcap, nroots + 1))
+					goto out;
+				c->rend[nroots] = end;  /* a root is never clipped */
+				c->roots[nroots++] = (uint32_t)q;
+			}
+			/* the stack grows to the lane's depth (it was sized
+			 * for every event: 12 bytes each) */
+			if (X_GROW(stk, stkcap, ns + 1) || X_GROW(stkend, stkendcap, ns + 1))
+				goto out;
+			stkend[ns] = end;
+			stk[ns++] = (uint32_t)q;
+		}
+	}
+	rc = 0;
+out:
+	b->stk = stk;
+	b->stkend = stkend;
+	b->stkcap = stkcap;
+	b->stkendcap = stkendcap;
+	b->rootcap = rootcap;
+	b->rendcap = rendcap;
+	b->nroots = nroots;
+	b->pn = pn;
+	b->sat = sat;
+	return rc;
+}
+
+/* Per lane order, parents, clipped ends, roots, correlation tables. */
+static int index_build(cp *c)
+{
+	pt_frame_order *fr = c->fr;
+	ixb b;
+	size_t l;
+	int rc = -1;
+
+	memset(&b, 0, sizeof(b));  /* pt_order_free: safe on b.po */
+	if (index_alloc(c, &b) || index_fill(c, &b))
+		goto out;
 
 	/* Each lane in start order, then the short runs of equal starts by
 	 * length and kind (insertion).  Kineto writes a thread's Python
@@ -474,119 +647,36 @@ static int index_build(cp *c)
 	 * (a cache miss each: a fifth of pt_cpath_build's CPU samples on the
 	 * bench DLRM trace; cachegrind's D1 read misses in it 656 k -> 580 k
 	 * on dlrm0_40M). */
-	c->clipbit = x_calloc(n / 64 + 1, sizeof(*c->clipbit));
+	c->clipbit = x_calloc(b.n / 64 + 1, sizeof(*c->clipbit));
 	if (!c->clipbit)
 		goto out;
 	for (l = 0; l < c->nl; l++) {
-		uint32_t *o = c->ord + c->off[l];
-		size_t m = c->off[l + 1] - c->off[l], k, a, ns = 0;
-		int64_t lo = llo[l], hi = lhi[l];
-		size_t inv = lin[l];
-		int radix = 0, gpu = st->lanes[l].gpu;
-		if (inv && inv <= m / 8) {
-			if (merge_runs(st, o, m, inv, runbit, c->off[l]))
-				goto out;
-			inv = 0;
-		}
-		if (inv) {
-			uint32_t *cp_ = x_malloc(m * sizeof(*cp_));
-			if (!cp_ || pt_order_init(&po, m, (uint64_t)hi - (uint64_t)lo)) {
-				x_free(cp_);
-				goto out;
-			}
-			for (k = 0; k < m; k++)
-				pt_order_set(&po, k, (uint64_t)st->ev[o[k]].ts - (uint64_t)lo);
-			pt_order_sort(&po);
-			memcpy(cp_, o, m * sizeof(*cp_));
-			for (k = 0; k < m; k++)
-				o[k] = cp_[pt_order_at(&po, k)];
-			x_free(cp_);
-			radix = 1;
-		}
-		c->roff[l] = nroots;
+		int64_t *frts = NULL;
+		int radix;
+
+		if (lane_sort(c, &b, l, &radix))
+			goto out;
+		c->roff[l] = b.nroots;
 		if (fr) {
-			fr->off[l] = pn;
+			fr->off[l] = b.pn;
 			/* a lane with rest to merge in: its frames' starts, kept
 			 * while each is at hand (the merge read them from the
 			 * events: a cache miss per frame) */
-			if (nrest[l] && !c->frts) {
-				c->frts = x_malloc((n + 1) * sizeof(*c->frts));
+			if (b.nrest[l] && !c->frts) {
+				c->frts = x_malloc((b.n + 1) * sizeof(*c->frts));
 				if (!c->frts)
 					goto out;
 			}
-			frts = nrest[l] ? c->frts : NULL;
+			frts = b.nrest[l] ? c->frts : NULL;
 		}
-		/* runs of equal starts: from the sorted keys when there are any
-		 * (o is in time order now, the events are not) */
-		for (a = 0; a < m; a = k) {
-			size_t b, j;
-			if (a + PF_AHEAD < m)
-				__builtin_prefetch(&st->ev[o[a + PF_AHEAD]]);
-			if (radix)
-				for (k = a + 1; k < m && order_key(&po, k) == order_key(&po, a); k++)
-					;
-			else
-				for (k = a + 1; k < m && st->ev[o[k]].ts == st->ev[o[a]].ts; k++)
-					;
-			for (b = a + 1; b < k; b++) {
-				uint32_t x = o[b];
-				for (j = b; j > a && ord_cmp(&o[j - 1], &x, (void *)st->ev) > 0; j--)
-					o[j] = o[j - 1];
-				o[j] = x;
-			}
-			for (b = a; b < k; b++) {
-				size_t q = c->off[l] + b;
-				const pt_event *e;
-				int64_t end;
-				c->parent[q] = NONE;
-				if (gpu)
-					continue;
-				e = &st->ev[o[b]];
-				end = ev_end(e);
-				/* patterns.c's frames in its nest order, while the
-				 * event is at hand (its own sort of them was 2.7% of
-				 * summarize's samples on tf_200M, perf) */
-				if (frbit && pt_frame_nests(e->kind) && e->ts < w1 && end > w0) {
-					sat |= end == INT64_MAX; /* a clipped length orders otherwise */
-					frbit[q >> 6] |= 1ULL << (q & 63);
-					if (frts)
-						frts[pn] = e->ts;
-					pn++;
-				}
-				while (ns && stkend[ns - 1] <= e->ts)
-					ns--;
-				if (ns) {
-					c->parent[q] = stk[ns - 1];
-					if (end > stkend[ns - 1]) {
-						end = stkend[ns - 1];
-						if (c->nclip == c->clipcap &&
-						    X_GROW(c->clip, c->clipcap, c->nclip + 1))
-							goto out;
-						c->clip[c->nclip].pos = (uint32_t)q;
-						c->clip[c->nclip++].end = end;
-						c->clipbit[q >> 6] |= 1ULL << (q & 63);
-					}
-				} else {
-					if (X_GROW(c->roots, rootcap, nroots + 1) ||
-					    X_GROW(c->rend, rendcap, nroots + 1))
-						goto out;
-					c->rend[nroots] = end;  /* a root is never clipped */
-					c->roots[nroots++] = (uint32_t)q;
-				}
-				/* the stack grows to the lane's depth (it was sized
-				 * for every event: 12 bytes each) */
-				if (X_GROW(stk, stkcap, ns + 1) || X_GROW(stkend, stkendcap, ns + 1))
-					goto out;
-				stkend[ns] = end;
-				stk[ns++] = (uint32_t)q;
-			}
-		}
-		pt_order_free(&po);
+		if (lane_nest(c, &b, l, radix, frts))
+			goto out;
+		pt_order_free(&b.po);
 	}
-	c->roff[c->nl] = nroots;
+	c->roff[c->nl] = b.nroots;
 	if (fr) {
-		fr->off[c->nl] = fr->n = pn;
-		c->frok = !sat;
+		fr->off[c->nl] = fr->n = b.pn;
+		c->frok = !b.sat;
 	}
 	c->jl = x_malloc((c->nl + 1) * sizeof(*c->jl));
 	c->rh = x_calloc(c->nl + 1, sizeof(*c->rh));
@@ -597,16 +687,16 @@ static int index_build(cp *c)
 			c->jl[c->njl++] = (uint32_t)l;
 	rc = 0;
 out:
-	pt_order_free(&po);
-	x_free(nrest);
-	x_free(runbit);
-	x_free(lprev);
-	x_free(lin);
-	x_free(lhi);
-	x_free(llo);
-	x_free(stkend);
-	x_free(stk);
-	x_free(fill);
+	pt_order_free(&b.po);
+	x_free(b.nrest);
+	x_free(b.runbit);
+	x_free(b.lprev);
+	x_free(b.lin);
+	x_free(b.lhi);
+	x_free(b.llo);
+	x_free(b.stkend);
+	x_free(b.stk);
+	x_free(b.fill);
 	return rc;
 }
 
@@ -1340,6 +1430,160 @@ static uint32_t launch_of(cp *c, uint32_t ev)
 	return pos_of(c, c->launch[i].ev);
 }
 
+/* One step back on a CPU lane from t: the deepest frame active there is
+ * on the path; a launch or synchronisation that waited for a GPU event
+ * moves to that event's lane, a frame that joined another thread moves to
+ * it, no frame pops back to the lane that waited for this one.  Updates
+ * *lanep and *tp; 1 when the walk must stop (out of memory). */
+static int walk_cpu(cp *c, uint32_t *lanep, int64_t *tp, uint32_t step_lane)
+{
+	uint32_t lane = *lanep;
+	int64_t t = *tp;
+	int64_t a;
+	uint32_t k = deepest(c, lane, t, &a), g, j;
+	const pt_event *f;
+
+	c->cur_target = NONE;
+	if (k == NONE) {
+		uint32_t nl = pop_lane(c, t, lane, step_lane);
+		if (nl == NONE) {
+			int64_t to = a > c->t0 ? a : c->t0;
+			segment(c, to, t, PT_CP_GAP, NONE, 0);
+			t = to;
+		} else {
+			lane = nl;
+		}
+		goto out;
+	}
+	f = &c->st->ev[c->ord[k]];
+	if (f->kind == PT_K_RUNTIME || f->kind == PT_K_DRIVER) {
+		g = wait_target(c, k);
+		if (g != NONE && cend_of(c, g) > a && cend_of(c, g) <= t) {
+			int64_t e = cend_of(c, g);
+			/* pushed first: the return is part of its wait */
+			if (push_waiter(c, (uint32_t)lane, k, c->ord[g],
+					(uint32_t)lane_of_pos(c, g), e))
+				goto stop;
+			segment(c, e, t, PT_CP_LAUNCH, k, 1);
+			c->cur_target = (uint32_t)(c->nw - 1);
+			lane = (uint32_t)lane_of_pos(c, g);
+			t = e;
+			goto out;
+		}
+		segment(c, a, t, PT_CP_LAUNCH, k, 1);
+		t = a;
+		goto out;
+	}
+	if (f->kind == PT_K_CPU_COMM) {
+		segment(c, a, t, PT_CP_COMM, k, 1);
+		t = a;
+		goto out;
+	}
+	j = join_of(c, lane, k, a, t);
+	if (j != NONE) {
+		int64_t e = cend_of(c, j);
+		uint32_t bl = (uint32_t)lane_of_pos(c, j);
+		if (push_waiter(c, (uint32_t)lane, k, NONE, bl, e))
+			goto stop;
+		segment(c, e, t, PT_CP_CPU, k, 1);
+		lane = bl;
+		t = e;
+		goto out;
+	}
+	segment(c, a, t, PT_CP_CPU, k, 1);
+	t = a;
+out:
+	*lanep = lane;
+	*tp = t;
+	return 0;
+stop:
+	return 1;
+}
+
+/* One step back on a GPU lane from t: the GPU event running there is on
+ * the path; before it, whichever made it wait longest: its predecessor on
+ * the stream, an event on another stream it waited for, or its launch.
+ * Updates *lanep and *tp. */
+static void walk_gpu(cp *c, uint32_t *lanep, int64_t *tp, uint32_t step_lane)
+{
+	uint32_t lane = *lanep;
+	int64_t t = *tp;
+	uint32_t g = gpu_at(c, lane, t), p = NONE, x = NONE, L, xw;
+	int64_t gs, pe = INT64_MIN, lr = INT64_MIN, xe = INT64_MIN, ready;
+	const pt_event *ge;
+	size_t l;
+
+	if (g == NONE) {
+		c->cur_target = NONE;
+		lane = pop_lane(c, t, lane, step_lane);
+		goto out;
+	}
+	ge = &c->st->ev[c->ord[g]];
+	gs = ge->ts;
+	segment(c, gs, t, gpu_kind(ge->kind), g, 0);
+	if (g > c->off[lane]) {
+		p = g - 1;
+		pe = cend_of(c, p) < gs ? cend_of(c, p) : gs;
+	}
+	/* A launch that returned before g started was ready at its
+	 * end; one still running then (a synchronous copy) queued
+	 * g at its start. */
+	L = launch_of(c, c->ord[g]);
+	if (L != NONE)
+		lr = cend_of(c, L) <= gs ? cend_of(c, L) : pos_ts(c, L);
+	ready = pe > lr ? pe : lr;
+	/* a recorded stream wait (cuda_sync) names the stream;
+	 * without one, a start well after both predecessors */
+	xw = L != NONE ? stream_wait(c, (uint32_t)lane, pos_ts(c, L),
+				      p != NONE ? launch_ts(c, c->ord[p]) : INT64_MIN)
+		       : NONE;
+	if (xw != NONE && ready != INT64_MIN) {
+		x = gpu_end_in(c, xw, ready, gs);
+		if (x != NONE)
+			xe = cend_of(c, x);
+	} else if (ready != INT64_MIN && gs - ready > XSTREAM_NS) {
+		for (l = 0; l < c->nl; l++) {
+			uint32_t q;
+			if (l == lane || !c->st->lanes[l].gpu ||
+			    c->st->lanes[l].pid != c->st->lanes[lane].pid)
+				continue;
+			q = gpu_end_in(c, l, ready, gs);
+			if (q != NONE && (x == NONE || cend_of(c, q) > xe)) {
+				x = q;
+				xe = cend_of(c, q);
+			}
+		}
+	}
+	if (p == NONE && L == NONE && x == NONE) {
+		c->cur_target = NONE;
+		t = gs;
+		lane = pop_lane(c, t, lane, step_lane);
+		goto out;
+	}
+	if (p != NONE && pe >= xe && pe >= lr) {
+		if (c->cur_target != NONE && c->w[c->cur_target].target == c->ord[g])
+			c->w[c->cur_target].behind = c->ord[p];
+		c->cur_target = NONE;
+		segment(c, pe, gs, PT_CP_GAP, NONE, 0);
+		t = pe;
+	} else if (x != NONE && xe >= lr) {
+		if (c->cur_target != NONE && c->w[c->cur_target].target == c->ord[g])
+			c->w[c->cur_target].behind = c->ord[x];
+		c->cur_target = NONE;
+		segment(c, xe, gs, PT_CP_GAP, NONE, 0);
+		lane = (uint32_t)lane_of_pos(c, x);
+		t = xe;
+	} else {
+		c->cur_target = NONE;
+		segment(c, lr, gs, PT_CP_LAUNCH, L, 0);
+		lane = (uint32_t)lane_of_pos(c, L);
+		t = lr;
+	}
+out:
+	*lanep = lane;
+	*tp = t;
+}
+
 static void walk(cp *c, uint32_t lane, uint32_t step_lane)
 {
 	int64_t t = c->t1, last_t = INT64_MAX;
@@ -1363,132 +1607,10 @@ static void walk(cp *c, uint32_t lane, uint32_t step_lane)
 			break;
 		}
 		if (!c->st->lanes[lane].gpu) {
-			int64_t a;
-			uint32_t k = deepest(c, lane, t, &a), g, j;
-			const pt_event *f;
-
-			c->cur_target = NONE;
-			if (k == NONE) {
-				uint32_t nl = pop_lane(c, t, lane, step_lane);
-				if (nl == NONE) {
-					int64_t to = a > c->t0 ? a : c->t0;
-					segment(c, to, t, PT_CP_GAP, NONE, 0);
-					t = to;
-				} else {
-					lane = nl;
-				}
-				continue;
-			}
-			f = &c->st->ev[c->ord[k]];
-			if (f->kind == PT_K_RUNTIME || f->kind == PT_K_DRIVER) {
-				g = wait_target(c, k);
-				if (g != NONE && cend_of(c, g) > a && cend_of(c, g) <= t) {
-					int64_t e = cend_of(c, g);
-					/* pushed first: the return is part of its wait */
-					if (push_waiter(c, (uint32_t)lane, k, c->ord[g],
-							(uint32_t)lane_of_pos(c, g), e))
-						break;
-					segment(c, e, t, PT_CP_LAUNCH, k, 1);
-					c->cur_target = (uint32_t)(c->nw - 1);
-					lane = (uint32_t)lane_of_pos(c, g);
-					t = e;
-					continue;
-				}
-				segment(c, a, t, PT_CP_LAUNCH, k, 1);
-				t = a;
-				continue;
-			}
-			if (f->kind == PT_K_CPU_COMM) {
-				segment(c, a, t, PT_CP_COMM, k, 1);
-				t = a;
-				continue;
-			}
-			j = join_of(c, lane, k, a, t);
-			if (j != NONE) {
-				int64_t e = cend_of(c, j);
-				uint32_t bl = (uint32_t)lane_of_pos(c, j);
-				if (push_waiter(c, (uint32_t)lane, k, NONE, bl, e))
-					break;
-				segment(c, e, t, PT_CP_CPU, k, 1);
-				lane = bl;
-				t = e;
-				continue;
-			}
-			segment(c, a, t, PT_CP_CPU, k, 1);
-			t = a;
-			continue;
+			if (walk_cpu(c, &lane, &t, step_lane))
+				break;
 		} else {
-			uint32_t g = gpu_at(c, lane, t), p = NONE, x = NONE, L, xw;
-			int64_t gs, pe = INT64_MIN, lr = INT64_MIN, xe = INT64_MIN, ready;
-			const pt_event *ge;
-			size_t l;
-
-			if (g == NONE) {
-				c->cur_target = NONE;
-				lane = pop_lane(c, t, lane, step_lane);
-				continue;
-			}
-			ge = &c->st->ev[c->ord[g]];
-			gs = ge->ts;
-			segment(c, gs, t, gpu_kind(ge->kind), g, 0);
-			if (g > c->off[lane]) {
-				p = g - 1;
-				pe = cend_of(c, p) < gs ? cend_of(c, p) : gs;
-			}
-			/* A launch that returned before g started was ready at its
-			 * end; one still running then (a synchronous copy) queued
-			 * g at its start. */
-			L = launch_of(c, c->ord[g]);
-			if (L != NONE)
-				lr = cend_of(c, L) <= gs ? cend_of(c, L) : pos_ts(c, L);
-			ready = pe > lr ? pe : lr;
-			/* a recorded stream wait (cuda_sync) names the stream;
-			 * without one, a start well after both predecessors */
-			xw = L != NONE ? stream_wait(c, (uint32_t)lane, pos_ts(c, L),
-						      p != NONE ? launch_ts(c, c->ord[p]) : INT64_MIN)
-				       : NONE;
-			if (xw != NONE && ready != INT64_MIN) {
-				x = gpu_end_in(c, xw, ready, gs);
-				if (x != NONE)
-					xe = cend_of(c, x);
-			} else if (ready != INT64_MIN && gs - ready > XSTREAM_NS) {
-				for (l = 0; l < c->nl; l++) {
-					uint32_t q;
-					if (l == lane || !c->st->lanes[l].gpu ||
-					    c->st->lanes[l].pid != c->st->lanes[lane].pid)
-						continue;
-					q = gpu_end_in(c, l, ready, gs);
-					if (q != NONE && (x == NONE || cend_of(c, q) > xe)) {
-						x = q;
-						xe = cend_of(c, q);
-					}
-				}
-			}
-			if (p == NONE && L == NONE && x == NONE) {
-				c->cur_target = NONE;
-				t = gs;
-				lane = pop_lane(c, t, lane, step_lane);
-				continue;
-			}
-			if (p != NONE && pe >= xe && pe >= lr) {
-				if (c->cur_target != NONE && c->w[c->cur_target].target == c->ord[g])
-					c->w[c->cur_target].behind = c->ord[p];
-				c->cur_target = NONE;
-				segment(c, pe, gs, PT_CP_GAP, NONE, 0);
-				t = pe;
-			} else if (x != NONE && xe >= lr) {
-				if (c->cur_target != NONE && c->w[c->cur_target].target == c->ord[g])
-					c->w[c->cur_target].behind = c->ord[x];
-				c->cur_target = NONE;
-				segment(c, xe, gs, PT_CP_GAP, NONE, 0);
-				lane = (uint32_t)lane_of_pos(c, x);
-				t = xe;
-			} else {
-				c->cur_target = NONE;
-				segment(c, lr, gs, PT_CP_LAUNCH, L, 0);
-				lane = (uint32_t)lane_of_pos(c, L);
-				t = lr;
-			}
+			walk_gpu(c, &lane, &t, step_lane);
 		}
 	}
 }

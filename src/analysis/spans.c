@@ -90,15 +90,146 @@ static size_t step_of(const int64_t *a, const int64_t *b, size_t n, int64_t t, s
 	return k < n && t >= a[k] ? k : SIZE_MAX;
 }
 
+/* Spans: inside one step, not inside another kept frame; per step
+ * the longest SPANS_PER_STEP, written by start (c is reordered).  The
+ * steps' bounds are sa/sb (ns of them).  PT_ENOMEM or 0. */
+static int keep_spans(pt_sum_tl *tl, cand *c, size_t nc, const int64_t *sa, const int64_t *sb,
+		      size_t ns, const pt_window *w)
+{
+	size_t m = 0, a, q, i, hint = 0;
+	int64_t top_end = INT64_MIN;
+
+	if (nc)
+		qsort(c, nc, sizeof(*c), cand_cmp);
+	for (i = 0; i < nc; i++) {
+		size_t st_ = step_of(sa, sb, ns, c[i].ts, &hint);
+		if (st_ == SIZE_MAX || c[i].ts + c[i].dur > sb[st_] || c[i].ts < top_end)
+			continue;
+		top_end = c[i].ts + c[i].dur;
+		c[m++] = c[i];
+	}
+	nc = m;
+	tl->spans = x_malloc((nc ? nc : 1) * 4 * sizeof(*tl->spans));
+	if (!tl->spans)
+		return PT_ENOMEM;
+	/* Per step: the longest first, cut, then by start. */
+	hint = 0;
+	for (a = 0; a < nc;) {
+		size_t st_ = step_of(sa, sb, ns, c[a].ts, &hint), b = a, keep;
+		size_t h2 = hint;
+		while (b < nc && step_of(sa, sb, ns, c[b].ts, &h2) == st_)
+			b++;
+		keep = b - a < SPANS_PER_STEP ? b - a : SPANS_PER_STEP;
+		qsort(c + a, b - a, sizeof(*c), cand_dur_cmp);
+		qsort(c + a, keep, sizeof(*c), cand_cmp);
+		for (q = a; q < a + keep; q++) {
+			int64_t *o = &tl->spans[4 * tl->nspans++];
+			o[0] = (int64_t)st_;
+			o[1] = (c[q].ts - w->start) / 1000;
+			o[2] = c[q].dur / 1000;
+			o[3] = c[q].name;   /* the store's id: made a name index below */
+		}
+		a = b;
+	}
+	return 0;
+}
+
+/* The names the spans use, in order of first use: each span's store id
+ * becomes an index into tl->names.  PT_ENOMEM or 0. */
+static int name_spans(pt_sum_tl *tl, const pt_store *st)
+{
+	uint32_t *nameid = NULL;
+	size_t cap = 0, ncap = 0, i;
+	int rc = PT_ENOMEM;
+
+	for (i = 0; i < tl->nspans; i++) {
+		uint32_t id = (uint32_t)tl->spans[4 * i + 3];
+		size_t q;
+		for (q = 0; q < tl->nnames; q++)
+			if (nameid[q] == id)
+				break;
+		if (q == tl->nnames) {
+			const char *nm = pt_strtab_get(st->strs, id, NULL);
+			if (X_GROW(nameid, cap, q + 1) ||
+			    X_GROW(tl->names, ncap, q + 1))
+				goto out;
+			nameid[q] = id;
+			tl->names[q] = x_strndup(nm ? nm : "", nm ? strlen(nm) : 0);
+			if (!tl->names[q])
+				goto out;
+			tl->nnames++;
+		}
+		tl->spans[4 * i + 3] = (int64_t)q;
+	}
+	rc = 0;
+out:
+	x_free(nameid);
+	return rc;
+}
+
+/* GPU: the lanes' stretches iv merged, gaps under `gap` closed, at most
+ * GPU_PER_STEP per step (the shortest gaps closed first); with steps (n),
+ * those outside every step left out.  PT_ENOMEM or 0. */
+static int gpu_stretches(pt_sum_tl *tl, ival *iv, size_t niv, int64_t gap, const int64_t *sa,
+			 const int64_t *sb, size_t ns, size_t n, const pt_window *w)
+{
+	size_t m = 0, i, hint;
+
+	if (niv)
+		qsort(iv, niv, sizeof(*iv), ival_cmp);
+	for (i = 0; i < niv; i++) {
+		if (m && iv[i].a <= iv[m - 1].b + gap) {
+			if (iv[i].b > iv[m - 1].b)
+				iv[m - 1].b = iv[i].b;
+			continue;
+		}
+		iv[m++] = iv[i];
+	}
+	niv = m;
+	tl->gpu = x_malloc((niv ? niv : 1) * 2 * sizeof(*tl->gpu));
+	if (!tl->gpu)
+		return PT_ENOMEM;
+	hint = 0;
+	for (i = 0; i < niv;) {
+		size_t st_ = step_of(sa, sb, ns, iv[i].a, &hint), j = i, q, h2 = hint;
+		while (j < niv && step_of(sa, sb, ns, iv[j].a, &h2) == st_)
+			j++;
+		/* close the shortest gaps until GPU_PER_STEP are left */
+		while (j - i > GPU_PER_STEP) {
+			size_t best = i;
+			int64_t bg = INT64_MAX;
+			for (q = i; q + 1 < j; q++)
+				if (iv[q + 1].a - iv[q].b < bg) {
+					bg = iv[q + 1].a - iv[q].b;
+					best = q;
+				}
+			if (iv[best + 1].b > iv[best].b)
+				iv[best].b = iv[best + 1].b;
+			memmove(&iv[best + 1], &iv[best + 2], (niv - best - 2) * sizeof(*iv));
+			niv--;
+			j--;
+		}
+		for (q = i; q < j; q++) {
+			if (st_ == SIZE_MAX && n)
+				continue;  /* outside every step */
+			tl->gpu[2 * tl->ngpu] = (iv[q].a - w->start) / 1000;
+			tl->gpu[2 * tl->ngpu + 1] = (iv[q].b - w->start) / 1000;
+			tl->ngpu++;
+		}
+		i = j;
+	}
+	return 0;
+}
+
 int pt_spans_build(const pt_store *st, const pt_window *w, const pt_step *steps, size_t n,
 		   pt_summary *s, pt_error *err)
 {
 	pt_sum_tl *tl = NULL;
 	int64_t *sa = NULL, *sb = NULL, *tmp = NULL, thr, gap, med;
-	uint32_t main_lane = UINT32_MAX, *nameid = NULL;
+	uint32_t main_lane = UINT32_MAX;
 	ival *run = NULL, *iv = NULL;
 	cand *c = NULL;
-	size_t ns = n ? n : 1, nc = 0, ccap = 0, niv = 0, ivcap = 0, i, k, hint;
+	size_t ns = n ? n : 1, nc = 0, ccap = 0, niv = 0, ivcap = 0, i, k;
 	int rc = PT_ENOMEM;
 
 	sa = x_malloc(ns * sizeof(*sa));
@@ -166,116 +297,9 @@ int pt_spans_build(const pt_store *st, const pt_window *w, const pt_step *steps,
 			iv[niv++] = run[i];
 		}
 
-	/* Spans: inside one step, not inside another kept frame; per step
-	 * the longest SPANS_PER_STEP, written by start. */
-	if (nc)
-		qsort(c, nc, sizeof(*c), cand_cmp);
-	{
-		size_t m = 0, a, q;
-		int64_t top_end = INT64_MIN;
-		hint = 0;
-		for (i = 0; i < nc; i++) {
-			size_t st_ = step_of(sa, sb, ns, c[i].ts, &hint);
-			if (st_ == SIZE_MAX || c[i].ts + c[i].dur > sb[st_] || c[i].ts < top_end)
-				continue;
-			top_end = c[i].ts + c[i].dur;
-			c[m++] = c[i];
-		}
-		nc = m;
-		tl->spans = x_malloc((nc ? nc : 1) * 4 * sizeof(*tl->spans));
-		if (!tl->spans)
-			goto out;
-		/* Per step: the longest first, cut, then by start. */
-		hint = 0;
-		for (a = 0; a < nc;) {
-			size_t st_ = step_of(sa, sb, ns, c[a].ts, &hint), b = a, keep;
-			size_t h2 = hint;
-			while (b < nc && step_of(sa, sb, ns, c[b].ts, &h2) == st_)
-				b++;
-			keep = b - a < SPANS_PER_STEP ? b - a : SPANS_PER_STEP;
-			qsort(c + a, b - a, sizeof(*c), cand_dur_cmp);
-			qsort(c + a, keep, sizeof(*c), cand_cmp);
-			for (q = a; q < a + keep; q++) {
-				int64_t *o = &tl->spans[4 * tl->nspans++];
-				o[0] = (int64_t)st_;
-				o[1] = (c[q].ts - w->start) / 1000;
-				o[2] = c[q].dur / 1000;
-				o[3] = c[q].name;   /* the store's id: made a name index below */
-			}
-			a = b;
-		}
-	}
-	/* The names the spans use, in order of first use. */
-	if (tl->nspans) {
-		size_t cap = 0, ncap = 0;
-		for (i = 0; i < tl->nspans; i++) {
-			uint32_t id = (uint32_t)tl->spans[4 * i + 3];
-			size_t q;
-			for (q = 0; q < tl->nnames; q++)
-				if (nameid[q] == id)
-					break;
-			if (q == tl->nnames) {
-				const char *nm = pt_strtab_get(st->strs, id, NULL);
-				if (X_GROW(nameid, cap, q + 1) ||
-				    X_GROW(tl->names, ncap, q + 1))
-					goto out;
-				nameid[q] = id;
-				tl->names[q] = x_strndup(nm ? nm : "", nm ? strlen(nm) : 0);
-				if (!tl->names[q])
-					goto out;
-				tl->nnames++;
-			}
-			tl->spans[4 * i + 3] = (int64_t)q;
-		}
-	}
-	/* GPU: the lanes' stretches merged, gaps under `gap` closed, at most
-	 * GPU_PER_STEP per step (the shortest gaps closed first). */
-	if (niv)
-		qsort(iv, niv, sizeof(*iv), ival_cmp);
-	{
-		size_t m = 0;
-		for (i = 0; i < niv; i++) {
-			if (m && iv[i].a <= iv[m - 1].b + gap) {
-				if (iv[i].b > iv[m - 1].b)
-					iv[m - 1].b = iv[i].b;
-				continue;
-			}
-			iv[m++] = iv[i];
-		}
-		niv = m;
-	}
-	tl->gpu = x_malloc((niv ? niv : 1) * 2 * sizeof(*tl->gpu));
-	if (!tl->gpu)
+	if (keep_spans(tl, c, nc, sa, sb, ns, w) || (tl->nspans && name_spans(tl, st)) ||
+	    gpu_stretches(tl, iv, niv, gap, sa, sb, ns, n, w))
 		goto out;
-	hint = 0;
-	for (i = 0; i < niv;) {
-		size_t st_ = step_of(sa, sb, ns, iv[i].a, &hint), j = i, q, h2 = hint;
-		while (j < niv && step_of(sa, sb, ns, iv[j].a, &h2) == st_)
-			j++;
-		/* close the shortest gaps until GPU_PER_STEP are left */
-		while (j - i > GPU_PER_STEP) {
-			size_t best = i;
-			int64_t bg = INT64_MAX;
-			for (q = i; q + 1 < j; q++)
-				if (iv[q + 1].a - iv[q].b < bg) {
-					bg = iv[q + 1].a - iv[q].b;
-					best = q;
-				}
-			if (iv[best + 1].b > iv[best].b)
-				iv[best].b = iv[best + 1].b;
-			memmove(&iv[best + 1], &iv[best + 2], (niv - best - 2) * sizeof(*iv));
-			niv--;
-			j--;
-		}
-		for (q = i; q < j; q++) {
-			if (st_ == SIZE_MAX && n)
-				continue;  /* outside every step */
-			tl->gpu[2 * tl->ngpu] = (iv[q].a - w->start) / 1000;
-			tl->gpu[2 * tl->ngpu + 1] = (iv[q].b - w->start) / 1000;
-			tl->ngpu++;
-		}
-		i = j;
-	}
 	s->tl = tl;
 	tl = NULL;
 	rc = PT_OK;
@@ -283,7 +307,6 @@ out:
 	if (rc)
 		pt_error_set(err, PT_ENOMEM, -1, "out of memory while summarising");
 	pt_spans_free(tl);
-	x_free(nameid);
 	x_free(c);
 	x_free(iv);
 	x_free(run);

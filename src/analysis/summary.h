@@ -253,7 +253,7 @@ typedef struct pt_summary {
 	char *grouped_by;
 } pt_summary;
 
-/* pt_summary has hw_series (src/agent and src/diagnose/display_hw.c test this). */
+/* pt_summary has hw_series (src/agent and src/diagnose/display.c test this). */
 #define PT_SUMMARY_HW_SERIES 1
 
 /* Options for what a summary keeps (Python stacks can number thousands). */

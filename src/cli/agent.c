@@ -261,6 +261,74 @@ static void catch_stop_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* --detach: the agent goes on in a grandchild, in a session of its own.
+ * 1 in the caller (which exits 0), 0 in the agent, -1 when fork fails. */
+static int daemonize(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return error("agent: cannot fork: %m");
+	if (pid > 0)
+		return 1;
+	setsid();
+	/* The grandchild is the agent: it is nobody's child to reap. */
+	pid = fork();
+	if (pid < 0)
+		_exit(1);
+	if (pid > 0)
+		_exit(0);
+	if (chdir("/") != 0) {
+		/* stay where we are */
+	}
+	return 0;
+}
+
+/* The agent proper, once its folders exist: take the host's lock, then
+ * handle what is there (--once) or run until a stop signal, profiling by
+ * itself when apo is not NULL.  Frees a.  The command's exit value. */
+static int serve(pt_agent *a, int detach, int once, const pt_autoprof_options *apo,
+		 const char *auto_out, const char *argv0)
+{
+	autoctx ac;
+	pt_error e;
+	int rc;
+
+	memset(&ac, 0, sizeof(ac));
+	pt_error_clear(&e);
+	rc = pt_agent_lock(a, &e);
+	if (rc == 1) {
+		if (!detach)
+			error("agent: an agent for host '%s' already runs on '%s' (see '%s/agents/%s.lock')",
+			      a->host, a->dir, a->dir, a->host);
+		pt_agent_free(a);
+		return detach ? 0 : -1;
+	}
+	if (rc) {
+		error_pt(&e);
+		pt_agent_free(a);
+		return -1;
+	}
+	catch_stop_signals();
+	if (!once)
+		log_line(a->host, "started");
+	if (once) {
+		rc = pt_agent_poll(a, &e);
+		if (rc < 0)
+			error_pt(&e);
+		rc = rc < 0 ? -1 : 0;
+	} else {
+		if (apo)
+			auto_begin(&ac, apo, a, auto_out, argv0);
+		rc = pt_agent_run(a, &stop_flag, &e) ? -1 : 0;
+		auto_stop(&ac);
+		pt_autoprof_free(ac.ap);
+		log_line(a->host, "stopped");
+	}
+	pt_agent_free(a);
+	return rc;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	const char *dir = NULL, *spool = NULL, *host = NULL;
@@ -272,7 +340,6 @@ int cmd_agent(int argc, char **argv)
 	int auto_on = 0, nsys_hz = 0;
 	const char *auto_out = NULL;
 	pt_autoprof_options apo;
-	autoctx ac;
 	pt_agent a;
 	pt_error e;
 	int npos;
@@ -320,7 +387,6 @@ int cmd_agent(int argc, char **argv)
 	};
 
 	pt_autoprof_options_default(&apo);
-	memset(&ac, 0, sizeof(ac));
 	npos = cli_parse_options(&usage, opts, argc, argv);
 	if (npos < 0)
 		return npos == CLI_HELP ? 0 : -1;
@@ -367,54 +433,7 @@ int cmd_agent(int argc, char **argv)
 		error_pt(&e);
 		return -1;
 	}
-	if (detach) {
-		pid_t pid = fork();
-
-		if (pid < 0)
-			return error("agent: cannot fork: %m");
-		if (pid > 0)
-			return 0;
-		setsid();
-		/* The grandchild is the agent: it is nobody's child to reap. */
-		pid = fork();
-		if (pid < 0)
-			_exit(1);
-		if (pid > 0)
-			_exit(0);
-		if (chdir("/") != 0) {
-			/* stay where we are */
-		}
-	}
-	pt_error_clear(&e);
-	rc = pt_agent_lock(&a, &e);
-	if (rc == 1) {
-		if (!detach)
-			error("agent: an agent for host '%s' already runs on '%s' (see '%s/agents/%s.lock')",
-			      a.host, a.dir, a.dir, a.host);
-		pt_agent_free(&a);
-		return detach ? 0 : -1;
-	}
-	if (rc) {
-		error_pt(&e);
-		pt_agent_free(&a);
-		return -1;
-	}
-	catch_stop_signals();
-	if (!once)
-		log_line(a.host, "started");
-	if (once) {
-		rc = pt_agent_poll(&a, &e);
-		if (rc < 0)
-			error_pt(&e);
-		rc = rc < 0 ? -1 : 0;
-	} else {
-		if (auto_on)
-			auto_begin(&ac, &apo, &a, auto_out, argv[0]);
-		rc = pt_agent_run(&a, &stop_flag, &e) ? -1 : 0;
-		auto_stop(&ac);
-		pt_autoprof_free(ac.ap);
-		log_line(a.host, "stopped");
-	}
-	pt_agent_free(&a);
-	return rc;
+	if (detach && (rc = daemonize()) != 0)
+		return rc < 0 ? rc : 0;
+	return serve(&a, detach, once, auto_on ? &apo : NULL, auto_out, argv[0]);
 }

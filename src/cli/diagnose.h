@@ -3,7 +3,7 @@
  * the trigger) share: the diagnosis options on the command line and a
  * small pthread pool (src/cli/diagnose.c); finding the input files and the
  * final step, diagnose, write DIR/PerfDisplay and print the text report
- * (src/cli/common.c, around src/diagnose/inputs.h and pipeline.h).
+ * (src/cli/common.c, around src/trace/inputs.h and pipeline.h).
  */
 #ifndef PT_CLI_DIAGNOSE_H
 #define PT_CLI_DIAGNOSE_H
@@ -12,7 +12,7 @@
 
 #include "analysis/summary.h"
 #include "diagnose/diagnose.h"
-#include "diagnose/inputs.h"
+#include "trace/inputs.h"
 #include "diagnose/pipeline.h"
 #include "util/opts.h"
 
@@ -55,7 +55,7 @@ extern const pt_opt cli_diag_run_opts[];
 extern const pt_opt cli_diag_opts[];
 extern const pt_opt cli_diag_text_opts[];
 
-/* Input files (src/diagnose/inputs.h): a path as given, or a folder
+/* Input files (src/trace/inputs.h): a path as given, or a folder
  * searched recursively (hidden entries, folders named PerfDisplay and the
  * folder `skip` left out) for traces (*.json, *.json.gz, *.sqlite, not
  * *.summary.json) or summaries (*.json), sorted per folder.  0, or -1

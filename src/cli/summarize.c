@@ -118,6 +118,37 @@ static void trace_dir(const char *trace, char *dir, size_t cap)
 		snprintf(dir, cap, "%.*s", (int)(sl - trace), trace);
 }
 
+/* After --hw (nhwfiles read): the samples of --hw-dir, else those beside
+ * the trace, unless --no-hw.  -1 after an error message. */
+static int hw_gather(hwlist *hw, const char *trace, const char *hwdir, int nohw, int nhwfiles)
+{
+	if (nohw && (nhwfiles || hwdir))
+		return error("summarize: --no-hw with --hw or --hw-dir");
+	if (hwdir && hw_add_dir(hw, hwdir, 0))
+		return -1;
+	if (!nohw && !nhwfiles && !hwdir) {
+		char dir[4096];
+
+		trace_dir(trace, dir, sizeof(dir));
+		if (hw_add_dir(hw, dir, 1))
+			return -1;
+	}
+	return 0;
+}
+
+/* The summary to out ('-': stdout).  -1 after an error message. */
+static int write_out(const pt_summary *s, const char *out)
+{
+	pt_error err;
+
+	pt_error_clear(&err);
+	if (!strcmp(out, "-"))
+		return write_stdout(s) ? -1 : 0;
+	if (pt_summary_write_file(s, out, &err))
+		return error_pt(&err);
+	return 0;
+}
+
 int cmd_summarize(int argc, char **argv)
 {
 	pt_summary_options opt;
@@ -177,19 +208,8 @@ int cmd_summarize(int argc, char **argv)
 		goto out;
 	}
 	trace = argv[1];
-	if (nohw && (nhwfiles || hwdir)) {
-		error("summarize: --no-hw with --hw or --hw-dir");
+	if (hw_gather(&hw, trace, hwdir, nohw, nhwfiles))
 		goto out;
-	}
-	if (hwdir && hw_add_dir(&hw, hwdir, 0))
-		goto out;
-	if (!nohw && !nhwfiles && !hwdir) {
-		char dir[4096];
-
-		trace_dir(trace, dir, sizeof(dir));
-		if (hw_add_dir(&hw, dir, 1))
-			goto out;
-	}
 
 	if (pt_store_init(&st) || pt_samples_init(&own)) {
 		error("out of memory");
@@ -243,13 +263,8 @@ int cmd_summarize(int argc, char **argv)
 		error_pt(&err);
 		goto out;
 	}
-	if (!strcmp(out, "-")) {
-		if (write_stdout(s))
-			goto out;
-	} else if (pt_summary_write_file(s, out, &err)) {
-		error_pt(&err);
+	if (write_out(s, out))
 		goto out;
-	}
 	t3 = now_s();
 	if (timing)
 		fprintf(stderr,

@@ -1,17 +1,17 @@
 /*
- * display.c - the "display" key of the report (docs/display.md): what the
- * PerfDisplay page draws per worker and the five sections do not carry:
- * each worker's step times and time by class, and a workers x functions
- * heatmap (ms per step) of the functions the findings name plus the most
- * expensive ones.  Runs last in pt_diagnose, over the key index of
- * diagnose.c: O(total patterns + workers x columns), nothing per pair of
- * workers.
+ * display.c - the diagnosis's part of the report's "display" key
+ * (docs/display.md): which rows and columns the page's heatmap shows and
+ * their cells, chosen from the key index of diagnose.c: the functions the
+ * findings name plus the most expensive ones by their median over the
+ * workers.  src/report/display.c writes the key, src/report/display_hw.c
+ * its hardware timelines.  Runs last in pt_diagnose: O(total patterns +
+ * workers x columns), nothing per pair of workers.
  */
 #include "internal.h"
 #include "sections.h"
-#include "display_hw.h"
+#include "../report/display.h"
+#include "../report/display_hw.h"
 #include "../util/xalloc.h"
-#include "../report/keys.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,13 +20,6 @@
 /* Heatmap columns.  1,000 workers x 50 columns is 50,000 cells, which the
  * page still draws in under 2 s (docs/display.md). */
 #define HEAT_MAX 50
-
-/* A heatmap cell rounded to 4 decimals (0.1 us): plenty for a colour
- * scale, and short numbers keep report.json small. */
-static double round4(double v)
-{
-	return fabs(v) < 1e11 ? round(v * 1e4) / 1e4 : v;
-}
 
 static double per_step(const pt_summary *s, const pt_pattern *p)
 {
@@ -121,6 +114,50 @@ out:
 	return ncol;
 }
 
+/* The hardware timelines' workers (src/report/display_hw.h): each one's
+ * window, and the rank of the first finding that names it. */
+static void display_hw(dctx *c, pt_rv *display)
+{
+	pt_display_hw_worker *w;
+	size_t i, k;
+
+	w = x_calloc(c->nw ? c->nw : 1, sizeof(*w));
+	if (!w) {
+		c->oom = 1;
+		return;
+	}
+	for (i = 0; i < c->nw; i++) {
+		const pt_summary *s = c->w[i].s;
+
+		w[i].id = c->w[i].id;
+		w[i].host = s->host;
+		w[i].rank = s->rank;
+		w[i].window_start_us = s->window_start_us;
+		w[i].window_ms = s->window_ms;
+#ifdef PT_SUMMARY_HW_SERIES
+		w[i].hw = s->hw_series;
+#else
+		w[i].hw = NULL;  /* the summary carries no timelines yet */
+#endif
+	}
+	/* Findings are ranked: the first that names a worker gives its rank. */
+	for (k = 0; k < c->nf; k++) {
+		const char *id = c->f[k].worker;
+
+		if (!id)
+			continue;
+		for (i = 0; i < c->nw; i++)
+			if (!w[i].named && (w[i].id == id || !strcmp(w[i].id, id))) {
+				w[i].named = (int)(k + 1);
+				break;
+			}
+	}
+	pt_display_hw_write(c->rep, display, w, c->nw);
+	if (pt_report_oom(c->rep))
+		c->oom = 1;
+	x_free(w);
+}
+
 /* Each worker's step time into step[i] (NAN: unknown): the median of its
  * steps, else window / steps, as the page draws it.  Returns the slow-step
  * limit over the workers, the diagnosis's outlier rule (z, rel, MAD floor:
@@ -152,46 +189,28 @@ static double step_limit(dctx *c, double *step, double *tmp)
 	return st.med > 0 ? pt_robust_limit(st.med, st.mad, c->o->z, c->o->rel, c->o->mad_floor) : NAN;
 }
 
-static void write_worker(dctx *c, pt_rv *ws, const dworker *w, double step, double lim)
-{
-	pt_report *r = c->rep;
-	const pt_summary *s = w->s;
-	pt_rv *o = pt_rv_obj(r, ws, w->id), *a;
-	size_t i;
-	int k;
-
-	a = pt_rv_arr(r, o, PT_K_STEP_MS);
-	for (i = 0; i < s->nsteps && s->step_ms; i++)
-		pt_rv_num(r, a, NULL, s->step_ms[i]);
-	a = pt_rv_arr(r, o, "step_numbers");
-	for (i = 0; i < s->nsteps && s->step_numbers; i++)
-		pt_rv_int(r, a, NULL, s->step_numbers[i]);
-	a = pt_rv_obj(r, o, PT_K_CLASS_MS);
-	for (k = PT_C_COUNT - 1; k >= 0; k--)
-		pt_rv_num(r, a, pt_class_name(k), s->class_ms[k]);
-	pt_rv_bool(r, o, PT_K_SLOW, isfinite(lim) && isfinite(step) && step > lim);
-}
-
 void diag_display(dctx *c)
 {
-	pt_report *r = c->rep;
-	pt_rv *d, *ws, *hm, *a, *vals;
 	row *rows = NULL;
 	uint32_t *pos = NULL;
 	double *med = NULL, *cell = NULL, *step = NULL, *tmp = NULL, lim;
 	col cols[HEAT_MAX];
+	pt_display_row *prow = NULL;
+	pt_display_col pcol[HEAT_MAX];
+	pt_rv *d;
 	size_t nrow = c->nw, ncol, i, j;
-	int k;
 
 	rows = x_malloc((nrow ? nrow : 1) * sizeof(*rows));
 	pos = x_malloc((nrow ? nrow : 1) * sizeof(*pos));
 	med = x_malloc((c->nkeys ? c->nkeys : 1) * sizeof(*med));
+	prow = x_malloc((nrow ? nrow : 1) * sizeof(*prow));
 	step = x_malloc((nrow ? nrow : 1) * sizeof(*step));
 	for (i = 0, j = nrow; i < nrow; i++)
 		j = c->w[i].s->nsteps > j ? c->w[i].s->nsteps : j;
 	tmp = x_malloc(2 * (j ? j : 1) * sizeof(*tmp));
-	if (!rows || !pos || !med || !step || !tmp)
+	if (!rows || !pos || !med || !prow || !step || !tmp)
 		goto oom;
+	lim = step_limit(c, step, tmp);
 	for (i = 0; i < nrow; i++) {
 		int64_t rk = c->w[i].s->rank;
 
@@ -199,8 +218,13 @@ void diag_display(dctx *c)
 	}
 	if (nrow > 1)
 		qsort(rows, nrow, sizeof(*rows), row_cmp);
-	for (i = 0; i < nrow; i++)
+	for (i = 0; i < nrow; i++) {
 		pos[rows[i].w] = (uint32_t)i;
+		double st = step[rows[i].w];
+
+		prow[i] = (pt_display_row){ rows[i].id, c->w[rows[i].w].s,
+					    isfinite(lim) && isfinite(st) && st > lim };
+	}
 
 	ncol = pick_columns(c, cols, med);
 	if (c->oom)
@@ -216,59 +240,26 @@ void diag_display(dctx *c)
 		const dkey *kk = &c->keys[cols[j].k];
 		uint32_t e;
 
+		pcol[j] = (pt_display_col){ cols[j].key, cols[j].cls };
 		for (e = 0; e < kk->n; e++) {
 			const dent *en = &c->ent[kk->off + e];
 			const dworker *w = &c->w[en->w];
 
-			cell[pos[en->w] * ncol + j] = round4(per_step(w->s, &w->pat[en->p]));
+			cell[pos[en->w] * ncol + j] = per_step(w->s, &w->pat[en->p]);
 		}
 	}
-
-	d = pt_rv_obj(r, pt_report_root(r), PT_K_DISPLAY);
-	pt_rv_int(r, d, PT_K_VERSION, 1);
-	a = pt_rv_arr(r, d, PT_K_CLASSES);
-	for (k = PT_C_COUNT - 1; k >= 0; k--)
-		pt_rv_str(r, a, NULL, pt_class_name(k));
-	lim = step_limit(c, step, tmp);
-	pt_rv_num_or_null(r, d, PT_K_STEP_THRESHOLD_MS, isfinite(lim) ? round4(lim) : NAN);
-	ws = pt_rv_obj(r, d, PT_K_WORKERS);
-	for (i = 0; i < nrow; i++)
-		write_worker(c, ws, &c->w[rows[i].w], step[rows[i].w], lim);
-	hm = pt_rv_obj(r, d, "heatmap");
-	pt_rv_str(r, hm, PT_K_METRIC, "ms per step");
-	a = pt_rv_arr(r, hm, PT_K_FUNCTIONS);
-	for (j = 0; j < ncol; j++) {
-		pt_rv *f = pt_rv_obj(r, a, NULL);
-
-		pt_rv_str(r, f, PT_K_KEY, cols[j].key);
-		pt_rv_str(r, f, PT_K_CLASS, pt_class_name(cols[j].cls));
-	}
-	a = pt_rv_arr(r, hm, PT_K_WORKERS);
-	for (i = 0; i < nrow; i++)
-		pt_rv_str(r, a, NULL, rows[i].id);
-	vals = pt_rv_arr(r, hm, PT_K_VALUE);
-	for (i = 0; i < nrow; i++) {
-		a = pt_rv_arr(r, vals, NULL);
-		for (j = 0; j < ncol; j++) {
-			double v = cell[i * ncol + j];
-
-			if (isnan(v))
-				pt_rv_null(r, a, NULL);
-			else
-				pt_rv_num(r, a, NULL, v);
-		}
-	}
-	/* Hardware timelines, when workers carry them (src/diagnose/display_hw.c). */
-	diag_display_hw(c, d);
-	if (pt_report_short_names(r, d))
+	/* Hardware timelines, when workers carry them (src/report/display_hw.c). */
+	display_hw(c, d = pt_display_write(c->rep, lim, prow, nrow, pcol, ncol, cell));
+	if (pt_report_short_names(c->rep, d))
 		goto oom;
 	goto out;
 oom:
 	c->oom = 1;
 out:
+	x_free(cell);
 	x_free(tmp);
 	x_free(step);
-	x_free(cell);
+	x_free(prow);
 	x_free(med);
 	x_free(pos);
 	x_free(rows);

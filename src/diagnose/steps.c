@@ -20,9 +20,9 @@
  */
 #include "internal.h"
 #include "sections.h"
+#include "../report/keys.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
-#include "../report/keys.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -211,6 +211,62 @@ typedef struct wres {
 	double med;        /* the worker's median step */
 } wres;
 
+/* The worker's member of the "Steps" section: its median, MAD and
+ * threshold, the slow steps, and per step its time and, for a step above
+ * the median (up to CAUSE_STEPS_MAX steps), the function its extra time
+ * is in.  tmp: scratch for find_cause.  -1 when out of memory (c->oom). */
+static int steps_member(dctx *c, pt_rv *sec, const dworker *w, double med, double mad,
+			double thr, const unsigned char *slow, double *tmp)
+{
+	const pt_summary *s = w->s;
+	size_t ns = s->nsteps, i;
+	pt_rv *o, *arr, *sl;
+	cause cz;
+	dcp_cause pc;
+
+	o = pt_rv_obj(c->rep, sec, w->id);
+	pt_rv_num(c->rep, o, PT_K_MEDIAN_MS, med);
+	pt_rv_num(c->rep, o, "MAD (ms)", mad);
+	pt_rv_num(c->rep, o, "threshold (ms)", thr);
+	sl = pt_rv_arr(c->rep, o, PT_K_SLOW_STEPS);
+	for (i = 0; i < ns; i++)
+		if (slow[i])
+			pt_rv_int(c->rep, sl, NULL, s->step_numbers[i]);
+	arr = pt_rv_arr(c->rep, o, PT_K_STEPS_LC);
+	for (i = 0; i < ns; i++) {
+		pt_rv *e = pt_rv_obj(c->rep, arr, NULL);
+		pt_rv_int(c->rep, e, PT_K_NUMBER, s->step_numbers[i]);
+		pt_rv_num(c->rep, e, PT_K_MS, s->step_ms[i]);
+		pt_rv_num(c->rep, e, PT_K_EXTRA_MS, s->step_ms[i] - med);
+		pt_rv_bool(c->rep, e, PT_K_SLOW, slow[i]);
+		if (ns <= CAUSE_STEPS_MAX && s->step_ms[i] > med) {
+			unsigned char *one = x_calloc(ns, 1);
+			if (!one) {
+				c->oom = 1;
+				return -1;
+			}
+			one[i] = 1;
+			if (diag_cpath_usable(s) &&
+			    diag_cpath_cause(s, one, s->step_ms[i] - med, &pc)) {
+				pt_rv_str(c->rep, e, PT_K_FUNCTION, pc.func->key);
+				pt_rv_str(c->rep, e, PT_K_CLASS,
+					  pt_class_name(pt_kind_class(pc.func->kind)));
+				pt_rv_num(c->rep, e, "function (ms)", pc.x.hi);
+				pt_rv_num(c->rep, e, "function in the other steps, median (ms)",
+					  pc.x.omed);
+				pt_rv_str(c->rep, e, "measured on", "critical path");
+			} else if (find_cause(s, one, s->step_ms[i] - med, tmp, &cz)) {
+				pt_rv_str(c->rep, e, PT_K_FUNCTION, cz.p->key);
+				pt_rv_str(c->rep, e, PT_K_CLASS, pt_class_name(cz.p->cls));
+				pt_rv_num(c->rep, e, "function (ms)", cz.x.hi);
+				pt_rv_num(c->rep, e, "function in the other steps, median (ms)", cz.x.omed);
+			}
+			x_free(one);
+		}
+	}
+	return 0;
+}
+
 static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, int single,
 			 wres *res)
 {
@@ -218,7 +274,6 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	size_t ns = s->nsteps, i, j, nslow = 0, imax = 0;
 	double *tmp = NULL, med, mad, lo = INFINITY, hi = -INFINITY, extra = 0;
 	unsigned char *slow = NULL;
-	pt_rv *o, *arr, *sl;
 	pt_sb sb = { 0 };
 	cause cz;
 	dcp_cause pc;
@@ -272,48 +327,8 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 				res->slow_no[res->nslow++] = s->step_numbers[i];
 	}
 
-	if (sec) {
-		o = pt_rv_obj(c->rep, sec, w->id);
-		pt_rv_num(c->rep, o, PT_K_MEDIAN_MS, med);
-		pt_rv_num(c->rep, o, "MAD (ms)", mad);
-		pt_rv_num(c->rep, o, "threshold (ms)", res->thr);
-		sl = pt_rv_arr(c->rep, o, PT_K_SLOW_STEPS);
-		for (i = 0; i < ns; i++)
-			if (slow[i])
-				pt_rv_int(c->rep, sl, NULL, s->step_numbers[i]);
-		arr = pt_rv_arr(c->rep, o, PT_K_STEPS_LC);
-		for (i = 0; i < ns; i++) {
-			pt_rv *e = pt_rv_obj(c->rep, arr, NULL);
-			pt_rv_int(c->rep, e, PT_K_NUMBER, s->step_numbers[i]);
-			pt_rv_num(c->rep, e, PT_K_MS, s->step_ms[i]);
-			pt_rv_num(c->rep, e, PT_K_EXTRA_MS, s->step_ms[i] - med);
-			pt_rv_bool(c->rep, e, PT_K_SLOW, slow[i]);
-			if (ns <= CAUSE_STEPS_MAX && s->step_ms[i] > med) {
-				unsigned char *one = x_calloc(ns, 1);
-				if (!one) {
-						c->oom = 1;
-					goto out;
-				}
-				one[i] = 1;
-				if (diag_cpath_usable(s) &&
-				    diag_cpath_cause(s, one, s->step_ms[i] - med, &pc)) {
-					pt_rv_str(c->rep, e, PT_K_FUNCTION, pc.func->key);
-					pt_rv_str(c->rep, e, PT_K_CLASS,
-						  pt_class_name(pt_kind_class(pc.func->kind)));
-					pt_rv_num(c->rep, e, "function (ms)", pc.x.hi);
-					pt_rv_num(c->rep, e, "function in the other steps, median (ms)",
-						  pc.x.omed);
-					pt_rv_str(c->rep, e, "measured on", "critical path");
-				} else if (find_cause(s, one, s->step_ms[i] - med, tmp, &cz)) {
-					pt_rv_str(c->rep, e, PT_K_FUNCTION, cz.p->key);
-					pt_rv_str(c->rep, e, PT_K_CLASS, pt_class_name(cz.p->cls));
-					pt_rv_num(c->rep, e, "function (ms)", cz.x.hi);
-					pt_rv_num(c->rep, e, "function in the other steps, median (ms)", cz.x.omed);
-				}
-				x_free(one);
-			}
-		}
-	}
+	if (sec && steps_member(c, sec, w, med, mad, res->thr, slow, tmp))
+		goto out;
 	if (!findings)
 		goto out;
 

@@ -9,10 +9,10 @@
  */
 #include "timeline.h"
 #include "internal.h"
+#include "keys.h"
 #include "../analysis/stats.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
-#include "keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -319,72 +319,105 @@ double pt_tl_median_arrival(const pt_timeline *t, size_t i, double *tmp, size_t 
 	return (lo + hi) / 2;
 }
 
-void pt_timeline_add_key(pt_report *r)
-{
-	const pt_timeline *t = r ? r->tl : NULL;
-	pt_rv *root, *o, *arr, *wo;
-	pt_sb sb = {0}, kept = {0};
-	names nm = {0}, ch = {0};
-	int64_t *nums = NULL;
-	jstep *js = NULL;
-	size_t *istep = NULL, *inew = NULL;
-	double *tmp = NULL, *med = NULL;
-	size_t nnums = 0, ns = 0, i, k, q, total = 0, nkept = 0, ni = 0;
-	int first;
+/* What pt_timeline_add_key's parts share: the job's steps, where each
+ * instance falls, the name and channel tables and one scratch buffer. */
+typedef struct tlkey {
+	pt_report *r;
+	const pt_timeline *t;
+	jstep *js;              /* the job's steps by number */
+	size_t ns;
+	size_t *istep;          /* instance -> its job step, SIZE_MAX none */
+	size_t *inew;           /* instance -> its index in "instances", SIZE_MAX dropped */
+	double *med;            /* instance -> its median arrival */
+	names nm, ch;           /* span and instance names; channels */
+	pt_sb sb;               /* the tuples of the array being written */
+} tlkey;
 
-	if (!t || !t->nw || r->oom)
-		return;
-	/* The job's steps: every step number any worker profiled. */
+/* The job's steps: every step number any worker profiled, each spanning
+ * all workers' spans of it on the job clock, with its tuple count and
+ * whether some worker's step is slow.  -1 when out of memory. */
+static int job_steps(tlkey *c)
+{
+	const pt_timeline *t = c->t;
+	int64_t *nums = NULL;
+	size_t nnums = 0, i, k, q;
+	int rc = -1;
+
 	for (k = 0; k < t->nw; k++)
 		nnums += pt_tl_nsteps(t->w[k].s);
 	nums = x_malloc(nnums * sizeof(*nums));
-	tmp = x_malloc((t->nw + 1) * sizeof(*tmp));
-	if (!nums || !tmp)
-		goto oom;
+	if (!nums)
+		goto out;
 	nnums = 0;
 	for (k = 0; k < t->nw; k++)
 		for (q = 0; q < pt_tl_nsteps(t->w[k].s); q++)
 			nums[nnums++] = pt_tl_step_number(t->w[k].s, q);
 	qsort(nums, nnums, sizeof(*nums), i64_cmp);
-	js = x_calloc(nnums ? nnums : 1, sizeof(*js));
-	if (!js)
-		goto oom;
+	c->js = x_calloc(nnums ? nnums : 1, sizeof(*c->js));
+	if (!c->js)
+		goto out;
 	for (i = 0; i < nnums; i++)
-		if (!ns || js[ns - 1].number != nums[i]) {
-			js[ns].number = nums[i];
-			js[ns].start = INFINITY;
-			js[ns].end = -INFINITY;
-			ns++;
+		if (!c->ns || c->js[c->ns - 1].number != nums[i]) {
+			c->js[c->ns].number = nums[i];
+			c->js[c->ns].start = INFINITY;
+			c->js[c->ns].end = -INFINITY;
+			c->ns++;
 		}
 	for (k = 0; k < t->nw; k++) {
 		const pt_tl_worker *w = &t->w[k];
 		for (q = 0; q < pt_tl_nsteps(w->s); q++) {
-			size_t j = jstep_find(js, ns, pt_tl_step_number(w->s, q));
+			jstep *j = &c->js[jstep_find(c->js, c->ns, pt_tl_step_number(w->s, q))];
 			double a, b;
 			pt_tl_step_span(w->s, q, &a, &b);
-			js[j].start = fmin(js[j].start, w->shift_us + a);
-			js[j].end = fmax(js[j].end, w->shift_us + b);
-			js[j].entries++;
+			j->start = fmin(j->start, w->shift_us + a);
+			j->end = fmax(j->end, w->shift_us + b);
+			j->entries++;
 			if (w->slow && w->slow[q])
-				js[j].slow = 1;
+				j->slow = 1;
 		}
 	}
-	/* Each instance's step, by its median arrival; its tuples: a coll per
-	 * member, a wait or late span per member at most. */
+	rc = 0;
+out:
+	x_free(nums);
+	return rc;
+}
+
+/* Each instance's step, by its median arrival; its tuples: a coll per
+ * member, a wait or late span per member at most.  -1 when out of memory. */
+static int place_instances(tlkey *c)
+{
+	const pt_timeline *t = c->t;
+	double *tmp;
+	size_t i;
+
+	tmp = x_malloc((t->nw + 1) * sizeof(*tmp));
+	if (!tmp)
+		return -1;
 	if (t->ninst) {
-		istep = x_malloc(t->ninst * sizeof(*istep));
-		med = x_malloc(t->ninst * sizeof(*med));
-		if (!istep || !med)
-			goto oom;
+		c->istep = x_malloc(t->ninst * sizeof(*c->istep));
+		c->med = x_malloc(t->ninst * sizeof(*c->med));
+		if (!c->istep || !c->med) {
+			x_free(tmp);
+			return -1;
+		}
 	}
 	for (i = 0; i < t->ninst; i++) {
 		size_t m;
-		med[i] = pt_tl_median_arrival(t, i, tmp, &m);
-		istep[i] = jstep_at(js, ns, med[i]);
-		if (istep[i] != SIZE_MAX)
-			js[istep[i]].entries += 2 * m;
+		c->med[i] = pt_tl_median_arrival(t, i, tmp, &m);
+		c->istep[i] = jstep_at(c->js, c->ns, c->med[i]);
+		if (c->istep[i] != SIZE_MAX)
+			c->js[c->istep[i]].entries += 2 * m;
 	}
-	/* The bound: slow steps first, then in order, whole steps; one at least. */
+	x_free(tmp);
+	return 0;
+}
+
+/* The bound: slow steps first, then in order, whole steps; one at least.
+ * kept says which were kept ("all 12 steps", "steps 3-5, 9 of 40 ..."). */
+static void keep_steps(jstep *js, size_t ns, pt_sb *kept)
+{
+	size_t total = 0, nkept = 0, i;
+
 	for (int pass = 0; pass < 2; pass++)
 		for (i = 0; i < ns; i++) {
 			if (js[i].kept || (pass == 0 && !js[i].slow))
@@ -396,7 +429,7 @@ void pt_timeline_add_key(pt_report *r)
 			nkept++;
 		}
 	if (nkept == ns) {
-		pt_sb_addf(&kept, "all %zu step%s", ns, ns == 1 ? "" : "s");
+		pt_sb_addf(kept, "all %zu step%s", ns, ns == 1 ? "" : "s");
 	} else {
 		size_t a = SIZE_MAX, b = 0, runs = 0;
 		for (i = 0; i <= ns; i++) {
@@ -409,19 +442,264 @@ void pt_timeline_add_key(pt_report *r)
 			if (a == SIZE_MAX)
 				continue;
 			if (runs++ < 8) {
-				pt_sb_addf(&kept, "%s%lld", runs > 1 ? ", " : "steps ", (long long)js[a].number);
+				pt_sb_addf(kept, "%s%lld", runs > 1 ? ", " : "steps ", (long long)js[a].number);
 				if (b > a)
-					pt_sb_addf(&kept, "-%lld", (long long)js[b].number);
+					pt_sb_addf(kept, "-%lld", (long long)js[b].number);
 			}
 			a = SIZE_MAX;
 		}
 		if (runs > 8)
-			pt_sb_adds(&kept, ", ...");
-		pt_sb_addf(&kept, " of %zu (the bound: %d entries)", ns, TL_MAX_ENTRIES);
+			pt_sb_adds(kept, ", ...");
+		pt_sb_addf(kept, " of %zu (the bound: %d entries)", ns, TL_MAX_ENTRIES);
 	}
+}
 
-	root = pt_report_root(r);
-	o = pt_rv_obj(r, root, "timeline");
+/* The instances in kept steps, numbered anew (c->inew), their tuples
+ * (name, channel, last arriver, saved µs) into c->sb: written after the
+ * steps.  -1 when out of memory. */
+static int instance_tuples(tlkey *c)
+{
+	const pt_timeline *t = c->t;
+	size_t i, ni = 0;
+	int first;
+
+	c->inew = x_malloc((t->ninst ? t->ninst : 1) * sizeof(*c->inew));
+	if (!c->inew)
+		return -1;
+	pt_sb_addc(&c->sb, '[');
+	for (i = 0; i < t->ninst; i++) {
+		uint32_t a, b;
+		c->inew[i] = SIZE_MAX;
+		if (c->istep[i] == SIZE_MAX || !c->js[c->istep[i]].kept)
+			continue;
+		c->inew[i] = ni++;
+		a = name_id(&c->nm, t->inst[i].name);
+		b = name_id(&c->ch, t->inst[i].chan);
+		if (a == UINT32_MAX || b == UINT32_MAX)
+			return -1;
+		first = ni == 1;
+		add_i(&c->sb, a, &first);
+		add_i(&c->sb, b, &first);
+		add_i(&c->sb, t->inst[i].last == PT_TL_NONE ? -1 : (double)t->inst[i].last, &first);
+		add_i(&c->sb, t->inst[i].saved_us, &first);
+	}
+	return 0;
+}
+
+/* "steps": each kept job step's span and the workers slow in it.  sl is
+ * scratch.  -1 when out of memory. */
+static int write_steps(tlkey *c, pt_rv *sarr, pt_sb *sl)
+{
+	const pt_timeline *t = c->t;
+	pt_report *r = c->r;
+	size_t i, k, q;
+	int first;
+
+	for (i = 0; i < c->ns; i++) {
+		const jstep *js = &c->js[i];
+		pt_rv *so;
+		if (!js->kept)
+			continue;
+		so = pt_rv_obj(r, sarr, NULL);
+		pt_rv_int(r, so, "step", js->number);
+		pt_rv_int(r, so, PT_K_START_US, llround(js->start));
+		pt_rv_int(r, so, "end_us", llround(js->end));
+		sl->len = 0;
+		pt_sb_addc(sl, '[');
+		first = 1;
+		for (k = 0; js->slow && k < t->nw; k++) {
+			const pt_tl_worker *w = &t->w[k];
+			for (q = 0; w->slow && q < w->s->nsteps; q++)
+				if (w->slow[q] && pt_tl_step_number(w->s, q) == js->number)
+					add_i(sl, (double)k, &first);
+		}
+		pt_sb_addc(sl, ']');
+		if (sl->oom)
+			return -1;
+		pt_rv_raw(r, so, PT_K_SLOW, sl->buf, sl->len);
+	}
+	return 0;
+}
+
+static int step_kept(const tlkey *c, int64_t number)
+{
+	return c->js[jstep_find(c->js, c->ns, number)].kept;
+}
+
+/* A worker's own tuples in kept steps: "steps" (number, start, end),
+ * "spans" (start, duration, name) and "gpu" (busy start, end).  -1 when
+ * out of memory. */
+static int worker_own(tlkey *c, pt_rv *x, const pt_tl_worker *w)
+{
+	const pt_summary *s = w->s;
+	pt_sb *sb = &c->sb;
+	size_t q;
+	int first = 1;
+
+	for (q = 0; q < pt_tl_nsteps(s); q++) {
+		int64_t num = pt_tl_step_number(s, q);
+		double a, b;
+		if (!step_kept(c, num))
+			continue;
+		pt_tl_step_span(s, q, &a, &b);
+		add_i(sb, (double)num, &first);
+		add_i(sb, w->shift_us + a, &first);
+		add_i(sb, w->shift_us + b, &first);
+	}
+	raw_done(c->r, x, "steps", sb);
+	first = 1;
+	for (q = 0; s->tl && q < s->tl->nspans; q++) {
+		const int64_t *v = &s->tl->spans[4 * q];
+		uint32_t id;
+		if ((size_t)v[0] >= pt_tl_nsteps(s) || !step_kept(c, pt_tl_step_number(s, (size_t)v[0])))
+			continue;
+		id = name_id(&c->nm, s->tl->names[v[3]]);
+		if (id == UINT32_MAX)
+			return -1;
+		add_i(sb, w->shift_us + (double)v[1], &first);
+		add_i(sb, (double)v[2], &first);
+		add_i(sb, id, &first);
+	}
+	raw_done(c->r, x, "spans", sb);
+	first = 1;
+	for (q = 0; s->tl && q < s->tl->ngpu; q++) {
+		const int64_t *v = &s->tl->gpu[2 * q];
+		size_t j = jstep_at(c->js, c->ns, w->shift_us + (double)v[0]);
+		if (j == SIZE_MAX || !c->js[j].kept)
+			continue;
+		add_i(sb, w->shift_us + (double)v[0], &first);
+		add_i(sb, w->shift_us + (double)v[1], &first);
+	}
+	raw_done(c->r, x, "gpu", sb);
+	return 0;
+}
+
+/* Worker k's part in the kept instances: "coll" (instance, arrival, end),
+ * "late" (instance, median arrival, its own) where it arrived last and
+ * late, "wait" (instance, its arrival, the last arriver's) where it waited. */
+static void worker_lockstep(tlkey *c, pt_rv *x, size_t k)
+{
+	const pt_timeline *t = c->t;
+	const pt_tl_worker *w = &t->w[k];
+	const pt_summary *s = w->s;
+	pt_sb *sb = &c->sb;
+	size_t i;
+	int first = 1;
+
+	for (i = 0; i < t->ninst; i++) {
+		uint32_t j = t->own[i * t->nw + k];
+		if (c->inew[i] == SIZE_MAX || j == PT_TL_NONE)
+			continue;
+		add_i(sb, (double)c->inew[i], &first);
+		add_i(sb, w->shift_us + s->coll[j].arrive_us, &first);
+		add_i(sb, w->shift_us + s->coll[j].end_us, &first);
+	}
+	raw_done(c->r, x, "coll", sb);
+	first = 1;
+	for (i = 0; i < t->ninst; i++) {
+		uint32_t j = t->own[i * t->nw + k];
+		double own;
+		if (c->inew[i] == SIZE_MAX || j == PT_TL_NONE || t->inst[i].last != k)
+			continue;
+		own = w->shift_us + s->coll[j].arrive_us;
+		if (own - c->med[i] < PT_TL_MIN_WAIT_US)
+			continue;
+		add_i(sb, (double)c->inew[i], &first);
+		add_i(sb, c->med[i], &first);
+		add_i(sb, own, &first);
+	}
+	raw_done(c->r, x, "late", sb);
+	first = 1;
+	for (i = 0; i < t->ninst; i++) {
+		uint32_t j = t->own[i * t->nw + k], lj;
+		const pt_tl_worker *L;
+		double own, lt;
+		if (c->inew[i] == SIZE_MAX || j == PT_TL_NONE || t->inst[i].last == PT_TL_NONE ||
+		    t->inst[i].last == k)
+			continue;
+		L = &t->w[t->inst[i].last];
+		lj = t->own[i * t->nw + t->inst[i].last];
+		own = w->shift_us + s->coll[j].arrive_us;
+		lt = L->shift_us + L->s->coll[lj].arrive_us;
+		if (lt - own < PT_TL_MIN_WAIT_US)
+			continue;
+		add_i(sb, (double)c->inew[i], &first);
+		add_i(sb, own, &first);
+		add_i(sb, lt, &first);
+	}
+	raw_done(c->r, x, "wait", sb);
+}
+
+/* "workers": each worker's identity and its tuples.  -1 when out of
+ * memory. */
+static int write_workers(tlkey *c, pt_rv *o)
+{
+	const pt_timeline *t = c->t;
+	pt_report *r = c->r;
+	pt_rv *wo = pt_rv_arr(r, o, "workers");
+	size_t k;
+
+	for (k = 0; k < t->nw; k++) {
+		const pt_tl_worker *w = &t->w[k];
+		pt_rv *x = pt_rv_obj(r, wo, NULL);
+		char label[600];
+		pt_tl_label(w, label, sizeof(label));
+		pt_rv_str(r, x, "worker", w->id);
+		pt_rv_str(r, x, "label", label);
+		pt_rv_int(r, x, "rank", w->s->rank);
+		pt_rv_bool(r, x, "aligned", w->aligned);
+		pt_rv_bool(r, x, "straggler", w->straggler);
+		if (worker_own(c, x, w))
+			return -1;
+		worker_lockstep(c, x, k);
+	}
+	return 0;
+}
+
+/* "findings": [finding index, [workers], [steps]] each.  sl is scratch.
+ * -1 when out of memory. */
+static int write_findings(pt_report *r, pt_rv *o, const pt_timeline *t, pt_sb *sl)
+{
+	pt_rv *arr = pt_rv_arr(r, o, "findings");
+	size_t i, q;
+	int first;
+
+	for (i = 0; i < t->nf; i++) {
+		const pt_tl_finding *f = &t->f[i];
+		sl->len = 0;
+		pt_sb_addf(sl, "[%zu,[", f->index);
+		first = 1;
+		for (q = 0; q < f->nw; q++)
+			add_i(sl, (double)f->w[q], &first);
+		pt_sb_adds(sl, "],[");
+		first = 1;
+		for (q = 0; q < f->nsteps; q++)
+			add_i(sl, (double)f->steps[q], &first);
+		pt_sb_adds(sl, "]]");
+		if (sl->oom)
+			return -1;
+		pt_rv_raw(r, arr, NULL, sl->buf, sl->len);
+	}
+	return 0;
+}
+
+void pt_timeline_add_key(pt_report *r)
+{
+	const pt_timeline *t = r ? r->tl : NULL;
+	tlkey c = {0};
+	pt_rv *o, *arr, *chans, *sarr;
+	pt_sb kept = {0}, sl = {0};
+	size_t i;
+
+	if (!t || !t->nw || r->oom)
+		return;
+	c.r = r;
+	c.t = t;
+	if (job_steps(&c) || place_instances(&c))
+		goto oom;
+	keep_steps(c.js, c.ns, &kept);
+
+	o = pt_rv_obj(r, pt_report_root(r), "timeline");
 	pt_rv_int(r, o, "version", 1);
 	{
 		char buf[600];
@@ -432,198 +710,39 @@ void pt_timeline_add_key(pt_report *r)
 	pt_rv_str(r, o, "reference", t->w[t->ref].id);
 	/* Names and channels first, filled below: the tables are written last
 	 * into their nodes' places. */
-	inew = x_malloc((t->ninst ? t->ninst : 1) * sizeof(*inew));
-	if (!inew)
+	if (instance_tuples(&c))
 		goto oom;
-	pt_sb_addc(&sb, '[');
-	for (i = 0; i < t->ninst; i++) {
-		uint32_t a, b;
-		inew[i] = SIZE_MAX;
-		if (istep[i] == SIZE_MAX || !js[istep[i]].kept)
-			continue;
-		inew[i] = ni++;
-		a = name_id(&nm, t->inst[i].name);
-		b = name_id(&ch, t->inst[i].chan);
-		if (a == UINT32_MAX || b == UINT32_MAX)
-			goto oom;
-		first = ni == 1;
-		add_i(&sb, a, &first);
-		add_i(&sb, b, &first);
-		add_i(&sb, t->inst[i].last == PT_TL_NONE ? -1 : (double)t->inst[i].last, &first);
-		add_i(&sb, t->inst[i].saved_us, &first);
-	}
 	/* Spans' names before the tables are written. */
-	arr = pt_rv_arr(r, o, "names");
-	{
-		pt_rv *chans = pt_rv_arr(r, o, "channels");
-		pt_rv *sarr = pt_rv_arr(r, o, "steps");
-		pt_sb sl = {0};
-		for (i = 0; i < ns; i++) {
-			pt_rv *so;
-			if (!js[i].kept)
-				continue;
-			so = pt_rv_obj(r, sarr, NULL);
-			pt_rv_int(r, so, "step", js[i].number);
-			pt_rv_int(r, so, PT_K_START_US, llround(js[i].start));
-			pt_rv_int(r, so, "end_us", llround(js[i].end));
-			sl.len = 0;
-			pt_sb_addc(&sl, '[');
-			first = 1;
-			for (k = 0; js[i].slow && k < t->nw; k++) {
-				const pt_tl_worker *w = &t->w[k];
-				for (q = 0; w->slow && q < w->s->nsteps; q++)
-					if (w->slow[q] && pt_tl_step_number(w->s, q) == js[i].number)
-						add_i(&sl, (double)k, &first);
-			}
-			pt_sb_addc(&sl, ']');
-			if (sl.oom) {
-				pt_sb_free(&sl);
-				goto oom;
-			}
-			pt_rv_raw(r, so, "slow", sl.buf, sl.len);
-		}
-		pt_sb_free(&sl);
-		pt_rv_int(r, o, "steps_total", (int64_t)ns);
-		pt_rv_str(r, o, "kept", kept.oom ? "" : kept.buf);
-		raw_done(r, o, "instances", &sb);
-
-		/* Workers. */
-		wo = pt_rv_arr(r, o, "workers");
-		for (k = 0; k < t->nw; k++) {
-			const pt_tl_worker *w = &t->w[k];
-			const pt_summary *s = w->s;
-			pt_rv *x = pt_rv_obj(r, wo, NULL);
-			char label[600];
-			pt_tl_label(w, label, sizeof(label));
-			pt_rv_str(r, x, "worker", w->id);
-			pt_rv_str(r, x, "label", label);
-			pt_rv_int(r, x, "rank", s->rank);
-			pt_rv_bool(r, x, "aligned", w->aligned);
-			pt_rv_bool(r, x, "straggler", w->straggler);
-			first = 1;
-			for (q = 0; q < pt_tl_nsteps(s); q++) {
-				int64_t num = pt_tl_step_number(s, q);
-				double a, b;
-				if (!js[jstep_find(js, ns, num)].kept)
-					continue;
-				pt_tl_step_span(s, q, &a, &b);
-				add_i(&sb, (double)num, &first);
-				add_i(&sb, w->shift_us + a, &first);
-				add_i(&sb, w->shift_us + b, &first);
-			}
-			raw_done(r, x, "steps", &sb);
-			first = 1;
-			for (q = 0; s->tl && q < s->tl->nspans; q++) {
-				const int64_t *v = &s->tl->spans[4 * q];
-				uint32_t id;
-				if ((size_t)v[0] >= pt_tl_nsteps(s) ||
-				    !js[jstep_find(js, ns, pt_tl_step_number(s, (size_t)v[0]))].kept)
-					continue;
-				id = name_id(&nm, s->tl->names[v[3]]);
-				if (id == UINT32_MAX)
-					goto oom;
-				add_i(&sb, w->shift_us + (double)v[1], &first);
-				add_i(&sb, (double)v[2], &first);
-				add_i(&sb, id, &first);
-			}
-			raw_done(r, x, "spans", &sb);
-			first = 1;
-			for (q = 0; s->tl && q < s->tl->ngpu; q++) {
-				const int64_t *v = &s->tl->gpu[2 * q];
-				size_t j = jstep_at(js, ns, w->shift_us + (double)v[0]);
-				if (j == SIZE_MAX || !js[j].kept)
-					continue;
-				add_i(&sb, w->shift_us + (double)v[0], &first);
-				add_i(&sb, w->shift_us + (double)v[1], &first);
-			}
-			raw_done(r, x, "gpu", &sb);
-			first = 1;
-			for (i = 0; i < t->ninst; i++) {
-				uint32_t j = t->own[i * t->nw + k];
-				if (inew[i] == SIZE_MAX || j == PT_TL_NONE)
-					continue;
-				add_i(&sb, (double)inew[i], &first);
-				add_i(&sb, w->shift_us + s->coll[j].arrive_us, &first);
-				add_i(&sb, w->shift_us + s->coll[j].end_us, &first);
-			}
-			raw_done(r, x, "coll", &sb);
-			first = 1;
-			for (i = 0; i < t->ninst; i++) {
-				uint32_t j = t->own[i * t->nw + k];
-				double own;
-				if (inew[i] == SIZE_MAX || j == PT_TL_NONE || t->inst[i].last != k)
-					continue;
-				own = w->shift_us + s->coll[j].arrive_us;
-				if (own - med[i] < PT_TL_MIN_WAIT_US)
-					continue;
-				add_i(&sb, (double)inew[i], &first);
-				add_i(&sb, med[i], &first);
-				add_i(&sb, own, &first);
-			}
-			raw_done(r, x, "late", &sb);
-			first = 1;
-			for (i = 0; i < t->ninst; i++) {
-				uint32_t j = t->own[i * t->nw + k], lj;
-				const pt_tl_worker *L;
-				double own, lt;
-				if (inew[i] == SIZE_MAX || j == PT_TL_NONE || t->inst[i].last == PT_TL_NONE ||
-				    t->inst[i].last == k)
-					continue;
-				L = &t->w[t->inst[i].last];
-				lj = t->own[i * t->nw + t->inst[i].last];
-				own = w->shift_us + s->coll[j].arrive_us;
-				lt = L->shift_us + L->s->coll[lj].arrive_us;
-				if (lt - own < PT_TL_MIN_WAIT_US)
-					continue;
-				add_i(&sb, (double)inew[i], &first);
-				add_i(&sb, own, &first);
-				add_i(&sb, lt, &first);
-			}
-			raw_done(r, x, "wait", &sb);
-		}
-		/* Findings. */
-		arr = pt_rv_arr(r, o, "findings");
-		for (i = 0; i < t->nf; i++) {
-			const pt_tl_finding *f = &t->f[i];
-			sl.len = 0;
-			pt_sb_addf(&sl, "[%zu,[", f->index);
-			first = 1;
-			for (q = 0; q < f->nw; q++)
-				add_i(&sl, (double)f->w[q], &first);
-			pt_sb_adds(&sl, "],[");
-			first = 1;
-			for (q = 0; q < f->nsteps; q++)
-				add_i(&sl, (double)f->steps[q], &first);
-			pt_sb_adds(&sl, "]]");
-			if (sl.oom) {
-				pt_sb_free(&sl);
-				goto oom;
-			}
-			pt_rv_raw(r, arr, NULL, sl.buf, sl.len);
-		}
-		pt_sb_free(&sl);
-		/* The tables, now complete, into the nodes made for them. */
-		arr = (pt_rv *)pt_rv_get(o, "names");
-		for (i = 0; arr && i < nm.n; i++)
-			pt_rv_str(r, arr, NULL, nm.v[i]);
-		arr = chans;
-		for (i = 0; arr && i < ch.n; i++)
-			pt_rv_str(r, arr, NULL, ch.v[i]);
-	}
+	pt_rv_arr(r, o, "names");
+	chans = pt_rv_arr(r, o, "channels");
+	sarr = pt_rv_arr(r, o, PT_K_STEPS_LC);
+	if (write_steps(&c, sarr, &sl))
+		goto oom;
+	pt_rv_int(r, o, "steps_total", (int64_t)c.ns);
+	pt_rv_str(r, o, "kept", kept.oom ? "" : kept.buf);
+	raw_done(r, o, "instances", &c.sb);
+	if (write_workers(&c, o) || write_findings(r, o, t, &sl))
+		goto oom;
+	/* The tables, now complete, into the nodes made for them. */
+	arr = (pt_rv *)pt_rv_get(o, "names");
+	for (i = 0; arr && i < c.nm.n; i++)
+		pt_rv_str(r, arr, NULL, c.nm.v[i]);
+	arr = chans;
+	for (i = 0; arr && i < c.ch.n; i++)
+		pt_rv_str(r, arr, NULL, c.ch.v[i]);
 	goto out;
 oom:
 	r->oom = 1;
 out:
-	x_free(nm.v);
-	x_free(nm.slot);
-	x_free(ch.v);
-	x_free(ch.slot);
-	x_free(inew);
-	x_free(med);
-	x_free(istep);
-	x_free(js);
-	x_free(tmp);
-	x_free(nums);
+	pt_sb_free(&sl);
+	x_free(c.nm.v);
+	x_free(c.nm.slot);
+	x_free(c.ch.v);
+	x_free(c.ch.slot);
+	x_free(c.inew);
+	x_free(c.med);
+	x_free(c.istep);
+	x_free(c.js);
 	pt_sb_free(&kept);
-	pt_sb_free(&sb);
+	pt_sb_free(&c.sb);
 }

@@ -1708,14 +1708,110 @@ static int refill(reader *r, size_t keep)
 	return OK;
 }
 
+/* S_START: the first value decides the form, an object that holds
+ * "traceEvents" or a bare array of events.  OK with *pp past the opening
+ * bracket and the state set, NEED with *pp where to resume, or ERR.  Runs
+ * once per file, so out of scan's loop. */
+static int scan_start(reader *r, const char **pp, const char *end)
+{
+	const char *p = ws(*pp);
+
+	*pp = p;
+	if (p >= end) {
+		if (r->eof && pt_input_cut(r->in))
+			return fail(r, PT_EPARSE, p, "unexpected end of gzip stream (file cut off?)");
+		if (r->eof)
+			return fail(r, PT_EPARSE, p, off_of(r, p) ? "no json value (only whitespace)"
+								 : "empty file");
+		return NEED;
+	}
+	if (*p == '[') {
+		r->array_form = 1;
+		r->events_seen = 1;
+		r->state = S_EV_FIRST;
+		*pp = p + 1;
+	} else if (*p == '{') {
+		r->state = S_TOP_FIRST;
+		*pp = p + 1;
+	} else if (*p == '"' || *p == '-' || is_digit(*p) ||
+		   starts(p, (size_t)(end - p), "true") ||
+		   starts(p, (size_t)(end - p), "false") ||
+		   starts(p, (size_t)(end - p), "null")) {
+		return fail(r, PT_EFORMAT, p,
+			    "not a trace: the json value is a %s, not an object or array",
+			    *p == '"' ? "string" : (*p == 't' || *p == 'f') ? "boolean" :
+			    *p == 'n' ? "null" : "number");
+	} else if (!r->eof && (size_t)(end - p) < 5) {
+		return NEED;  /* maybe a literal split by the chunk end */
+	} else {
+		return fail_byte(r, p, "'{' or '[' (not json)");
+	}
+	return OK;
+}
+
+/* S_TOP_KEY: one member of the top-level object: "traceEvents" opens the
+ * events, a header key (is_header_key) is read whole, any other value is
+ * skipped as a stream (S_SKIP).  OK with *pp past what it read and the
+ * state set, NEED with *pp back at the key (read again with more input),
+ * or ERR.  Runs once per top-level key, so out of scan's loop. */
+static int scan_top_key(reader *r, const char **pp, const char *end)
+{
+	const char *k, *q, *v, *mark, *p;
+	size_t kn;
+	int rc;
+
+	mark = p = ws(*pp);
+	*pp = mark;
+	if (*p != '"') {
+		if (p >= end)
+			return NEED;
+		return fail_byte(r, p, "'\"' starting an object key");
+	}
+	k = p + 1;
+	q = str_end(k, end, NULL);
+	if (!q)
+		return NEED;
+	kn = (size_t)(q - k);
+	p = ws(q + 1);
+	if (*p != ':') {
+		if (p >= end)
+			return NEED;
+		return fail_byte(r, p, "':'");
+	}
+	p = ws(p + 1);
+	if (p >= end)
+		return NEED;
+	if (key_is(k, kn, "traceEvents", 11)) {
+		if (*p != '[')
+			return fail(r, PT_EFORMAT, p, "not a trace: traceEvents is not an array");
+		p++;
+		r->events_seen = 1;
+		r->state = S_EV_FIRST;
+	} else if (is_header_key(k, kn)) {
+		v = p;
+		rc = skip_value(r, &p, end);
+		if (rc == NEED)
+			return NEED;
+		if (rc || header_value(r, k, kn, v, (size_t)(p - v)))
+			return ERR;
+		r->state = S_TOP_AFTER;
+	} else {
+		r->sk_started = 0;
+		r->state = S_SKIP;
+	}
+	*pp = p;
+	return OK;
+}
+
 /* Run the state machine over the buffer until it needs more input (NEED,
  * r->pos = first byte still needed), finishes (OK) or fails (ERR).
  *
- * Over 150 lines on purpose: this is the reader's hot loop, run for every
- * byte of the trace, and it is kept as one function so that the compiler
- * keeps its state (the cursor p, end, the state) in registers across
- * the states instead of storing it to the reader and reloading it at
- * each call (docs/bench.md, "Code shaped for speed", `scan`).  The work
+ * This is the reader's hot loop, run for every byte of the trace: the
+ * event states stay in this function so that the compiler keeps the
+ * cursor p, end and the state in registers across events instead of
+ * storing them to the reader and reloading them at each call
+ * (docs/bench.md, "Code shaped for speed", `scan`).  The states seen once
+ * per file or per top-level key are scan_start and scan_top_key; the work
  * of each state lives in the parse_* helpers; only the transitions are
  * here. */
 static int scan(reader *r)
@@ -1728,36 +1824,11 @@ static int scan(reader *r)
 
 		switch (r->state) {
 		case S_START:
-			p = ws(p);
-			if (p >= end) {
-				if (r->eof && pt_input_cut(r->in))
-					return fail(r, PT_EPARSE, p, "unexpected end of gzip stream (file cut off?)");
-				if (r->eof)
-					return fail(r, PT_EPARSE, p, off_of(r, p) ? "no json value (only whitespace)"
-										 : "empty file");
+			rc = scan_start(r, &p, end);
+			if (rc == NEED)
 				goto need;
-			}
-			if (*p == '[') {
-				r->array_form = 1;
-				r->events_seen = 1;
-				r->state = S_EV_FIRST;
-				p++;
-			} else if (*p == '{') {
-				r->state = S_TOP_FIRST;
-				p++;
-			} else if (*p == '"' || *p == '-' || is_digit(*p) ||
-				   starts(p, (size_t)(end - p), "true") ||
-				   starts(p, (size_t)(end - p), "false") ||
-				   starts(p, (size_t)(end - p), "null")) {
-				return fail(r, PT_EFORMAT, p,
-					    "not a trace: the json value is a %s, not an object or array",
-					    *p == '"' ? "string" : (*p == 't' || *p == 'f') ? "boolean" :
-					    *p == 'n' ? "null" : "number");
-			} else if (!r->eof && (size_t)(end - p) < 5) {
-				goto need;  /* maybe a literal split by the chunk end */
-			} else {
-				return fail_byte(r, p, "'{' or '[' (not json)");
-			}
+			if (rc)
+				return ERR;
 			break;
 		case S_TOP_FIRST:
 			p = ws(p);
@@ -1772,58 +1843,13 @@ static int scan(reader *r)
 				return fail_byte(r, p, "'\"' starting an object key");
 			}
 			break;
-		case S_TOP_KEY: {
-			const char *k, *q, *v;
-			size_t kn;
-
-			mark = p = ws(p);
-			if (*p != '"') {
-				if (p >= end)
-					goto need;
-				return fail_byte(r, p, "'\"' starting an object key");
-			}
-			k = p + 1;
-			q = str_end(k, end, NULL);
-			if (!q) {
-				p = mark;
+		case S_TOP_KEY:
+			rc = scan_top_key(r, &p, end);
+			if (rc == NEED)
 				goto need;
-			}
-			kn = (size_t)(q - k);
-			p = ws(q + 1);
-			if (*p != ':') {
-				if (p >= end) {
-					p = mark;
-					goto need;
-				}
-				return fail_byte(r, p, "':'");
-			}
-			p = ws(p + 1);
-			if (p >= end) {
-				p = mark;
-				goto need;
-			}
-			if (key_is(k, kn, "traceEvents", 11)) {
-				if (*p != '[')
-					return fail(r, PT_EFORMAT, p, "not a trace: traceEvents is not an array");
-				p++;
-				r->events_seen = 1;
-				r->state = S_EV_FIRST;
-			} else if (is_header_key(k, kn)) {
-				v = p;
-				rc = skip_value(r, &p, end);
-				if (rc == NEED) {
-					p = mark;
-					goto need;
-				}
-				if (rc || header_value(r, k, kn, v, (size_t)(p - v)))
-					return ERR;
-				r->state = S_TOP_AFTER;
-			} else {
-				r->sk_started = 0;
-				r->state = S_SKIP;
-			}
+			if (rc)
+				return ERR;
 			break;
-		}
 		case S_SKIP:
 			rc = skip_stream(r, &p, end);
 			if (rc == NEED)

@@ -16,7 +16,9 @@ BEFORE=$(readlink -f "$1") AFTER=$(readlink -f "$2")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${3:-$(mktemp -d /tmp/report_diff.XXXXXX)}
 PY=${PYTHON:-python3}
-SHARED=$ROOT/../shared/traces
+SHARED=${SHARED:-$ROOT/../shared/traces}
+# In a worktree beside the main checkout: the shared folder beside that one.
+[ -d "$SHARED" ] || SHARED=$(cd "$(git -C "$ROOT" rev-parse --git-common-dir)/../.." 2>/dev/null && pwd)/shared/traces
 mkdir -p "$OUT"
 
 # Every folder that directly holds traces, in both trees.

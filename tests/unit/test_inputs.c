@@ -1,6 +1,6 @@
 /*
  * test_inputs.c - unit tests for finding a diagnosis's input files
- * (src/diagnose/inputs.c): what a folder search keeps for traces and for
+ * (src/trace/inputs.c): what a folder search keeps for traces and for
  * summaries (hidden entries, PerfDisplay, the skipped folder, hardware
  * samples and *.summary.json left out), sorted; the messages when nothing
  * is found; the one walker's visitor, its error and its depth limit.
@@ -19,7 +19,7 @@
 
 #include "testutil.h"
 
-#include "diagnose/inputs.h"
+#include "trace/inputs.h"
 
 static char root[256];
 

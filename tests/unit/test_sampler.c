@@ -30,7 +30,7 @@
 #include "agent/sampler.h"
 #include "analysis/summary.h"
 #include "control/control.h"
-#include "diagnose/display_hw.h"
+#include "report/display_hw.h"
 #include "model/samples.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

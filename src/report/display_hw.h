@@ -6,16 +6,16 @@
  *
  * Flow: the node agent's sampler --> compact timelines in each worker's
  * summary (pt_sampler_worker_series, summary member "hw_series") -->
- * diagnose --> display.hw here --> web/app.js (Hardware view).  Format:
- * docs/hardware.md, "Timelines".
+ * diagnose (src/diagnose/display.c) --> display.hw here --> web/app.js
+ * (Hardware view).  Format: docs/hardware.md, "Timelines".
  */
-#ifndef PT_DISPLAY_HW_H
-#define PT_DISPLAY_HW_H
+#ifndef PT_REPORT_DISPLAY_HW_H
+#define PT_REPORT_DISPLAY_HW_H
 
 #include <stddef.h>
 
 #include "../model/samples.h"
-#include "../report/report.h"
+#include "report.h"
 
 /* Workers whose timelines go into the report (the page draws one chart
  * group per worker; each adds about 100 KB to report.json). */
@@ -40,10 +40,5 @@ typedef struct pt_display_hw_worker {
  * added when no worker has timelines or on allocation failure (the page
  * then has no hardware view). */
 void pt_display_hw_write(pt_report *r, pt_rv *display, const pt_display_hw_worker *w, size_t n);
-
-/* The same from a diagnosis context (src/diagnose/internal.h): for
- * diag_display, after the findings are ranked. */
-struct dctx;
-void diag_display_hw(struct dctx *c, pt_rv *display);
 
 #endif

@@ -2,11 +2,10 @@
  * display_hw.c - display.hw in the report (display_hw.h): the hardware
  * timelines of a bounded set of workers, times in ms from each worker's
  * window start, so the page draws them on the same axis as the steps.
- * Runs in pt_diagnose after the findings are ranked (diag_display); costs
- * O(workers log workers + points written).
+ * The diagnosis fills the workers after the findings are ranked
+ * (src/diagnose/display.c); costs O(workers log workers + points written).
  */
 #include "display_hw.h"
-#include "internal.h"
 #include "../util/xalloc.h"
 #include "../report/keys.h"
 
@@ -162,46 +161,4 @@ out:
 	x_free(hosts);
 	x_free(pick);
 	x_free(cand);
-}
-
-void diag_display_hw(struct dctx *c, pt_rv *display)
-{
-	pt_display_hw_worker *w;
-	size_t i, k;
-
-	w = x_calloc(c->nw ? c->nw : 1, sizeof(*w));
-	if (!w) {
-		c->oom = 1;
-		return;
-	}
-	for (i = 0; i < c->nw; i++) {
-		const pt_summary *s = c->w[i].s;
-
-		w[i].id = c->w[i].id;
-		w[i].host = s->host;
-		w[i].rank = s->rank;
-		w[i].window_start_us = s->window_start_us;
-		w[i].window_ms = s->window_ms;
-#ifdef PT_SUMMARY_HW_SERIES
-		w[i].hw = s->hw_series;
-#else
-		w[i].hw = NULL;  /* the summary carries no timelines yet */
-#endif
-	}
-	/* Findings are ranked: the first that names a worker gives its rank. */
-	for (k = 0; k < c->nf; k++) {
-		const char *id = c->f[k].worker;
-
-		if (!id)
-			continue;
-		for (i = 0; i < c->nw; i++)
-			if (!w[i].named && (w[i].id == id || !strcmp(w[i].id, id))) {
-				w[i].named = (int)(k + 1);
-				break;
-			}
-	}
-	pt_display_hw_write(c->rep, display, w, c->nw);
-	if (pt_report_oom(c->rep))
-		c->oom = 1;
-	x_free(w);
 }

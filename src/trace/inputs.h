@@ -3,7 +3,10 @@
  * summarises, the worker summaries `diagnose` compares, both sides of
  * `compare`.  A path is taken as given; a folder is searched recursively by
  * one walker (pt_inputs_walk) that every command shares.  Sits at the start
- * of the master's flow, before src/diagnose/pipeline.c reads what it found.
+ * of every flow, before the readers (src/trace/any.h) open a trace or
+ * src/diagnose/pipeline.c reads the summaries it found; it lives with the
+ * readers because it tells a trace from the files beside it by their rules
+ * (pt_trace_is_samples_name) and every later stage may include src/trace/.
  *
  * Never prints; thread-safe (no shared state).
  */
