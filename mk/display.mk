@@ -2,10 +2,11 @@
 # the HTTP server's library (linked into the CLI only: CLI_LIBS).  Included by the Makefile (mk/*.mk, alphabetical,
 # so names shared with mk/web.mk are defined here).
 #
-# web/index.html + web/style.css + web/app.js + web/app.py + the charting
-# library from npm --(build/gen/pt-inline, from web/inline.c)-->
-# build/gen/page_template.h, #included by src/report/page.c (found through
-# -I$(B)/gen on the include path).
+# web/index.html + web/style.css + web/js/*.js (concatenated in WEB_JS's
+# order into build/gen/app.js) + web/app.py + the charting library from npm
+# --(build/gen/pt-inline, from web/inline.c)--> build/gen/page_template.h,
+# #included by src/report/page.c (found through -I$(B)/gen on the include
+# path).
 
 CLI_LIBS += -lmicrohttpd
 
@@ -15,7 +16,18 @@ GEN := $(B)/gen
 PAGE_TEMPLATE := $(GEN)/page_template.h
 WEB_STAMP := node_modules/.package-lock.json
 WEB_LIB := node_modules/echarts/dist/echarts.min.js
-WEB_SRC := web/index.html web/style.css web/app.js web/app.py
+# The page's modules, in load order: each registers into the namespace PT
+# that core.js creates; main.js, last, boots the page.
+WEB_JS := $(addprefix web/js/,core.js names.js widgets.js model.js findings.js \
+	communication.js compute.js python.js workers.js heatmap.js overview.js \
+	steps.js critpath.js timeline.js hang.js hardware.js compare.js main.js)
+WEB_SRC := web/index.html web/style.css $(GEN)/app.js web/app.py
+
+# One script for the page (inline.c takes one app file).
+$(GEN)/app.js: $(WEB_JS)
+	@mkdir -p $(dir $@)
+	cat $(WEB_JS) > $@.tmp
+	mv $@.tmp $@
 
 $(GEN)/pt-inline: web/inline.c
 	@mkdir -p $(dir $@)
@@ -24,7 +36,7 @@ $(GEN)/pt-inline: web/inline.c
 # build/gen/page.html is the same page with no report embedded (it fetches
 # report.json when served); the tests and the benchmark use it.
 $(PAGE_TEMPLATE): $(GEN)/pt-inline $(WEB_SRC) $(WEB_STAMP) src/perftracker.h
-	$(GEN)/pt-inline $@.tmp web/index.html web/style.css $(WEB_LIB) web/app.js web/app.py \
+	$(GEN)/pt-inline $@.tmp web/index.html web/style.css $(WEB_LIB) $(GEN)/app.js web/app.py \
 		$(PT_VERSION) $(GEN)/page.html
 	mv $@.tmp $@
 
