@@ -16,17 +16,20 @@ GEN := $(B)/gen
 PAGE_TEMPLATE := $(GEN)/page_template.h
 WEB_STAMP := node_modules/.package-lock.json
 WEB_LIB := node_modules/echarts/dist/echarts.min.js
-# The page's modules, in load order: each registers into the namespace PT
-# that core.js creates; main.js, last, boots the page.
-WEB_JS := $(addprefix web/js/,core.js names.js widgets.js model.js findings.js \
+# The page's modules, in load order: the report keys table first (K,
+# KEY_UNIT; provisional until build/gen/keys.js), then the modules, each
+# registering into the namespace PT that core.js creates; main.js, last,
+# boots the page.
+WEB_KEYS := web/js/keys.js
+WEB_JS := $(addprefix web/js/,core.js widgets.js model.js findings.js \
 	communication.js compute.js python.js workers.js heatmap.js overview.js \
 	steps.js critpath.js timeline.js hang.js hardware.js compare.js main.js)
 WEB_SRC := web/index.html web/style.css $(GEN)/app.js web/app.py
 
 # One script for the page (inline.c takes one app file).
-$(GEN)/app.js: $(WEB_JS)
+$(GEN)/app.js: $(WEB_KEYS) $(WEB_JS)
 	@mkdir -p $(dir $@)
-	cat $(WEB_JS) > $@.tmp
+	cat $(WEB_KEYS) $(WEB_JS) > $@.tmp
 	mv $@.tmp $@
 
 $(GEN)/pt-inline: web/inline.c

@@ -2,8 +2,9 @@
 # test_page_scripts.sh - the PerfDisplay page's scripts stay small (issue 30):
 # every module of web/js is under 1,200 lines, none of its functions (the
 # house style's two-space-indented "function NAME" up to its "  }") runs
-# over 150 lines, and mk/display.mk concatenates exactly the modules that
-# exist, so that none is left out of the page or missing from the tree.
+# over 150 lines, mk/display.mk concatenates exactly the modules that
+# exist, so that none is left out of the page or missing from the tree, and
+# every report key the page names (K.ID) is in the keys table.
 . "$(dirname "$0")/lib.sh"
 cd "$PT_ROOT" || exit 1
 shopt -s nullglob
@@ -24,8 +25,17 @@ long=$(awk '
 if [ -z "$long" ]; then ok "no page function over 150 lines"; else not_ok "no page function over 150 lines" "$long"; fi
 # WEB_JS := $(addprefix web/js/,a.js b.js \ ...): the names, with the prefix
 listed=$(sed -n '/^WEB_JS :=/,/)$/p' mk/display.mk | tr -d '\\\n' | sed 's/.*addprefix web\/js\/,//; s/)$//' | tr -s ' \t' '\n' | sed '/^$/d; s|^|web/js/|' | tr '\n' ' ')
+listed="$listed $(sed -n 's/^WEB_KEYS := //p' mk/display.mk)"
 missing="" unlisted=""
 for f in $listed; do [ -f "$f" ] || missing="$missing $f"; done
 for f in "${js[@]}"; do case " $listed " in *" $f "*) ;; *) unlisted="$unlisted $f" ;; esac; done
 if [ -z "$missing$unlisted" ] && [ -n "$listed" ]; then ok "mk/display.mk lists every module of web/js"
 else not_ok "mk/display.mk lists every module of web/js" "missing:$missing; not listed:$unlisted"; fi
+# K.ID in the modules against the table (the generated one when built)
+table=web/js/keys.js
+[ -f build/gen/keys.js ] && table=build/gen/keys.js
+have=$(node -e 'const vm = require("vm"), c = {}; vm.runInNewContext(require("fs").readFileSync(process.argv[1], "utf8") + ";this.K = K;", c); console.log(Object.keys(c.K).join("\n"))' "$table" 2>&1)
+use=$(grep -ohE '\bK\.[A-Z0-9_]+' "${js[@]}" | sed 's/^K\.//' | sort -u)
+unknown=$(comm -23 <(echo "$use") <(echo "$have" | sort -u) | tr '\n' ' ')
+if [ -n "$use" ] && [ -n "$have" ] && [ -z "$unknown" ]; then ok "every K.ID the page uses is in $table"
+else not_ok "every K.ID the page uses is in $table" "not in the table: $unknown"; fi

@@ -104,7 +104,7 @@
     return card;
   }
   function viewCompare(root) {
-    var c = obj(PT.M.rep.Compare);
+    var c = obj(PT.M.rep[K.COMPARE]);
     add(root, h('h1', { text: 'NEW run compared with BASELINE' }));
     if (!c) { add(root, empty('This report has no Compare section.')); return; }
     var f = (Array.isArray(c.findings) ? c.findings : []).filter(obj);
@@ -142,7 +142,7 @@
       { key: 'share', label: 'share of difference', num: true, fmt: function (v) { return isNum(v) ? pct(v, 0) : '–'; } }] }));
   }
   function compareViews() {
-    return [{ id: 'compare', label: 'Compare', fn: viewCompare, count: function () { return (obj(PT.M.rep.Compare).findings || []).length; } }];
+    return [{ id: 'compare', label: 'Compare', fn: viewCompare, count: function () { return (obj(PT.M.rep[K.COMPARE]).findings || []).length; } }];
   }
 
   PT.compareViews = compareViews;

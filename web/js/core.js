@@ -20,19 +20,9 @@ var PT = {};   // the page's one namespace: each module below registers into it
   var CLASSES = ['compute', 'communication', 'memory', 'runtime', 'python', 'idle'];
   var CLASS_COLOR = { compute: '#4e79a7', communication: '#f28e2b', memory: '#59a14f',
     runtime: '#e15759', python: '#b07aa1', idle: '#bab0ac' };
-  var SECTION = { compute: 'GPU Compute', memory: 'GPU memory operations', communication: 'Communication',
-    runtime: 'CUDA Runtime', python: 'Python functions' };
-  var K_UTIL = 'min/median/max GPU utilization (in [0,1])';
-  var K_CUTIL = 'min/median/max GPU compute utilization (in [0,1])';
-  var K_ABN_UTIL = 'workers with abnormal GPU utilization';
-  var K_MAJOR = 'major_kernel_executions';
-  var K_ISSUES = 'workers with potential GPU issues';
-  var K_DETAIL = 'detailed report';
-  var K_MED_COST = 'median cost per execution (ms)';
-  var K_OTHERS = 'median of other workers (ms)';
-  var K_BN = 'bottleneck ratio (in [0,1])';
-  var K_AVG_BN = 'avg bottleneck ratio (in [0,1])';
-  var K_AVG_EXEC = 'avg execution time / monitoring duration (in [0,1])';
+  /* a view's report section (K: the keys table, web/js/keys.js) */
+  var SECTION = { compute: K.GPU_COMPUTE, memory: K.GPU_MEMORY_OPERATIONS, communication: K.COMMUNICATION,
+    runtime: K.CUDA_RUNTIME, python: K.PYTHON_FUNCTIONS };
 
   /* ---------------------------------------------------------------- DOM */
   function h(tag, attrs) {
@@ -84,13 +74,37 @@ var PT = {};   // the page's one namespace: each module below registers into it
     return a >= 100 ? x.toFixed(1) : a >= 1 ? x.toFixed(3) : x.toFixed(4);
   }
   function signedPct(x) { return isNum(x) ? (x >= 0 ? '+' : '') + (x * 100).toFixed(0) + '%' : '–'; }
-  function median(xs) {
+  /* The median of the numbers in xs, for what the page draws and nothing
+     else: reference lines, the heatmap's colour scale, the call tree's and
+     a worker's median columns.  No rule is decided with it: slow steps and
+     outliers come from the report (docs/display.md). */
+  function drawMedian(xs) {
     var a = xs.filter(isNum).sort(function (p, q) { return p - q; });
     var n = a.length;
     if (!n) return NaN;
     return n % 2 ? a[(n - 1) >> 1] : (a[n / 2 - 1] + a[n / 2]) / 2;
   }
-  function mad(xs, m) { return median(xs.map(function (x) { return Math.abs(x - m); })); }
+  /* v formatted by its unit, one of the report's units (src/report/unit.h:
+     PT_UNIT_NAMES); an unknown or empty unit: the plain number. */
+  function fmtUnit(v, unit) {
+    if (!isNum(v)) return v == null ? '–' : String(v);
+    switch (unit) {
+    case 'ms': return ms(v);
+    case 'ms per step': return ms(v) + ' per step';
+    case 'us': return ms(v / 1000);
+    case 'share': return pct(v);
+    case 'x': return v.toFixed(v < 10 ? 2 : 0) + '×';
+    case 'count': return Math.round(v) === v ? String(v) : num(v);
+    case 'GB/s': return num(v) + ' GB/s';
+    case 'bytes': return Math.round(v) === v ? String(v) + ' B' : num(v) + ' B';
+    default: return num(v);
+    }
+  }
+  /* The unit of a report key from the keys table (KEY_UNIT, made from
+     src/report/keys.def), '' when the table does not give one. */
+  function keyUnit(key) {
+    return typeof KEY_UNIT === 'object' && Object.prototype.hasOwnProperty.call(KEY_UNIT, key) ? KEY_UNIT[key] : '';
+  }
   function plural(n, one, many) { return n + ' ' + (n === 1 ? one : (many || one + 's')); }
   function obj(x) { return x && typeof x === 'object' && !Array.isArray(x) ? x : null; }
   function keys(o) { return o ? Object.keys(o) : []; }
@@ -109,8 +123,9 @@ var PT = {};   // the page's one namespace: each module below registers into it
   PT.lbl = lbl;
   PT.num = num;
   PT.signedPct = signedPct;
-  PT.median = median;
-  PT.mad = mad;
+  PT.drawMedian = drawMedian;
+  PT.fmtUnit = fmtUnit;
+  PT.keyUnit = keyUnit;
   PT.plural = plural;
   PT.obj = obj;
   PT.keys = keys;
@@ -118,17 +133,6 @@ var PT = {};   // the page's one namespace: each module below registers into it
   PT.CLASSES = CLASSES;
   PT.CLASS_COLOR = CLASS_COLOR;
   PT.SECTION = SECTION;
-  PT.K_UTIL = K_UTIL;
-  PT.K_CUTIL = K_CUTIL;
-  PT.K_ABN_UTIL = K_ABN_UTIL;
-  PT.K_MAJOR = K_MAJOR;
-  PT.K_ISSUES = K_ISSUES;
-  PT.K_DETAIL = K_DETAIL;
-  PT.K_MED_COST = K_MED_COST;
-  PT.K_OTHERS = K_OTHERS;
-  PT.K_BN = K_BN;
-  PT.K_AVG_BN = K_AVG_BN;
-  PT.K_AVG_EXEC = K_AVG_EXEC;
   PT.collator = collator;
   PT.timing = timing;
 }(PT));

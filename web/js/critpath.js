@@ -5,10 +5,10 @@
  */
 (function (PT) {
   'use strict';
-  var add = PT.add, collator = PT.collator, esc = PT.esc, h = PT.h, isNum = PT.isNum, keys = PT.keys,
-    median = PT.median, ms = PT.ms, num = PT.num, obj = PT.obj, pct = PT.pct, plural = PT.plural,
-    chart = PT.chart, empty = PT.empty, fnName = PT.fnName, howto = PT.howto, legend = PT.legend,
-    queue = PT.queue, stat = PT.stat, table = PT.table, workerLabel = PT.workerLabel,
+  var add = PT.add, collator = PT.collator, drawMedian = PT.drawMedian, esc = PT.esc, h = PT.h,
+    isNum = PT.isNum, keys = PT.keys, ms = PT.ms, num = PT.num, obj = PT.obj, pct = PT.pct,
+    plural = PT.plural, chart = PT.chart, empty = PT.empty, fnName = PT.fnName, howto = PT.howto,
+    legend = PT.legend, queue = PT.queue, stat = PT.stat, table = PT.table, workerLabel = PT.workerLabel,
     workerLink = PT.workerLink, zoomFor = PT.zoomFor;
 
   /* ---- Critical path (report "Critical path", docs/display.md) ---------
@@ -16,7 +16,6 @@
      the step's start to its end, split by kind (the kinds sum to the step's
      ms); the functions with most time on it and where the main thread
      blocked; with several workers the job-wide path per step. */
-  var K_CP = 'Critical path';
   var CP_KINDS = ['cpu', 'compute', 'communication', 'memory', 'launch', 'gap', 'wait'];
   var CP_COLOR = { cpu: '#b07aa1', compute: '#4e79a7', communication: '#f28e2b', memory: '#59a14f',
     launch: '#edc948', gap: '#bab0ac', wait: '#e15759' };
@@ -37,7 +36,7 @@
     return PT.M.cp;
   }
   function buildCp() {
-    var s = obj(PT.M.rep[K_CP]);
+    var s = obj(PT.M.rep[K.CRITICAL_PATH]);
     if (!s) return null;
     var kinds = Array.isArray(s.kinds) && s.kinds.length ? s.kinds.map(String) : CP_KINDS.slice();
     CP_KINDS.forEach(function (k) { if (kinds.indexOf(k) < 0) kinds.push(k); });
@@ -51,11 +50,11 @@
       var w = obj(ws[id]) || {};
       var steps = (Array.isArray(w.steps) ? w.steps : []).filter(obj);
       var mine = steps.map(function (st) {
-        var split = cpSplitOf(st['split (ms)'], kinds);
+        var split = cpSplitOf(st[K.SPLIT_MS], kinds);
         var n = isNum(st.number) ? st.number : null;
         return { worker: id, number: n, label: (several ? cpWorkerName(id) + ':' : '') + cpStep(n),
           ms: isNum(st.ms) ? st.ms : cpTotal(split, kinds), slow: st.slow === true, split: split,
-          waitedFor: st['waited for'] != null ? String(st['waited for']) : '',
+          waitedFor: st[K.WAITED_FOR] != null ? String(st[K.WAITED_FOR]) : '',
           functions: (Array.isArray(st.functions) ? st.functions : []).filter(obj),
           waits: (Array.isArray(st.waits) ? st.waits : []).filter(obj) };
       });
@@ -63,14 +62,14 @@
       /* what grew: each kind against its median over the worker's steps */
       if (mine.length > 1) {
         var med = {};
-        kinds.forEach(function (k) { med[k] = median(mine.map(function (r) { return r.split[k]; })); });
+        kinds.forEach(function (k) { med[k] = drawMedian(mine.map(function (r) { return r.split[k]; })); });
         mine.forEach(function (r) {
           var best = null;
           kinds.forEach(function (k) { var d = r.split[k] - med[k]; if (d > 0 && (!best || d > best[1])) best = [k, d]; });
           r.grew = best;
         });
       }
-      var sum = obj(w['split (ms)']) ? cpSplitOf(w['split (ms)'], kinds) : null;
+      var sum = obj(w[K.SPLIT_MS]) ? cpSplitOf(w[K.SPLIT_MS], kinds) : null;
       if (!sum) {
         sum = cpSplitOf(null, kinds);
         mine.forEach(function (r) { kinds.forEach(function (k) { sum[k] += r.split[k]; }); });
@@ -80,10 +79,10 @@
       Array.prototype.push.apply(rows, mine);
     });
     var job = (Array.isArray(s.job) ? s.job : []).filter(obj).map(function (j) {
-      var split = cpSplitOf(j['split (ms)'], kinds);
+      var split = cpSplitOf(j[K.SPLIT_MS], kinds);
       var n = isNum(j.number) ? j.number : null;
       return { number: n, label: cpStep(n), ms: isNum(j.ms) ? j.ms : cpTotal(split, kinds), split: split,
-        through: j.through != null ? String(j.through) : '', whatIf: isNum(j['what-if (ms)']) ? j['what-if (ms)'] : null };
+        through: j.through != null ? String(j.through) : '', whatIf: isNum(j[K.WHAT_IF_MS]) ? j[K.WHAT_IF_MS] : null };
     });
     if (!rows.length && !job.length) return null;
     var tot = cpSplitOf(null, kinds);
@@ -163,7 +162,7 @@
     return b;
   }
   function cpFunction(f, alone) {   // alone: the worker's only step (its median is itself)
-    var v = f.ms, m = alone ? null : f['median (ms)'];
+    var v = f.ms, m = alone ? null : f[K.MEDIAN_MS];
     var grew = isNum(v) && isNum(m) && v - m >= 0.05 && v > 1.5 * m;
     return h('div', null, fnName(String(f.name != null ? f.name : '?')), ' ',
       h('span', { class: grew ? 'cp-grew' : null, text: ms(v) }),
@@ -171,7 +170,7 @@
       f.kind ? h('span', { class: 'muted', text: ' · ' + String(f.kind) }) : null);
   }
   function cpWait(wt) {
-    var ts = wt['target stream'], bs = wt['behind stream'];
+    var ts = wt[K.TARGET_STREAM], bs = wt[K.BEHIND_STREAM];
     var call = wt.call != null && wt.call !== wt.span ? String(wt.call) : '';
     return h('div', null, h('b', { text: 'waits ' + ms(wt.ms) }),
       wt.span != null ? [' in ', fnName(String(wt.span))] : null,

@@ -6,7 +6,7 @@
 (function (PT) {
   'use strict';
   var add = PT.add, h = PT.h, isNum = PT.isNum, keys = PT.keys, num = PT.num, obj = PT.obj,
-    plural = PT.plural, groups = PT.groups, howto = PT.howto, table = PT.table, workerLink = PT.workerLink;
+    plural = PT.plural, howto = PT.howto, table = PT.table, workerLink = PT.workerLink;
 
   function jsonTree(v, depth) {
     if (Array.isArray(v)) {
@@ -53,7 +53,7 @@
       groups.forEach(function (o) {
         var g = o.g, n = isNum(g.count) ? g.count : o.ws.length;
         var frames = g.stack != null && String(g.stack) !== '' ? String(g.stack).split('|') : [];
-        var fn = g['function'] != null ? String(g['function']) : '';
+        var fn = g[K.FUNCTION] != null ? String(g[K.FUNCTION]) : '';
         var steps = Array.isArray(g.steps) && g.steps.length === 2 ? (g.steps[0] === g.steps[1] ? 'step ' + g.steps[0] : 'steps ' + g.steps[0] + '–' + g.steps[1]) : '';
         add(row, h('div', { class: 'card hang-group' + (o.s ? ' suspect' : ''), 'data-suspect': o.s ? '1' : '0',
           style: 'flex:1 1 0;min-width:240px;max-width:560px;margin:0' + (o.s ? ';border-color:#ff8182;box-shadow:0 0 0 1px #ff8182' : '') },
@@ -72,8 +72,8 @@
     if (wobj) {
       var rows = keys(wobj).map(function (id) {
         var w = obj(wobj[id]) || {};
-        return { id: id, rank: w.rank, state: w.state != null ? String(w.state) : '', step: w['last step'], since: w['seconds since last step'],
-          fn: w['function'] != null ? String(w['function']) : '', where: w.where != null ? String(w.where) : '', stacks: w.stacks != null ? String(w.stacks) : '', sus: susSet[id] ? 1 : 0 };
+        return { id: id, rank: w.rank, state: w.state != null ? String(w.state) : '', step: w[K.LAST_STEP], since: w[K.SECONDS_SINCE_LAST_STEP],
+          fn: w[K.FUNCTION] != null ? String(w[K.FUNCTION]) : '', where: w.where != null ? String(w.where) : '', stacks: w.stacks != null ? String(w.stacks) : '', sus: susSet[id] ? 1 : 0 };
       });
       add(root, table({ title: 'Workers', rows: rows, sort: ['sus', -1], cls: 'hang-workers', rowClass: function (r) { return r.sus ? 'hl' : null; },
         cols: [{ key: 'id', label: 'worker', fmt: function (v, r) { return workerLink(v, r.sus ? 'bad' : ''); } },

@@ -24,7 +24,7 @@
     ['', 'Clock throttle reasons (NVML bitmask; bit 0 = idle)', '', 1]
   ];
   function hwData() {
-    var d = obj(PT.M.rep.display), hw = d && obj(d.hw);
+    var d = obj(PT.M.rep[K.DISPLAY]), hw = d && obj(d.hw);
     return hw && obj(hw.workers) && keys(hw.workers).length ? hw : null;
   }
   function hwName(s) {

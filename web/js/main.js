@@ -12,27 +12,27 @@
  */
 (function (PT) {
   'use strict';
-  var K_ABN_UTIL = PT.K_ABN_UTIL, K_ISSUES = PT.K_ISSUES, h = PT.h, keys = PT.keys, obj = PT.obj,
-    plural = PT.plural, t0 = PT.t0, timing = PT.timing, flush = PT.flush, buildModel = PT.buildModel,
-    isWeak = PT.isWeak, commRows = PT.commRows, viewComm = PT.viewComm, viewCompute = PT.viewCompute,
-    viewMemory = PT.viewMemory, viewRuntime = PT.viewRuntime, viewPython = PT.viewPython,
-    viewWorker = PT.viewWorker, viewWorkers = PT.viewWorkers, viewHeatmap = PT.viewHeatmap,
-    viewOverview = PT.viewOverview, K_STEPS = PT.K_STEPS, K_TB = PT.K_TB, viewBreakdown = PT.viewBreakdown,
-    viewSteps = PT.viewSteps, cpData = PT.cpData, viewCritPath = PT.viewCritPath, tlData = PT.tlData,
-    viewTimeline = PT.viewTimeline, viewHang = PT.viewHang, hwData = PT.hwData,
-    viewHardware = PT.viewHardware, compareViews = PT.compareViews;
+  var h = PT.h, keys = PT.keys, obj = PT.obj, plural = PT.plural, t0 = PT.t0, timing = PT.timing,
+    flush = PT.flush, buildModel = PT.buildModel, isWeak = PT.isWeak, commRows = PT.commRows,
+    viewComm = PT.viewComm, viewCompute = PT.viewCompute, viewMemory = PT.viewMemory,
+    viewRuntime = PT.viewRuntime, viewPython = PT.viewPython, viewWorker = PT.viewWorker,
+    viewWorkers = PT.viewWorkers, viewHeatmap = PT.viewHeatmap, viewOverview = PT.viewOverview,
+    viewBreakdown = PT.viewBreakdown, viewSteps = PT.viewSteps, cpData = PT.cpData,
+    viewCritPath = PT.viewCritPath, tlData = PT.tlData, viewTimeline = PT.viewTimeline,
+    viewHang = PT.viewHang, hwData = PT.hwData, viewHardware = PT.viewHardware,
+    compareViews = PT.compareViews;
 
   var VIEWS = [
     { id: 'overview', label: 'Overview', fn: viewOverview, count: function () { return PT.M.findings.filter(function (f) { return !isWeak(f); }).length; } },
     { id: 'workers', label: 'Workers', fn: viewWorkers, count: function () { return PT.M.workers.length; }, neutral: true },
-    { id: 'compute', label: 'GPU Compute', fn: viewCompute, count: function () { var g = obj(PT.M.rep['GPU Compute']) || {}; return (Array.isArray(g[K_ISSUES]) ? g[K_ISSUES].length : 0) + keys(obj(g[K_ABN_UTIL])).length; } },
-    { id: 'memory', label: 'Memory ops', fn: viewMemory, count: function () { return abnCount('GPU memory operations'); } },
+    { id: 'compute', label: 'GPU Compute', fn: viewCompute, count: function () { var g = obj(PT.M.rep[K.GPU_COMPUTE]) || {}; return (Array.isArray(g[K.WORKERS_WITH_POTENTIAL_GPU_ISSUES]) ? g[K.WORKERS_WITH_POTENTIAL_GPU_ISSUES].length : 0) + keys(obj(g[K.WORKERS_WITH_ABNORMAL_GPU_UTILIZATION])).length; } },
+    { id: 'memory', label: 'Memory ops', fn: viewMemory, count: function () { return abnCount(K.GPU_MEMORY_OPERATIONS); } },
     { id: 'communication', label: 'Communication', fn: viewComm, count: function () { return commRows().filter(function (r) { return r.abnormal; }).length; } },
-    { id: 'runtime', label: 'CUDA Runtime', fn: viewRuntime, count: function () { return abnCount('CUDA Runtime'); } },
-    { id: 'python', label: 'Python', fn: viewPython, count: function () { return keys(obj(PT.M.rep['Python functions'])).length; }, neutral: true },
+    { id: 'runtime', label: 'CUDA Runtime', fn: viewRuntime, count: function () { return abnCount(K.CUDA_RUNTIME); } },
+    { id: 'python', label: 'Python', fn: viewPython, count: function () { return keys(obj(PT.M.rep[K.PYTHON_FUNCTIONS])).length; }, neutral: true },
     { id: 'heatmap', label: 'Heatmap', fn: viewHeatmap },
-    { id: 'breakdown', label: 'Time breakdown', fn: viewBreakdown, when: function () { return !!obj(PT.M.rep[K_TB]); }, neutral: true },
-    { id: 'steps', label: 'Steps', fn: viewSteps, when: function () { return !!obj(PT.M.rep[K_STEPS]); }, count: function () { var n = 0; keys(obj(PT.M.rep[K_STEPS])).forEach(function (id) { n += (PT.M.rep[K_STEPS][id]['slow steps'] || []).length; }); return n; } },
+    { id: 'breakdown', label: 'Time breakdown', fn: viewBreakdown, when: function () { return !!obj(PT.M.rep[K.TIME_BREAKDOWN]); }, neutral: true },
+    { id: 'steps', label: 'Steps', fn: viewSteps, when: function () { return !!obj(PT.M.rep[K.STEPS_SECTION]); }, count: function () { var n = 0; keys(obj(PT.M.rep[K.STEPS_SECTION])).forEach(function (id) { n += (PT.M.rep[K.STEPS_SECTION][id][K.SLOW_STEPS] || []).length; }); return n; } },
     { id: 'critpath', label: 'Critical path', fn: viewCritPath, when: function () { return !!cpData(); }, count: function () { return cpData().slow.length; } },
     { id: 'timeline', label: 'Timeline', fn: viewTimeline, when: function () { return !!tlData(); }, count: function () { return tlData().findings.length; } },
     { id: 'hardware', label: 'Hardware', fn: viewHardware, when: function () { return !!hwData(); }, neutral: true, count: function () { return keys(hwData().workers).length; } },
@@ -41,7 +41,7 @@
   function abnCount(name) {
     var sec = obj(PT.M.rep[name]) || {};
     var n = 0;
-    keys(sec).forEach(function (op) { n += keys(obj(obj(sec[op]) && sec[op].abnormal_workers)).length; });
+    keys(sec).forEach(function (op) { n += keys(obj(obj(sec[op]) && sec[op][K.ABNORMAL_WORKERS])).length; });
     return n;
   }
   var rendered = {};
@@ -92,7 +92,7 @@
     var t1 = performance.now();
     if (!obj(rep)) throw new Error('the report is not a JSON object');
     PT.M = buildModel(rep);
-    if (obj(rep.Compare)) VIEWS = compareViews();
+    if (obj(rep[K.COMPARE])) VIEWS = compareViews();
     timing.model = performance.now() - t1;
     var tabs = document.getElementById('tabs');
     VIEWS.forEach(function (v) {
@@ -111,7 +111,7 @@
     window.addEventListener('hashchange', route);
     var gen = document.querySelector('meta[name="generator"]');
     var ver = gen ? String(gen.getAttribute('content') || '').replace(/^perftracker /, '') : '';
-    var foot = obj(rep.Compare) ? h('footer', null, 'PerfTracker ' + ver + ' comparison · BASELINE and NEW') :
+    var foot = obj(rep[K.COMPARE]) ? h('footer', null, 'PerfTracker ' + ver + ' comparison · BASELINE and NEW') :
       h('footer', null, 'PerfTracker ' + ver + ' report · ' + plural(PT.M.workers.length, 'worker') + (PT.M.hasDisplay ? '' : ' · an older report: some charts are approximate'));
     document.body.appendChild(foot);
     timing.total = performance.now() - t0;
@@ -150,5 +150,4 @@
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
   else boot();
-
 }(PT));

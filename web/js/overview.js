@@ -5,10 +5,10 @@
  */
 (function (PT) {
   'use strict';
-  var K_UTIL = PT.K_UTIL, add = PT.add, h = PT.h, isNum = PT.isNum, keys = PT.keys, ms = PT.ms, obj = PT.obj,
-    pct = PT.pct, plural = PT.plural, legend = PT.legend, stat = PT.stat, table = PT.table,
-    workerLabel = PT.workerLabel, workerLink = PT.workerLink, findingCard = PT.findingCard,
-    hasGpu = PT.hasGpu, isWeak = PT.isWeak, stepChart = PT.stepChart, utilChart = PT.utilChart;
+  var add = PT.add, h = PT.h, isNum = PT.isNum, keys = PT.keys, ms = PT.ms, obj = PT.obj, pct = PT.pct,
+    plural = PT.plural, legend = PT.legend, stat = PT.stat, table = PT.table, workerLabel = PT.workerLabel,
+    workerLink = PT.workerLink, findingCard = PT.findingCard, hasGpu = PT.hasGpu, isWeak = PT.isWeak,
+    stepChart = PT.stepChart, utilChart = PT.utilChart;
 
   /* ---- lockstep (report "Lockstep", docs/diagnose.md) ---------------------
    * In a synchronous job the worker with the longest step is usually the
@@ -16,16 +16,16 @@
    * straggler.  These helpers keep the overview from calling the longest
    * waiter "slowest". */
   function lockstepOf() {
-    var l = obj(PT.M.rep.Lockstep);
+    var l = obj(PT.M.rep[K.LOCKSTEP]);
     if (!l || !obj(l.workers)) return null;
     var byId = {};
     PT.M.workers.forEach(function (w) { byId[w.id] = w; });
     var rows = keys(l.workers).map(function (id) {
       var r = obj(l.workers[id]) || {};
       return { id: id, w: byId[id] || null, rank: isNum(r.rank) ? r.rank : null,
-        waited: r['waited for others (ms)'], blamed: r['others waited for it (ms)'],
-        last: r['last arrivals'], straggler: r.straggler === true, mismatch: r.mismatch || null,
-        own: r['own step (ms)'] };
+        waited: r[K.WAITED_FOR_OTHERS_MS], blamed: r[K.OTHERS_WAITED_FOR_IT_MS],
+        last: r[K.LAST_ARRIVALS], straggler: r.straggler === true, mismatch: r.mismatch || null,
+        own: r[K.OWN_STEP_MS] };
     });
     rows.sort(function (a, b) { return (b.blamed || 0) - (a.blamed || 0) || (b.waited || 0) - (a.waited || 0) || (a.id < b.id ? -1 : 1); });
     var strag = (Array.isArray(l.stragglers) ? l.stragglers : []).map(obj).filter(Boolean);
@@ -39,7 +39,7 @@
     if (L && L.stragglers.length) {
       var s = L.stragglers[0];
       return 'others waited for: ' + (isNum(s.rank) && s.rank >= 0 ? 'rank ' + s.rank : String(s.worker)) +
-        ' (' + ms(s['others waited for it (ms)']) + ' in all)';
+        ' (' + ms(s[K.OTHERS_WAITED_FOR_IT_MS]) + ' in all)';
     }
     var longest = PT.M.workers.filter(function (w) { return isNum(w.step); }).sort(function (a, b) { return b.step - a.step; })[0];
     if (!longest) return null;
@@ -63,11 +63,11 @@
       h('div', { class: 'hd' }, h('h3', { text: 'Who waited for whom (collectives)' })));
     card.appendChild(legend([['#cf222e', 'others waited for it (blame)'], ['#9cc3e6', 'waited for others (victim)']]));
     if (L.stragglers.length) {
-      var s = L.stragglers[0], wi = obj(s['what if']) || {};
+      var s = L.stragglers[0], wi = obj(s[K.WHAT_IF]) || {};
       card.appendChild(h('div', { class: 'note lock-summary', text: (isNum(s.rank) && s.rank >= 0 ? 'rank ' + s.rank : String(s.worker)) +
-        ' is the worker the others waited for: ' + ms(s['others waited for it (ms)']) + ' in all, last at ' + s['last arrivals'] +
-        ' collectives. Fixing it is worth ' + ms(wi['saved (ms)']) + ' per step (' + (isNum(wi['saved (%)']) ? wi['saved (%)'].toFixed(1) : '–') + '%).' +
-        (s['predates window'] ? ' Its lateness predates the profiled window: profile more steps (--steps 2).' : '') }));
+        ' is the worker the others waited for: ' + ms(s[K.OTHERS_WAITED_FOR_IT_MS]) + ' in all, last at ' + s[K.LAST_ARRIVALS] +
+        ' collectives. Fixing it is worth ' + ms(wi[K.SAVED_MS]) + ' per step (' + (isNum(wi[K.SAVED]) ? wi[K.SAVED].toFixed(1) : '–') + '%).' +
+        (s[K.PREDATES_WINDOW] ? ' Its lateness predates the profiled window: profile more steps (--steps 2).' : '') }));
     } else {
       card.appendChild(h('div', { class: 'note lock-summary', text: 'No worker makes the others wait beyond the thresholds.' }));
     }
@@ -86,6 +86,14 @@
     tb.appendChild(body);
     card.appendChild(tb);
     return card;
+  }
+
+  /* How many workers the report marks slow, and its threshold; an older
+     report marks none and says so. */
+  function slowStat() {
+    var M = PT.M, n = M.workers.filter(function (w) { return w.slowStep; }).length;
+    if (!M.slowJudged) return stat('Slow-step outliers', '–', 'this report does not mark slow workers');
+    return stat('Slow-step outliers', String(n), M.stepLimit != null ? 'limit ' + ms(M.stepLimit) : 'too few workers to judge');
   }
 
   function viewOverview(root) {
@@ -107,13 +115,13 @@
       add(root, h('div', { class: 'banner ok' }, h('b', { text: 'No anomaly found. ' }),
         'No worker differs from the others by more than the thresholds; the sections below list where the time goes.'));
     }
-    var u = (obj(PT.M.rep['GPU Compute']) || {})[K_UTIL];
+    var u = (obj(PT.M.rep[K.GPU_COMPUTE]) || {})[K.MIN_MEDIAN_MAX_GPU_UTILIZATION_IN_0_1];
     add(root, h('div', { class: 'stats' },
       stat('Workers', String(n), PT.M.errors.length ? plural(PT.M.errors.length, 'trace') + ' could not be read' : 'all traces read'),
       hasGpu() ? stat('GPU utilization (median)', Array.isArray(u) ? pct(u[1], 1) : pct(PT.M.utilMedian, 1), Array.isArray(u) ? 'min ' + pct(u[0], 1) + ' · max ' + pct(u[2], 1) : null)
         : stat('GPU', 'none', 'no GPU kernel in the traces'),
       stat(PT.M.stepExact ? 'Step time (median)' : 'Mean step time (median)', ms(PT.M.stepMedian), stepStatNote()),
-      stat('Slow-step outliers', String(PT.M.workers.filter(function (w) { return w.slowStep; }).length), 'limit ' + ms(PT.M.stepLimit))));
+      slowStat()));
     var list = h('div', { id: 'findings' });
     causes.forEach(function (f, i) { list.appendChild(findingCard(f, i)); });
     if (weak.length) {

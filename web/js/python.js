@@ -5,22 +5,22 @@
  */
 (function (PT) {
   'use strict';
-  var add = PT.add, collator = PT.collator, h = PT.h, isNum = PT.isNum, keys = PT.keys, median = PT.median,
-    num = PT.num, obj = PT.obj, pct = PT.pct, empty = PT.empty, fnName = PT.fnName, howto = PT.howto,
-    table = PT.table, workerLink = PT.workerLink;
+  var add = PT.add, collator = PT.collator, drawMedian = PT.drawMedian, h = PT.h, isNum = PT.isNum,
+    keys = PT.keys, num = PT.num, obj = PT.obj, pct = PT.pct, empty = PT.empty, fnName = PT.fnName,
+    howto = PT.howto, table = PT.table, workerLink = PT.workerLink;
 
   function viewPython(root) {
     add(root, h('h1', { text: 'Python functions' }));
     add(root, howto('Python functions', [
       ['stack "a|b|c"', 'A Python call stack, outermost frame first, frames joined with "|". Its time is what the deepest frame owns, excluding time that overlaps with GPU computation, communication, memory operations and CUDA runtime calls.'],
       ['worker: ratio', 'For each stack, every worker on which it takes more than 1% of the end-to-end time, with that share.']]));
-    var py = obj(PT.M.rep['Python functions']);
+    var py = obj(PT.M.rep[K.PYTHON_FUNCTIONS]);
     if (!py) { add(root, empty('This report has no Python functions section.')); return; }
     var stacks = keys(py).map(function (st) {
       var ws = obj(py[st]) || {};
       var vs = keys(ws).map(function (k) { return ws[k]; }).filter(isNum);
       var fr = st.split('|');
-      return { stack: st, leaf: fr[fr.length - 1], depth: fr.length, n: vs.length, max: vs.length ? Math.max.apply(null, vs) : NaN, med: median(vs), ws: ws };
+      return { stack: st, leaf: fr[fr.length - 1], depth: fr.length, n: vs.length, max: vs.length ? Math.max.apply(null, vs) : NaN, med: drawMedian(vs), ws: ws };
     });
     add(root, h('h2', { text: 'Call tree' }));
     add(root, h('p', { class: 'note', text: 'Stacks merged into a tree. "self" is the stack\'s own share (median over the workers that list it, or the chosen worker\'s); "total" adds its callees. Click ▸ to expand.' }));
@@ -56,7 +56,7 @@
       var v = 0;
       if (node.ws) {
         if (wsel) v = isNum(node.ws[wsel]) ? node.ws[wsel] : 0;
-        else v = median(keys(node.ws).map(function (k) { return node.ws[k]; }));
+        else v = drawMedian(keys(node.ws).map(function (k) { return node.ws[k]; }));
         node.n = keys(node.ws).length;
       }
       node.self = isNum(v) ? v : 0;

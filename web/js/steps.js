@@ -15,12 +15,11 @@
      (compute, communication not overlapped with compute, memory, idle and
      the idle time by cause) and the per-step view (each step against the
      worker's median step, the function its extra time is in). */
-  var K_TB = 'Time breakdown', K_STEPS = 'Steps';
   var TB_PARTS = [['compute (ms)', 'compute', '#4e79a7'], ['communication not overlapped (ms)', 'communication not overlapped with compute', '#f28e2b'],
     ['memory (ms)', 'memory operations', '#76b7b2'], ['idle (ms)', 'idle', '#d0d7de']];
   var TB_CAUSES = [['blocking sync', '#cf222e'], ['data loader', '#b07aa1'], ['kernel launch', '#edc948'], ['other host work', '#9c755f'], ['no CPU activity', '#bab0ac']];
   function tbRows() {
-    var tb = obj(PT.M.rep[K_TB]) || {};
+    var tb = obj(PT.M.rep[K.TIME_BREAKDOWN]) || {};
     return keys(tb).map(function (id) { var r = obj(tb[id]) || {}; r = Object.assign({ id: id }, r); return r; });
   }
   function tbChart(rows, parts, id, title, getv) {
@@ -52,20 +51,20 @@
       ['CPU functions during idle', 'The most specific call stacks of that thread holding at least 5% of the idle time.']]));
     add(root, h('div', { class: 'grid2' },
       tbChart(rows, TB_PARTS, 'chart-tb-split', 'GPU time by class', function (r, k) { return isNum(r[k]) ? r[k] : 0; }),
-      tbChart(rows, TB_CAUSES, 'chart-tb-idle', 'GPU idle time by cause', function (r, k) { var c = obj(r['idle by cause (ms)']) || {}; return isNum(c[k]) ? c[k] : 0; })));
+      tbChart(rows, TB_CAUSES, 'chart-tb-idle', 'GPU idle time by cause', function (r, k) { var c = obj(r[K.IDLE_BY_CAUSE_MS]) || {}; return isNum(c[k]) ? c[k] : 0; })));
     add(root, table({ title: 'Time breakdown per worker', rows: rows, sort: ['idle', -1], placeholder: 'Filter by worker…', cols: [
       { key: 'id', label: 'worker', fmt: function (v) { return workerLink(v); } },
-      { key: 'busy', label: 'GPU busy', num: true, get: function (r) { return r['GPU busy']; }, fmt: function (v) { return pct(v, 1); } },
-      { key: 'cu', label: 'GPU compute utilization', num: true, get: function (r) { return r['GPU compute utilization']; }, fmt: function (v) { return pct(v, 1); } },
-      { key: 'comm', label: 'communication not overlapped', num: true, get: function (r) { return r['communication not overlapped (ms)']; }, fmt: ms },
-      { key: 'idle', label: 'idle', num: true, get: function (r) { return r['idle (ms)']; }, fmt: ms },
-      { key: 'top', label: 'largest idle cause', get: function (r) { var c = obj(r['idle by cause (ms)']) || {}; var b = null; keys(c).forEach(function (k) { if (b == null || c[k] > c[b]) b = k; }); return b || ''; } },
-      { key: 'fn', label: 'CPU function during idle', get: function (r) { var f = (r['CPU functions during idle'] || [])[0]; return f ? f['function'] : ''; }, fmt: function (v) { return v ? fnName(v) : '–'; } },
-      { key: 'short', label: 'kernels under 10 us', num: true, get: function (r) { return r['kernels under 10 us']; }, fmt: function (v) { return pct(v, 1); } },
-      { key: 'lpm', label: 'launches per ms', num: true, get: function (r) { return r['launches per ms']; }, fmt: function (v) { return isNum(v) ? v.toFixed(1) : '–'; } }] }));
+      { key: 'busy', label: 'GPU busy', num: true, get: function (r) { return r[K.GPU_BUSY]; }, fmt: function (v) { return pct(v, 1); } },
+      { key: 'cu', label: 'GPU compute utilization', num: true, get: function (r) { return r[K.GPU_COMPUTE_UTILIZATION]; }, fmt: function (v) { return pct(v, 1); } },
+      { key: 'comm', label: 'communication not overlapped', num: true, get: function (r) { return r[K.COMMUNICATION_NOT_OVERLAPPED_MS]; }, fmt: ms },
+      { key: 'idle', label: 'idle', num: true, get: function (r) { return r[K.IDLE_MS]; }, fmt: ms },
+      { key: 'top', label: 'largest idle cause', get: function (r) { var c = obj(r[K.IDLE_BY_CAUSE_MS]) || {}; var b = null; keys(c).forEach(function (k) { if (b == null || c[k] > c[b]) b = k; }); return b || ''; } },
+      { key: 'fn', label: 'CPU function during idle', get: function (r) { var f = (r[K.CPU_FUNCTIONS_DURING_IDLE] || [])[0]; return f ? f[K.FUNCTION] : ''; }, fmt: function (v) { return v ? fnName(v) : '–'; } },
+      { key: 'short', label: 'kernels under 10 us', num: true, get: function (r) { return r[K.KERNELS_UNDER_10_US]; }, fmt: function (v) { return pct(v, 1); } },
+      { key: 'lpm', label: 'launches per ms', num: true, get: function (r) { return r[K.LAUNCHES_PER_MS]; }, fmt: function (v) { return isNum(v) ? v.toFixed(1) : '–'; } }] }));
   }
   function viewSteps(root) {
-    var st = obj(PT.M.rep[K_STEPS]) || {};
+    var st = obj(PT.M.rep[K.STEPS_SECTION]) || {};
     var ids = keys(st);
     add(root, h('h1', { text: 'Step by step' }));
     add(root, howto('Steps', [
@@ -75,7 +74,7 @@
     ids.forEach(function (id) {
       var w = obj(st[id]) || {};
       (Array.isArray(w.steps) ? w.steps : []).forEach(function (x) {
-        rows.push({ worker: id, number: x.number, ms: x.ms, extra: x['extra (ms)'], slow: !!x.slow, fn: x['function'] || '', fms: x['function (ms)'], fmed: x['function in the other steps, median (ms)'] });
+        rows.push({ worker: id, number: x.number, ms: x.ms, extra: x[K.EXTRA_MS], slow: !!x.slow, fn: x[K.FUNCTION] || '', fms: x[K.FUNCTION_MS], fmed: x[K.FUNCTION_IN_THE_OTHER_STEPS_MEDIAN_MS] });
       });
     });
     var card = h('div', { class: 'chart-card' }, h('div', { class: 'hd' }, h('h3', { text: 'Step time, each step of each worker' })),
@@ -91,7 +90,7 @@
         xAxis: { type: 'category', data: rows.map(function (r) { return (ids.length > 1 ? (PT.M.byId[r.worker] && PT.M.byId[r.worker].rank != null ? PT.M.byId[r.worker].rank : r.worker) + ':' : '') + r.number; }), name: 'step', nameLocation: 'middle', nameGap: 24 },
         yAxis: { type: 'value', name: 'ms' },
         dataZoom: zoomFor(rows.length),
-        series: [{ type: 'bar', barMaxWidth: 28, markLine: ids.length === 1 ? medianLine(first['median (ms)']) : undefined,
+        series: [{ type: 'bar', barMaxWidth: 28, markLine: ids.length === 1 ? medianLine(first[K.MEDIAN_MS]) : undefined,
           data: rows.map(function (r) { return { value: r.ms, itemStyle: { color: r.slow ? '#cf222e' : '#9cc3e6' } }; }) }]
       });
     });
@@ -109,6 +108,4 @@
 
   PT.viewBreakdown = viewBreakdown;
   PT.viewSteps = viewSteps;
-  PT.K_TB = K_TB;
-  PT.K_STEPS = K_STEPS;
 }(PT));

@@ -29,7 +29,7 @@
   function tlData() {
     if (tlCache !== undefined) return tlCache;
     tlCache = null;
-    var T = obj(PT.M.rep.timeline);
+    var T = obj(PT.M.rep[K.TIMELINE]);
     if (!T || !Array.isArray(T.workers) || !T.workers.length) return null;
     var ws = T.workers.map(function (w0, i) {
       var w = obj(w0) || {};
@@ -52,7 +52,7 @@
     var spanColor = Object.create(null), nsc = 0;
     ws.forEach(function (w) { for (var j = 2; j < w.spans.length; j += 3) if (!(w.spans[j] in spanColor)) spanColor[w.spans[j]] = TL_SPAN[nsc++ % TL_SPAN.length]; });
     tlCache = { T: T, workers: ws, steps: steps, spanColor: spanColor, spanColors: TL_SPAN.slice(0, Math.min(nsc, TL_SPAN.length)), names: tlArr(T.names), channels: tlArr(T.channels), inst: tlArr(T.instances),
-      findings: tlArr(T.findings).filter(function (e) { return Array.isArray(e) && isNum(e[0]) && obj((PT.M.rep.findings || [])[e[0]]); }) };
+      findings: tlArr(T.findings).filter(function (e) { return Array.isArray(e) && isNum(e[0]) && obj((PT.M.rep[K.FINDINGS] || [])[e[0]]); }) };
     return tlCache;
   }
   function tlStepLabel(s) { return s.step == null ? 'the window' : 'step ' + s.step; }
@@ -139,19 +139,19 @@
     if (!D.findings.length) return;
     var fl = h('div', { class: 'tl-findings', id: 'tl-findings' });
     D.findings.forEach(function (e, k) {
-      var f = PT.M.rep.findings[e[0]], cf = obj(f.confidence), lvl = cf && typeof cf.level === 'string' ? cf.level : '';
+      var f = PT.M.rep[K.FINDINGS][e[0]], cf = obj(f[K.CONFIDENCE]), lvl = cf && typeof cf[K.LEVEL] === 'string' ? cf[K.LEVEL] : '';
       var who = tlArr(e[1]).filter(isNum).map(function (i) { return tlWho(D, i); });
       var fsteps = tlArr(e[2]).filter(isNum);
       var card = h('div', { class: 'tl-find', role: 'button', tabindex: '0', 'data-finding': String(e[0]),
         title: 'Highlight its ranks and show its first step',
         onclick: function () { tlPick(V, k); }, onkeydown: function (ev) { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); tlPick(V, k); } } },
         h('div', { class: 'meta' },
-          h('b', { text: '#' + (isNum(f.rank) ? f.rank : e[0] + 1) + ' ' + (who.length ? who.slice(0, 4).join(', ') + (who.length > 4 ? ' and ' + (who.length - 4) + ' more' : '') : 'all ranks') }),
-          f.category ? h('span', { class: 'badge', text: String(f.category) }) : null,
+          h('b', { text: '#' + (isNum(f[K.RANK]) ? f[K.RANK] : e[0] + 1) + ' ' + (who.length ? who.slice(0, 4).join(', ') + (who.length > 4 ? ' and ' + (who.length - 4) + ' more' : '') : 'all ranks') }),
+          f[K.CATEGORY] ? h('span', { class: 'badge', text: String(f[K.CATEGORY]) }) : null,
           lvl ? h('span', { class: 'badge conf ' + lvl, text: lvl }) : null,
           fsteps.length ? h('span', { class: 'muted', text: (fsteps.length === 1 ? 'step ' : 'steps ') + fsteps.join(', ') }) : null),
-        f.explanation ? h('div', { class: 'tl-expl', text: String(f.explanation) }) : null,
-        cf && cf.evidence ? h('div', { class: 'confidence-note', text: String(cf.evidence) }) : null);
+        f[K.EXPLANATION] ? h('div', { class: 'tl-expl', text: String(f[K.EXPLANATION]) }) : null,
+        cf && cf[K.EVIDENCE] ? h('div', { class: 'confidence-note', text: String(cf[K.EVIDENCE]) }) : null);
       V.fcards.push(card);
       fl.appendChild(card);
     });

@@ -7,20 +7,31 @@
 (function (PT) {
   'use strict';
   var add = PT.add, collator = PT.collator, esc = PT.esc, h = PT.h, isNum = PT.isNum, num = PT.num,
-    plural = PT.plural, timing = PT.timing, isStack = PT.isStack, shortOne = PT.shortOne;
+    plural = PT.plural, timing = PT.timing;
 
-  function shortName(k) { return (PT.M && PT.M.short && PT.M.short[k]) || shortOne(k); }
+  /* A function key's short name from the report's map ("display"."short",
+     made by src/report/names.c); the key itself when the report has none. */
+  function shortName(k) {
+    var m = PT.M && PT.M.short, v = m && Object.prototype.hasOwnProperty.call(m, k) ? m[k] : null;
+    return typeof v === 'string' && v ? v : String(k);
+  }
   function workerLabel(w) { return w && w.rank != null ? 'rank ' + w.rank : (w ? w.id : ''); }
   /* A link to a worker's page; byRank: named "rank N" when its rank is known
-     (narrow table columns), the id in the tooltip. */
-  function workerLink(id, cls, byRank) {
+     (narrow table columns); label: the name the report gave it (a finding's
+     "labels"); the id in the tooltip. */
+  function workerLink(id, cls, byRank, label) {
     var w = byRank ? PT.M.byId[id] : null;
     return h('a', { class: 'chip' + (cls ? ' ' + cls : ''), href: '#worker/' + encodeURIComponent(id), title: id,
-      text: w && w.rank != null ? 'rank ' + w.rank : id });
+      text: label ? String(label) : w && w.rank != null ? 'rank ' + w.rank : id });
   }
-  /* A function name, shortened to one line (shortName); click shows it
-     whole.  Python stacks ("a|b|c") read deepest frame first, since that is
-     the function that owns the time. */
+  /* Is name a Python stack ("a|b|c"), not a kernel with its launch shape
+     ("name|1_1_1|32_1_1")? */
+  function isStack(name) {
+    var i = name.lastIndexOf('|');
+    return i > 0 && !/^\d+_\d+_\d+$/.test(name.slice(i + 1));
+  }
+  /* A function name, short (shortName) on one line; click shows it whole,
+     a Python stack one frame a line. */
 
   function fnName(name) {
     name = String(name);

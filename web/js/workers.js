@@ -5,12 +5,11 @@
  */
 (function (PT) {
   'use strict';
-  var CLASSES = PT.CLASSES, CLASS_COLOR = PT.CLASS_COLOR, K_ABN_UTIL = PT.K_ABN_UTIL, K_DETAIL = PT.K_DETAIL,
-    K_MED_COST = PT.K_MED_COST, K_OTHERS = PT.K_OTHERS, add = PT.add, h = PT.h, isNum = PT.isNum,
-    keys = PT.keys, median = PT.median, ms = PT.ms, num = PT.num, obj = PT.obj, pct = PT.pct,
-    signedPct = PT.signedPct, chart = PT.chart, empty = PT.empty, fnName = PT.fnName, legend = PT.legend,
-    medianLine = PT.medianLine, pointIndex = PT.pointIndex, queue = PT.queue, table = PT.table,
-    tipWorker = PT.tipWorker, workerLabel = PT.workerLabel, workerLink = PT.workerLink,
+  var CLASSES = PT.CLASSES, CLASS_COLOR = PT.CLASS_COLOR, add = PT.add, drawMedian = PT.drawMedian,
+    fmtUnit = PT.fmtUnit, h = PT.h, isNum = PT.isNum, keys = PT.keys, ms = PT.ms, num = PT.num, obj = PT.obj,
+    pct = PT.pct, signedPct = PT.signedPct, chart = PT.chart, empty = PT.empty, fnName = PT.fnName,
+    legend = PT.legend, medianLine = PT.medianLine, pointIndex = PT.pointIndex, queue = PT.queue,
+    table = PT.table, tipWorker = PT.tipWorker, workerLabel = PT.workerLabel, workerLink = PT.workerLink,
     xAxisFor = PT.xAxisFor, zoomFor = PT.zoomFor, findingCard = PT.findingCard, hasGpu = PT.hasGpu,
     commRows = PT.commRows;
 
@@ -59,7 +58,8 @@
     var card = h('div', { class: 'chart-card' }, h('div', { class: 'hd' }, h('h3', { text: PT.M.stepExact ? 'Step time per worker' : 'Mean step time per worker' })),
       legend([[many ? '#4e79a7' : '#9cc3e6', PT.M.stepExact ? 'median step' : 'window / steps'],
         PT.M.stepExact ? [many ? '#8c959f' : '#24292f', 'each step', ';border-radius:5px'] : null,
-        ['#cf222e', 'slow outlier (> median + 3 MAD and > 5%)'], ['#57606a', 'median', ';height:2px']]));
+        PT.M.slowJudged ? ['#cf222e', 'slow outlier (step above the report\'s threshold' + (PT.M.stepLimit != null ? ', ' + ms(PT.M.stepLimit) : '') + ')'] : null,
+        ['#57606a', 'median', ';height:2px']]));
     if (!PT.M.stepExact) card.appendChild(h('div', { class: 'note', text: 'This report has no per-step times: each bar is the worker\'s profiled window divided by its step count.' }));
     if (!ws.length) { card.appendChild(empty('No worker has step times in this report.')); return card; }
     var el = h('div', { class: 'chart', id: 'chart-step' });
@@ -180,7 +180,7 @@
   }
 
   var ONLY_HERE = 1e9;   // deviation of a function only this worker runs (sorts first)
-  function heatFmt(v) { return /ms/.test(PT.M.heat.metric) ? ms(v) : /ratio/.test(PT.M.heat.metric) ? pct(v) : num(v); }
+  function heatFmt(v) { return fmtUnit(v, PT.M.heat.unit); }
   function viewWorker(root, id) {
     var w = PT.M.byId[id];
     add(root, h('p', null, h('a', { href: '#workers', text: '← all workers' })));
@@ -191,7 +191,7 @@
       ['steps', w.steps != null ? w.steps + (w.stepNumbers ? ' (ProfilerStep ' + w.stepNumbers.join(', ') + ')' : '') : null], ['window', ms(w.window)],
       [PT.M.stepExact ? 'median step' : 'mean step', ms(w.step) + (w.slowStep ? '  (slow outlier)' : '')],
       ['GPU utilization', pct(w.util, 1) + (w.id in PT.M.abnUtil ? '  (abnormal)' : '')],
-      ['GPU compute utilization', (function () { var r = obj((obj(PT.M.rep.workers) || {})[w.id]) || {}; return isNum(r['gpu compute utilization']) ? pct(r['gpu compute utilization'], 1) : null; })()],
+      ['GPU compute utilization', (function () { var r = obj((obj(PT.M.rep[K.WORKERS]) || {})[w.id]) || {}; return isNum(r[K.WORKER_GPU_COMPUTE_UTILIZATION]) ? pct(r[K.WORKER_GPU_COMPUTE_UTILIZATION], 1) : null; })()],
       ['step times', w.stepMs ? w.stepMs.map(function (s) { return ms(s); }).join(', ') : null], ['error', w.error]]
       .forEach(function (p) { if (p[1] != null && p[1] !== '') add(dl, [h('dt', { text: p[0] }), h('dd', { text: String(p[1]) })]); });
     add(root, dl);
@@ -206,7 +206,7 @@
       if (!isNum(v)) return;
       /* with the report's per-function values a worker without the function
          spends 0 in it; a median of 0: only this worker runs it */
-      var med = H.exact ? median(H.vals.map(function (r) { return isNum(r[j]) ? r[j] : 0; })) : H.med[j];
+      var med = H.exact ? drawMedian(H.vals.map(function (r) { return isNum(r[j]) ? r[j] : 0; })) : H.med[j];
       if (!isNum(med)) return;
       var d = med > 0 ? v / med - 1 : v > 0 ? ONLY_HERE : 0;
       if (Math.abs(d) >= 0.2) hrows.push({ fn: H.funcs[j].key, cls: H.funcs[j].cls, v: v, med: med, dev: d });
@@ -221,23 +221,23 @@
     /* Everything the sections list about this worker. */
     var rows = [];
     var rep = PT.M.rep;
-    var gc = obj(rep['GPU Compute']) || {};
-    if (id in (obj(gc[K_ABN_UTIL]) || {})) rows.push({ sec: 'GPU Compute', fn: 'GPU utilization', metric: 'abnormal GPU utilization', v: gc[K_ABN_UTIL][id] });
-    var det = obj(obj(gc[K_DETAIL]) && gc[K_DETAIL][id]) || {};
-    keys(det).forEach(function (k) { var r = obj(det[k]) || {}; rows.push({ sec: 'GPU Compute', fn: k, metric: K_MED_COST + ' (others ' + ms(r[K_OTHERS]) + ', slower by ' + (r['slower by'] != null ? r['slower by'] : '?') + ')', v: r[K_MED_COST] }); });
-    [['GPU memory operations'], ['CUDA Runtime']].forEach(function (p) {
+    var gc = obj(rep[K.GPU_COMPUTE]) || {};
+    if (id in (obj(gc[K.WORKERS_WITH_ABNORMAL_GPU_UTILIZATION]) || {})) rows.push({ sec: K.GPU_COMPUTE, fn: 'GPU utilization', metric: 'abnormal GPU utilization', v: gc[K.WORKERS_WITH_ABNORMAL_GPU_UTILIZATION][id], unit: 'share' });
+    var det = obj(obj(gc[K.DETAILED_REPORT]) && gc[K.DETAILED_REPORT][id]) || {};
+    keys(det).forEach(function (k) { var r = obj(det[k]) || {}; rows.push({ sec: K.GPU_COMPUTE, fn: k, metric: K.MEDIAN_COST_PER_EXECUTION_MS + ' (others ' + ms(r[K.MEDIAN_OF_OTHER_WORKERS_MS]) + ', slower by ' + (r[K.SLOWER_BY] != null ? r[K.SLOWER_BY] : '?') + ')', v: r[K.MEDIAN_COST_PER_EXECUTION_MS], unit: 'ms' }); });
+    [[K.GPU_MEMORY_OPERATIONS], [K.CUDA_RUNTIME]].forEach(function (p) {
       var sec = obj(rep[p[0]]) || {};
-      keys(sec).forEach(function (op) { var ab = obj(obj(sec[op]) && sec[op].abnormal_workers) || {}; if (id in ab) rows.push({ sec: p[0], fn: op, metric: 'bottleneck ratio (abnormal)', v: ab[id] }); });
+      keys(sec).forEach(function (op) { var ab = obj(obj(sec[op]) && sec[op][K.ABNORMAL_WORKERS]) || {}; if (id in ab) rows.push({ sec: p[0], fn: op, metric: 'bottleneck ratio (abnormal)', v: ab[id], unit: 'share' }); });
     });
-    commRows().forEach(function (r) { if (r.worker === id && r.abnormal) rows.push({ sec: 'Communication', fn: r.group + ' · ' + r.kernel, metric: 'different from other workers', v: r.diff }); });
-    var py = obj(rep['Python functions']) || {};
-    keys(py).forEach(function (st) { var ws = obj(py[st]) || {}; if (id in ws) rows.push({ sec: 'Python functions', fn: st, metric: 'bottleneck ratio', v: ws[id] }); });
+    commRows().forEach(function (r) { if (r.worker === id && r.abnormal) rows.push({ sec: K.COMMUNICATION, fn: r.group + ' · ' + r.kernel, metric: 'different from other workers', v: r.diff, unit: '' }); });
+    var py = obj(rep[K.PYTHON_FUNCTIONS]) || {};
+    keys(py).forEach(function (st) { var ws = obj(py[st]) || {}; if (id in ws) rows.push({ sec: K.PYTHON_FUNCTIONS, fn: st, metric: 'bottleneck ratio', v: ws[id], unit: 'share' }); });
     add(root, h('h2', { text: 'What the sections list for this worker' }));
     add(root, table({ title: 'Entries naming ' + workerLabel(w), rows: rows, sort: ['sec', 1], empty: 'No section lists this worker as abnormal.', cols: [
       { key: 'sec', label: 'section' },
       { key: 'fn', label: 'function', fmt: function (v) { return fnName(v); } },
       { key: 'metric', label: 'metric' },
-      { key: 'v', label: 'value', num: true, fmt: function (v, r) { return /ratio|utilization/.test(r.metric) ? pct(v) : /^median cost/.test(r.metric) ? ms(v) : num(v); } }] }));
+      { key: 'v', label: 'value', num: true, fmt: function (v, r) { return fmtUnit(v, r.unit); } }] }));
   }
 
   PT.utilChart = utilChart;
