@@ -38,25 +38,25 @@
   function buildCp() {
     var s = obj(PT.M.rep[K.CRITICAL_PATH]);
     if (!s) return null;
-    var kinds = Array.isArray(s.kinds) && s.kinds.length ? s.kinds.map(String) : CP_KINDS.slice();
+    var kinds = Array.isArray(s[K.KINDS]) && s[K.KINDS].length ? s[K.KINDS].map(String) : CP_KINDS.slice();
     CP_KINDS.forEach(function (k) { if (kinds.indexOf(k) < 0) kinds.push(k); });
     kinds = kinds.filter(function (k, i) { return kinds.indexOf(k) === i; });
-    var ws = obj(s.workers) || {};
+    var ws = obj(s[K.WORKERS]) || {};
     var order = function (id) { var w = PT.M.byId[id]; return w ? w.index : 1e9; };
     var ids = keys(ws).sort(function (a, b) { return order(a) - order(b) || collator.compare(a, b); });
     var several = ids.length > 1;
     var rows = [], workers = [];
     ids.forEach(function (id) {
       var w = obj(ws[id]) || {};
-      var steps = (Array.isArray(w.steps) ? w.steps : []).filter(obj);
+      var steps = (Array.isArray(w[K.STEPS]) ? w[K.STEPS] : []).filter(obj);
       var mine = steps.map(function (st) {
         var split = cpSplitOf(st[K.SPLIT_MS], kinds);
-        var n = isNum(st.number) ? st.number : null;
+        var n = isNum(st[K.NUMBER]) ? st[K.NUMBER] : null;
         return { worker: id, number: n, label: (several ? cpWorkerName(id) + ':' : '') + cpStep(n),
-          ms: isNum(st.ms) ? st.ms : cpTotal(split, kinds), slow: st.slow === true, split: split,
+          ms: isNum(st[K.MS]) ? st[K.MS] : cpTotal(split, kinds), slow: st[K.SLOW] === true, split: split,
           waitedFor: st[K.WAITED_FOR] != null ? String(st[K.WAITED_FOR]) : '',
-          functions: (Array.isArray(st.functions) ? st.functions : []).filter(obj),
-          waits: (Array.isArray(st.waits) ? st.waits : []).filter(obj) };
+          functions: (Array.isArray(st[K.FUNCTIONS]) ? st[K.FUNCTIONS] : []).filter(obj),
+          waits: (Array.isArray(st[K.WAITS]) ? st[K.WAITS] : []).filter(obj) };
       });
       mine.forEach(function (r) { r.nsteps = mine.length; });
       /* what grew: each kind against its median over the worker's steps */
@@ -78,11 +78,11 @@
         slowN: mine.filter(function (r) { return r.slow; }).length });
       Array.prototype.push.apply(rows, mine);
     });
-    var job = (Array.isArray(s.job) ? s.job : []).filter(obj).map(function (j) {
+    var job = (Array.isArray(s[K.JOB]) ? s[K.JOB] : []).filter(obj).map(function (j) {
       var split = cpSplitOf(j[K.SPLIT_MS], kinds);
-      var n = isNum(j.number) ? j.number : null;
-      return { number: n, label: cpStep(n), ms: isNum(j.ms) ? j.ms : cpTotal(split, kinds), split: split,
-        through: j.through != null ? String(j.through) : '', whatIf: isNum(j[K.WHAT_IF_MS]) ? j[K.WHAT_IF_MS] : null };
+      var n = isNum(j[K.NUMBER]) ? j[K.NUMBER] : null;
+      return { number: n, label: cpStep(n), ms: isNum(j[K.MS]) ? j[K.MS] : cpTotal(split, kinds), split: split,
+        through: j[K.THROUGH] != null ? String(j[K.THROUGH]) : '', whatIf: isNum(j[K.WHAT_IF_MS]) ? j[K.WHAT_IF_MS] : null };
     });
     if (!rows.length && !job.length) return null;
     var tot = cpSplitOf(null, kinds);
@@ -162,22 +162,22 @@
     return b;
   }
   function cpFunction(f, alone) {   // alone: the worker's only step (its median is itself)
-    var v = f.ms, m = alone ? null : f[K.MEDIAN_MS];
+    var v = f[K.MS], m = alone ? null : f[K.MEDIAN_MS];
     var grew = isNum(v) && isNum(m) && v - m >= 0.05 && v > 1.5 * m;
-    return h('div', null, fnName(String(f.name != null ? f.name : '?')), ' ',
+    return h('div', null, fnName(String(f[K.NAME] != null ? f[K.NAME] : '?')), ' ',
       h('span', { class: grew ? 'cp-grew' : null, text: ms(v) }),
       isNum(m) ? h('span', { class: 'muted', text: ' vs median ' + ms(m) }) : null,
-      f.kind ? h('span', { class: 'muted', text: ' · ' + String(f.kind) }) : null);
+      f[K.KIND] ? h('span', { class: 'muted', text: ' · ' + String(f[K.KIND]) }) : null);
   }
   function cpWait(wt) {
     var ts = wt[K.TARGET_STREAM], bs = wt[K.BEHIND_STREAM];
-    var call = wt.call != null && wt.call !== wt.span ? String(wt.call) : '';
-    return h('div', null, h('b', { text: 'waits ' + ms(wt.ms) }),
-      wt.span != null ? [' in ', fnName(String(wt.span))] : null,
+    var call = wt[K.CALL] != null && wt[K.CALL] !== wt[K.SPAN] ? String(wt[K.CALL]) : '';
+    return h('div', null, h('b', { text: 'waits ' + ms(wt[K.MS]) }),
+      wt[K.SPAN] != null ? [' in ', fnName(String(wt[K.SPAN]))] : null,
       call ? h('span', { class: 'cp-call' }, ' (', fnName(call), ')') : null,
-      wt.target != null ? [' for ', fnName(String(wt.target))] : null,
+      wt[K.TARGET] != null ? [' for ', fnName(String(wt[K.TARGET]))] : null,
       isNum(ts) ? ' on stream ' + ts : null,
-      wt.behind != null ? [', queued behind ', fnName(String(wt.behind)), isNum(bs) ? ' on stream ' + bs : null] : null);
+      wt[K.BEHIND] != null ? [', queued behind ', fnName(String(wt[K.BEHIND])), isNum(bs) ? ' on stream ' + bs : null] : null);
   }
   function viewCritPath(root) {
     var C = cpData();
@@ -231,10 +231,10 @@
               r.grew ? h('div', { class: 'cp-small' + (r.slow ? ' cp-grew' : ''), text: 'grew: ' + r.grew[0] + ' +' + ms(r.grew[1]) }) : null,
               r.waitedFor ? h('div', { class: 'cp-small' }, 'waited for ', workerLink(r.waitedFor, null, true)) : null);
           } },
-        { key: 'fn', label: 'functions on the path (this step vs median)', get: function (r) { return r.functions.map(function (f) { return String(f.name); }).join(' '); },
+        { key: 'fn', label: 'functions on the path (this step vs median)', get: function (r) { return r.functions.map(function (f) { return String(f[K.NAME]); }).join(' '); },
           fmt: function (v, r) { return r.functions.length ? h('div', { class: 'cp-list' }, r.functions.map(function (f) { return cpFunction(f, r.nsteps < 2); })) : '–'; } },
         { key: 'waits', label: 'where the main thread waited', get: function (r) {
-          return r.waits.map(function (wt) { return [wt.span, wt.call, wt.target, wt.behind].filter(function (x) { return x != null; }).join(' '); }).join(' '); },
+          return r.waits.map(function (wt) { return [wt[K.SPAN], wt[K.CALL], wt[K.TARGET], wt[K.BEHIND]].filter(function (x) { return x != null; }).join(' '); }).join(' '); },
           fmt: function (v, r) { return r.waits.length ? h('div', { class: 'cp-list' }, r.waits.map(cpWait)) : '–'; } }] }));
     if (C.job.length) {
       add(root, h('h2', { text: 'The job\'s path' }));

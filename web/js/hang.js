@@ -36,14 +36,14 @@
       ['hung', 'true when a live worker made no step for the hang timeout (--hang-timeout of the trigger or of hang-check) while PerfTracker was watching.'],
       ['groups', 'Workers grouped by where their training thread is: its Python stack, outermost frame first, file and function names only. Suspects come first: a group smaller than the largest, a dead worker, a worker behind the others. The others usually wait for them in a collective.'],
       ['workers', 'Every worker: hung, running, dead (process gone), lost (no heartbeat) or exited; its last step and the seconds since; where its stack ends (file:line).']]));
-    add(root, h('div', { class: 'banner ' + (hg.hung ? 'bad' : 'ok') }, h('b', { text: hg.hung ? 'The job is hung.' : 'The job is not hung.' }), hg.explanation ? ' ' + String(hg.explanation) : ''));
-    var sus = (Array.isArray(hg.suspect_workers) ? hg.suspect_workers : Array.isArray(hg.suspects) ? hg.suspects : []).map(String);
+    add(root, h('div', { class: 'banner ' + (hg[K.HUNG] ? 'bad' : 'ok') }, h('b', { text: hg[K.HUNG] ? 'The job is hung.' : 'The job is not hung.' }), hg[K.EXPLANATION] ? ' ' + String(hg[K.EXPLANATION]) : ''));
+    var sus = (Array.isArray(hg[K.SUSPECT_WORKERS]) ? hg[K.SUSPECT_WORKERS] : Array.isArray(hg[K.SUSPECTS]) ? hg[K.SUSPECTS] : []).map(String);
     var susSet = {};
     sus.forEach(function (x) { susSet[x] = 1; });
     if (sus.length) add(root, h('p', { id: 'hang-suspects' }, h('b', { text: plural(sus.length, 'suspect') + ': ' }), sus.map(function (x) { return workerLink(x, 'bad'); })));
-    var groups = (Array.isArray(hg.groups) ? hg.groups.filter(obj) : []).map(function (g, i) {
-      var ws = Array.isArray(g.workers) ? g.workers.map(String) : [];
-      var s = !!g.suspect || ws.some(function (x) { return susSet[x]; });
+    var groups = (Array.isArray(hg[K.GROUPS]) ? hg[K.GROUPS].filter(obj) : []).map(function (g, i) {
+      var ws = Array.isArray(g[K.WORKERS]) ? g[K.WORKERS].map(String) : [];
+      var s = !!g[K.SUSPECT] || ws.some(function (x) { return susSet[x]; });
       return { g: g, ws: ws, s: s, i: i };
     });
     groups.sort(function (a, b) { return (b.s ? 1 : 0) - (a.s ? 1 : 0) || a.i - b.i; });
@@ -51,10 +51,10 @@
       add(root, h('h2', { text: 'Where the workers are' }));
       var row = h('div', { class: 'hang-groups', id: 'hang-groups', style: 'display:flex;gap:12px;align-items:flex-start;overflow-x:auto;padding-bottom:6px;margin-bottom:16px' });
       groups.forEach(function (o) {
-        var g = o.g, n = isNum(g.count) ? g.count : o.ws.length;
-        var frames = g.stack != null && String(g.stack) !== '' ? String(g.stack).split('|') : [];
+        var g = o.g, n = isNum(g[K.COUNT]) ? g[K.COUNT] : o.ws.length;
+        var frames = g[K.STACK] != null && String(g[K.STACK]) !== '' ? String(g[K.STACK]).split('|') : [];
         var fn = g[K.FUNCTION] != null ? String(g[K.FUNCTION]) : '';
-        var steps = Array.isArray(g.steps) && g.steps.length === 2 ? (g.steps[0] === g.steps[1] ? 'step ' + g.steps[0] : 'steps ' + g.steps[0] + '–' + g.steps[1]) : '';
+        var steps = Array.isArray(g[K.STEPS]) && g[K.STEPS].length === 2 ? (g[K.STEPS][0] === g[K.STEPS][1] ? 'step ' + g[K.STEPS][0] : 'steps ' + g[K.STEPS][0] + '–' + g[K.STEPS][1]) : '';
         add(row, h('div', { class: 'card hang-group' + (o.s ? ' suspect' : ''), 'data-suspect': o.s ? '1' : '0',
           style: 'flex:1 1 0;min-width:240px;max-width:560px;margin:0' + (o.s ? ';border-color:#ff8182;box-shadow:0 0 0 1px #ff8182' : '') },
           h('div', { style: 'display:flex;gap:8px;align-items:center;flex-wrap:wrap;margin-bottom:4px' },
@@ -68,12 +68,12 @@
       });
       add(root, row);
     }
-    var wobj = obj(hg.workers);
+    var wobj = obj(hg[K.WORKERS]);
     if (wobj) {
       var rows = keys(wobj).map(function (id) {
         var w = obj(wobj[id]) || {};
-        return { id: id, rank: w.rank, state: w.state != null ? String(w.state) : '', step: w[K.LAST_STEP], since: w[K.SECONDS_SINCE_LAST_STEP],
-          fn: w[K.FUNCTION] != null ? String(w[K.FUNCTION]) : '', where: w.where != null ? String(w.where) : '', stacks: w.stacks != null ? String(w.stacks) : '', sus: susSet[id] ? 1 : 0 };
+        return { id: id, rank: w[K.RANK], state: w[K.STATE] != null ? String(w[K.STATE]) : '', step: w[K.LAST_STEP], since: w[K.SECONDS_SINCE_LAST_STEP],
+          fn: w[K.FUNCTION] != null ? String(w[K.FUNCTION]) : '', where: w[K.WHERE] != null ? String(w[K.WHERE]) : '', stacks: w[K.STACKS] != null ? String(w[K.STACKS]) : '', sus: susSet[id] ? 1 : 0 };
       });
       add(root, table({ title: 'Workers', rows: rows, sort: ['sus', -1], cls: 'hang-workers', rowClass: function (r) { return r.sus ? 'hl' : null; },
         cols: [{ key: 'id', label: 'worker', fmt: function (v, r) { return workerLink(v, r.sus ? 'bad' : ''); } },
@@ -87,7 +87,7 @@
           { key: 'stacks', label: 'stacks' }] }));
     }
     var rest = {};
-    keys(hg).forEach(function (k) { if (['groups', 'explanation', 'workers', 'suspect_workers', 'suspects', 'hung'].indexOf(k) < 0) rest[k] = hg[k]; });
+    keys(hg).forEach(function (k) { if ([K.GROUPS, K.EXPLANATION, K.WORKERS, K.SUSPECT_WORKERS, K.SUSPECTS, K.HUNG].indexOf(k) < 0) rest[k] = hg[k]; });
     if (keys(rest).length) {
       add(root, h('h2', { text: 'Other fields' }));
       add(root, h('div', { class: 'card jtree' }, jsonTree(rest, 0)));

@@ -24,30 +24,30 @@
     ['', 'Clock throttle reasons (NVML bitmask; bit 0 = idle)', '', 1]
   ];
   function hwData() {
-    var d = obj(PT.M.rep[K.DISPLAY]), hw = d && obj(d.hw);
-    return hw && obj(hw.workers) && keys(hw.workers).length ? hw : null;
+    var d = obj(PT.M.rep[K.DISPLAY]), hw = d && obj(d[K.HW]);
+    return hw && obj(hw[K.WORKERS]) && keys(hw[K.WORKERS]).length ? hw : null;
   }
   function hwName(s) {
-    var n = String(s.name);
-    if (n === 'cpu_util' && s.device === -1) return 'cpu_util (all cores)';
-    if (isNum(s.device) && s.device >= 0) n += ' gpu' + s.device;
-    if (s.label) n += ' ' + s.label;
+    var n = String(s[K.NAME]);
+    if (n === 'cpu_util' && s[K.DEVICE] === -1) return 'cpu_util (all cores)';
+    if (isNum(s[K.DEVICE]) && s[K.DEVICE] >= 0) n += ' gpu' + s[K.DEVICE];
+    if (s[K.LABEL]) n += ' ' + s[K.LABEL];
     return n;
   }
   function hwCharts(wrap, id, hw) {
     wrap.textContent = '';
-    var w = PT.M.byId[id] || { id: id, rank: hw.rank, host: hw.host };
-    var series = Array.isArray(hw.series) ? hw.series.filter(obj) : [];
-    var win = isNum(hw.window_ms) ? hw.window_ms : null;
+    var w = PT.M.byId[id] || { id: id, rank: hw[K.RANK], host: hw[K.HOST] };
+    var series = Array.isArray(hw[K.SERIES]) ? hw[K.SERIES].filter(obj) : [];
+    var win = isNum(hw[K.HW_WINDOW_MS]) ? hw[K.HW_WINDOW_MS] : null;
     var steps = [], acc = 0;
     (w.stepMs || []).forEach(function (s) { if (isNum(s)) { acc += s; steps.push(acc); } });
-    add(wrap, h('p', { class: 'note' }, 'Worker ', workerLink(id), (hw.host ? ' on ' + hw.host : '') +
-      ' · source ' + (hw.source || '?') + ' · time in ms from the start of its profiled window' +
+    add(wrap, h('p', { class: 'note' }, 'Worker ', workerLink(id), (hw[K.HOST] ? ' on ' + hw[K.HOST] : '') +
+      ' · source ' + (hw[K.SOURCE] || '?') + ' · time in ms from the start of its profiled window' +
       (win != null ? ' (' + ms(win) + ', shaded' + (steps.length > 1 ? '; dashed lines end its steps' : '') + ')' : '') + '.'));
-    if (hw.note) add(wrap, h('div', { class: 'banner warn' }, h('b', { text: 'Not sampled: ' }), String(hw.note)));
+    if (hw[K.NOTE]) add(wrap, h('div', { class: 'banner warn' }, h('b', { text: 'Not sampled: ' }), String(hw[K.NOTE])));
     if (!series.length) { add(wrap, empty('No series for this worker.')); return; }
     HW_UNITS.forEach(function (u, ui) {
-      var mine = series.filter(function (s) { return String(s.unit || '') === u[0] && Array.isArray(s.t_ms) && Array.isArray(s.v); });
+      var mine = series.filter(function (s) { return String(s[K.UNIT] || '') === u[0] && Array.isArray(s[K.T_MS]) && Array.isArray(s[K.V]); });
       if (!mine.length) return;
       var el = h('div', { class: 'chart', id: 'chart-hw-' + ui, style: 'height:' + (ui < 2 ? 260 : 200) + 'px' });
       add(wrap, h('div', { class: 'chart-card', 'data-unit': u[0] }, h('div', { class: 'hd' }, h('h3', { text: u[1] + (u[2] ? ' (' + u[2] + ')' : '') })), el));
@@ -68,8 +68,8 @@
         dataZoom: [{ type: 'inside', xAxisIndex: 0 }],
         series: mine.map(function (s, i) {
           var data = [], k;
-          for (k = 0; k < s.t_ms.length && k < s.v.length; k++)
-            data.push([s.t_ms[k], isNum(s.v[k]) ? s.v[k] * u[3] : null]);
+          for (k = 0; k < s[K.T_MS].length && k < s[K.V].length; k++)
+            data.push([s[K.T_MS][k], isNum(s[K.V][k]) ? s[K.V][k] * u[3] : null]);
           var o = { type: 'line', name: hwName(s), showSymbol: data.length < 40, symbolSize: 4, step: u[0] === '' ? 'end' : false,
             connectNulls: false, sampling: 'lttb', lineStyle: { width: 1.5 }, data: data };
           if (i === 0 && win != null) {
@@ -88,27 +88,27 @@
     add(root, howto('hardware timelines', [
       ['what', 'What the node agent sampled while each worker was profiled: GPU utilization, SM clock, power, temperature and throttle reasons (NVML), NVLink and PCIe throughput, NIC and InfiniBand throughput, CPU, memory and pressure (/proc, /sys).'],
       ['how to read', 'A slow worker whose link throughput stays low while its communication kernels run waits for a peer; a busy link at capacity is the bottleneck. Low SM clock with throttle reasons set points at power or thermal limits.'],
-      ['which workers', 'Those the findings name first, then one per host, then the rest by rank (at most 16; ' + (isNum(hw.workers_with_samples) ? hw.workers_with_samples : '?') + ' had samples).']]));
-    var ids = keys(hw.workers);
+      ['which workers', 'Those the findings name first, then one per host, then the rest by rank (at most 16; ' + (isNum(hw[K.WORKERS_WITH_SAMPLES]) ? hw[K.WORKERS_WITH_SAMPLES] : '?') + ' had samples).']]));
+    var ids = keys(hw[K.WORKERS]);
     var pick = ids[0];
     PT.M.findings.some(function (f) {
-      var hit = (Array.isArray(f.workers) ? f.workers : []).filter(function (x) { return ids.indexOf(x) >= 0; })[0];
+      var hit = (Array.isArray(f[K.WORKERS]) ? f[K.WORKERS] : []).filter(function (x) { return ids.indexOf(x) >= 0; })[0];
       if (hit) pick = hit;
       return !!hit;
     });
     var sel = h('select', { 'aria-label': 'worker' });
     ids.forEach(function (id) {
-      var r = obj(hw.workers[id]) || {};
-      sel.appendChild(h('option', { value: id, text: (isNum(r.rank) ? 'rank ' + r.rank + ' · ' : '') + id + (r.host ? ' (' + r.host + ')' : '') }));
+      var r = obj(hw[K.WORKERS][id]) || {};
+      sel.appendChild(h('option', { value: id, text: (isNum(r[K.RANK]) ? 'rank ' + r[K.RANK] + ' · ' : '') + id + (r[K.HOST] ? ' (' + r[K.HOST] + ')' : '') }));
     });
     var wrap = h('div', { class: 'hw-charts' });
     /* #hardware?q=<worker id> selects a worker (the route's filter hook). */
     var ctl = h('div', { class: 'tbl-wrap hw-ctl' }, h('label', null, 'Worker: ', sel));
     function show(id) {
-      if (!(id in hw.workers)) return;
+      if (!(id in hw[K.WORKERS])) return;
       sel.value = id;
       PT.charts = PT.charts.filter(function (c) { if (wrap.contains(c.getDom())) { c.dispose(); return false; } return true; });
-      hwCharts(wrap, id, obj(hw.workers[id]) || {});
+      hwCharts(wrap, id, obj(hw[K.WORKERS][id]) || {});
     }
     ctl._setFilter = function (q) { show(String(q || '')); };
     sel.addEventListener('change', function () { show(sel.value); });

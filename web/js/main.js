@@ -36,7 +36,7 @@
     { id: 'critpath', label: 'Critical path', fn: viewCritPath, when: function () { return !!cpData(); }, count: function () { return cpData().slow.length; } },
     { id: 'timeline', label: 'Timeline', fn: viewTimeline, when: function () { return !!tlData(); }, count: function () { return tlData().findings.length; } },
     { id: 'hardware', label: 'Hardware', fn: viewHardware, when: function () { return !!hwData(); }, neutral: true, count: function () { return keys(hwData().workers).length; } },
-    { id: 'hang', label: 'Hang', fn: viewHang, when: function () { return !!PT.M.hang; }, count: function () { return PT.M.hang && PT.M.hang.hung ? 1 : 0; } }
+    { id: 'hang', label: 'Hang', fn: viewHang, when: function () { return !!PT.M.hang; }, count: function () { return PT.M.hang && PT.M.hang[K.HUNG] ? 1 : 0; } }
   ];
   function abnCount(name) {
     var sec = obj(PT.M.rep[name]) || {};

@@ -17,18 +17,18 @@
    * waiter "slowest". */
   function lockstepOf() {
     var l = obj(PT.M.rep[K.LOCKSTEP]);
-    if (!l || !obj(l.workers)) return null;
+    if (!l || !obj(l[K.WORKERS])) return null;
     var byId = {};
     PT.M.workers.forEach(function (w) { byId[w.id] = w; });
-    var rows = keys(l.workers).map(function (id) {
-      var r = obj(l.workers[id]) || {};
-      return { id: id, w: byId[id] || null, rank: isNum(r.rank) ? r.rank : null,
+    var rows = keys(l[K.WORKERS]).map(function (id) {
+      var r = obj(l[K.WORKERS][id]) || {};
+      return { id: id, w: byId[id] || null, rank: isNum(r[K.RANK]) ? r[K.RANK] : null,
         waited: r[K.WAITED_FOR_OTHERS_MS], blamed: r[K.OTHERS_WAITED_FOR_IT_MS],
-        last: r[K.LAST_ARRIVALS], straggler: r.straggler === true, mismatch: r.mismatch || null,
+        last: r[K.LAST_ARRIVALS], straggler: r[K.STRAGGLER] === true, mismatch: r[K.MISMATCH] || null,
         own: r[K.OWN_STEP_MS] };
     });
     rows.sort(function (a, b) { return (b.blamed || 0) - (a.blamed || 0) || (b.waited || 0) - (a.waited || 0) || (a.id < b.id ? -1 : 1); });
-    var strag = (Array.isArray(l.stragglers) ? l.stragglers : []).map(obj).filter(Boolean);
+    var strag = (Array.isArray(l[K.STRAGGLERS]) ? l[K.STRAGGLERS] : []).map(obj).filter(Boolean);
     return { l: l, rows: rows, stragglers: strag };
   }
 
@@ -38,7 +38,7 @@
     var L = lockstepOf();
     if (L && L.stragglers.length) {
       var s = L.stragglers[0];
-      return 'others waited for: ' + (isNum(s.rank) && s.rank >= 0 ? 'rank ' + s.rank : String(s.worker)) +
+      return 'others waited for: ' + (isNum(s[K.RANK]) && s[K.RANK] >= 0 ? 'rank ' + s[K.RANK] : String(s[K.WORKER])) +
         ' (' + ms(s[K.OTHERS_WAITED_FOR_IT_MS]) + ' in all)';
     }
     var longest = PT.M.workers.filter(function (w) { return isNum(w.step); }).sort(function (a, b) { return b.step - a.step; })[0];
@@ -64,7 +64,7 @@
     card.appendChild(legend([['#cf222e', 'others waited for it (blame)'], ['#9cc3e6', 'waited for others (victim)']]));
     if (L.stragglers.length) {
       var s = L.stragglers[0], wi = obj(s[K.WHAT_IF]) || {};
-      card.appendChild(h('div', { class: 'note lock-summary', text: (isNum(s.rank) && s.rank >= 0 ? 'rank ' + s.rank : String(s.worker)) +
+      card.appendChild(h('div', { class: 'note lock-summary', text: (isNum(s[K.RANK]) && s[K.RANK] >= 0 ? 'rank ' + s[K.RANK] : String(s[K.WORKER])) +
         ' is the worker the others waited for: ' + ms(s[K.OTHERS_WAITED_FOR_IT_MS]) + ' in all, last at ' + s[K.LAST_ARRIVALS] +
         ' collectives. Fixing it is worth ' + ms(wi[K.SAVED_MS]) + ' per step (' + (isNum(wi[K.SAVED]) ? wi[K.SAVED].toFixed(1) : '–') + '%).' +
         (s[K.PREDATES_WINDOW] ? ' Its lateness predates the profiled window: profile more steps (--steps 2).' : '') }));
@@ -99,9 +99,9 @@
   function viewOverview(root) {
     var n = PT.M.workers.length;
     add(root, h('h1', { text: 'What slows this job down' }));
-    if (PT.M.hang && PT.M.hang.hung) {
+    if (PT.M.hang && PT.M.hang[K.HUNG]) {
       add(root, h('div', { class: 'banner bad', id: 'hang-banner' }, h('b', { text: 'The job is hung. ' }),
-        PT.M.hang.explanation ? String(PT.M.hang.explanation) + ' ' : '', h('a', { href: '#hang', text: 'See the hang section →' })));
+        PT.M.hang[K.EXPLANATION] ? String(PT.M.hang[K.EXPLANATION]) + ' ' : '', h('a', { href: '#hang', text: 'See the hang section →' })));
     }
     var causes = PT.M.findings.filter(function (f) { return !isWeak(f); });
     var weak = PT.M.findings.filter(isWeak);

@@ -73,8 +73,8 @@
     var rows = [];
     ids.forEach(function (id) {
       var w = obj(st[id]) || {};
-      (Array.isArray(w.steps) ? w.steps : []).forEach(function (x) {
-        rows.push({ worker: id, number: x.number, ms: x.ms, extra: x[K.EXTRA_MS], slow: !!x.slow, fn: x[K.FUNCTION] || '', fms: x[K.FUNCTION_MS], fmed: x[K.FUNCTION_IN_THE_OTHER_STEPS_MEDIAN_MS] });
+      (Array.isArray(w[K.STEPS]) ? w[K.STEPS] : []).forEach(function (x) {
+        rows.push({ worker: id, number: x[K.NUMBER], ms: x[K.MS], extra: x[K.EXTRA_MS], slow: !!x[K.SLOW], fn: x[K.FUNCTION] || '', fms: x[K.FUNCTION_MS], fmed: x[K.FUNCTION_IN_THE_OTHER_STEPS_MEDIAN_MS] });
       });
     });
     var card = h('div', { class: 'chart-card' }, h('div', { class: 'hd' }, h('h3', { text: 'Step time, each step of each worker' })),

@@ -30,15 +30,15 @@
     if (tlCache !== undefined) return tlCache;
     tlCache = null;
     var T = obj(PT.M.rep[K.TIMELINE]);
-    if (!T || !Array.isArray(T.workers) || !T.workers.length) return null;
-    var ws = T.workers.map(function (w0, i) {
+    if (!T || !Array.isArray(T[K.WORKERS]) || !T[K.WORKERS].length) return null;
+    var ws = T[K.WORKERS].map(function (w0, i) {
       var w = obj(w0) || {};
-      return { i: i, id: String(w.worker != null ? w.worker : 'worker ' + i), label: String(w.label || w.worker || 'worker ' + i),
-        rank: isNum(w.rank) ? w.rank : null, aligned: w.aligned !== false, straggler: w.straggler === true,
-        steps: tlArr(w.steps), spans: tlArr(w.spans), gpu: tlArr(w.gpu), coll: tlArr(w.coll), late: tlArr(w.late), wait: tlArr(w.wait) };
+      return { i: i, id: String(w[K.WORKER] != null ? w[K.WORKER] : 'worker ' + i), label: String(w[K.LABEL] || w[K.WORKER] || 'worker ' + i),
+        rank: isNum(w[K.RANK]) ? w[K.RANK] : null, aligned: w[K.ALIGNED] !== false, straggler: w[K.STRAGGLER] === true,
+        steps: tlArr(w[K.STEPS]), spans: tlArr(w[K.SPANS]), gpu: tlArr(w[K.GPU]), coll: tlArr(w[K.COLL]), late: tlArr(w[K.LATE]), wait: tlArr(w[K.WAIT]) };
     });
-    var steps = tlArr(T.steps).filter(function (s) { return obj(s) && isNum(s.start_us) && isNum(s.end_us) && s.end_us > s.start_us; })
-      .map(function (s) { return { step: isNum(s.step) ? s.step : null, start: s.start_us, end: s.end_us, slow: tlArr(s.slow).filter(isNum) }; });
+    var steps = tlArr(T[K.STEPS]).filter(function (s) { return obj(s) && isNum(s[K.START_US]) && isNum(s[K.END_US]) && s[K.END_US] > s[K.START_US]; })
+      .map(function (s) { return { step: isNum(s[K.STEP]) ? s[K.STEP] : null, start: s[K.START_US], end: s[K.END_US], slow: tlArr(s[K.SLOW]).filter(isNum) }; });
     if (!steps.length) {          // no step kept: the whole window as one
       var lo = Infinity, hi = -Infinity;
       ws.forEach(function (w) {
@@ -51,8 +51,8 @@
     }
     var spanColor = Object.create(null), nsc = 0;
     ws.forEach(function (w) { for (var j = 2; j < w.spans.length; j += 3) if (!(w.spans[j] in spanColor)) spanColor[w.spans[j]] = TL_SPAN[nsc++ % TL_SPAN.length]; });
-    tlCache = { T: T, workers: ws, steps: steps, spanColor: spanColor, spanColors: TL_SPAN.slice(0, Math.min(nsc, TL_SPAN.length)), names: tlArr(T.names), channels: tlArr(T.channels), inst: tlArr(T.instances),
-      findings: tlArr(T.findings).filter(function (e) { return Array.isArray(e) && isNum(e[0]) && obj((PT.M.rep[K.FINDINGS] || [])[e[0]]); }) };
+    tlCache = { T: T, workers: ws, steps: steps, spanColor: spanColor, spanColors: TL_SPAN.slice(0, Math.min(nsc, TL_SPAN.length)), names: tlArr(T[K.NAMES]), channels: tlArr(T[K.CHANNELS]), inst: tlArr(T[K.INSTANCES]),
+      findings: tlArr(T[K.FINDINGS]).filter(function (e) { return Array.isArray(e) && isNum(e[0]) && obj((PT.M.rep[K.FINDINGS] || [])[e[0]]); }) };
     return tlCache;
   }
   function tlStepLabel(s) { return s.step == null ? 'the window' : 'step ' + s.step; }
@@ -373,8 +373,8 @@
     add(root, how);
     var nal = D.workers.filter(function (w) { return !w.aligned; }).length;
     add(root, h('p', { class: 'note', id: 'tl-about' },
-      plural(D.workers.length, 'rank') + ' · ' + plural(D.steps.length, 'step') + ' kept' + (D.T.kept ? ' (' + String(D.T.kept) + ')' : '') +
-      (nal ? ' · ' + nal + ' not aligned' : '') + (D.T.clock ? ' · times: ' + String(D.T.clock) : '')));
+      plural(D.workers.length, 'rank') + ' · ' + plural(D.steps.length, 'step') + ' kept' + (D.T[K.KEPT] ? ' (' + String(D.T[K.KEPT]) + ')' : '') +
+      (nal ? ' · ' + nal + ' not aligned' : '') + (D.T[K.CLOCK] ? ' · times: ' + String(D.T[K.CLOCK]) : '')));
     tlFindingCards(V, root);
 
     /* the step, the legend, the canvas */
