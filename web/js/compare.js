@@ -62,7 +62,7 @@
     var card = h('div', { class: 'chart-card' }, h('div', { class: 'hd' }, h('h3', { text: 'Where the difference goes (ms per step)' })),
       legend([['#8c959f', 'step time'], ['#cf222e', 'slower / new'], ['#1a7f37', 'faster / gone']]));
     var bars = (Array.isArray(c[K.WATERFALL]) ? c[K.WATERFALL] : []).filter(function (b) { return obj(b) && isNum(b[K.DELTA_MS]); });
-    var sb = obj(obj(c[K.BASELINE]) && c[K.BASELINE].step_ms) || {}, sn = obj(obj(c[K.NEW]) && c[K.NEW].step_ms) || {};
+    var sb = obj(obj(c[K.BASELINE]) && c[K.BASELINE][K.STEP_MS]) || {}, sn = obj(obj(c[K.NEW]) && c[K.NEW][K.STEP_MS]) || {};
     if (!isNum(sb[K.MEDIAN]) || !isNum(sn[K.MEDIAN])) { card.appendChild(empty('No step times in this comparison.')); return card; }
     var el = h('div', { class: 'chart', id: 'chart-cmp-waterfall', style: 'height:380px' });
     card.appendChild(el);

@@ -33,7 +33,7 @@
     { id: 'heatmap', label: 'Heatmap', fn: viewHeatmap },
     { id: 'breakdown', label: 'Time breakdown', fn: viewBreakdown, when: function () { return !!obj(PT.M.rep[K.TIME_BREAKDOWN]); }, neutral: true },
     { id: 'steps', label: 'Steps', fn: viewSteps, when: function () { return !!obj(PT.M.rep[K.STEPS_SECTION]); }, count: function () { var n = 0; keys(obj(PT.M.rep[K.STEPS_SECTION])).forEach(function (id) { n += (PT.M.rep[K.STEPS_SECTION][id][K.SLOW_STEPS] || []).length; }); return n; } },
-    { id: 'critpath', label: 'Critical path', fn: viewCritPath, when: function () { return !!cpData(); }, count: function () { return cpData().slow.length; } },
+    { id: 'critpath', label: K.CRITICAL_PATH, fn: viewCritPath, when: function () { return !!cpData(); }, count: function () { return cpData().slow.length; } },
     { id: 'timeline', label: 'Timeline', fn: viewTimeline, when: function () { return !!tlData(); }, count: function () { return tlData().findings.length; } },
     { id: 'hardware', label: 'Hardware', fn: viewHardware, when: function () { return !!hwData(); }, neutral: true, count: function () { return keys(hwData().workers).length; } },
     { id: 'hang', label: 'Hang', fn: viewHang, when: function () { return !!PT.M.hang; }, count: function () { return PT.M.hang && PT.M.hang[K.HUNG] ? 1 : 0; } }
