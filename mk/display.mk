@@ -2,8 +2,9 @@
 # the HTTP server's library (linked into the CLI only: CLI_LIBS).  Included by the Makefile (mk/*.mk, alphabetical,
 # so names shared with mk/web.mk are defined here).
 #
-# web/index.html + web/style.css + build/gen/keys.js + web/app.js + web/app.py
-# + the charting library from npm --(build/gen/pt-inline, from web/inline.c)-->
+# web/index.html + web/style.css + build/gen/keys.js + web/js/*.js (joined
+# in WEB_JS's order after keys.js into build/gen/app.js) + web/app.py + the
+# charting library from npm --(build/gen/pt-inline, from web/inline.c)-->
 # build/gen/page_template.h, #included by src/report/page.c (found through
 # -I$(B)/gen on the include path).
 
@@ -15,11 +16,17 @@ GEN := $(B)/gen
 PAGE_TEMPLATE := $(GEN)/page_template.h
 WEB_STAMP := node_modules/.package-lock.json
 WEB_LIB := node_modules/echarts/dist/echarts.min.js
-WEB_SRC := web/index.html web/style.css web/app.js web/app.py
+# The page's modules, in load order, after the report keys table
+# (build/gen/keys.js: K, KEY_UNIT), each registering into the namespace PT
+# that core.js creates; main.js, last, boots the page.
+WEB_JS := $(addprefix web/js/,core.js widgets.js model.js findings.js \
+	communication.js compute.js python.js workers.js heatmap.js overview.js \
+	steps.js critpath.js timeline.js hang.js hardware.js compare.js main.js)
+WEB_SRC := web/index.html web/style.css $(GEN)/app.js web/app.py
 
 # build/gen/keys.js: the report keys table (src/report/keys.def) for the
-# page, made by web/keys.c; the first script of the page, before web/app.js
-# (build/gen/app.js is the two joined, what pt-inline inlines).
+# page, made by web/keys.c; the first script of the page, before the modules
+# (build/gen/app.js is them all joined: one script, what pt-inline inlines).
 $(GEN)/pt-keys: web/keys.c src/report/keys.def src/report/unit.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Isrc -o $@ $<
@@ -28,7 +35,7 @@ $(GEN)/keys.js: $(GEN)/pt-keys
 	$(GEN)/pt-keys $@.tmp
 	mv $@.tmp $@
 
-$(GEN)/app.js: $(GEN)/keys.js web/app.js
+$(GEN)/app.js: $(GEN)/keys.js $(WEB_JS)
 	cat $^ > $@.tmp
 	mv $@.tmp $@
 
@@ -38,7 +45,7 @@ $(GEN)/pt-inline: web/inline.c
 
 # build/gen/page.html is the same page with no report embedded (it fetches
 # report.json when served); the tests and the benchmark use it.
-$(PAGE_TEMPLATE): $(GEN)/pt-inline $(WEB_SRC) $(GEN)/app.js $(WEB_STAMP) src/perftracker.h
+$(PAGE_TEMPLATE): $(GEN)/pt-inline $(WEB_SRC) $(WEB_STAMP) src/perftracker.h
 	$(GEN)/pt-inline $@.tmp web/index.html web/style.css $(WEB_LIB) $(GEN)/app.js web/app.py \
 		$(PT_VERSION) $(GEN)/page.html
 	mv $@.tmp $@

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Report keys declared once (src/report/keys.def): every K.<ID> the page
-# (web/*.js) uses is a line of the table, every key the page reads by a
+# (web/js/*.js) uses is a line of the table, every key the page reads by a
 # literal (x['impact (ms)']) is in it, build/gen/keys.js is the table, and
 # the C sources spell "step_ms" and the section names only in keys.def.
 . "$(dirname "$0")/lib.sh"
@@ -15,13 +15,13 @@ check "keys.def has keys" test "$(wc -l < "$TMP/ids")" -gt 100
 check "keys.def: one line per ID" test "$(grep -c '^PT_KEY(' "$DEF")" -eq "$(wc -l < "$TMP/ids")"
 check "keys.def: one line per spelling" test "$(grep -c '^PT_KEY(' "$DEF")" -eq "$(wc -l < "$TMP/keys")"
 
-cat "$PT_ROOT"/web/*.js | grep -oE '\bK\.[A-Za-z0-9_]+' | sed 's/^K\.//' | sort -u > "$TMP/used"
+cat "$PT_ROOT"/web/js/*.js | grep -oE '\bK\.[A-Za-z0-9_]+' | sed 's/^K\.//' | sort -u > "$TMP/used"
 missing=$(comm -23 "$TMP/used" "$TMP/ids" | tr '\n' ' ')
 if [ -z "$missing" ]; then ok "every K.<ID> in web/ is in keys.def ($(wc -l < "$TMP/used") used)"
 else not_ok "every K.<ID> in web/ is in keys.def" "missing: $missing"; fi
 
 # Literal property reads: x['key'], x["key"], f(...)['key'].
-cat "$PT_ROOT"/web/*.js | grep -oE "[A-Za-z0-9_\$)]\]?\[ *('[^']+'|\"[^\"]+\") *\]" |
+cat "$PT_ROOT"/web/js/*.js | grep -oE "[A-Za-z0-9_\$)]\]?\[ *('[^']+'|\"[^\"]+\") *\]" |
 	sed -E "s/^.*\[ *['\"]//; s/['\"] *\]$//" | sort -u > "$TMP/lit"
 missing=$(comm -23 "$TMP/lit" "$TMP/keys" | tr '\n' '|')
 if [ -z "$missing" ]; then ok "every literal key the page reads is in keys.def ($(wc -l < "$TMP/lit") keys)"
