@@ -6,7 +6,7 @@
  *
  * Flow: the node agent's sampler --> compact timelines in each worker's
  * summary (pt_sampler_worker_series, summary member "hw_series") -->
- * diagnose (src/diagnose/display.c) --> display.hw here --> web/app.js
+ * diagnose (src/diagnose/display.c) --> display.hw here --> web/js/hardware.js
  * (Hardware view).  Format: docs/hardware.md, "Timelines".
  */
 #ifndef PT_REPORT_DISPLAY_HW_H

@@ -1,7 +1,7 @@
 /*
  * names.c - short, distinct, printable function names for the text report
- * (rules in names.h; web/app.js shortName() follows the same rules for the
- * page).  Works on the report's keys: kernel keys with a launch shape,
+ * (rules in names.h) and the page, which shows what this file made: the
+ * report's display.short (src/report/short.c).  Works on the report's keys: kernel keys with a launch shape,
  * C++ names, CUDA calls, Python/CPU stacks joined with '|'.
  */
 #include "names.h"
@@ -291,7 +291,7 @@ static size_t lcpn(const char *a, size_t an, const char *b, size_t bn)
 /* Entries [a, b) read the same.  Round 0: the word where each name (launch
  * shape left out) leaves its closest other name; round 1: another such
  * word, or the launch shape when only that differs; round 2: numbered.
- * (web/app.js shortNames() does the same.) */
+ */
 static int split_run(ent *v, size_t a, size_t b, int round)
 {
 	size_t i, j, distinct = 0;

@@ -1,6 +1,6 @@
 /*
  * names.h - function names for people: the text report (text_people.c)
- * and the page (web/app.js, the same rules in JavaScript) show kernel
+ * and the page (from the report's display.short, made here) show kernel
  * names, CUDA calls and Python stacks in a fixed width.
  *
  * Rules: C++ names lose "void", namespaces, template arguments ("<…>") and

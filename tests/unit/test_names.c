@@ -94,7 +94,7 @@ static void test_short_set_distinct(void **state)
 }
 
 /* One kernel in two launch shapes next to another: the name word first,
- * then the shape where only that differs (web/app.js does the same). */
+ * then the shape where only that differs. */
 static void test_short_set_rounds(void **state)
 {
 	char sqrt2[2048];
