@@ -4,8 +4,9 @@
  *
  * It replaces @@STYLE@@, @@LIB@@, @@APP@@ and @@VERSION@@ in web/index.html
  * with web/style.css, the charting library from node_modules (pinned in
- * package-lock.json), build/gen/app.js (keys.js and the web/js modules joined) and the version string, splits the result
- * at @@REPORT@@ (where page.c puts the report JSON), and emits both halves
+ * package-lock.json), build/gen/app.js (keys.js and the web/js modules
+ * joined) and the version string, splits the result at @@REPORT@@ (where
+ * page.c puts the report JSON), and emits both halves
  * plus web/app.py as C string literals.  Runs on the build host only.
  *
  * usage: pt-inline OUT.h TEMPLATE STYLE LIB APP APP_PY VERSION [OUT.html]
