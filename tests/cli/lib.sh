@@ -1,6 +1,7 @@
-# Shared helpers for CLI tests: TAP-like "ok - name" / "not ok - name"
-# lines that tests/run counts.  Source it; PT_BIN, PT_DATA, PYTHON are set
-# by tests/run.
+# Shared helpers for CLI tests: TAP-like "ok N - name" / "not ok N - name"
+# lines that tests/run counts, and "ok N - name # SKIP reason" for a check
+# that could not run here, which it counts as skipped, never as passed.
+# Source it; PT_BIN, PT_DATA, PYTHON are set by tests/run.
 : "${PT_ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${PT_BIN:=$PT_ROOT/build-test/perftracker}"
 : "${PT_DATA:=$PT_ROOT/tests/data}"
@@ -12,6 +13,8 @@ _n=0
 
 ok() { _n=$((_n + 1)); echo "ok $_n - $1"; }
 not_ok() { _n=$((_n + 1)); echo "not ok $_n - $1"; shift; [ $# -gt 0 ] && echo "# $*"; }
+# skip NAME REASON: NAME was not checked here, for REASON (TAP's SKIP directive)
+skip() { _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; }
 
 # check NAME CMD...: passes when CMD exits 0
 check() {

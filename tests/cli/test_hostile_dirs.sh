@@ -5,14 +5,14 @@
 # link at the watchdog's and the records' temporary names in a directory
 # others may write to, a link planted in the spool for the agent's cleanup.
 # Every case runs twice: the job as root with `nobody` as the other user,
-# and the job as `nobody` (setpriv) with root as the other user.  Skipped,
-# with a message, when this test cannot switch users (not root, no setpriv).
+# and the job as `nobody` (setpriv) with root as the other user.  One skip
+# (tests/run counts it as skipped) when this test cannot switch users (not
+# root, no setpriv).
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null ||
 	! setpriv --reuid=nobody --regid=nogroup --clear-groups true 2>/dev/null; then
-	echo "# skip: needs root and setpriv to act as two users"
-	ok "skipped: cannot switch users here"
+	skip "another user against the control and spool directories" "needs root and setpriv to act as two users"
 	exit 0
 fi
 PT_ROOT_ABS=$(cd "$PT_ROOT" && pwd)
@@ -37,8 +37,7 @@ if ! setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$PYTHON"; th
 	PYTHON=${SYSTEM_PYTHON:-/usr/bin/python3}
 fi
 if ! setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$PT_BIN"; then
-	echo "# skip: user nobody cannot run '$PT_BIN'"
-	ok "skipped: nobody cannot reach the build"
+	skip "another user against the control and spool directories" "user nobody cannot run '$PT_BIN'"
 	exit 0
 fi
 

@@ -178,9 +178,9 @@ test('one worker: Critical path tab, 7 kinds stacked per step, the slow step wit
   await page.close();
 });
 
-test('planted slow step: step 7 marked, Optimizer.step first among its functions, against its median', async (t) => {
+test('planted slow step: step 7 marked, Optimizer.step first among its functions, against its median', async () => {
   const cp = repSlow['Critical path'];
-  if (!cp) { t.skip('perftracker analyze does not write "Critical path" yet'); return; }
+  assert.ok(cp, 'the report has "Critical path"');
   const [id] = Object.keys(cp.workers);
   const steps = cp.workers[id].steps;
   const st7 = steps.find((s) => s.number === 7);
@@ -210,8 +210,7 @@ test('1,000 workers x 10 steps: per-step chart opens on a window at the first sl
   assert.equal(await page.locator('#tabs [data-tab="critpath"]').count(), 1);
   const v = await showCritPath(page);
   const took = await page.evaluate(() => window.__ptTiming.views.critpath);
-  // generous: catches order-of-magnitude regressions on a loaded machine
-  assert.ok(took < 5000, `view drawn in ${Math.round(took)} ms`);
+  // measured, not bounded (bench/bench_page.sh holds the page's targets)
   console.log(`1,000 workers x 10 steps: Critical path view drawn in ${Math.round(took)} ms`);
   const c = await chartOf(page, 'chart-cp-steps');
   assert.equal(c.series.length, 7);
@@ -241,9 +240,9 @@ test('1,000 workers x 10 steps: per-step chart opens on a window at the first sl
   await page.close();
 });
 
-test('DLRM, 8 workers of one step: rank:step bars, the job path through its worker', async (t) => {
+test('DLRM, 8 workers of one step: rank:step bars, the job path through its worker', async () => {
   const cp = repDlrm['Critical path'];
-  if (!cp) { t.skip('perftracker analyze does not write "Critical path" yet'); return; }
+  assert.ok(cp, 'the report has "Critical path"');
   const ids = Object.keys(cp.workers);
   const rankOf = (id) => repDlrm.workers[id].rank;
   const { page, problems } = await open(pageOf(DLRM), 1280);

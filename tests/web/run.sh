@@ -2,7 +2,8 @@
 # Browser tests of the PerfDisplay page (tests/web/*.test.mjs): node's test
 # runner with TAP output, Debian's chromium (headless) driven by
 # playwright-core from node_modules (npm ci, run by make).  Invoked by
-# tests/cli/test_page.sh so that tests/run counts the "ok"/"not ok" lines.
+# tests/cli/test_page.sh so that tests/run counts the "ok"/"not ok" lines
+# ("ok N - name # SKIP reason", from t.skip(), as a skip).
 # Screenshots go to $PT_ARTIFACTS (default build-test/artifacts).
 cd "$(dirname "$0")/../.." || exit 1
 export PT_ROOT=${PT_ROOT:-$PWD}
