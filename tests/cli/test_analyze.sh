@@ -54,7 +54,7 @@ check "Python stacks listed above 1%, sorted" pyjson "$R" 'all(all(x > 0.01 for 
 D='r["display"]'
 check "display: version and classes" pyjson "$R" "$D"'["version"] == 1 and '"$D"'["classes"] == ["compute", "communication", "memory", "runtime", "python", "idle"]'
 check "display: the 8 workers, in the order of workers" pyjson "$R" 'list('"$D"'["workers"]) == list(r["workers"]) and len(r["workers"]) == 8'
-check "display: worker fields" pyjson "$R" 'all(list(v) == ["step_ms", "step_numbers", "class_ms"] and list(v["class_ms"]) == '"$D"'["classes"] for v in '"$D"'["workers"].values())'
+check "display: worker fields" pyjson "$R" 'all(list(v) == ["step_ms", "step_numbers", "class_ms", "slow"] and list(v["class_ms"]) == '"$D"'["classes"] for v in '"$D"'["workers"].values())'
 check "display: step_ms and class_ms are the summaries'" "$PYTHON" -c 'import json, sys, glob, os
 r = json.load(open(sys.argv[1])); d = r["display"]["workers"]; n = 0
 for f in glob.glob(os.path.join(sys.argv[2], "*.summary.json")):
