@@ -13,15 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/strbuf.h"
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* One call or return, 16 bytes.  Returns carry no key: setprofile delivers
  * calls and returns strictly nested per thread, so the conversion pairs them
@@ -215,7 +208,7 @@ static int trace_cb(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg
 
 	if (T.paused)
 		return 0;
-	ts = now_ns();
+	ts = pt_clock_wall_ns();
 	switch (what) {
 	case PyTrace_CALL:
 	case PyTrace_C_CALL:
@@ -330,7 +323,7 @@ int tracer_start(void)
 		T.nstack0 = depth;
 	}
 	free(rev);
-	T.start_ns = now_ns();
+	T.start_ns = pt_clock_wall_ns();
 	T.active = 1;
 	T.paused = 0;
 	PyEval_SetProfile(trace_cb, NULL);
@@ -342,7 +335,7 @@ void tracer_stop(void)
 {
 	if (T.active) {
 		PyEval_SetProfile(NULL, NULL);
-		T.stop_ns = now_ns();
+		T.stop_ns = pt_clock_wall_ns();
 		T.active = 0;
 	}
 	for (size_t i = 0; i < T.nrefs; i++)

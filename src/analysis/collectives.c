@@ -18,6 +18,7 @@
 #include "collectives.h"
 #include "../model/commkind.h"
 #include "../util/json.h"
+#include "../util/bsearch.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -386,13 +387,7 @@ void pt_coll_tap(pt_coll_build *b, size_t run, const pt_item *it, size_t n)
 		 * decrease within a thread), else a binary search */
 		if (g >= b->ngap || (g && b->ge[g - 1] > s)) {
 			size_t lo = 0, hi = b->ngap;
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (b->ge[mid] <= s)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			PT_BSEARCH(lo, hi, mid, b->ge[mid] <= s);
 			g = lo;
 		}
 		while (g < b->ngap && b->ge[g] <= s)

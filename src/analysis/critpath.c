@@ -18,6 +18,7 @@
 #include "stats.h"
 #include "../model/keys.h"
 #include "../util/json.h"
+#include "../util/bsearch.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -633,13 +634,7 @@ static uint32_t inst_of(const cp *c, uint32_t ev)
 {
 	size_t lo = 0, hi = c->ninst;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->inst[mid].corr < ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, c->inst[mid].corr < ev);
 	return lo < c->ninst && c->inst[lo].corr == ev ? c->inst[lo].ev : NONE;
 }
 
@@ -668,13 +663,7 @@ static size_t corr_find(const corr_ent *t, size_t n, uint32_t k, size_t *h)
 			lo = a >= step ? a - step : 0;
 		}
 	}
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t[mid].corr < k)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, t[mid].corr < k);
 	*h = lo;
 	return lo < n && t[lo].corr == k ? lo : n;
 }
@@ -685,13 +674,7 @@ static inline int64_t cend_of(const cp *c, uint32_t k)
 
 	if (c->clipbit[k >> 6] >> (k & 63) & 1) {
 		size_t lo = 0, hi = c->nclip;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (c->clip[mid].pos < k)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		PT_BSEARCH(lo, hi, mid, c->clip[mid].pos < k);
 		return c->clip[lo].end;
 	}
 	return pt_end(e->ts, e->dur);
@@ -728,13 +711,7 @@ static uint32_t last_before(cp *c, size_t l, int64_t t)
 				lo = b - step + 1;
 		}
 	}
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (ev[c->ord[mid]].ts < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, ev[c->ord[mid]].ts < t);
 	if (lo > c->off[l]) {
 		c->hint[l] = lo - 1;
 		return (uint32_t)(lo - 1);
@@ -806,13 +783,7 @@ static uint32_t pos_of(const cp *c, uint32_t ev)
 	size_t l = e->lane, lo = c->off[l], hi = c->off[l + 1];
 
 	/* among equal starts, scan: they are few */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->st->ev[c->ord[mid]].ts < e->ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, c->st->ev[c->ord[mid]].ts < e->ts);
 	for (; lo < c->off[l + 1] && c->st->ev[c->ord[lo]].ts == e->ts; lo++)
 		if (c->ord[lo] == ev)
 			return (uint32_t)lo;
@@ -1179,15 +1150,15 @@ static const pt_sync *sync_of(const cp *c, uint32_t corr)
 
 	if (!corr)
 		return NULL;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->st->syncs[c->ysync[mid]].corr < corr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, c->st->syncs[c->ysync[mid]].corr < corr);
 	return lo < c->nysync && c->st->syncs[c->ysync[lo]].corr == corr ? &c->st->syncs[c->ysync[lo]]
 									 : NULL;
+}
+
+/* Stream wait record y sorts at or before (lane l, time lts). */
+static inline int wait_before(const pt_sync *y, uint32_t l, int64_t lts)
+{
+	return y->wlane < l || (y->wlane == l && y->ts <= lts);
 }
 
 /* The stream lane that GPU lane l was told to wait for before the launch
@@ -1199,14 +1170,8 @@ static uint32_t stream_wait(const cp *c, uint32_t l, int64_t lts, int64_t pts)
 
 	if (!hi)
 		return NONE;
-	while (lo < hi) { /* first record after (l, lts) */
-		size_t mid = (lo + hi) / 2;
-		const pt_sync *y = &c->st->syncs[c->swait[mid]];
-		if (y->wlane < l || (y->wlane == l && y->ts <= lts))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* first record after (l, lts) */
+	PT_BSEARCH(lo, hi, mid, wait_before(&c->st->syncs[c->swait[mid]], l, lts));
 	if (lo == 0)
 		return NONE;
 	{
@@ -1295,13 +1260,7 @@ static uint32_t join_of(cp *c, size_t lane, uint32_t k, int64_t a, int64_t t)
 		if (h > lo && h <= hi && c->rend[h - 1] <= t && (h == hi || c->rend[h] > t)) {
 			lo = h;
 		} else {
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (c->rend[mid] <= t)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			PT_BSEARCH(lo, hi, mid, c->rend[mid] <= t);
 			c->rh[l] = lo;
 		}
 		if (lo == c->roff[l])
@@ -1798,13 +1757,7 @@ static uint32_t step_lane_of(const pt_store *st, const uint32_t *ev, size_t n, c
 {
 	size_t lo = 0, hi = n;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (st->ev[ev[mid]].ts < sp->ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, st->ev[ev[mid]].ts < sp->ts);
 	for (; lo < n && st->ev[ev[lo]].ts == sp->ts; lo++)
 		if (st->ev[ev[lo]].lane < st->nlanes && !st->lanes[st->ev[ev[lo]].lane].gpu)
 			return st->ev[ev[lo]].lane;

@@ -27,6 +27,7 @@
 #include "../model/commkind.h"
 #include "../model/keys.h"
 #include "../util/strbuf.h"
+#include "../util/bsearch.h"
 #include "../util/xalloc.h"
 
 #include <ctype.h>
@@ -895,13 +896,7 @@ static void kernel_efficiency(const builder *b, const uint32_t *ev, size_t n, pt
 		while (lo + step < nk && K[lo + step].ev < ev[i])
 			step *= 2;
 		hi = lo + step < nk ? lo + step + 1 : nk;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (K[mid].ev < ev[i])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		PT_BSEARCH(lo, hi, mid, K[mid].ev < ev[i]);
 		pos = lo;
 		if (lo < nk && K[lo].ev == ev[i])
 			ix[j++] = (uint32_t)lo;
@@ -960,13 +955,7 @@ static void pattern_stats(const builder *b, const uint32_t *ev, size_t n, pt_pat
 			/* calls come mostly in time order: the previous call's step first */
 			if (steps[cur].ts <= e->ts && (cur + 1 == ns || steps[cur + 1].ts > e->ts))
 				lo = hi = cur + 1;
-			while (lo < hi) { /* first step starting after the call */
-				size_t mid = (lo + hi) / 2;
-				if (steps[mid].ts <= e->ts)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			PT_BSEARCH(lo, hi, mid, steps[mid].ts <= e->ts); /* first step starting after the call */
 			if (lo && e->ts < pt_end(steps[lo - 1].ts, steps[lo - 1].dur))
 				sc->step_sum[lo - 1] += (uint64_t)e->dur;
 			cur = lo ? lo - 1 : 0;

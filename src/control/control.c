@@ -26,6 +26,7 @@
 #include "../util/json.h"
 #include "../util/jsontok.h"
 #include "../util/strbuf.h"
+#include "../util/clock.h"
 #include "../util/xalloc.h"
 
 int pt_control_raw_policy(const char *s)
@@ -107,10 +108,7 @@ void pt_control_hostname(char *host, size_t cap)
 
 double pt_control_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return pt_clock_wall();
 }
 
 /* ---- files ------------------------------------------------------------------ */

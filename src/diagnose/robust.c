@@ -6,6 +6,7 @@
  */
 #include "robust.h"
 #include "../analysis/stats.h"
+#include "../util/bsearch.h"
 
 #include <math.h>
 
@@ -85,16 +86,8 @@ double pt_robust_sorted_median(const double *s, size_t n, size_t nzero, size_t s
 
 size_t pt_robust_find(const double *s, size_t n, double x)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = pt_lower_dbl(s, n, x);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n && s[lo] == x ? lo : (size_t)-1;
 }
 
