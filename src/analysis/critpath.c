@@ -19,6 +19,7 @@
 #include "../model/keys.h"
 #include "../util/json.h"
 #include "../util/bsearch.h"
+#include "../util/hash.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -133,7 +134,7 @@ typedef struct cp {
 	/* functions */
 	fslot *f;
 	size_t nf, fcap;
-	uint32_t *fh;       /* open addressing: slot + 1, 0 empty */
+	pt_hmap fmap;       /* fhash(name, kind) -> slot */
 	uint32_t *byname;   /* string id -> slot + 1 of its first kind, 0 none */
 	/* Kernels by name without their launch shape (a kernel whose grid
 	 * follows the data gets a new key every step: compared across steps
@@ -141,14 +142,12 @@ typedef struct cp {
 	 * ks id + 1, 0 not yet. */
 	pt_strtab *ks;
 	uint32_t *kmap;
-	/* this step's chain credits: position -> ns (pah: hash, index + 1) */
+	/* this step's chain credits: position -> ns (pmap: position -> index) */
 	pacc *pa;
 	size_t npa, pacap;
-	uint32_t *pah;
-	size_t pahcap;
+	pt_hmap pmap;
 	unsigned char *rtkind; /* string id: its pt_key_runtime_kind, 0 not yet */
 	size_t nbyname;
-	size_t fhcap;
 	size_t nsteps;      /* steps walked */
 	/* the walk of one step */
 	size_t step;
@@ -820,29 +819,12 @@ static fslot *fslot_get(cp *c, uint32_t name, uint8_t kind)
 
 static fslot *fslot_hash(cp *c, uint32_t name, uint8_t kind)
 {
-	size_t i, mask;
+	uint32_t h = fhash(name, kind), v;
+	size_t it = 0;
 
-	if (2 * (c->nf + 1) > c->fhcap) {
-		size_t ncap = c->fhcap ? 2 * c->fhcap : 256, k;
-		uint32_t *nh = x_calloc(ncap, sizeof(*nh));
-		if (!nh)
-			return NULL;
-		for (k = 0; k < c->nf; k++) {
-			i = fhash(c->f[k].name, c->f[k].kind) & (ncap - 1);
-			while (nh[i])
-				i = (i + 1) & (ncap - 1);
-			nh[i] = (uint32_t)k + 1;
-		}
-		x_free(c->fh);
-		c->fh = nh;
-		c->fhcap = ncap;
-	}
-	mask = c->fhcap - 1;
-	for (i = fhash(name, kind) & mask; c->fh[i]; i = (i + 1) & mask) {
-		fslot *f = &c->f[c->fh[i] - 1];
-		if (f->name == name && f->kind == kind)
-			return f;
-	}
+	while ((v = pt_hmap_next(&c->fmap, h, &it)) != PT_HMAP_NONE)
+		if (c->f[v].name == name && c->f[v].kind == kind)
+			return &c->f[v];
 	if (c->nf == c->fcap && X_GROW(c->f, c->fcap, c->nf + 1))
 		return NULL;
 	{
@@ -853,13 +835,13 @@ static fslot *fslot_hash(cp *c, uint32_t name, uint8_t kind)
 		c->f[c->nf].ns = x_calloc(c->nsteps ? c->nsteps : 1, sizeof(int64_t));
 		c->f[c->nf].self = x_calloc(c->nsteps ? c->nsteps : 1, sizeof(int64_t));
 		c->f[c->nf].longest = x_calloc(c->nsteps ? c->nsteps : 1, sizeof(int64_t));
-		if (!c->f[c->nf].ns || !c->f[c->nf].self || !c->f[c->nf].longest) {
+		if (!c->f[c->nf].ns || !c->f[c->nf].self || !c->f[c->nf].longest ||
+		    pt_hmap_put(&c->fmap, h, (uint32_t)c->nf)) {
 			x_free(c->f[c->nf].ns);
 			x_free(c->f[c->nf].self);
 			x_free(c->f[c->nf].longest);
 			return NULL;
 		}
-		c->fh[i] = (uint32_t)c->nf + 1;
 		return &c->f[c->nf++];
 	}
 }
@@ -909,43 +891,29 @@ static void credit_one(cp *c, uint32_t k, int64_t ns)
  * ancestors (the set stays closed under parents).  NULL: no memory. */
 static pacc *acc_of(cp *c, uint32_t k)
 {
-	size_t mask, i;
-	uint32_t p = k, ki = 0;
+	uint32_t p = k, ki = NONE, v;
 
 	for (;;) {
-		if (2 * (c->npa + 1) > c->pahcap) {
-			size_t ncap = c->pahcap ? 2 * c->pahcap : 1024, q;
-			uint32_t *nh = x_calloc(ncap, sizeof(*nh));
-			if (!nh)
-				return NULL;
-			for (q = 0; q < c->npa; q++) {
-				i = (c->pa[q].pos * 2654435761u) & (ncap - 1);
-				while (nh[i])
-					i = (i + 1) & (ncap - 1);
-				nh[i] = (uint32_t)q + 1;
-			}
-			x_free(c->pah);
-			c->pah = nh;
-			c->pahcap = ncap;
-		}
-		mask = c->pahcap - 1;
-		for (i = (p * 2654435761u) & mask; c->pah[i]; i = (i + 1) & mask)
-			if (c->pa[c->pah[i] - 1].pos == p)
-				break;
-		if (c->pah[i])
+		uint32_t h = p * 2654435761u;
+		size_t it = 0;
+
+		/* an odd multiplier is a bijection on 32 bits: the first value
+		 * with hash h is p's, no key to compare */
+		if ((v = pt_hmap_next(&c->pmap, h, &it)) != PT_HMAP_NONE)
 			break;  /* present: so are its ancestors */
-		if (c->npa == c->pacap && X_GROW(c->pa, c->pacap, c->npa + 1))
+		if ((c->npa == c->pacap && X_GROW(c->pa, c->pacap, c->npa + 1)) ||
+		    pt_hmap_put(&c->pmap, h, (uint32_t)c->npa))
 			return NULL;
 		c->pa[c->npa].pos = p;
 		c->pa[c->npa].ns = 0;
-		c->pah[i] = (uint32_t)++c->npa;
+		v = (uint32_t)c->npa++;
 		if (p == k)
-			ki = c->npa;  /* k's entry: no second probe for it */
+			ki = v;  /* k's entry: no second probe for it */
 		if (c->parent[p] == NONE)
 			break;
 		p = c->parent[p];
 	}
-	return &c->pa[(ki ? ki : c->pah[i]) - 1];
+	return &c->pa[ki != NONE ? ki : v];
 }
 
 static int flush_credits(cp *c);
@@ -1035,7 +1003,7 @@ static int flush_credits(cp *c)
 	rc = 0;
 out:
 	c->npa = 0;
-	memset(c->pah, 0, c->pahcap * sizeof(*c->pah));
+	pt_hmap_clear(&c->pmap);
 	x_free(sl);
 	x_free(stk);
 	x_free(tmp);
@@ -1691,7 +1659,7 @@ static void cp_free(cp *c)
 		x_free(c->f[i].longest);
 	}
 	x_free(c->f);
-	x_free(c->fh);
+	pt_hmap_free(&c->fmap);
 	x_free(c->w);
 	x_free(c->pin);
 	x_free(c->inst);
@@ -1717,7 +1685,7 @@ static void cp_free(cp *c)
 	x_free(c->kmap);
 	pt_strtab_free(c->ks);
 	x_free(c->pa);
-	x_free(c->pah);
+	pt_hmap_free(&c->pmap);
 	x_free(c->rtkind);
 }
 

@@ -19,11 +19,13 @@
  * where BEFORE is false (hi as given when none).  lo and hi are size_t
  * lvalues the macro updates; BEFORE is evaluated about log2(hi - lo) times,
  * only at indexes in [lo, hi).  Lower bound of key k: BEFORE is a[I] < k;
- * upper bound: a[I] <= k. */
+ * upper bound: a[I] <= k.  The midpoint is (lo + hi) / 2, one add cheaper
+ * than lo + (hi - lo) / 2 and the same index: lo + hi cannot wrap for
+ * indexes into memory. */
 #define PT_BSEARCH(lo, hi, I, BEFORE)                       \
 	do {                                                \
 		while ((lo) < (hi)) {                       \
-			size_t I = (lo) + ((hi) - (lo)) / 2; \
+			size_t I = ((lo) + (hi)) / 2;        \
 			if (BEFORE)                         \
 				(lo) = I + 1;               \
 			else                                \

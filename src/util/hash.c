@@ -1,13 +1,15 @@
 /*
- * hash.c - the growing part of the one hash map (hash.h): reserve, put,
- * free.  Lookups are inline in the header; the FNV-1a functions too.  The
- * slots keep each value's full hash, so growing moves slots without asking
- * the caller to hash its keys again.
+ * hash.c - the growing part of the one hash map (hash.h): reserve, clear,
+ * free.  Lookups and puts are inline in the header, the FNV-1a functions
+ * too.  The slots keep the bits of each hash that place them, so growing
+ * moves slots without asking the caller to hash its keys again.
  */
 #include "hash.h"
 
 #include "error.h"
 #include "xalloc.h"
+
+#include <string.h>
 
 #define MIN_CAP 16
 
@@ -44,21 +46,11 @@ int pt_hmap_reserve(pt_hmap *m, size_t n)
 	return cap == m->cap ? PT_OK : rehash(m, cap);
 }
 
-int pt_hmap_put(pt_hmap *m, uint64_t h, uint32_t v)
+void pt_hmap_clear(pt_hmap *m)
 {
-	size_t j;
-	int rc;
-
-	if (v == PT_HMAP_NONE)
-		return PT_EINVAL;
-	if ((rc = pt_hmap_reserve(m, m->n + 1)))
-		return rc;
-	for (j = h & (m->cap - 1); m->slot[j].val1; j = (j + 1) & (m->cap - 1))
-		;
-	m->slot[j].hash = h;
-	m->slot[j].val1 = v + 1;
-	m->n++;
-	return PT_OK;
+	if (m->n)
+		memset(m->slot, 0, m->cap * sizeof(*m->slot));
+	m->n = 0;
 }
 
 void pt_hmap_free(pt_hmap *m)

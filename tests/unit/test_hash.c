@@ -2,7 +2,7 @@
  * test_hash.c - unit tests for the one FNV-1a and the one hash map
  * (src/util/hash.h, hash.c): the published FNV-1a 64 vectors, the
  * continued and string forms, and the map's growth, collisions (values
- * under one hash come back oldest first) and missing keys.
+ * under one hash come back oldest first), clearing and missing keys.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -111,6 +111,10 @@ static void test_map_collide(void **state)
 	assert_int_equal(pt_hmap_next(&m, 7 + 32, &it), 0);
 	it = 0;
 	assert_int_equal(pt_hmap_next(&m, 7 + 48, &it), PT_HMAP_NONE);
+	assert_int_equal(pt_hmap_next(&m, 7 + 48, &it), PT_HMAP_NONE); /* and stays so */
+	/* only the low 32 bits count: a hash equal there is a candidate too */
+	it = 0;
+	assert_int_equal(pt_hmap_next(&m, 7 + (1ULL << 32), &it), 3);
 	/* the collisions survive growth, still oldest first */
 	for (i = 100; i < 200; i++)
 		assert_int_equal(pt_hmap_put(&m, i * 1000003ULL, i), PT_OK);
@@ -120,6 +124,30 @@ static void test_map_collide(void **state)
 	assert_int_equal(pt_hmap_next(&m, 7, &it), 1);
 	assert_int_equal(pt_hmap_next(&m, 7, &it), 2);
 	assert_int_equal(pt_hmap_next(&m, 7, &it), PT_HMAP_NONE);
+	pt_hmap_free(&m);
+}
+
+static void test_map_clear(void **state)
+{
+	pt_hmap m = {0};
+	size_t it = 0, cap;
+	uint32_t i;
+
+	(void)state;
+	pt_hmap_clear(&m); /* empty: a no-op */
+	assert_int_equal(m.cap, 0);
+	for (i = 0; i < 100; i++)
+		assert_int_equal(pt_hmap_put(&m, i, i), PT_OK);
+	cap = m.cap;
+	pt_hmap_clear(&m);
+	assert_int_equal(m.n, 0);
+	assert_int_equal(m.cap, cap); /* the slots are kept */
+	assert_int_equal(pt_hmap_next(&m, 5, &it), PT_HMAP_NONE);
+	/* refilled: the new values, none of the old */
+	assert_int_equal(pt_hmap_put(&m, 5, 50), PT_OK);
+	it = 0;
+	assert_int_equal(pt_hmap_next(&m, 5, &it), 50);
+	assert_int_equal(pt_hmap_next(&m, 5, &it), PT_HMAP_NONE);
 	pt_hmap_free(&m);
 }
 
@@ -144,7 +172,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fnv_vectors), cmocka_unit_test(test_hash_u64),
 		cmocka_unit_test(test_map_empty),   cmocka_unit_test(test_map_grow),
-		cmocka_unit_test(test_map_collide), cmocka_unit_test(test_map_reserve),
+		cmocka_unit_test(test_map_collide), cmocka_unit_test(test_map_clear),
+		cmocka_unit_test(test_map_reserve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
