@@ -1149,11 +1149,10 @@ int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const ch
 	pt_sb sb = { 0 };
 	int keep, rc = PT_OK, failed = 0;
 	char base[PT_CONTROL_ID_MAX + 8];
-	struct timespec t0, t1;
+	double t0 = pt_clock_mono();
 	pt_summary_options so;
 	const pt_samples *hw[1];
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	snprintf(base, sizeof(base), "%s.json", wid);
 	pt_summary_parse_worker_name(base, host, sizeof(host), &rank, &pid);
 	pt_error_clear(&e);
@@ -1214,10 +1213,8 @@ int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const ch
 		/* A result, maybe the only trace of it left: durable. */
 		rc = pt_control_write_durable(spath, sb.buf, sb.len, err);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == PT_OK)
-		alog(a, "%s: %s in %.2f s%s", t->id, wid,
-		     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9,
+		alog(a, "%s: %s in %.2f s%s", t->id, wid, pt_clock_mono() - t0,
 		     failed ? " (unreadable trace)" : keep ? " (raw trace kept)" : "");
 	if (rc == PT_OK && !failed)
 		__atomic_add_fetch(&a->processed, 1, __ATOMIC_RELAXED);

@@ -727,12 +727,10 @@ void pt_control_trigger_id(char *out, size_t cap, double now)
 	struct tm tm;
 	char ts[32];
 	unsigned r;
-	struct timespec mono;
 
 	localtime_r(&s, &tm);
 	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	r = (unsigned)(mono.tv_nsec ^ (getpid() * 2654435761u) ^ (unsigned)(now * 1e6));
+	r = (unsigned)(pt_clock_mono_ns() % 1000000000 ^ (getpid() * 2654435761u) ^ (unsigned)(now * 1e6));
 	snprintf(out, cap, "%s-%04x", ts, (r ^ (r >> 16)) & 0xffff);
 }
 
@@ -1041,7 +1039,6 @@ int pt_control_stacks_request(const char *dir, char *id, size_t cap, pt_error *e
 	char sdir[PT_CONTROL_PATH_MAX];
 	double now = pt_control_now();
 	int rc;
-	struct timespec ts;
 	pt_sb sb = { 0 };
 
 	if (pt_control_stacks_request_path(path, sizeof(path), dir) ||
@@ -1052,8 +1049,7 @@ int pt_control_stacks_request(const char *dir, char *id, size_t cap, pt_error *e
 		return rc;
 	/* Two requests within one second must differ: add milliseconds. */
 	pt_control_trigger_id(rid, sizeof(rid), now);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(id, cap, "%s-%03ld", rid, (long)(ts.tv_nsec / 1000000));
+	snprintf(id, cap, "%s-%03ld", rid, (long)(pt_clock_wall_ns() / 1000000 % 1000));
 	pt_control_hostname(host, sizeof(host));
 	pt_sb_adds(&sb, "{\"format\":\"perftracker-stack-request\"");
 	add_kstr(&sb, "id", id);

@@ -160,12 +160,7 @@ static void *watch(void *arg)
 				shutdown(k->fd, SHUT_RDWR);
 				k->fd = -1;
 			}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += 250000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		pt_clock_mono_deadline(&ts, 0.25);
 		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 	}
 	pthread_mutex_unlock(&s->mu);

@@ -7,7 +7,6 @@
  */
 #include "clock.h"
 
-#include <time.h>
 
 static int64_t read_ns(clockid_t clk)
 {
@@ -60,4 +59,15 @@ int64_t pt_clock_thread_cpu_ns(void)
 double pt_clock_process_cpu(void)
 {
 	return read_s(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+void pt_clock_mono_deadline(struct timespec *ts, double after_s)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += (time_t)after_s;
+	ts->tv_nsec += (long)((after_s - (double)(time_t)after_s) * 1e9);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
 }

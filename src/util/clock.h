@@ -12,6 +12,7 @@
 #define PT_CLOCK_H
 
 #include <stdint.h>
+#include <time.h>
 
 /* Seconds on CLOCK_MONOTONIC (since an unspecified start: only differences
  * mean anything).  Doubles hold ns exactly for 104 days of uptime; past
@@ -35,5 +36,10 @@ int64_t pt_clock_thread_cpu_ns(void);
 
 /* CPU seconds of the whole process (CLOCK_PROCESS_CPUTIME_ID). */
 double pt_clock_process_cpu(void);
+
+/* *ts = CLOCK_MONOTONIC now + after_s (>= 0), normalised: the deadline of
+ * a pthread_cond_timedwait on a condition variable whose clock attribute
+ * is CLOCK_MONOTONIC. */
+void pt_clock_mono_deadline(struct timespec *ts, double after_s);
 
 #endif

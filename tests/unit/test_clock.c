@@ -1,7 +1,8 @@
 /*
  * test_clock.c - unit tests for the clock reads (src/util/clock.c): the
  * monotonic clock never goes back and its seconds and nanoseconds agree;
- * the wall clock is CLOCK_REALTIME (compared with time(2)).  No bound on
+ * timed-wait deadlines are normalised and on the same clock; the wall
+ * clock is CLOCK_REALTIME (compared with time(2)).  No bound on
  * elapsed time: only order and agreement.
  */
 #include <setjmp.h>
@@ -37,6 +38,23 @@ static void test_mono(void **state)
 	assert_true((double)nb * 1e-9 >= b - 1e-6);
 }
 
+static void test_deadline(void **state)
+{
+	static const double after[] = { 0, 0.25, 1, 1.999999999, 7.5 };
+	struct timespec ts;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(after) / sizeof(after[0]); i++) {
+		double before = pt_clock_mono();
+
+		pt_clock_mono_deadline(&ts, after[i]);
+		/* normalised, and not before now + after (same clock) */
+		assert_true(ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
+		assert_true((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 >= before + after[i] - 1e-6);
+	}
+}
+
 static void test_wall(void **state)
 {
 	time_t t0 = time(NULL);
@@ -56,6 +74,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mono),
+		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_wall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
