@@ -24,17 +24,15 @@
 
 #include "control/control.h"
 #include "control/nodechan.h"
+#include "util/clock.h"
 
 #define RUNS 7
 
 static double now_ns(void)
 {
-	struct timespec ts;
-
 	/* CPU time of the whole process (both sides of the socket): what the
 	 * node pays, and steadier than wall time on a shared machine. */
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+	return pt_clock_process_cpu() * 1e9;
 }
 
 static int cmp_dbl(const void *a, const void *b)

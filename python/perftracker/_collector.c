@@ -7,6 +7,7 @@
  * and the process-wide state G.  collector_internal.h maps the other files.
  */
 #include "collector_internal.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <string.h>
@@ -99,13 +100,7 @@ static PyObject *mod_shutdown(PyObject *m, PyObject *args)
 	if (tracer_active())
 		tracer_stop();
 	Py_BEGIN_ALLOW_THREADS
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += (time_t)timeout;
-	dl.tv_nsec += (long)((timeout - (double)(time_t)timeout) * 1e9);
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	pt_clock_mono_deadline(&dl, timeout);
 	pthread_mutex_lock(&G.mu);
 	G.stop = 1;
 	pthread_cond_broadcast(&G.cond);

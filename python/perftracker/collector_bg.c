@@ -9,6 +9,7 @@
  * It never takes the GIL; step() never waits for it.
  */
 #include "collector_internal.h"
+#include "util/clock.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -234,13 +235,7 @@ static void bg_wait(void)
 	struct timespec next;
 	int ms = G.poll_ms < G.heartbeat_ms ? G.poll_ms : G.heartbeat_ms;
 
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	next.tv_nsec += (long)(ms % 1000) * 1000000L;
-	next.tv_sec += ms / 1000;
-	if (next.tv_nsec >= 1000000000L) {
-		next.tv_sec++;
-		next.tv_nsec -= 1000000000L;
-	}
+	pt_clock_mono_deadline(&next, ms / 1000.0);
 	pthread_cond_timedwait(&G.cond, &G.mu, &next);
 }
 

@@ -13,15 +13,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
+#include "util/hash.h"
 #include "util/strbuf.h"
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* One call or return, 16 bytes.  Returns carry no key: setprofile delivers
  * calls and returns strictly nested per thread, so the conversion pairs them
@@ -49,8 +43,7 @@ static struct tracer {
 	int active, paused;
 	tkey *keys;          /* keys[0] unused */
 	uint32_t nkeys, keycap;
-	uint32_t *hash;      /* open addressing, 0 = empty */
-	uint32_t hashcap;
+	pt_hmap map;         /* hash_ptrs(a, b) -> key */
 	PyObject **refs;     /* code objects held for the window */
 	size_t nrefs, refcap;
 	int64_t start_ns, stop_ns;
@@ -67,42 +60,17 @@ static uint32_t hash_ptrs(const void *a, const void *b)
 	return (uint32_t)(x >> 32) ^ (uint32_t)x;
 }
 
-static int hash_grow(void)
-{
-	uint32_t nc = T.hashcap ? T.hashcap * 2 : 4096;
-	uint32_t *nh = calloc(nc, sizeof(uint32_t));
-
-	if (!nh)
-		return -1;
-	for (uint32_t k = 1; k < T.nkeys; k++) {
-		uint32_t h = hash_ptrs(T.keys[k].a, T.keys[k].b) & (nc - 1);
-
-		while (nh[h])
-			h = (h + 1) & (nc - 1);
-		nh[h] = k;
-	}
-	free(T.hash);
-	T.hash = nh;
-	T.hashcap = nc;
-	return 0;
-}
-
 /* Intern (a, b); name is only built (with the GIL held) on first sight.
  * Returns 0 when out of memory (the event is dropped). */
 static uint32_t intern(const void *a, const void *b, PyObject *obj, int is_c)
 {
-	uint32_t h, k;
+	uint32_t h = hash_ptrs(a, b), k;
+	size_t it = 0;
 	char *name = NULL;
 
-	if (!T.hashcap || (T.nkeys + 1) * 2 > T.hashcap)
-		if (hash_grow())
-			return 0;
-	h = hash_ptrs(a, b) & (T.hashcap - 1);
-	while ((k = T.hash[h])) {
+	while ((k = pt_hmap_next(&T.map, h, &it)) != PT_HMAP_NONE)
 		if (T.keys[k].a == a && T.keys[k].b == b)
 			return k;
-		h = (h + 1) & (T.hashcap - 1);
-	}
 	if (T.nkeys >= T.keycap) {
 		uint32_t nc = T.keycap ? T.keycap * 2 : 1024;
 		tkey *nk = realloc(T.keys, nc * sizeof(tkey));
@@ -166,14 +134,15 @@ static uint32_t intern(const void *a, const void *b, PyObject *obj, int is_c)
 				snprintf(name, len, "<built-in method %s of %s object at 0x>", mn, tn);
 		}
 	}
-	if (!name)
+	if (!name || pt_hmap_put(&T.map, h, T.nkeys)) {
+		free(name);
 		return 0;
+	}
 	k = T.nkeys++;
 	T.keys[k].a = a;
 	T.keys[k].b = b;
 	T.keys[k].name = name;
 	T.keys[k].is_c = is_c;
-	T.hash[h] = k;
 	return k;
 }
 
@@ -215,7 +184,7 @@ static int trace_cb(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg
 
 	if (T.paused)
 		return 0;
-	ts = now_ns();
+	ts = pt_clock_wall_ns();
 	switch (what) {
 	case PyTrace_CALL:
 	case PyTrace_C_CALL:
@@ -264,7 +233,7 @@ void tracer_free(void)
 	for (uint32_t k = 1; k < T.nkeys; k++)
 		free(T.keys[k].name);
 	free(T.keys);
-	free(T.hash);
+	pt_hmap_free(&T.map);
 	free(T.ev);
 	free(T.stack0);
 	free(T.refs);  /* references were dropped in tracer_stop */
@@ -330,7 +299,7 @@ int tracer_start(void)
 		T.nstack0 = depth;
 	}
 	free(rev);
-	T.start_ns = now_ns();
+	T.start_ns = pt_clock_wall_ns();
 	T.active = 1;
 	T.paused = 0;
 	PyEval_SetProfile(trace_cb, NULL);
@@ -342,7 +311,7 @@ void tracer_stop(void)
 {
 	if (T.active) {
 		PyEval_SetProfile(NULL, NULL);
-		T.stop_ns = now_ns();
+		T.stop_ns = pt_clock_wall_ns();
 		T.active = 0;
 	}
 	for (size_t i = 0; i < T.nrefs; i++)

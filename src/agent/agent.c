@@ -33,6 +33,7 @@
 #include "../util/json.h"
 #include "../util/pool.h"
 #include "../util/strbuf.h"
+#include "../util/clock.h"
 #include "../util/xalloc.h"
 #include "nsys_capture.h"
 #include "sampler.h"
@@ -519,14 +520,6 @@ static void hw_write(pt_agent *a, const pt_samples *h, const char *dir)
 
 /* ---- nsys capture ----------------------------------------------------------------- */
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void remove_capture_files(const char *base, int keep_log)
 {
 	static const char *const ext[] = { ".nsys-rep", ".sqlite", ".log", ".qdstrm" };
@@ -544,7 +537,7 @@ static void *nsys_main(void *arg)
 {
 	nsys_cap *c = arg;
 	char path[PT_CONTROL_PATH_MAX + 16];
-	double until = mono_s() + c->delay_s;
+	double until = pt_clock_mono() + c->delay_s;
 	sigset_t all;
 	pt_error e;
 	int rc;
@@ -553,7 +546,7 @@ static void *nsys_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pt_error_clear(&e);
-	while (!__atomic_load_n(&c->cancel, __ATOMIC_ACQUIRE) && mono_s() < until) {
+	while (!__atomic_load_n(&c->cancel, __ATOMIC_ACQUIRE) && pt_clock_mono() < until) {
 		struct timespec ts = { 0, 20 * 1000000L };
 
 		nanosleep(&ts, NULL);
@@ -1156,11 +1149,10 @@ int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const ch
 	pt_sb sb = { 0 };
 	int keep, rc = PT_OK, failed = 0;
 	char base[PT_CONTROL_ID_MAX + 8];
-	struct timespec t0, t1;
+	double t0 = pt_clock_mono();
 	pt_summary_options so;
 	const pt_samples *hw[1];
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	snprintf(base, sizeof(base), "%s.json", wid);
 	pt_summary_parse_worker_name(base, host, sizeof(host), &rank, &pid);
 	pt_error_clear(&e);
@@ -1221,10 +1213,8 @@ int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const ch
 		/* A result, maybe the only trace of it left: durable. */
 		rc = pt_control_write_durable(spath, sb.buf, sb.len, err);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == PT_OK)
-		alog(a, "%s: %s in %.2f s%s", t->id, wid,
-		     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9,
+		alog(a, "%s: %s in %.2f s%s", t->id, wid, pt_clock_mono() - t0,
 		     failed ? " (unreadable trace)" : keep ? " (raw trace kept)" : "");
 	if (rc == PT_OK && !failed)
 		__atomic_add_fetch(&a->processed, 1, __ATOMIC_RELAXED);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../util/clock.h"
 #include "../util/xalloc.h"
 #include "sampler_internal.h"
 
@@ -30,14 +31,6 @@ void pt_sampler_options_default(pt_sampler_options *o)
 	o->host = "";
 	o->max_points = 65536;
 	o->cpu_budget = 0.2;
-}
-
-static int64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* ---- shared with the readers -------------------------------------------------- */
@@ -162,7 +155,7 @@ static void commit(pt_sampler *s, hw_group *g, int64_t t)
 static void take(pt_sampler *s, unsigned which, int64_t t)
 {
 	hw_group *g = which == PT_SAMPLER_FAST ? &s->fast : &s->slow;
-	int64_t c0 = now_ns(CLOCK_MONOTONIC);
+	int64_t c0 = pt_clock_mono_ns();
 
 	if (which == PT_SAMPLER_FAST) {
 		if (s->nvml)
@@ -176,7 +169,7 @@ static void take(pt_sampler *s, unsigned which, int64_t t)
 			hw_linux_slow(s, s->lnx, t);
 	}
 	commit(s, g, t);
-	g->cost_ns += now_ns(CLOCK_MONOTONIC) - c0;
+	g->cost_ns += pt_clock_mono_ns() - c0;
 	g->nsamples++;
 }
 
@@ -264,7 +257,7 @@ static void *group_main(void *p)
 	pt_sampler *s = ((void **)p)[0];
 	unsigned which = (unsigned)(uintptr_t)((void **)p)[1];
 	hw_group *g = which == PT_SAMPLER_FAST ? &s->fast : &s->slow;
-	int64_t next = now_ns(CLOCK_MONOTONIC), cost = 0;
+	int64_t next = pt_clock_mono_ns(), cost = 0;
 	int ncost = 0;
 
 	x_free(p);
@@ -274,17 +267,17 @@ static void *group_main(void *p)
 		struct timespec ts;
 
 		pthread_mutex_unlock(&s->run_mu);
-		t = now_ns(CLOCK_REALTIME);
+		t = pt_clock_wall_ns();
 		/* CLOCK_REALTIME may be stepped back (NTP): never go backwards. */
 		if (t <= g->last_t)
 			t = g->last_t + 1;
-		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		c0 = pt_clock_thread_cpu_ns();
 		take(s, which, t);
-		mono = now_ns(CLOCK_MONOTONIC);
+		mono = pt_clock_mono_ns();
 		/* The agent must not take a core from training: a group whose
 		 * samples cost more CPU time than its budget samples less often
 		 * (CPU time: waiting for a busy core or a driver is not cost). */
-		cost += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		cost += pt_clock_thread_cpu_ns() - c0;
 		if (++ncost == 50) {
 			if (s->opt.cpu_budget > 0 &&
 			    (double)cost / ncost > s->opt.cpu_budget * (double)g->interval_ns) {

@@ -18,6 +18,7 @@
 #include "stats.h"
 #include "../model/keys.h"
 #include "../util/json.h"
+#include "../util/bsearch.h"
 #include "../util/xalloc.h"
 #include "../report/keys.h"
 
@@ -171,13 +172,7 @@ static int64_t idle_before(pt_bd_builder *b, int64_t t)
 	}
 
 	/* first gap with is > t */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (b->is[mid] <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, b->is[mid] <= t);
 	b->hint = lo ? lo - 1 : 0;
 	if (!lo)
 		return 0;

@@ -18,6 +18,8 @@
 #include "collectives.h"
 #include "../model/commkind.h"
 #include "../util/json.h"
+#include "../util/bsearch.h"
+#include "../util/hash.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -26,9 +28,12 @@
 #include <string.h>
 
 struct pt_coll_gtab {
-	uint32_t *k;   /* pattern + 1, 0 empty */
-	uint64_t *v;
-	uint32_t cap, n;
+	struct gt_ent {
+		uint32_t pat;
+		uint64_t ns;
+	} *e;
+	size_t cap, n;
+	pt_hmap map;   /* pattern -> index in e */
 };
 
 typedef struct cand {
@@ -71,8 +76,8 @@ void pt_coll_build_free(pt_coll_build *b)
 
 	if (b->gt)
 		for (g = 0; g < b->ngap; g++) {
-			x_free(b->gt[g].k);
-			x_free(b->gt[g].v);
+			x_free(b->gt[g].e);
+			pt_hmap_free(&b->gt[g].map);
 		}
 	x_free(b->gt);
 	x_free(b->cur);
@@ -308,49 +313,23 @@ out:
 	return rc;
 }
 
-static int gt_grow(struct pt_coll_gtab *t)
-{
-	uint32_t ncap = t->cap ? t->cap * 2 : 16, i;
-	uint32_t *nk = x_calloc(ncap, sizeof(*nk));
-	uint64_t *nv = x_malloc(ncap * sizeof(*nv));
-
-	if (!nk || !nv) {
-		x_free(nk);
-		x_free(nv);
-		return -1;
-	}
-	for (i = 0; i < t->cap; i++) {
-		uint32_t h;
-		if (!t->k[i])
-			continue;
-		for (h = (t->k[i] * 2654435761u) & (ncap - 1); nk[h]; h = (h + 1) & (ncap - 1))
-			;
-		nk[h] = t->k[i];
-		nv[h] = t->v[i];
-	}
-	x_free(t->k);
-	x_free(t->v);
-	t->k = nk;
-	t->v = nv;
-	t->cap = ncap;
-	return 0;
-}
-
 static void gt_add(pt_coll_build *b, struct pt_coll_gtab *t, uint32_t pat, uint64_t ns)
 {
-	uint32_t key = pat + 1, h;
+	uint32_t h = (pat + 1) * 2654435761u, i;
+	size_t it = 0;
 
-	if ((t->n + 1) * 2 > t->cap && gt_grow(t)) {
+	while ((i = pt_hmap_next(&t->map, h, &it)) != PT_HMAP_NONE)
+		if (t->e[i].pat == pat) {
+			t->e[i].ns += ns;
+			return;
+		}
+	if (t->n >= PT_HMAP_NONE - 1 || X_GROW(t->e, t->cap, t->n + 1) ||
+	    pt_hmap_put(&t->map, h, (uint32_t)t->n)) {
 		b->oom = 1;
 		return;
 	}
-	for (h = (key * 2654435761u) & (t->cap - 1); t->k[h]; h = (h + 1) & (t->cap - 1))
-		if (t->k[h] == key) {
-			t->v[h] += ns;
-			return;
-		}
-	t->k[h] = key;
-	t->v[h] = ns;
+	t->e[t->n].pat = pat;
+	t->e[t->n].ns = ns;
 	t->n++;
 	b->hn++;
 }
@@ -386,13 +365,7 @@ void pt_coll_tap(pt_coll_build *b, size_t run, const pt_item *it, size_t n)
 		 * decrease within a thread), else a binary search */
 		if (g >= b->ngap || (g && b->ge[g - 1] > s)) {
 			size_t lo = 0, hi = b->ngap;
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (b->ge[mid] <= s)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			PT_BSEARCH(lo, hi, mid, b->ge[mid] <= s);
 			g = lo;
 		}
 		while (g < b->ngap && b->ge[g] <= s)
@@ -522,18 +495,15 @@ int pt_coll_finish(pt_coll_build *b, const pt_store *st, const pt_window *w,
 			double min_ms = span_ms * 0.02 > 0.02 ? span_ms * 0.02 : 0.02;
 			pt_coll_cause top[PT_COLL_CAUSES];
 			size_t nt = 0, q;
-			for (i = 0; i < t->cap; i++) {
+			for (i = 0; i < t->n; i++) {
 				pt_coll_cause x;
-				uint32_t p;
-				if (!t->k[i])
-					continue;
-				p = t->k[i] - 1;
+				uint32_t p = t->e[i].pat;
 				if (p >= npat || patmap[p] == UINT32_MAX ||
 				    s->patterns[patmap[p]].cls == PT_C_COMM)
 					continue;
 				x.inst = b->ginst[g];
 				x.pat = patmap[p];
-				x.ms = (double)t->v[i] / 1e6;
+				x.ms = (double)t->e[i].ns / 1e6;
 				if (x.ms < min_ms)
 					continue;
 				if (nt == PT_COLL_CAUSES && cause_cmp(&x, &top[nt - 1]) >= 0)

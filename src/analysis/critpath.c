@@ -18,6 +18,8 @@
 #include "stats.h"
 #include "../model/keys.h"
 #include "../util/json.h"
+#include "../util/bsearch.h"
+#include "../util/hash.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -132,7 +134,7 @@ typedef struct cp {
 	/* functions */
 	fslot *f;
 	size_t nf, fcap;
-	uint32_t *fh;       /* open addressing: slot + 1, 0 empty */
+	pt_hmap fmap;       /* fhash(name, kind) -> slot */
 	uint32_t *byname;   /* string id -> slot + 1 of its first kind, 0 none */
 	/* Kernels by name without their launch shape (a kernel whose grid
 	 * follows the data gets a new key every step: compared across steps
@@ -140,14 +142,12 @@ typedef struct cp {
 	 * ks id + 1, 0 not yet. */
 	pt_strtab *ks;
 	uint32_t *kmap;
-	/* this step's chain credits: position -> ns (pah: hash, index + 1) */
+	/* this step's chain credits: position -> ns (pmap: position -> index) */
 	pacc *pa;
 	size_t npa, pacap;
-	uint32_t *pah;
-	size_t pahcap;
+	pt_hmap pmap;
 	unsigned char *rtkind; /* string id: its pt_key_runtime_kind, 0 not yet */
 	size_t nbyname;
-	size_t fhcap;
 	size_t nsteps;      /* steps walked */
 	/* the walk of one step */
 	size_t step;
@@ -723,13 +723,7 @@ static uint32_t inst_of(const cp *c, uint32_t ev)
 {
 	size_t lo = 0, hi = c->ninst;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->inst[mid].corr < ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, c->inst[mid].corr < ev);
 	return lo < c->ninst && c->inst[lo].corr == ev ? c->inst[lo].ev : NONE;
 }
 
@@ -758,13 +752,7 @@ static size_t corr_find(const corr_ent *t, size_t n, uint32_t k, size_t *h)
 			lo = a >= step ? a - step : 0;
 		}
 	}
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t[mid].corr < k)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, t[mid].corr < k);
 	*h = lo;
 	return lo < n && t[lo].corr == k ? lo : n;
 }
@@ -775,13 +763,7 @@ static inline int64_t cend_of(const cp *c, uint32_t k)
 
 	if (c->clipbit[k >> 6] >> (k & 63) & 1) {
 		size_t lo = 0, hi = c->nclip;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (c->clip[mid].pos < k)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		PT_BSEARCH(lo, hi, mid, c->clip[mid].pos < k);
 		return c->clip[lo].end;
 	}
 	return pt_end(e->ts, e->dur);
@@ -818,13 +800,7 @@ static uint32_t last_before(cp *c, size_t l, int64_t t)
 				lo = b - step + 1;
 		}
 	}
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (ev[c->ord[mid]].ts < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, ev[c->ord[mid]].ts < t);
 	if (lo > c->off[l]) {
 		c->hint[l] = lo - 1;
 		return (uint32_t)(lo - 1);
@@ -896,13 +872,7 @@ static uint32_t pos_of(const cp *c, uint32_t ev)
 	size_t l = e->lane, lo = c->off[l], hi = c->off[l + 1];
 
 	/* among equal starts, scan: they are few */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->st->ev[c->ord[mid]].ts < e->ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, c->st->ev[c->ord[mid]].ts < e->ts);
 	for (; lo < c->off[l + 1] && c->st->ev[c->ord[lo]].ts == e->ts; lo++)
 		if (c->ord[lo] == ev)
 			return (uint32_t)lo;
@@ -939,29 +909,12 @@ static fslot *fslot_get(cp *c, uint32_t name, uint8_t kind)
 
 static fslot *fslot_hash(cp *c, uint32_t name, uint8_t kind)
 {
-	size_t i, mask;
+	uint32_t h = fhash(name, kind), v;
+	size_t it = 0;
 
-	if (2 * (c->nf + 1) > c->fhcap) {
-		size_t ncap = c->fhcap ? 2 * c->fhcap : 256, k;
-		uint32_t *nh = x_calloc(ncap, sizeof(*nh));
-		if (!nh)
-			return NULL;
-		for (k = 0; k < c->nf; k++) {
-			i = fhash(c->f[k].name, c->f[k].kind) & (ncap - 1);
-			while (nh[i])
-				i = (i + 1) & (ncap - 1);
-			nh[i] = (uint32_t)k + 1;
-		}
-		x_free(c->fh);
-		c->fh = nh;
-		c->fhcap = ncap;
-	}
-	mask = c->fhcap - 1;
-	for (i = fhash(name, kind) & mask; c->fh[i]; i = (i + 1) & mask) {
-		fslot *f = &c->f[c->fh[i] - 1];
-		if (f->name == name && f->kind == kind)
-			return f;
-	}
+	while ((v = pt_hmap_next(&c->fmap, h, &it)) != PT_HMAP_NONE)
+		if (c->f[v].name == name && c->f[v].kind == kind)
+			return &c->f[v];
 	if (c->nf == c->fcap && X_GROW(c->f, c->fcap, c->nf + 1))
 		return NULL;
 	{
@@ -972,13 +925,13 @@ static fslot *fslot_hash(cp *c, uint32_t name, uint8_t kind)
 		c->f[c->nf].ns = x_calloc(c->nsteps ? c->nsteps : 1, sizeof(int64_t));
 		c->f[c->nf].self = x_calloc(c->nsteps ? c->nsteps : 1, sizeof(int64_t));
 		c->f[c->nf].longest = x_calloc(c->nsteps ? c->nsteps : 1, sizeof(int64_t));
-		if (!c->f[c->nf].ns || !c->f[c->nf].self || !c->f[c->nf].longest) {
+		if (!c->f[c->nf].ns || !c->f[c->nf].self || !c->f[c->nf].longest ||
+		    pt_hmap_put(&c->fmap, h, (uint32_t)c->nf)) {
 			x_free(c->f[c->nf].ns);
 			x_free(c->f[c->nf].self);
 			x_free(c->f[c->nf].longest);
 			return NULL;
 		}
-		c->fh[i] = (uint32_t)c->nf + 1;
 		return &c->f[c->nf++];
 	}
 }
@@ -1028,43 +981,29 @@ static void credit_one(cp *c, uint32_t k, int64_t ns)
  * ancestors (the set stays closed under parents).  NULL: no memory. */
 static pacc *acc_of(cp *c, uint32_t k)
 {
-	size_t mask, i;
-	uint32_t p = k, ki = 0;
+	uint32_t p = k, ki = NONE, v;
 
 	for (;;) {
-		if (2 * (c->npa + 1) > c->pahcap) {
-			size_t ncap = c->pahcap ? 2 * c->pahcap : 1024, q;
-			uint32_t *nh = x_calloc(ncap, sizeof(*nh));
-			if (!nh)
-				return NULL;
-			for (q = 0; q < c->npa; q++) {
-				i = (c->pa[q].pos * 2654435761u) & (ncap - 1);
-				while (nh[i])
-					i = (i + 1) & (ncap - 1);
-				nh[i] = (uint32_t)q + 1;
-			}
-			x_free(c->pah);
-			c->pah = nh;
-			c->pahcap = ncap;
-		}
-		mask = c->pahcap - 1;
-		for (i = (p * 2654435761u) & mask; c->pah[i]; i = (i + 1) & mask)
-			if (c->pa[c->pah[i] - 1].pos == p)
-				break;
-		if (c->pah[i])
+		uint32_t h = p * 2654435761u;
+		size_t it = 0;
+
+		/* an odd multiplier is a bijection on 32 bits: the first value
+		 * with hash h is p's, no key to compare */
+		if ((v = pt_hmap_next(&c->pmap, h, &it)) != PT_HMAP_NONE)
 			break;  /* present: so are its ancestors */
-		if (c->npa == c->pacap && X_GROW(c->pa, c->pacap, c->npa + 1))
+		if ((c->npa == c->pacap && X_GROW(c->pa, c->pacap, c->npa + 1)) ||
+		    pt_hmap_put(&c->pmap, h, (uint32_t)c->npa))
 			return NULL;
 		c->pa[c->npa].pos = p;
 		c->pa[c->npa].ns = 0;
-		c->pah[i] = (uint32_t)++c->npa;
+		v = (uint32_t)c->npa++;
 		if (p == k)
-			ki = c->npa;  /* k's entry: no second probe for it */
+			ki = v;  /* k's entry: no second probe for it */
 		if (c->parent[p] == NONE)
 			break;
 		p = c->parent[p];
 	}
-	return &c->pa[(ki ? ki : c->pah[i]) - 1];
+	return &c->pa[ki != NONE ? ki : v];
 }
 
 static int flush_credits(cp *c);
@@ -1154,7 +1093,7 @@ static int flush_credits(cp *c)
 	rc = 0;
 out:
 	c->npa = 0;
-	memset(c->pah, 0, c->pahcap * sizeof(*c->pah));
+	pt_hmap_clear(&c->pmap);
 	x_free(sl);
 	x_free(stk);
 	x_free(tmp);
@@ -1269,15 +1208,15 @@ static const pt_sync *sync_of(const cp *c, uint32_t corr)
 
 	if (!corr)
 		return NULL;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->st->syncs[c->ysync[mid]].corr < corr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, c->st->syncs[c->ysync[mid]].corr < corr);
 	return lo < c->nysync && c->st->syncs[c->ysync[lo]].corr == corr ? &c->st->syncs[c->ysync[lo]]
 									 : NULL;
+}
+
+/* Stream wait record y sorts at or before (lane l, time lts). */
+static inline int wait_before(const pt_sync *y, uint32_t l, int64_t lts)
+{
+	return y->wlane < l || (y->wlane == l && y->ts <= lts);
 }
 
 /* The stream lane that GPU lane l was told to wait for before the launch
@@ -1289,14 +1228,8 @@ static uint32_t stream_wait(const cp *c, uint32_t l, int64_t lts, int64_t pts)
 
 	if (!hi)
 		return NONE;
-	while (lo < hi) { /* first record after (l, lts) */
-		size_t mid = (lo + hi) / 2;
-		const pt_sync *y = &c->st->syncs[c->swait[mid]];
-		if (y->wlane < l || (y->wlane == l && y->ts <= lts))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* first record after (l, lts) */
+	PT_BSEARCH(lo, hi, mid, wait_before(&c->st->syncs[c->swait[mid]], l, lts));
 	if (lo == 0)
 		return NONE;
 	{
@@ -1385,13 +1318,7 @@ static uint32_t join_of(cp *c, size_t lane, uint32_t k, int64_t a, int64_t t)
 		if (h > lo && h <= hi && c->rend[h - 1] <= t && (h == hi || c->rend[h] > t)) {
 			lo = h;
 		} else {
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (c->rend[mid] <= t)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			PT_BSEARCH(lo, hi, mid, c->rend[mid] <= t);
 			c->rh[l] = lo;
 		}
 		if (lo == c->roff[l])
@@ -1854,7 +1781,7 @@ static void cp_free(cp *c)
 		x_free(c->f[i].longest);
 	}
 	x_free(c->f);
-	x_free(c->fh);
+	pt_hmap_free(&c->fmap);
 	x_free(c->w);
 	x_free(c->pin);
 	x_free(c->inst);
@@ -1880,7 +1807,7 @@ static void cp_free(cp *c)
 	x_free(c->kmap);
 	pt_strtab_free(c->ks);
 	x_free(c->pa);
-	x_free(c->pah);
+	pt_hmap_free(&c->pmap);
 	x_free(c->rtkind);
 }
 
@@ -1920,13 +1847,7 @@ static uint32_t step_lane_of(const pt_store *st, const uint32_t *ev, size_t n, c
 {
 	size_t lo = 0, hi = n;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (st->ev[ev[mid]].ts < sp->ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, st->ev[ev[mid]].ts < sp->ts);
 	for (; lo < n && st->ev[ev[lo]].ts == sp->ts; lo++)
 		if (st->ev[ev[lo]].lane < st->nlanes && !st->lanes[st->ev[ev[lo]].lane].gpu)
 			return st->ev[ev[lo]].lane;

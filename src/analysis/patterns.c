@@ -27,6 +27,8 @@
 #include "../model/commkind.h"
 #include "../model/keys.h"
 #include "../util/strbuf.h"
+#include "../util/bsearch.h"
+#include "../util/hash.h"
 #include "../util/xalloc.h"
 
 #include <ctype.h>
@@ -115,8 +117,7 @@ typedef struct builder {
 	pt_strtab *loc;
 	uint32_t *node_parent, *node_name, *node_pat;
 	size_t nnodes, nodecap, nodecap2, nodecap3;
-	uint32_t *slots;          /* open addressing: node id + 1, 0 empty */
-	size_t nslots;
+	pt_hmap nodes;            /* node_hash(parent, name) -> node id */
 	uint32_t *norm;           /* store name id -> loc id of its normalised form */
 	uint32_t *stack_node;     /* store string id of a "Call stack" -> node */
 	char *nbuf;
@@ -213,48 +214,24 @@ static uint32_t node_hash(uint32_t parent, uint32_t name)
 	return (uint32_t)(h >> 32);
 }
 
-static int node_rehash(builder *b)
-{
-	size_t ns = b->nslots ? b->nslots * 2 : 1024, i, j;
-	uint32_t *sl = x_calloc(ns, sizeof(*sl));
-
-	if (!sl)
-		return -1;
-	for (i = 0; i < b->nnodes; i++) {
-		j = node_hash(b->node_parent[i], b->node_name[i]) & (ns - 1);
-		while (sl[j])
-			j = (j + 1) & (ns - 1);
-		sl[j] = (uint32_t)i + 1;
-	}
-	x_free(b->slots);
-	b->slots = sl;
-	b->nslots = ns;
-	return 0;
-}
-
 /* The node for (parent, name), created if new; NONE32 on allocation failure. */
 static uint32_t node_get(builder *b, uint32_t parent, uint32_t name)
 {
-	size_t j;
-	uint32_t id;
+	uint32_t h = node_hash(parent, name), id;
+	size_t it = 0;
 
-	if ((b->nnodes + 1) * 2 > b->nslots && node_rehash(b))
-		return NONE32;
-	j = node_hash(parent, name) & (b->nslots - 1);
-	while ((id = b->slots[j])) {
-		if (b->node_parent[id - 1] == parent && b->node_name[id - 1] == name)
-			return id - 1;
-		j = (j + 1) & (b->nslots - 1);
-	}
+	while ((id = pt_hmap_next(&b->nodes, h, &it)) != PT_HMAP_NONE)
+		if (b->node_parent[id] == parent && b->node_name[id] == name)
+			return id;
 	if (b->nnodes >= NONE32 - 1 || X_GROW(b->node_parent, b->nodecap, b->nnodes + 1) ||
 	    X_GROW(b->node_name, b->nodecap2, b->nnodes + 1) ||
-	    X_GROW(b->node_pat, b->nodecap3, b->nnodes + 1))
+	    X_GROW(b->node_pat, b->nodecap3, b->nnodes + 1) ||
+	    pt_hmap_put(&b->nodes, h, (uint32_t)b->nnodes))
 		return NONE32;
 	id = (uint32_t)b->nnodes++;
 	b->node_parent[id] = parent;
 	b->node_name[id] = name;
 	b->node_pat[id] = NONE32;
-	b->slots[j] = id + 1;
 	return id;
 }
 
@@ -895,13 +872,7 @@ static void kernel_efficiency(const builder *b, const uint32_t *ev, size_t n, pt
 		while (lo + step < nk && K[lo + step].ev < ev[i])
 			step *= 2;
 		hi = lo + step < nk ? lo + step + 1 : nk;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (K[mid].ev < ev[i])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		PT_BSEARCH(lo, hi, mid, K[mid].ev < ev[i]);
 		pos = lo;
 		if (lo < nk && K[lo].ev == ev[i])
 			ix[j++] = (uint32_t)lo;
@@ -960,13 +931,7 @@ static void pattern_stats(const builder *b, const uint32_t *ev, size_t n, pt_pat
 			/* calls come mostly in time order: the previous call's step first */
 			if (steps[cur].ts <= e->ts && (cur + 1 == ns || steps[cur + 1].ts > e->ts))
 				lo = hi = cur + 1;
-			while (lo < hi) { /* first step starting after the call */
-				size_t mid = (lo + hi) / 2;
-				if (steps[mid].ts <= e->ts)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			PT_BSEARCH(lo, hi, mid, steps[mid].ts <= e->ts); /* first step starting after the call */
 			if (lo && e->ts < pt_end(steps[lo - 1].ts, steps[lo - 1].dur))
 				sc->step_sum[lo - 1] += (uint64_t)e->dur;
 			cur = lo ? lo - 1 : 0;
@@ -1132,7 +1097,7 @@ static void builder_free(builder *b)
 	x_free(b->nbuf);
 	x_free(b->stack_node);
 	x_free(b->norm);
-	x_free(b->slots);
+	pt_hmap_free(&b->nodes);
 	x_free(b->node_pat);
 	x_free(b->node_name);
 	x_free(b->node_parent);

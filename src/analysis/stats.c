@@ -12,6 +12,7 @@
  * speed").
  */
 #include "stats.h"
+#include "../util/bsearch.h"
 #include "../util/error.h"
 #include "../util/xalloc.h"
 
@@ -355,16 +356,8 @@ double pt_robust_sorted_median(const double *s, size_t n, size_t nzero, size_t s
 
 size_t pt_robust_find(const double *s, size_t n, double x)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = pt_lower_dbl(s, n, x);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n && s[lo] == x ? lo : (size_t)-1;
 }
 

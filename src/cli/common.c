@@ -9,6 +9,7 @@
  */
 #include "cli.h"
 #include "perftracker.h"
+#include "util/clock.h"
 #include "util/pool.h"
 #include "diagnose.h"
 #include "control/control.h"
@@ -33,10 +34,7 @@ static int is_opt(const char *arg, const char *name)
 
 double cli_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return pt_clock_mono();
 }
 
 void cli_sleep(double s)

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "analysis/summary.h"
 #include "trace/any.h"
+#include "util/clock.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -27,16 +28,6 @@ static const cli_usage usage = {
 	"each communication kernel and the GPU's clocks during compute kernels.\n",
 	NULL,
 };
-
-/* CPU time of this (single-threaded) process: on a shared machine wall
- * time measured other jobs as much as this one. */
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int write_stdout(const pt_summary *s)
 {
@@ -223,13 +214,15 @@ int cmd_summarize(int argc, char **argv)
 		st.keep_pid_set = 1;
 		st.keep_pid = pid;
 	}
-	t0 = now_s();
+	/* CPU time of this (single-threaded) process: on a shared machine
+	 * wall time measures other jobs as much as this one. */
+	t0 = pt_clock_process_cpu();
 	if (pt_trace_read_any(trace, &st, &own, &err)) {
 		pt_error_subject(&err, trace);
 		error_pt(&err);
 		goto out;
 	}
-	t1 = now_s();
+	t1 = pt_clock_process_cpu();
 	/* The reader puts the truncation message first when there is one. */
 	if (st.truncated)
 		warning("'%s': %s; summary marked \"truncated\"", trace,
@@ -258,14 +251,14 @@ int cmd_summarize(int argc, char **argv)
 		opt.nhw = hw.n;
 	}
 	s = pt_summary_build(&st, trace, &opt, &err);
-	t2 = now_s();
+	t2 = pt_clock_process_cpu();
 	if (!s) {
 		error_pt(&err);
 		goto out;
 	}
 	if (write_out(s, out))
 		goto out;
-	t3 = now_s();
+	t3 = pt_clock_process_cpu();
 	if (timing)
 		fprintf(stderr,
 			"perftracker: summarize: '%s': %zu events, %.1f MB json; cpu time: read "

@@ -18,6 +18,7 @@
 #include "compare_internal.h"
 #include "../diagnose/diagnose.h"
 #include "../analysis/stats.h"
+#include "../util/hash.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -37,31 +38,7 @@ void pt_compare_options_default(pt_compare_options *o)
 
 static uint64_t fnv(const char *s, int cls)
 {
-	uint64_t h = 1469598103934665603ULL ^ (uint64_t)cls;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static int tab_grow(cctx *c)
-{
-	size_t cap = c->tabcap ? c->tabcap * 2 : 1024, i;
-	size_t *t = x_calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -1;
-	for (i = 0; i < c->nf; i++) {
-		size_t j = c->f[i].hash & (cap - 1);
-
-		while (t[j])
-			j = (j + 1) & (cap - 1);
-		t[j] = i + 1;
-	}
-	x_free(c->tab);
-	c->tab = t;
-	c->tabcap = cap;
-	return 0;
+	return pt_hash_fnv1a_str_from(PT_HASH_SEED ^ (uint64_t)cls, s);
 }
 
 /* Index of (cls, key), added when insert is set; (size_t)-1 when absent or
@@ -69,23 +46,19 @@ static int tab_grow(cctx *c)
 static size_t func_find(cctx *c, const char *key, int cls, int grp, int kind, int insert)
 {
 	uint64_t h = fnv(key, cls + 16 * grp);
-	size_t j;
+	size_t it = 0;
+	uint32_t v;
 	cfunc *f;
 
-	if (!c->tabcap || (insert && 2 * (c->nf + 1) > c->tabcap)) {
-		if (tab_grow(c)) {
-			c->oom = 1;
-			return (size_t)-1;
-		}
-	}
-	for (j = h & (c->tabcap - 1); c->tab[j]; j = (j + 1) & (c->tabcap - 1)) {
-		f = &c->f[c->tab[j] - 1];
-		if (f->hash == h && f->cls == cls && f->grp == grp && !strcmp(f->key, key))
-			return c->tab[j] - 1;
+	while ((v = pt_hmap_next(&c->fmap, h, &it)) != PT_HMAP_NONE) {
+		f = &c->f[v];
+		if (f->cls == cls && f->grp == grp && !strcmp(f->key, key))
+			return v;
 	}
 	if (!insert)
 		return (size_t)-1;
-	if (X_GROW(c->f, c->fcap, c->nf + 1)) {
+	if (c->nf >= PT_HMAP_NONE - 1 || X_GROW(c->f, c->fcap, c->nf + 1) ||
+	    pt_hmap_put(&c->fmap, h, (uint32_t)c->nf)) {
 		c->oom = 1;
 		return (size_t)-1;
 	}
@@ -102,8 +75,7 @@ static size_t func_find(cctx *c, const char *key, int cls, int grp, int kind, in
 	f->grp = (uint8_t)grp;
 	f->grp_of = (size_t)-1;
 	f->wait = cls == PT_C_PYTHON && !grp && cmp_is_wait_stack(key);
-	c->tab[j] = ++c->nf;
-	return c->nf - 1;
+	return c->nf++;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -233,54 +205,23 @@ static size_t ptr_hash(const void *p, int cls)
  * summaries hold 1.2 M patterns whose Python stacks run to 500 bytes. */
 static size_t ptr_get(const cctx *c, const char *k, int cls)
 {
-	size_t j;
+	size_t it = 0;
+	uint32_t v;
 
-	if (!c->pkeycap)
-		return (size_t)-1;
-	for (j = ptr_hash(k, cls) & (c->pkeycap - 1); c->pkey[j]; j = (j + 1) & (c->pkeycap - 1))
-		if (c->pkeyp[j] == k && c->pkeyc[j] == cls)
-			return c->pkey[j] - 1;
+	while ((v = pt_hmap_next(&c->pmap, ptr_hash(k, cls), &it)) != PT_HMAP_NONE)
+		if (c->pkey[v].p == k && c->pkey[v].cls == cls)
+			return c->pkey[v].f;
 	return (size_t)-1;
 }
 
 static int ptr_put(cctx *c, const char *k, int cls, size_t f)
 {
-	size_t j, i;
-
-	if (2 * (c->npkey + 1) > c->pkeycap) {
-		size_t cap = c->pkeycap ? 2 * c->pkeycap : 4096;
-		size_t *t = x_calloc(cap, sizeof(*t));
-		const char **tp = x_malloc(cap * sizeof(*tp));
-		uint8_t *tc = x_malloc(cap);
-
-		if (!t || !tp || !tc) {
-			x_free(t);
-			x_free(tp);
-			x_free(tc);
-			return -1;
-		}
-		for (i = 0; i < c->pkeycap; i++) {
-			if (!c->pkey[i])
-				continue;
-			for (j = ptr_hash(c->pkeyp[i], c->pkeyc[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
-				;
-			t[j] = c->pkey[i];
-			tp[j] = c->pkeyp[i];
-			tc[j] = c->pkeyc[i];
-		}
-		x_free(c->pkey);
-		x_free(c->pkeyp);
-		x_free(c->pkeyc);
-		c->pkey = t;
-		c->pkeyp = tp;
-		c->pkeyc = tc;
-		c->pkeycap = cap;
-	}
-	for (j = ptr_hash(k, cls) & (c->pkeycap - 1); c->pkey[j]; j = (j + 1) & (c->pkeycap - 1))
-		;
-	c->pkey[j] = f + 1;
-	c->pkeyp[j] = k;
-	c->pkeyc[j] = (uint8_t)cls;
+	if (c->npkey >= PT_HMAP_NONE - 1 || X_GROW(c->pkey, c->pkeycap, c->npkey + 1) ||
+	    pt_hmap_put(&c->pmap, ptr_hash(k, cls), (uint32_t)c->npkey))
+		return -1;
+	c->pkey[c->npkey].p = k;
+	c->pkey[c->npkey].f = f;
+	c->pkey[c->npkey].cls = (uint8_t)cls;
 	c->npkey++;
 	return 0;
 }
@@ -1434,14 +1375,13 @@ out:
 	x_free(c.pcall);
 	x_free(c.fnz);
 	x_free(c.slot);
-	x_free(c.tab);
+	pt_hmap_free(&c.fmap);
 	x_free(c.f);
 	for (i = 0; c.pfun && i < c.nw; i++)
 		x_free(c.pfun[i]);
 	x_free(c.pfun);
 	x_free(c.pkey);
-	x_free(c.pkeyp);
-	x_free(c.pkeyc);
+	pt_hmap_free(&c.pmap);
 	x_free(c.tmp);
 	x_free(c.tmp2);
 	x_free(c.w);

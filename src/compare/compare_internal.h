@@ -13,6 +13,7 @@
 
 #include "compare.h"
 #include "../model/family.h"
+#include "../util/hash.h"
 
 enum { CH_SLOWER, CH_FASTER, CH_APPEARED, CH_DISAPPEARED };
 extern const char *const cmp_change_name[4];  /* compare_keys.c */
@@ -90,6 +91,13 @@ typedef struct cfind {
 	size_t ntop;
 } cfind;
 
+/* A pattern key pointer and class seen, and the function they map to. */
+typedef struct cpkey {
+	const char *p;
+	size_t f;
+	uint8_t cls;
+} cpkey;
+
 typedef struct cctx {
 	const pt_compare_options *o;
 	pt_report *r;
@@ -97,14 +105,12 @@ typedef struct cctx {
 	size_t nw, nside[2];
 	cfunc *f;
 	size_t nf, fcap;
-	size_t *tab;             /* open addressing: function index + 1, 0 empty */
-	size_t tabcap;
-	size_t *pkey;            /* per pattern key pointer seen: function index + 1
-	                            (open addressing on the pointer; summaries read
-	                            with a shared key set repeat the same pointers) */
-	const char **pkeyp;
-	uint8_t *pkeyc;          /* and the pattern's class */
+	pt_hmap fmap;            /* FNV-1a of (key, cls, grp) -> function index */
+	cpkey *pkey;             /* per pattern key pointer seen: its function
+	                            (summaries read with a shared key set repeat
+	                            the same pointers) */
 	size_t pkeycap, npkey;
+	pt_hmap pmap;            /* ptr_hash of (pointer, class) -> index in pkey */
 	size_t **pfun;           /* per worker, per pattern: function index, (size_t)-1 none */
 	double *own, *exe, *calls, *pcall; /* [f * nw + w] */
 	double *fnz;             /* [f * nw + w]: its step-to-step spread, NAN none */

@@ -26,6 +26,7 @@
 #include "../util/json.h"
 #include "../util/jsontok.h"
 #include "../util/strbuf.h"
+#include "../util/clock.h"
 #include "../util/xalloc.h"
 
 int pt_control_raw_policy(const char *s)
@@ -107,10 +108,7 @@ void pt_control_hostname(char *host, size_t cap)
 
 double pt_control_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return pt_clock_wall();
 }
 
 /* ---- files ------------------------------------------------------------------ */
@@ -729,12 +727,10 @@ void pt_control_trigger_id(char *out, size_t cap, double now)
 	struct tm tm;
 	char ts[32];
 	unsigned r;
-	struct timespec mono;
 
 	localtime_r(&s, &tm);
 	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	r = (unsigned)(mono.tv_nsec ^ (getpid() * 2654435761u) ^ (unsigned)(now * 1e6));
+	r = (unsigned)(pt_clock_mono_ns() % 1000000000 ^ (getpid() * 2654435761u) ^ (unsigned)(now * 1e6));
 	snprintf(out, cap, "%s-%04x", ts, (r ^ (r >> 16)) & 0xffff);
 }
 
@@ -1043,7 +1039,6 @@ int pt_control_stacks_request(const char *dir, char *id, size_t cap, pt_error *e
 	char sdir[PT_CONTROL_PATH_MAX];
 	double now = pt_control_now();
 	int rc;
-	struct timespec ts;
 	pt_sb sb = { 0 };
 
 	if (pt_control_stacks_request_path(path, sizeof(path), dir) ||
@@ -1054,8 +1049,7 @@ int pt_control_stacks_request(const char *dir, char *id, size_t cap, pt_error *e
 		return rc;
 	/* Two requests within one second must differ: add milliseconds. */
 	pt_control_trigger_id(rid, sizeof(rid), now);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(id, cap, "%s-%03ld", rid, (long)(ts.tv_nsec / 1000000));
+	snprintf(id, cap, "%s-%03ld", rid, (long)(pt_clock_wall_ns() / 1000000 % 1000));
 	pt_control_hostname(host, sizeof(host));
 	pt_sb_adds(&sb, "{\"format\":\"perftracker-stack-request\"");
 	add_kstr(&sb, "id", id);

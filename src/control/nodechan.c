@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/hash.h"
 #include "../util/json.h"
 #include "../util/utf8.h"
 #include "../util/xalloc.h"
@@ -94,12 +95,11 @@ static void normalise(char *out, size_t cap, const char *dir)
 int pt_nodechan_key(char *out, size_t cap, const char *dir, const char *host)
 {
 	char norm[PT_CONTROL_PATH_MAX];
-	uint64_t h = 1469598103934665603ULL;  /* FNV-1a */
+	uint64_t h;
 	int n;
 
 	normalise(norm, sizeof(norm), dir);
-	for (const unsigned char *p = (const unsigned char *)norm; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
+	h = pt_hash_fnv1a_str(norm);
 	n = snprintf(out, cap, "%s-%016llx", host, (unsigned long long)h);
 	return n >= 0 && (size_t)n < cap ? 0 : -1;
 }

@@ -59,43 +59,38 @@ static int wref_cmp(const void *a, const void *b)
 static const char **make_ids(dctx *c, pt_summary *const *s, size_t n)
 {
 	const char **ids = x_calloc(n, sizeof(*ids));
-	size_t cap = 16, i, j;
-	uint32_t *set;
+	pt_hmap set = {0};
+	size_t i;
 
-	while (cap < 2 * n)
-		cap *= 2;
-	set = x_calloc(cap, sizeof(*set));
-	if (!ids || !set)
+	if (!ids || pt_hmap_reserve(&set, n))
 		goto fail;
 	for (i = 0; i < n; i++) {
 		const char *base = s[i]->worker && s[i]->worker[0] ? s[i]->worker
 				 : s[i]->file && s[i]->file[0] ? s[i]->file : "worker";
 		char buf[1024];
 		int dup = 1;
+		uint64_t h;
 
 		snprintf(buf, sizeof(buf), "%s", base);
 		for (;;) {
-			int clash = 0;
+			size_t it = 0;
+			uint32_t v;
 
-			j = diag_hash_key(buf, 0) & (cap - 1);
-			while (set[j] && !clash) {
-				clash = !strcmp(ids[set[j] - 1], buf);
-				if (!clash)
-					j = (j + 1) & (cap - 1);
-			}
-			if (!clash)
+			h = diag_hash_key(buf, 0);
+			while ((v = pt_hmap_next(&set, h, &it)) != PT_HMAP_NONE && strcmp(ids[v], buf))
+				;
+			if (v == PT_HMAP_NONE)
 				break;
 			snprintf(buf, sizeof(buf), "%s#%d", base, ++dup);
 		}
 		ids[i] = pt_report_strdup(c->rep, buf);
-		if (!ids[i])
+		if (!ids[i] || pt_hmap_put(&set, h, (uint32_t)i))
 			goto fail;
-		set[j] = (uint32_t)i + 1;
 	}
-	x_free(set);
+	pt_hmap_free(&set);
 	return ids;
 fail:
-	x_free(set);
+	pt_hmap_free(&set);
 	x_free(ids);
 	return NULL;
 }
@@ -268,7 +263,7 @@ out:
 	for (i = 0; i < 3; i++)
 		dm_free(&c.m[i]);
 	x_free(c.ent);
-	x_free(c.kslot);
+	pt_hmap_free(&c.kmap);
 	x_free(c.keys);
 	x_free(ids);
 	x_free(c.failed_ids);

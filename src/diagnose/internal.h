@@ -21,6 +21,7 @@
 #include "diagnose.h"
 #include "../analysis/stats.h"
 #include "../report/names.h"
+#include "../util/hash.h"
 
 typedef struct dkey {
 	const char *key;     /* borrowed from the first summary that has it */
@@ -170,8 +171,7 @@ typedef struct dctx {
 	size_t nfailed;
 	dkey *keys;
 	size_t nkeys;
-	uint32_t *kslot;          /* hash index over keys: key index + 1, 0 empty */
-	size_t kcap;              /* its size, a power of two */
+	pt_hmap kmap;             /* diag_hash_key -> key index */
 	dent *ent;
 	dmetric m[3];
 	dfinding *f;
@@ -185,8 +185,8 @@ typedef struct dctx {
 	int oom;
 } dctx;
 
-/* The key index (keyindex.c).  diag_index_build fills c->keys, c->kslot,
- * c->kcap and c->ent from c->w (pt_diagnose frees them); 0, or -1 when
+/* The key index (keyindex.c).  diag_index_build fills c->keys, c->kmap
+ * and c->ent from c->w (pt_diagnose frees them); 0, or -1 when
  * out of memory. */
 int diag_index_build(dctx *c);
 /* The index's hash of a NUL-terminated string (cls mixed in); pt_diagnose

@@ -32,57 +32,31 @@ uint64_t diag_hash_key(const char *s, int cls)
 	return h ^ (h >> 29);
 }
 
-/* The index lives in the context (c->kslot, c->kcap) after build_index so
- * that "display" can find the keys the findings name. */
-static int kindex_grow(dctx *c)
+/* The index lives in the context (c->kmap) after build_index so that
+ * "display" can find the keys the findings name.  Key index of (cls, key)
+ * hashed h, UINT32_MAX when absent. */
+static uint32_t kindex_find(const dctx *c, uint64_t h, int cls, const char *key)
 {
-	size_t ncap = c->kcap ? c->kcap * 2 : 1024, i;
-	uint32_t *ns = x_calloc(ncap, sizeof(*ns));
+	size_t it = 0;
+	uint32_t v;
 
-	if (!ns)
-		return -1;
-	for (i = 0; i < c->nkeys; i++) {
-		size_t j = c->keys[i].hash & (ncap - 1);
-
-		while (ns[j])
-			j = (j + 1) & (ncap - 1);
-		ns[j] = (uint32_t)i + 1;
-	}
-	x_free(c->kslot);
-	c->kslot = ns;
-	c->kcap = ncap;
-	return 0;
-}
-
-/* Slot of (cls, key) in the index: the one holding it, or the empty one
- * where it would go. */
-static size_t kindex_slot(const dctx *c, uint64_t h, int cls, const char *key)
-{
-	size_t j = h & (c->kcap - 1);
-
-	while (c->kslot[j]) {
-		const dkey *k = &c->keys[c->kslot[j] - 1];
-
-		if (k->hash == h && k->cls == cls && !strcmp(k->key, key))
-			break;
-		j = (j + 1) & (c->kcap - 1);
-	}
-	return j;
+	while ((v = pt_hmap_next(&c->kmap, h, &it)) != PT_HMAP_NONE)
+		if (c->keys[v].cls == cls && !strcmp(c->keys[v].key, key))
+			return v;
+	return UINT32_MAX;
 }
 
 /* Key index of (cls, key), inserting it; UINT32_MAX on allocation failure. */
 static uint32_t kindex_get(dctx *c, size_t *kcap, const pt_pattern *p)
 {
 	uint64_t h = diag_hash_key(p->key, p->cls);
-	size_t j;
+	uint32_t v = kindex_find(c, h, p->cls, p->key);
 	dkey *k;
 
-	if ((c->nkeys + 1) * 2 > c->kcap && kindex_grow(c))
-		return UINT32_MAX;
-	j = kindex_slot(c, h, p->cls, p->key);
-	if (c->kslot[j])
-		return c->kslot[j] - 1;
-	if (c->nkeys >= UINT32_MAX - 1 || X_GROW(c->keys, *kcap, c->nkeys + 1))
+	if (v != UINT32_MAX)
+		return v;
+	if (c->nkeys >= UINT32_MAX - 1 || X_GROW(c->keys, *kcap, c->nkeys + 1) ||
+	    pt_hmap_put(&c->kmap, h, (uint32_t)c->nkeys))
 		return UINT32_MAX;
 	k = &c->keys[c->nkeys];
 	memset(k, 0, sizeof(*k));
@@ -91,18 +65,12 @@ static uint32_t kindex_get(dctx *c, size_t *kcap, const pt_pattern *p)
 	k->cls = p->cls;
 	k->kind = p->kind;
 	k->last_w = UINT32_MAX;
-	c->kslot[j] = (uint32_t)c->nkeys + 1;
 	return (uint32_t)c->nkeys++;
 }
 
 uint32_t diag_key_find(const dctx *c, int cls, const char *key)
 {
-	size_t j;
-
-	if (!c->kcap || !key)
-		return UINT32_MAX;
-	j = kindex_slot(c, diag_hash_key(key, cls), cls, key);
-	return c->kslot[j] ? c->kslot[j] - 1 : UINT32_MAX;
+	return key ? kindex_find(c, diag_hash_key(key, cls), cls, key) : UINT32_MAX;
 }
 
 /* Two passes over all patterns: count entries per key, then place them, so

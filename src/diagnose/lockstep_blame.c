@@ -14,6 +14,7 @@
 #include "../model/commkind.h"
 #include "sections.h"
 #include "../util/strbuf.h"
+#include "../util/bsearch.h"
 #include "../util/xalloc.h"
 #include "../report/keys.h"
 
@@ -73,13 +74,7 @@ static double cause_ms(dctx *c, const pt_summary *s, uint32_t idx, uint32_t key)
 {
 	size_t lo = 0, hi = s->ncoll_cause, j;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s->coll_cause[mid].inst < idx)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, s->coll_cause[mid].inst < idx);
 	for (j = lo; j < s->ncoll_cause && s->coll_cause[j].inst == idx; j++) {
 		const pt_pattern *p = &s->patterns[s->coll_cause[j].pat];
 		if (diag_key_find(c, p->cls, p->key) == key)

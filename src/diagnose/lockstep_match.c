@@ -17,6 +17,7 @@
 #include "lockstep.h"
 #include "sections.h"
 #include "../model/commkind.h"
+#include "../util/hash.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -158,8 +159,7 @@ int lk_index_channels(lk *L)
 							   L->chans[ch]);
 			}
 			W->cn[ch]++;
-			W->sig[ch] = (W->sig[ch] ^ (uint64_t)(tok[s->coll[k].name] + 1)) *
-				     0x100000001b3ull;
+			W->sig[ch] = pt_hash_mix(W->sig[ch], (uint64_t)(tok[s->coll[k].name] + 1));
 		}
 		for (j = 0; j < L->nchan; j++)
 			W->sig[j] = (W->sig[j] ^ W->cn[j]) * 0x9e3779b97f4a7c15ull;

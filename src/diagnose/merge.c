@@ -10,6 +10,7 @@
  * write).
  */
 #include "internal.h"
+#include "../util/bsearch.h"
 #include "../util/xalloc.h"
 #include "../report/keys.h"
 
@@ -128,13 +129,7 @@ static size_t first_of(const dfinding *F, const size_t *ix, size_t n, const char
 {
 	size_t lo = 0, hi = n;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (strcmp(wid(&F[ix[mid]]), w) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, strcmp(wid(&F[ix[mid]]), w) < 0);
 	return lo;
 }
 

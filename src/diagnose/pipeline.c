@@ -17,25 +17,8 @@
 #include "../trace/any.h"
 #include "../util/file.h"
 #include "../util/pool.h"
+#include "../util/clock.h"
 #include "../util/xalloc.h"
-
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* CPU time of the calling thread: the diagnosis is single-threaded, and on a
- * shared machine its wall time says little. */
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void pt_pipeline_options_default(pt_pipeline_options *o)
 {
@@ -85,13 +68,13 @@ int pt_pipeline_read(char *const *paths, size_t n, const pt_pipeline_options *o,
 	if (!out->s || !out->msg || !out->keys)
 		return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 	out->n = n;
-	t0 = wall_now();
+	t0 = pt_clock_mono();
 	if (o->parallel)
 		o->parallel(n, o->jobs, read_one, &j);
 	else
 		for (size_t i = 0; i < n; i++)
 			read_one(&j, i);
-	out->seconds = wall_now() - t0;
+	out->seconds = pt_clock_mono() - t0;
 	if (j.oom)
 		return pt_error_set(err, PT_ENOMEM, -1, "out of memory reading summaries");
 	return PT_OK;
@@ -241,7 +224,7 @@ out:
 int pt_pipeline_timeline(const pt_pipeline_options *o, const pt_report *rep,
 			 pt_pipeline_result *res, pt_error *err)
 {
-	double t0 = wall_now();
+	double t0 = pt_clock_mono();
 	const pt_timeline *t = pt_report_timeline(rep);
 	rawjob j = { o->raw, NULL, 0, NULL, NULL, NULL };
 	pt_tl_write_options wo = { o->max_raw_events, o->generator };
@@ -323,14 +306,14 @@ out:
 	x_free(j.st);
 	x_free(sel);
 	x_free(ids);
-	res->timeline_seconds = wall_now() - t0;
+	res->timeline_seconds = pt_clock_mono() - t0;
 	return rc;
 }
 
 int pt_pipeline_report(const pt_pipeline_options *o, pt_summary *const *s, size_t n,
 		       pt_pipeline_result *res, pt_error *err)
 {
-	double t0 = wall_now(), c0 = cpu_now(), t1;
+	double t0 = pt_clock_mono(), c0 = pt_clock_thread_cpu() /* the diagnosis is single-threaded */, t1;
 	pt_report *rep = NULL;
 	size_t ok = 0;
 	int rc;
@@ -346,9 +329,9 @@ int pt_pipeline_report(const pt_pipeline_options *o, pt_summary *const *s, size_
 		return err ? err->code : PT_ENOMEM;
 	if (o->hook)
 		o->hook(rep, o->hook_ctx);
-	t1 = wall_now();
+	t1 = pt_clock_mono();
 	res->diagnose_wall = t1 - t0;
-	res->diagnose_cpu = cpu_now() - c0;
+	res->diagnose_cpu = pt_clock_thread_cpu() - c0;
 	if (o->outdir && (rc = o->write_dir(rep, o->outdir, err)))
 		goto out;
 	/* The report stands without its timeline: a file that cannot be
@@ -368,7 +351,7 @@ int pt_pipeline_report(const pt_pipeline_options *o, pt_summary *const *s, size_
 	render(o, rep, &res->text);
 	rc = res->text.oom ? pt_error_set(err, PT_ENOMEM, -1, "out of memory writing the text "
 					  "report") : PT_OK;
-	res->write_seconds = wall_now() - t1;
+	res->write_seconds = pt_clock_mono() - t1;
 out:
 	pt_report_free(rep);
 	return rc;

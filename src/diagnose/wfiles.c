@@ -16,6 +16,7 @@
 
 #include "../analysis/summary.h"
 #include "../trace/any.h"
+#include "../util/bsearch.h"
 #include "../util/xalloc.h"
 
 #define HOUR_NS 3600000000000LL
@@ -345,16 +346,7 @@ static void check_job(pt_wfiles *g, int64_t *tmp)
 
 static size_t find_cycle(const int64_t *c, size_t n, int64_t s)
 {
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c[mid] < s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return pt_lower_i64(c, n, s);
 }
 
 /* Each file's shift: cycle s (its first step number) of every worker

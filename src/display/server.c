@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/clock.h"
 #include "../util/xalloc.h"
 
 #define PER_IP_LIMIT 32
@@ -75,14 +76,6 @@ struct pt_display_server {
 	int watching, stopping;
 };
 
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static conn *conn_of(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -108,7 +101,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 			return;
 		}
 		k->fd = ci->connect_fd;
-		k->since = mono_now();
+		k->since = pt_clock_mono();
 		pthread_mutex_lock(&s->mu);
 		k->next = s->conns;
 		if (s->conns)
@@ -146,7 +139,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 		return;
 	pthread_mutex_lock(&s->mu);
 	k->in_request = 0;
-	k->since = mono_now();
+	k->since = pt_clock_mono();
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -160,19 +153,14 @@ static void *watch(void *arg)
 	pthread_mutex_lock(&s->mu);
 	while (!s->stopping) {
 		struct timespec ts;
-		double now = mono_now();
+		double now = pt_clock_mono();
 
 		for (conn *k = s->conns; k; k = k->next)
 			if (!k->in_request && k->fd >= 0 && now - k->since > s->deadline_s) {
 				shutdown(k->fd, SHUT_RDWR);
 				k->fd = -1;
 			}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += 250000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		pt_clock_mono_deadline(&ts, 0.25);
 		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 	}
 	pthread_mutex_unlock(&s->mu);

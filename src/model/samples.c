@@ -11,6 +11,7 @@
 #include "samples.h"
 #include "../util/file.h"
 #include "../util/json.h"
+#include "../util/bsearch.h"
 #include "../util/strbuf.h"
 #include "../util/xalloc.h"
 
@@ -144,20 +145,7 @@ int pt_samples_add(pt_series *s, int64_t t_ns, double v)
 
 size_t pt_samples_lower_bound(const pt_series *s, int64_t t)
 {
-	size_t lo = 0, hi;
-
-	if (!s)
-		return 0;
-	hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->t_ns[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return s ? pt_lower_i64(s->t_ns, s->n, t) : 0;
 }
 
 size_t pt_samples_window_stats(const pt_series *s, int64_t t0, int64_t t1, int as_percent,

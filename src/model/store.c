@@ -4,6 +4,7 @@
  */
 #include "store.h"
 #include "../util/error.h"
+#include "../util/bsearch.h"
 #include "../util/xalloc.h"
 
 #include <stdarg.h>
@@ -107,13 +108,7 @@ const pt_collid *pt_store_collid(const pt_store *s, uint32_t ev)
 {
 	size_t lo = 0, hi = s->ncollids;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->collids[mid].ev < ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, s->collids[mid].ev < ev);
 	return lo < s->ncollids && s->collids[lo].ev == ev ? &s->collids[lo] : NULL;
 }
 

@@ -1,16 +1,17 @@
 /*
- * strtab.c - the interning of PerfTracker: pt_strtab, an open-addressing
- * hash table over an append-only byte arena (ids, one worker's store), and
+ * strtab.c - the interning of PerfTracker: pt_strtab, a hash map
+ * (util/hash.h) over an append-only byte arena (ids, one worker's store), and
  * pt_strset, a sharded thread-safe set of stable strings (pattern keys
  * shared by the summaries the master reads); one hash for both.
  *
  * Strings live in one arena (offsets, not pointers, so the arena can grow by
- * realloc); the hash slots store id+1 and the full hash, so lookups touch
- * the arena only on a hash match.  A simple multiply-xor hash is enough here:
+ * realloc); the map (util/hash.h) keeps each id's full hash, so lookups
+ * touch the arena only on a hash match.  A simple multiply-xor hash is enough here:
  * keys are names, not adversarial input that could degrade the table beyond
  * linear probing cost.
  */
 #include "strtab.h"
+#include "../util/hash.h"
 #include "../util/xalloc.h"
 
 #include <pthread.h>
@@ -22,9 +23,7 @@ struct pt_strtab {
 	uint64_t *offs;  /* id -> offset into arena (string is NUL-terminated) */
 	uint32_t *lens;
 	uint32_t n, cap;  /* strings, capacity of offs/lens */
-	uint32_t *slots;  /* 0 empty, else id+1 */
-	uint32_t *hashes;
-	uint32_t nslots;  /* power of two */
+	pt_hmap map;      /* hash64 -> id */
 };
 
 static inline uint64_t mix8(uint64_t h, uint64_t x)
@@ -70,10 +69,7 @@ pt_strtab *pt_strtab_new(void)
 
 	if (!t)
 		return NULL;
-	t->nslots = 1024;
-	t->slots = x_calloc(t->nslots, sizeof(*t->slots));
-	t->hashes = x_calloc(t->nslots, sizeof(*t->hashes));
-	if (!t->slots || !t->hashes || pt_strtab_intern(t, "", 0) != 0) {
+	if (pt_hmap_reserve(&t->map, 512) || pt_strtab_intern(t, "", 0) != 0) {
 		pt_strtab_free(t);
 		return NULL;
 	}
@@ -84,62 +80,25 @@ void pt_strtab_free(pt_strtab *t)
 {
 	if (!t)
 		return;
-	x_free(t->hashes);
-	x_free(t->slots);
+	pt_hmap_free(&t->map);
 	x_free(t->lens);
 	x_free(t->offs);
 	x_free(t->arena);
 	x_free(t);
 }
 
-static int rehash(pt_strtab *t)
-{
-	uint32_t ns = t->nslots * 2, i, *slots, *hashes;
-
-	if (ns < t->nslots)
-		return -1;
-	slots = x_calloc(ns, sizeof(*slots));
-	hashes = x_calloc(ns, sizeof(*hashes));
-	if (!slots || !hashes) {
-		x_free(slots);
-		x_free(hashes);
-		return -1;
-	}
-	for (i = 0; i < t->nslots; i++) {
-		uint32_t j;
-
-		if (!t->slots[i])
-			continue;
-		j = t->hashes[i] & (ns - 1);
-		while (slots[j])
-			j = (j + 1) & (ns - 1);
-		slots[j] = t->slots[i];
-		hashes[j] = t->hashes[i];
-	}
-	x_free(t->slots);
-	x_free(t->hashes);
-	t->slots = slots;
-	t->hashes = hashes;
-	t->nslots = ns;
-	return 0;
-}
-
 uint32_t pt_strtab_intern(pt_strtab *t, const char *s, size_t n)
 {
-	uint32_t h, j, id;
-	size_t cap;
+	uint64_t h;
+	uint32_t id;
+	size_t cap, it = 0;
 
 	if (n > UINT32_MAX - 1)
 		return UINT32_MAX;
-	h = (uint32_t)hash64(s, n);
-	j = h & (t->nslots - 1);
-	while (t->slots[j]) {
-		id = t->slots[j] - 1;
-		if (t->hashes[j] == h && t->lens[id] == n &&
-		    memcmp(t->arena + t->offs[id], s, n) == 0)
+	h = hash64(s, n);
+	while ((id = pt_hmap_next(&t->map, h, &it)) != PT_HMAP_NONE)
+		if (t->lens[id] == n && memcmp(t->arena + t->offs[id], s, n) == 0)
 			return id;
-		j = (j + 1) & (t->nslots - 1);
-	}
 	if (t->n == UINT32_MAX - 2)
 		return UINT32_MAX;
 	if (X_GROW(t->arena, t->acap, t->alen + n + 1))
@@ -151,17 +110,14 @@ uint32_t pt_strtab_intern(pt_strtab *t, const char *s, size_t n)
 	if (X_GROW(t->lens, cap, (size_t)t->n + 1))
 		return UINT32_MAX;
 	t->cap = (uint32_t)(cap > UINT32_MAX ? UINT32_MAX : cap);
+	if (pt_hmap_put(&t->map, h, t->n))
+		return UINT32_MAX;
 	memcpy(t->arena + t->alen, s, n);
 	t->arena[t->alen + n] = 0;
 	id = t->n++;
 	t->offs[id] = t->alen;
 	t->lens[id] = (uint32_t)n;
 	t->alen += n + 1;
-	t->slots[j] = id + 1;
-	t->hashes[j] = h;
-	/* Keep the load factor under 1/2 so probes stay short. */
-	if ((uint64_t)t->n * 2 > t->nslots && rehash(t))
-		return UINT32_MAX;
 	return id;
 }
 
@@ -184,26 +140,26 @@ size_t pt_strtab_bytes(const pt_strtab *t)
 	if (!t)
 		return 0;
 	return t->acap + (size_t)t->cap * (sizeof(uint64_t) + sizeof(uint32_t)) +
-	       (size_t)t->nslots * 2 * sizeof(uint32_t);
+	       t->map.cap * sizeof(pt_hmap_slot);
 }
 
 /* ---- the shared set ----------------------------------------------------------- */
 
-/* 64 shards, each a mutex and an open-addressing table, so reading threads
+/* 64 shards, each a mutex and a hash map, so reading threads
  * seldom wait on each other; strings are separate allocations, so their
  * addresses never move. */
 #define SET_SHARDS 64
 
 typedef struct set_entry {
-	uint64_t hash;
 	size_t len;
 	char *str;
 } set_entry;
 
 typedef struct set_shard {
 	pthread_mutex_t mu;
-	set_entry *tab;
+	set_entry *ent;
 	size_t cap, n;
+	pt_hmap map;   /* hash64 -> index in ent */
 	char pad[64];
 } set_shard;
 
@@ -231,9 +187,10 @@ void pt_strset_free(pt_strset *ks)
 	if (!ks)
 		return;
 	for (i = 0; i < SET_SHARDS; i++) {
-		for (j = 0; j < ks->sh[i].cap; j++)
-			x_free(ks->sh[i].tab[j].str);
-		x_free(ks->sh[i].tab);
+		for (j = 0; j < ks->sh[i].n; j++)
+			x_free(ks->sh[i].ent[j].str);
+		x_free(ks->sh[i].ent);
+		pt_hmap_free(&ks->sh[i].map);
 		pthread_mutex_destroy(&ks->sh[i].mu);
 	}
 	x_free(ks);
@@ -249,50 +206,34 @@ size_t pt_strset_count(const pt_strset *ks)
 	return n;
 }
 
-static int set_grow(set_shard *sh)
-{
-	size_t ncap = sh->cap ? sh->cap * 2 : 64, i, j;
-	set_entry *nt;
-
-	if (ncap > SIZE_MAX / sizeof(*nt) || !(nt = x_calloc(ncap, sizeof(*nt))))
-		return -1;
-	for (i = 0; i < sh->cap; i++) {
-		if (!sh->tab[i].str)
-			continue;
-		for (j = sh->tab[i].hash & (ncap - 1); nt[j].str; j = (j + 1) & (ncap - 1))
-			;
-		nt[j] = sh->tab[i];
-	}
-	x_free(sh->tab);
-	sh->tab = nt;
-	sh->cap = ncap;
-	return 0;
-}
-
 const char *pt_strset_intern(pt_strset *ks, const char *s, size_t n)
 {
 	uint64_t h = hash64(s, n);
 	set_shard *sh = &ks->sh[h >> 58];
 	char *r = NULL;
-	size_t j;
+	size_t it = 0;
+	uint32_t v;
 
 	pthread_mutex_lock(&sh->mu);
-	if ((sh->n + 1) * 2 > sh->cap && set_grow(sh))
-		goto out;
-	for (j = h & (sh->cap - 1); sh->tab[j].str; j = (j + 1) & (sh->cap - 1)) {
-		set_entry *e = &sh->tab[j];
+	while ((v = pt_hmap_next(&sh->map, h, &it)) != PT_HMAP_NONE) {
+		set_entry *e = &sh->ent[v];
 
-		if (e->hash == h && e->len == n && !memcmp(e->str, s, n)) {
+		if (e->len == n && !memcmp(e->str, s, n)) {
 			r = e->str;
 			goto out;
 		}
 	}
-	if ((r = x_strndup(s, n))) {
-		sh->tab[j].hash = h;
-		sh->tab[j].len = n;
-		sh->tab[j].str = r;
-		sh->n++;
+	if (sh->n >= PT_HMAP_NONE - 1 || X_GROW(sh->ent, sh->cap, sh->n + 1) ||
+	    !(r = x_strndup(s, n)))
+		goto out;
+	if (pt_hmap_put(&sh->map, h, (uint32_t)sh->n)) {
+		x_free(r);
+		r = NULL;
+		goto out;
 	}
+	sh->ent[sh->n].len = n;
+	sh->ent[sh->n].str = r;
+	sh->n++;
 out:
 	pthread_mutex_unlock(&sh->mu);
 	return r;

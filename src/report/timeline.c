@@ -11,7 +11,9 @@
 #include "internal.h"
 #include "keys.h"
 #include "../analysis/stats.h"
+#include "../util/hash.h"
 #include "../util/strbuf.h"
+#include "../util/bsearch.h"
 #include "../util/xalloc.h"
 
 #include <math.h>
@@ -102,13 +104,7 @@ size_t pt_tl_find_worker(const pt_timeline *t, const char *name, size_t *n)
 {
 	size_t lo = 0, hi = t->by_worker ? t->nw : 0, first;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(worker_name(t, t->by_worker[mid]), name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, strcmp(worker_name(t, t->by_worker[mid]), name) < 0);
 	first = lo;
 	while (t->by_worker && lo < t->nw && !strcmp(worker_name(t, t->by_worker[lo]), name))
 		lo++;
@@ -183,50 +179,24 @@ const char *pt_tl_label(const pt_tl_worker *w, char *buf, size_t cap)
 typedef struct names {
 	const char **v;
 	size_t n, cap;
-	uint32_t *slot;    /* index + 1, 0 empty */
-	size_t nslot;      /* a power of two */
+	pt_hmap map;       /* FNV-1a of a name -> its index in v */
 } names;
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
 
 /* The index of s in the table, added when new; UINT32_MAX out of memory. */
 static uint32_t name_id(names *t, const char *s)
 {
-	size_t i;
+	uint64_t h = pt_hash_fnv1a_str(s);
+	size_t it = 0;
+	uint32_t k;
 
-	if (t->n * 2 >= t->nslot) {
-		size_t ns = t->nslot ? t->nslot * 2 : 64, k;
-		uint32_t *sl = x_calloc(ns, sizeof(*sl));
-		if (!sl)
-			return UINT32_MAX;
-		for (k = 0; k < t->n; k++) {
-			i = hash_str(t->v[k]) & (ns - 1);
-			while (sl[i])
-				i = (i + 1) & (ns - 1);
-			sl[i] = (uint32_t)k + 1;
-		}
-		x_free(t->slot);
-		t->slot = sl;
-		t->nslot = ns;
-	}
-	i = hash_str(s) & (t->nslot - 1);
-	while (t->slot[i]) {
-		if (!strcmp(t->v[t->slot[i] - 1], s))
-			return t->slot[i] - 1;
-		i = (i + 1) & (t->nslot - 1);
-	}
-	if (X_GROW(t->v, t->cap, t->n + 1))
+	while ((k = pt_hmap_next(&t->map, h, &it)) != PT_HMAP_NONE)
+		if (!strcmp(t->v[k], s))
+			return k;
+	if (t->n >= UINT32_MAX - 1 || X_GROW(t->v, t->cap, t->n + 1) ||
+	    pt_hmap_put(&t->map, h, (uint32_t)t->n))
 		return UINT32_MAX;
 	t->v[t->n] = s;
-	t->slot[i] = (uint32_t)++t->n;
-	return (uint32_t)(t->n - 1);
+	return (uint32_t)t->n++;
 }
 
 /* ---- the key ----------------------------------------------------------- */
@@ -249,13 +219,7 @@ static size_t jstep_find(const jstep *js, size_t n, int64_t number)
 {
 	size_t lo = 0, hi = n;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (js[mid].number < number)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	PT_BSEARCH(lo, hi, mid, js[mid].number < number);
 	return lo < n && js[lo].number == number ? lo : SIZE_MAX;
 }
 
@@ -736,9 +700,9 @@ oom:
 out:
 	pt_sb_free(&sl);
 	x_free(c.nm.v);
-	x_free(c.nm.slot);
+	pt_hmap_free(&c.nm.map);
 	x_free(c.ch.v);
-	x_free(c.ch.slot);
+	pt_hmap_free(&c.ch.map);
 	x_free(c.inew);
 	x_free(c.med);
 	x_free(c.istep);

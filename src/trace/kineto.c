@@ -18,6 +18,7 @@
 #include "input.h"
 #include "../model/commkind.h"
 #include "../model/keys.h"
+#include "../util/hash.h"
 #include "../util/json.h"
 #include "../util/utf8.h"
 #include "../util/xalloc.h"
@@ -683,7 +684,7 @@ static uint8_t cat_code(const char *s, size_t n)
  * with bit 62 set so it cannot collide with a real (small) pid. */
 static int64_t id_of_string(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL, v = 0;
+	uint64_t h, v = 0;
 	size_t i, start = 0;
 
 	if (n > 7 && !memcmp(s, "stream ", 7))
@@ -692,10 +693,7 @@ static int64_t id_of_string(const char *s, size_t n)
 		v = v * 10 + (uint64_t)(s[i] - '0');
 	if (i == n && n > start)
 		return (int64_t)v;
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
+	h = pt_hash_fnv1a(s, n);
 	return (int64_t)((h & ((1ULL << 62) - 1)) | (1ULL << 62));
 }
 

@@ -9,6 +9,7 @@
 #include "nsys.h"
 #include "../model/commkind.h"
 #include "../model/keys.h"
+#include "../util/clock.h"
 #include "../util/xalloc.h"
 
 #include <ctype.h>
@@ -899,14 +900,6 @@ out:
 
 /* ---- entry points ---------------------------------------------------------- */
 
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* SQLite's progress callback (every PROGRESS_OPS virtual machine steps,
  * about a millisecond): non-zero interrupts the query. */
 #define PROGRESS_OPS 100000
@@ -914,7 +907,7 @@ static int on_progress(void *cls)
 {
 	rd *r = cls;
 
-	if (mono_now() > r->deadline)
+	if (pt_clock_mono() > r->deadline)
 		r->timed_out = 1;
 	return r->timed_out;
 }
@@ -970,7 +963,7 @@ static int open_db(const char *path, rd *r)
 	}
 	/* Do not wait on locks: an export being written is not ready. */
 	sqlite3_busy_timeout(r->db, 0);
-	r->deadline = mono_now() + NSYS_MAX_SECONDS;
+	r->deadline = pt_clock_mono() + NSYS_MAX_SECONDS;
 	sqlite3_progress_handler(r->db, PROGRESS_OPS, on_progress, r);
 	/* Force the header and schema to be read now, so a damaged file fails here. */
 	if ((rc = sqlite3_exec(r->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL))) {

@@ -6,6 +6,7 @@
  * docs/collector.md, "Directories and other users"); and mkdir -p.
  */
 #include "file.h"
+#include "clock.h"
 #include "xalloc.h"
 
 #include <dirent.h>
@@ -91,13 +92,12 @@ out:
 uint64_t pt_file_random64(void)
 {
 	static uint64_t counter;
-	uint64_t v;
-	struct timespec ts;
+	uint64_t v, ns;
 
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
 		return v;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)getpid() << 48) ^
+	ns = (uint64_t)pt_clock_wall_ns();
+	v = ns % 1000000000 ^ (ns / 1000000000 << 30) ^ ((uint64_t)getpid() << 48) ^
 	    __atomic_add_fetch(&counter, 0x9e3779b97f4a7c15ULL, __ATOMIC_RELAXED);
 	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;

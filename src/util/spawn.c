@@ -5,6 +5,7 @@
  * reports a failed exec or file action as its return value.
  */
 #include "spawn.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -115,14 +116,6 @@ int pt_spawn_poll(pid_t pid, pt_spawn_status *st)
 	return 1;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int pt_spawn_wait(pid_t pid, const pt_spawn_opts *o, pt_spawn_status *st, pt_error *err)
 {
 	double t0, term_at = -1, grace;
@@ -136,7 +129,7 @@ int pt_spawn_wait(pid_t pid, const pt_spawn_opts *o, pt_spawn_status *st, pt_err
 		return PT_OK;
 	}
 	grace = o->grace_s > 0 ? o->grace_s : 2;
-	t0 = mono_s();
+	t0 = pt_clock_mono();
 	for (;;) {
 		struct timespec ts = { 0, 20 * 1000000L };
 		double now;
@@ -146,7 +139,7 @@ int pt_spawn_wait(pid_t pid, const pt_spawn_opts *o, pt_spawn_status *st, pt_err
 			break;
 		if (r < 0)
 			goto fail;
-		now = mono_s();
+		now = pt_clock_mono();
 		if (term_at < 0) {
 			if (o->cancel && __atomic_load_n(o->cancel, __ATOMIC_ACQUIRE))
 				cancelled = 1;

@@ -3,6 +3,7 @@
  * Used by the summary writer, the report writers and key builders.
  */
 #include "strbuf.h"
+#include "bsearch.h"
 #include "utf8.h"
 #include "xalloc.h"
 
@@ -230,7 +231,7 @@ static int on_grid(double v, double scale, long long pscale, int nd, char *buf, 
 void pt_sb_add_double(pt_sb *sb, double v)
 {
 	char buf[40], best[40];
-	int lo, hi;
+	size_t lo, hi;
 
 	if (!isfinite(v)) {
 		pt_sb_add(sb, "null", 4);
@@ -268,16 +269,9 @@ void pt_sb_add_double(pt_sb *sb, double v)
 	}
 	lo = 1;
 	hi = 15;  /* best holds the 15-digit form */
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-
-		if (roundtrips(v, mid, buf, sizeof(buf))) {
-			hi = mid;
-			memcpy(best, buf, sizeof(buf));
-		} else {
-			lo = mid + 1;
-		}
-	}
+	/* the fewest digits that round-trip; each form that does is kept in
+	 * best (memcpy returns best, not NULL), so the last kept is that one */
+	PT_BSEARCH(lo, hi, d, !roundtrips(v, (int)d, buf, sizeof(buf)) || !memcpy(best, buf, sizeof(buf)));
 	pt_sb_adds(sb, best);
 }
 
