@@ -384,8 +384,21 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		   med, nslow ? extra : (single ? s->step_ms[imax] - med : 0));
 	if (f)
 		f->fkind = fkind;
-	if (f && !sb.oom)
-		df_explain(c, f, "%s: %s", w->id, sb.buf);
+	if (f && !sb.oom) {
+		int64_t *no = x_malloc(ns * sizeof(*no));
+		size_t nn = 0;
+		df_cause(f, nslow ? PT_CAUSE_SLOW_STEPS : PT_CAUSE_SLOWEST_STEP,
+			 nslow ? PT_UNIT_COUNT : PT_UNIT_MS);
+		df_metric(f, "median step (ms)", med, PT_UNIT_MS);
+		for (i = 0; no && s->step_numbers && i < ns; i++)
+			if (slow[i])
+				no[nn++] = s->step_numbers[i];
+		if (!no)
+			c->oom = 1;
+		df_steps(c, f, no, nn);
+		x_free(no);
+		df_arg(c, f, "%s", sb.buf ? sb.buf : "");
+	}
 	if (sb.oom)
 		c->oom = 1;
 out:
@@ -479,16 +492,18 @@ static void job_finding(dctx *c, const wres *r, const int64_t *job, size_t nj, s
 	pt_sb_adds(&sb, nj == 1 ? "step " : "steps ");
 	for (i = 0; i < nj; i++)
 		pt_sb_addf(&sb, "%s%lld", i == 0 ? "" : i + 1 == nj ? " and " : ", ", (long long)job[i]);
-	pt_sb_addf(&sb, " %s slow on %zu of the %zu workers with several steps: %.1f ms (median "
-		   "over workers and steps) against a median step of %.1f ms; a step slow everywhere "
-		   "is the job's, not one worker's (in lockstep every worker waits for the slowest). "
-		   "Its extra time is largest on %s: see that worker's step finding.",
-		   nj == 1 ? "is" : "are", nslowest, nwith, median_of(ms, n, tmp),
-		   median_of(meds, nm, tmp), c->w[worst].id);
+	pt_sb_adds(&sb, nj == 1 ? " is" : " are");
 	f = df_add(c, DC_STEPS, c->w[worst].id, "", "slow steps (job)", (double)nj, median_of(meds, nm, tmp),
 		   r[worst].extra);
-	if (f && !sb.oom)
-		df_explain(c, f, "%s", sb.buf);
+	if (f && !sb.oom) {
+		df_cause(f, PT_CAUSE_JOB_SLOW_STEPS, PT_UNIT_COUNT);
+		df_metric(f, "median step (ms)", f->others, PT_UNIT_MS);
+		df_metric(f, "workers slow there", (double)nslowest, PT_UNIT_COUNT);
+		df_metric(f, "workers with several steps", (double)nwith, PT_UNIT_COUNT);
+		df_metric(f, "slow step, median (ms)", median_of(ms, n, tmp), PT_UNIT_MS);
+		df_steps(c, f, job, nj);
+		df_arg(c, f, "%s", sb.buf ? sb.buf : "");
+	}
 	if (sb.oom)
 		c->oom = 1;
 out:
