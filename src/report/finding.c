@@ -85,6 +85,27 @@ static const char *label_of(pt_report *r, const char *id)
 	return pt_report_strdup(r, b);
 }
 
+/* "confidence", when f is graded. */
+static void write_conf(pt_report *r, pt_rv *o, const pt_finding *f)
+{
+	const struct pt_finding_conf *c = &f->conf;
+	pt_rv *cf;
+
+	if (!c->level)
+		return;
+	cf = pt_rv_obj(r, o, "confidence");
+	pt_rv_str(r, cf, "level", c->level);
+	pt_rv_num(r, cf, "time lost (share of window)", c->lost);
+	pt_rv_num_or_null(r, cf, "apart (x)", c->apart);
+	pt_rv_int(r, cf, "other workers flagged", (int64_t)c->same);
+	pt_rv_str(r, cf, "calls", c->calls);
+	if (isfinite(c->noise_ms)) {
+		pt_rv_num(r, cf, "noise (ms per step)", c->noise_ms);
+		pt_rv_str(r, cf, "noise", c->noise);
+	}
+	pt_rv_str(r, cf, "evidence", c->evidence);
+}
+
 static void write_json(pt_report *r, const pt_finding *f, size_t rank)
 {
 	pt_rv *o = pt_rv_obj(r, r->farr, NULL), *a;
@@ -103,20 +124,7 @@ static void write_json(pt_report *r, const pt_finding *f, size_t rank)
 	pt_rv_str(r, o, "explanation", f->explanation);
 	if (f->caused_by)
 		pt_rv_str(r, o, "caused by", f->caused_by);
-	if (f->conf.level) {
-		const struct pt_finding_conf *c = &f->conf;
-		pt_rv *cf = pt_rv_obj(r, o, "confidence");
-		pt_rv_str(r, cf, "level", c->level);
-		pt_rv_num(r, cf, "time lost (share of window)", c->lost);
-		pt_rv_num_or_null(r, cf, "apart (x)", c->apart);
-		pt_rv_int(r, cf, "other workers flagged", (int64_t)c->same);
-		pt_rv_str(r, cf, "calls", c->calls);
-		if (isfinite(c->noise_ms)) {
-			pt_rv_num(r, cf, "noise (ms per step)", c->noise_ms);
-			pt_rv_str(r, cf, "noise", c->noise);
-		}
-		pt_rv_str(r, cf, "evidence", c->evidence);
-	}
+	write_conf(r, o, f);
 	if (!f->nev)
 		goto typed;
 	a = pt_rv_arr(r, o, "evidence");
@@ -147,7 +155,8 @@ static void copy_typed(pt_report *r, const pt_finding *f, pt_finding *d)
 
 	if (d->nworkers && (ls = pt_report_alloc(r, d->nworkers * sizeof(*ls))))
 		for (i = 0; i < d->nworkers; i++)
-			ls[i] = d->workers ? label_of(r, d->workers[i]) : "";
+			ls[i] = f->labels ? dup0(r, f->labels[i]) :
+				d->workers ? label_of(r, d->workers[i]) : "";
 	if (f->nmetrics && (ms = pt_report_alloc(r, f->nmetrics * sizeof(*ms))))
 		for (i = 0; i < f->nmetrics; i++) {
 			ms[i] = f->metrics[i];
@@ -172,18 +181,17 @@ static void copy_typed(pt_report *r, const pt_finding *f, pt_finding *d)
 	d->view = f->view ? dup0(r, f->view) : NULL;
 }
 
-int pt_report_add_finding(pt_report *r, const pt_finding *f)
+/* A deep copy of f appended to the model; NULL out of memory. */
+static pt_finding *model_add(pt_report *r, const pt_finding *f)
 {
 	pt_finding *d;
 	const char **ws = NULL;
 	pt_finding_ev *ev = NULL;
 	size_t i;
 
-	if (!r || r->oom || !pt_report_findings_open(r))
-		return -1;
 	if (X_GROW(r->f, r->fcap, r->nf + 1)) {
 		r->oom = 1;
-		return -1;
+		return NULL;
 	}
 	if (f->nworkers) {
 		ws = pt_report_alloc(r, f->nworkers * sizeof(*ws));
@@ -229,8 +237,35 @@ int pt_report_add_finding(pt_report *r, const pt_finding *f)
 		d->conf.evidence = dup0(r, f->conf.evidence);
 	}
 	if (r->oom)
-		return -1;
+		return NULL;
 	r->nf++;
+	return d;
+}
+
+int pt_report_add_finding(pt_report *r, const pt_finding *f)
+{
+	pt_finding *d;
+
+	if (!r || r->oom || !pt_report_findings_open(r))
+		return -1;
+	d = model_add(r, f);
+	if (!d)
+		return -1;
 	write_json(r, d, r->nf);
+	return r->oom ? -1 : 0;
+}
+
+int pt_report_add_finding_in(pt_report *r, pt_rv *o, const pt_finding *f)
+{
+	pt_finding *d;
+
+	if (!r || r->oom || !o)
+		return -1;
+	d = model_add(r, f);
+	if (!d)
+		return -1;
+	pt_rv_str(r, o, "category", d->category);
+	write_conf(r, o, d);
+	write_typed(r, o, d);
 	return r->oom ? -1 : 0;
 }

@@ -83,6 +83,11 @@ static const char *const phrases[PT_CAUSE_N] = {
 		"({m5.2f} ms each on average, against a median of {m6.2f} ms for the other "
 		"workers).{a1}{a2} If it arrived like the median worker, a step would take {w.2f} ms "
 		"instead of {i.2f} ms (-{m7.2f} ms, -{m8.1f}%).{a3}",
+	/* compare's sentences are built by its section (compare_report.c) */
+	[PT_CAUSE_GOT_SLOWER] = "{a0}",
+	[PT_CAUSE_GOT_FASTER] = "{a0}",
+	[PT_CAUSE_APPEARED] = "{a0}",
+	[PT_CAUSE_GONE] = "{a0}",
 	[PT_CAUSE_MISMATCH] = "{a0}: its collectives do not match the other workers' ({a1}); it is "
 		"left out of the lockstep analysis (who waited for whom), the rest goes on.",
 };

@@ -126,7 +126,11 @@ typedef struct pt_finding_ev {
 	X(SLOWEST_STEP, "slowest step") \
 	X(JOB_SLOW_STEPS, "slow steps everywhere") \
 	X(STRAGGLER, "straggler") \
-	X(MISMATCH, "mismatched collectives")
+	X(MISMATCH, "mismatched collectives") \
+	X(GOT_SLOWER, "got slower") \
+	X(GOT_FASTER, "got faster") \
+	X(APPEARED, "is new") \
+	X(GONE, "is gone")
 
 typedef enum {
 #define PT_CAUSE_ENUM(id, name) PT_CAUSE_##id,
@@ -193,6 +197,15 @@ pt_rv *pt_report_findings_open(pt_report *r);
  * "rank" its position from 1, to report.json's "findings".  0, or -1 out
  * of memory (the report remembers it: pt_report_oom). */
 int pt_report_add_finding(pt_report *r, const pt_finding *f);
+
+/* Append a deep copy of f to the model as pt_report_add_finding does, but
+ * write it into o, an object its section already filled with its own keys
+ * (compare's "Compare"."findings" entries): "category", "confidence" when
+ * graded, then the typed keys ("view", "labels", "cause", "metrics",
+ * "steps", "what if").  f->labels, when set, are copied as they are (the
+ * section knows its workers' ranks); else resolved as above.  0, or -1 out
+ * of memory. */
+int pt_report_add_finding_in(pt_report *r, pt_rv *o, const pt_finding *f);
 
 /* The findings in rank order; *n (not NULL) their number.  Owned by the
  * report; valid until it is freed.  NULL with *n = 0 when there are none. */
