@@ -12,6 +12,7 @@
 #include "hangcheck.h"
 #include "control/nodechan.h"
 #include "diagnose/robust.h"
+#include "report/phrase.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -347,8 +348,11 @@ void cli_hang_print(const cli_hang_run *run)
 	pt_report_json(h, 0, &sb);
 	pt_sb_adds(&sb, "\n\nFindings:\n");
 	fs = pt_report_findings(r, &nf);
-	for (k = 0; k < nf; k++)
-		pt_sb_addf(&sb, "%zu. %s\n", k + 1, fs[k].explanation);
+	for (k = 0; k < nf; k++) {
+		pt_sb_addf(&sb, "%zu. ", k + 1);
+		pt_finding_render(&fs[k], NULL, NULL, &sb);
+		pt_sb_addc(&sb, '\n');
+	}
 	if (!k)
 		pt_sb_addf(&sb, "%s\n", run->res.explanation ? run->res.explanation : "");
 	if (!sb.oom)

@@ -576,7 +576,8 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 		char id[PT_CONTROL_ID_MAX + 8];
 		const char *ids[1] = { id };
 		pt_finding f = { 0 };
-		pt_sb sb = { 0 };
+		pt_metric m[5];
+		const char *args[2];
 
 		for (size_t i = 0; i < n; i++)
 			if (i != res->suspects[k] && alive(&w[i]) && w[i].since_step >= 0)
@@ -590,21 +591,23 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 		f.value = s->since_step >= 0 ? round3(s->since_step) : NAN;
 		f.others = no ? round3(pt_robust_median(others, no, 0)) : NAN;
 		f.impact_ms = s->since_step >= 0 ? round3(s->since_step * 1000) : NAN;
-		if (s->state == PT_HANG_DEAD)
-			pt_sb_addf(&sb, "worker %s.json is dead: its process %lld on %s is gone (last "
-				   "step %lld); the other workers cannot pass their next collective "
-				   "without it", s->id, (long long)s->pid, s->host, (long long)s->step);
-		else if (s->state == PT_HANG_LOST)
-			pt_sb_addf(&sb, "worker %s.json is lost: no heartbeat from %s (last step %lld)",
-				   s->id, s->host, (long long)s->step);
-		else
-			pt_sb_addf(&sb, "worker %s.json is stuck in %s (last step %lld, no step for "
-				   "%.1f s) while the others are elsewhere: the likely cause of the "
-				   "hang", s->id, fn && fn[0] ? fn : "(no Python frame)",
-				   (long long)s->step, s->since_step);
-		f.explanation = sb.oom ? "" : sb.buf;
+		/* the phrase's numbers (report/phrase.c): the headline, the
+		 * others' median, the last step, its seconds unrounded, the pid */
+		m[0] = (pt_metric){ f.metric, f.value, PT_UNIT_NONE };
+		m[1] = (pt_metric){ "others", f.others, PT_UNIT_NONE };
+		m[2] = (pt_metric){ "last step", (double)s->step, PT_UNIT_COUNT };
+		m[3] = (pt_metric){ "no step for (s)", s->since_step, PT_UNIT_NONE };
+		m[4] = (pt_metric){ "pid", (double)s->pid, PT_UNIT_NONE };
+		args[0] = s->host ? s->host : "";
+		args[1] = fn && fn[0] ? fn : "(no Python frame)";
+		f.metrics = m;
+		f.nmetrics = 5;
+		f.args = args;
+		f.nargs = 2;
+		f.cause = s->state == PT_HANG_DEAD ? PT_CAUSE_DEAD :
+			  s->state == PT_HANG_LOST ? PT_CAUSE_LOST : PT_CAUSE_HUNG;
+		f.view = "hang";
 		pt_report_add_finding(r, &f);
-		pt_sb_free(&sb);
 	}
 	pt_hang_add_section(r, root, w, n, o, res);
 	x_free(others);

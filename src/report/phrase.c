@@ -88,6 +88,11 @@ static const char *const phrases[PT_CAUSE_N] = {
 	[PT_CAUSE_GOT_FASTER] = "{a0}",
 	[PT_CAUSE_APPEARED] = "{a0}",
 	[PT_CAUSE_GONE] = "{a0}",
+	[PT_CAUSE_DEAD] = "{W} is dead: its process {m4d} on {a0} is gone (last step {m2d}); the "
+		"other workers cannot pass their next collective without it",
+	[PT_CAUSE_LOST] = "{W} is lost: no heartbeat from {a0} (last step {m2d})",
+	[PT_CAUSE_HUNG] = "{W} is stuck in {a1} (last step {m2d}, no step for {m3.1f} s) while the "
+		"others are elsewhere: the likely cause of the hang",
 	[PT_CAUSE_MISMATCH] = "{a0}: its collectives do not match the other workers' ({a1}); it is "
 		"left out of the lockstep analysis (who waited for whom), the rest goes on.",
 };

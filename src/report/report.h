@@ -130,7 +130,10 @@ typedef struct pt_finding_ev {
 	X(GOT_SLOWER, "got slower") \
 	X(GOT_FASTER, "got faster") \
 	X(APPEARED, "is new") \
-	X(GONE, "is gone")
+	X(GONE, "is gone") \
+	X(DEAD, "dead") \
+	X(LOST, "lost") \
+	X(HUNG, "hung")
 
 typedef enum {
 #define PT_CAUSE_ENUM(id, name) PT_CAUSE_##id,
