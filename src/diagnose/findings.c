@@ -104,7 +104,7 @@ void df_free(dfinding *f)
 	if (!f)
 		return;
 	for (i = 0; i < f->nev; i++)
-		x_free(f->ev[i].explanation);
+		x_free((char *)f->ev[i].explanation);
 	x_free(f->ev);
 	x_free(f->waits);
 	x_free(f->also);
@@ -259,9 +259,8 @@ static int cmp_finding(const void *a, const void *b)
 }
 
 /* f as the report's finding model (report.h), which writes report.json's
- * entry; evs holds f->nev entries, ws f's workers. */
-static void to_model(dctx *c, const dfinding *f, pt_finding *m, pt_finding_ev *evs,
-		     const char **ws)
+ * entry; ws holds f's workers. */
+static void to_model(dctx *c, const dfinding *f, pt_finding *m, const char **ws)
 {
 	size_t i;
 
@@ -305,14 +304,9 @@ static void to_model(dctx *c, const dfinding *f, pt_finding *m, pt_finding_ev *e
 		m->conf.noise = f->noise_src;
 		m->conf.evidence = f->conf.evidence;
 	}
-	for (i = 0; evs && i < f->nev; i++) {
-		const devidence *e = &f->ev[i];
-		evs[i] = (pt_finding_ev){ e->kind, e->category, e->worker, e->function,
-					  e->metric, e->value, e->others, e->impact_ms,
-					  e->explanation };
-	}
-	m->ev = evs;
-	m->nev = evs ? f->nev : 0;
+	/* the evidence is the model's own type (devidence) */
+	m->ev = f->ev;
+	m->nev = f->nev;
 }
 
 const char *df_sentence(dctx *c, dfinding *f)
@@ -330,7 +324,7 @@ const char *df_sentence(dctx *c, dfinding *f)
 	}
 	f->m[0].name = f->metric;
 	f->m[0].value = f->value;
-	to_model(c, f, &m, NULL, ws);
+	to_model(c, f, &m, ws);
 	pt_finding_render(&m, NULL, NULL, &sb);
 	x_free(ws);
 	if (sb.oom) {
@@ -346,19 +340,14 @@ const char *df_sentence(dctx *c, dfinding *f)
 
 void diag_findings(dctx *c)
 {
-	pt_finding_ev *evs = NULL;
 	const char **ws = NULL;
-	size_t i, maxev = 0;
+	size_t i;
 
 	pt_report_findings_open(c->rep);
 	if (c->nf > 1)
 		qsort(c->f, c->nf, sizeof(*c->f), cmp_finding);
-	for (i = 0; i < c->nf; i++)
-		if (c->f[i].nev > maxev)
-			maxev = c->f[i].nev;
-	evs = x_malloc((maxev + 1) * sizeof(*evs));
 	ws = x_malloc((c->nfailed + 1) * sizeof(*ws));
-	if (!evs || !ws) {
+	if (!ws) {
 		c->oom = 1;
 		goto out;
 	}
@@ -367,7 +356,7 @@ void diag_findings(dctx *c)
 		/* the headline as the finding holds it now */
 		c->f[i].m[0].name = c->f[i].metric;
 		c->f[i].m[0].value = c->f[i].value;
-		to_model(c, &c->f[i], &m, evs, ws);
+		to_model(c, &c->f[i], &m, ws);
 		if (pt_report_add_finding(c->rep, &m)) {
 			c->oom = 1;
 			break;
@@ -375,5 +364,4 @@ void diag_findings(dctx *c)
 	}
 out:
 	x_free(ws);
-	x_free(evs);
 }

@@ -64,13 +64,10 @@ extern const char *const dcat_names[DC_COUNT];
  * a straggler is a thread that waits for the cause's work on another, or
  * its GPU idle while its CPU stalls. */
 
-/* One section's diagnosis, kept as evidence of the finding it merged into. */
-typedef struct devidence {
-	pt_ev_kind kind;
-	const char *category, *worker, *function, *metric;
-	double value, others, impact_ms;
-	char *explanation;       /* owned */
-} devidence;
+/* One section's diagnosis, kept as evidence of the finding it merged into:
+ * the report model's evidence (report.h), its explanation owned by the
+ * diagnosis (df_free frees it). */
+typedef pt_finding_ev devidence;
 
 /* A diagnosis.  Sections fill the first eight members (df_add, df_explain);
  * the merge pass (merge.c) gives each cause one finding: its identity is
