@@ -448,6 +448,52 @@ out:
 	return rc;
 }
 
+/* ---- the workers' states ---------------------------------------------------- */
+
+void pt_hang_classify(const pt_hang_seen *s, double now, double hang_timeout, pt_hang_worker *w,
+		      char *note, size_t cap)
+{
+	double step_time = s->has_hb ? s->hb_step_time : 0;
+
+	w->id = s->id;
+	w->host = s->host;
+	w->rank = s->rank;
+	w->pid = s->pid;
+	w->step = s->hb_step;
+	w->stacks = note;
+	if (s->exited) {
+		w->state = PT_HANG_EXITED;
+		snprintf(note, cap, "none: the process exited");
+	} else if (s->dead) {
+		w->state = PT_HANG_DEAD;
+		snprintf(note, cap, "none: the process is gone");
+	} else if (!s->alive) {
+		w->state = PT_HANG_LOST;
+		snprintf(note, cap, "none: no heartbeat for %.0f s",
+			 now - (s->has_hb ? s->hb_time : s->started));
+	} else {
+		w->state = PT_HANG_RUNNING;
+		if (s->answered)
+			snprintf(note, cap, "on request");
+	}
+	/* The watchdog saw the last step more precisely than the
+	 * heartbeat (written at most every second). */
+	if (s->dump && s->dump->step >= w->step && s->dump->step_time > 0) {
+		w->step = s->dump->step;
+		step_time = s->dump->step_time;
+	}
+	/* Never stepped: as long as it has run (stuck before its first
+	 * step, e.g. in init_process_group). */
+	if (step_time <= 0 && w->step <= 0)
+		step_time = s->started;
+	w->since_step = step_time > 0 ? now - step_time : -1;
+	if (w->since_step < 0 && step_time > 0)
+		w->since_step = 0;
+	if (w->state == PT_HANG_RUNNING && w->since_step >= hang_timeout)
+		w->state = PT_HANG_HUNG;
+	w->dump = s->dump;
+}
+
 /* ---- report --------------------------------------------------------------- */
 
 static pt_rv *wname(pt_report *r, pt_rv *parent, const char *key, const char *id)
