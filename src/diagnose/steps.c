@@ -210,6 +210,27 @@ typedef struct wres {
 	double med;        /* the worker's median step */
 } wres;
 
+/* A worker's step finding's typed fields (phrase.c): its cause, the median
+ * step, the steps it names (slow[i] set) and its sentence after the id. */
+static void step_fields(dctx *c, dfinding *f, const pt_summary *s, const unsigned char *slow,
+			size_t nslow, double med, const char *text)
+{
+	int64_t *no = x_malloc((s->nsteps ? s->nsteps : 1) * sizeof(*no));
+	size_t i, nn = 0;
+
+	df_cause(f, nslow ? PT_CAUSE_SLOW_STEPS : PT_CAUSE_SLOWEST_STEP,
+		 nslow ? PT_UNIT_COUNT : PT_UNIT_MS);
+	df_metric(f, "median step (ms)", med, PT_UNIT_MS);
+	for (i = 0; no && s->step_numbers && i < s->nsteps; i++)
+		if (slow[i])
+			no[nn++] = s->step_numbers[i];
+	if (!no)
+		c->oom = 1;
+	df_steps(c, f, no, nn);
+	x_free(no);
+	df_arg(c, f, "%s", text ? text : "");
+}
+
 static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, int single,
 			 wres *res)
 {
@@ -384,21 +405,8 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		   med, nslow ? extra : (single ? s->step_ms[imax] - med : 0));
 	if (f)
 		f->fkind = fkind;
-	if (f && !sb.oom) {
-		int64_t *no = x_malloc(ns * sizeof(*no));
-		size_t nn = 0;
-		df_cause(f, nslow ? PT_CAUSE_SLOW_STEPS : PT_CAUSE_SLOWEST_STEP,
-			 nslow ? PT_UNIT_COUNT : PT_UNIT_MS);
-		df_metric(f, "median step (ms)", med, PT_UNIT_MS);
-		for (i = 0; no && s->step_numbers && i < ns; i++)
-			if (slow[i])
-				no[nn++] = s->step_numbers[i];
-		if (!no)
-			c->oom = 1;
-		df_steps(c, f, no, nn);
-		x_free(no);
-		df_arg(c, f, "%s", sb.buf ? sb.buf : "");
-	}
+	if (f && !sb.oom)
+		step_fields(c, f, s, slow, nslow, med, sb.buf);
 	if (sb.oom)
 		c->oom = 1;
 out:
