@@ -4,7 +4,10 @@
  * every worker's watchdog (python/perftracker/collector_watchdog.c) for its
  * Python stacks through <control>/stacks/, classify the workers from their
  * heartbeats and pids, and analyse the stacks with src/hang/hang.c into
- * the report's "Hang" section (docs/hang.md).
+ * the report's "Hang" section (docs/hang.md).  What is read from the
+ * control directory stays here; what is decided from it (each worker's
+ * state, its suspects, the findings) is the hang library's
+ * (pt_hang_classify, pt_hang_analyze, pt_hang_report).
  */
 #include <stddef.h>
 
@@ -12,6 +15,7 @@
 #include "hangcheck.h"
 #include "control/nodechan.h"
 #include "analysis/stats.h"
+#include "report/phrase.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "../report/keys.h"
@@ -189,55 +193,27 @@ static void unanswered(const cli_hang *h, cli_hang_run *run, size_t i, int *got,
 	}
 }
 
-/* Worker i for the analysis (run->w[i]): its state (exited, dead, lost,
- * running, hung), where its stacks came from, its last step and the
- * seconds since. */
+/* Worker i for the analysis (run->w[i]): what the control directory says
+ * of it, its stacks (the watchdog's own dump of this stall when it did not
+ * answer), classified by the hang library (pt_hang_classify). */
 static void classify(const cli_hang *h, cli_hang_run *run, size_t i, int *got,
 		     const int *exited, const char *node, double now)
 {
-	pt_hang_worker *w = &run->w[i];
 	const pt_worker_entry *x = &run->e[i];
-	double step_time = x->has_hb ? x->hb.step_time : 0;
+	pt_hang_seen s = {
+		.id = x->info.id, .host = x->info.host, .rank = x->info.rank,
+		.pid = x->info.pid, .exited = exited && exited[i],
+		.has_hb = x->has_hb, .hb_step = x->hb.step, .hb_step_time = x->hb.step_time,
+		.hb_time = x->hb.time, .started = x->info.started, .answered = got[i],
+	};
 
-	w->id = x->info.id;
-	w->host = x->info.host;
-	w->rank = x->info.rank;
-	w->pid = x->info.pid;
-	w->step = x->hb.step;
-	w->stacks = run->notes[i];
-	if (exited && exited[i]) {
-		w->state = PT_HANG_EXITED;
-		snprintf(run->notes[i], sizeof(run->notes[i]), "none: the process exited");
-	} else if (pt_control_worker_dead(x, node)) {
-		w->state = PT_HANG_DEAD;
-		snprintf(run->notes[i], sizeof(run->notes[i]), "none: the process is gone");
-	} else if (!pt_control_worker_alive(x, now, h->stale, node)) {
-		w->state = PT_HANG_LOST;
-		snprintf(run->notes[i], sizeof(run->notes[i]), "none: no heartbeat for %.0f s",
-			 now - (x->has_hb ? x->hb.time : x->info.started));
-	} else {
-		w->state = PT_HANG_RUNNING;
-		if (!got[i])
-			unanswered(h, run, i, got, now);
-		else
-			snprintf(run->notes[i], sizeof(run->notes[i]), "on request");
-	}
-	/* The watchdog saw the last step more precisely than the
-	 * heartbeat (written at most every second). */
-	if (got[i] && run->dumps[i].step >= w->step && run->dumps[i].step_time > 0) {
-		w->step = run->dumps[i].step;
-		step_time = run->dumps[i].step_time;
-	}
-	/* Never stepped: as long as it has run (stuck before its first
-	 * step, e.g. in init_process_group). */
-	if (step_time <= 0 && w->step <= 0)
-		step_time = x->info.started;
-	w->since_step = step_time > 0 ? now - step_time : -1;
-	if (w->since_step < 0 && step_time > 0)
-		w->since_step = 0;
-	if (w->state == PT_HANG_RUNNING && w->since_step >= h->hang_timeout)
-		w->state = PT_HANG_HUNG;
-	w->dump = got[i] ? &run->dumps[i] : NULL;
+	s.dead = !s.exited && pt_control_worker_dead(x, node);
+	s.alive = !s.exited && !s.dead && pt_control_worker_alive(x, now, h->stale, node);
+	if (s.alive && !got[i])
+		unanswered(h, run, i, got, now);
+	s.dump = got[i] ? &run->dumps[i] : NULL;
+	pt_hang_classify(&s, now, h->hang_timeout, &run->w[i], run->notes[i],
+			 sizeof(run->notes[i]));
 }
 
 int cli_hang_check(const cli_hang *h, const pt_worker_entry *e, const int *exited, size_t n,
@@ -348,8 +324,11 @@ void cli_hang_print(const cli_hang_run *run)
 	pt_report_json(h, 0, &sb);
 	pt_sb_adds(&sb, "\n\nFindings:\n");
 	fs = pt_report_findings(r, &nf);
-	for (k = 0; k < nf; k++)
-		pt_sb_addf(&sb, "%zu. %s\n", k + 1, fs[k].explanation);
+	for (k = 0; k < nf; k++) {
+		pt_sb_addf(&sb, "%zu. ", k + 1);
+		pt_finding_render(&fs[k], NULL, NULL, &sb);
+		pt_sb_addc(&sb, '\n');
+	}
 	if (!k)
 		pt_sb_addf(&sb, "%s\n", run->res.explanation ? run->res.explanation : "");
 	if (!sb.oom)

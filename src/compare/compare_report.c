@@ -424,6 +424,78 @@ static void add_critical_path(cctx *c, pt_rv *cmp)
 	}
 }
 
+/* The cause kind of a change. */
+static pt_cause change_cause(const cfind *x)
+{
+	if (x->scope_class == SC_SPAN || x->beyond)
+		return x->d > 0 ? PT_CAUSE_GOT_SLOWER : PT_CAUSE_GOT_FASTER;
+	return x->change == CH_APPEARED ? PT_CAUSE_APPEARED :
+	       x->change == CH_DISAPPEARED ? PT_CAUSE_GONE :
+	       x->change == CH_SLOWER ? PT_CAUSE_GOT_SLOWER : PT_CAUSE_GOT_FASTER;
+}
+
+/* x in the report's finding model (report.h), its typed keys written into
+ * o.  Its grade is compare's own (every finding is beyond its threshold):
+ * "strong" when the change is at least twice its threshold, else
+ * "moderate"; never "weak". */
+static void model_finding(cctx *c, pt_rv *o, const cfind *x, double share, const char *text)
+{
+	enum { MAXW = 64 };
+	const char *ws[MAXW], *ls[MAXW];
+	char lb[MAXW][32], ev[160];
+	pt_metric m[7];
+	pt_finding f;
+	size_t k, nm = 0;
+	double thr = x->scope_class == SC_CLASS ? c->thr : c->f[x->f].thr;
+	double apart = thr > 0 ? fabs(x->d) / thr : NAN;
+
+	memset(&f, 0, sizeof(f));
+	f.category = "Compare";
+	if (!x->pairs) {
+		ws[0] = ls[0] = "all";
+		f.nworkers = 1;
+	}
+	for (k = 0; x->pairs && k < x->npairs && k < MAXW; k++) {
+		int64_t rk = c->w[c->pair[x->pairs[k]][0]].s->rank;
+		ws[k] = c->w[c->pair[x->pairs[k]][1]].s->worker;
+		snprintf(lb[k], sizeof(lb[k]), "rank %lld", (long long)rk);
+		ls[k] = rk >= 0 ? lb[k] : ws[k];
+		f.nworkers = k + 1;
+	}
+	f.workers = ws;
+	f.labels = ls;
+	f.function = x->scope_class == SC_CLASS ? class_label((int)x->f) : c->f[x->f].key;
+	f.metric = "delta_ms";
+	f.value = x->d;
+	f.others = NAN;
+	f.impact_ms = fabs(x->d);
+	f.cause = change_cause(x);
+	f.view = "compare";
+	m[nm++] = (pt_metric){ "delta_ms", x->d, PT_UNIT_MS_STEP };
+	m[nm++] = (pt_metric){ "baseline_ms", x->a, PT_UNIT_MS_STEP };
+	m[nm++] = (pt_metric){ "new_ms", x->b, PT_UNIT_MS_STEP };
+	m[nm++] = (pt_metric){ "share", share, PT_UNIT_SHARE };
+	if (x->scope_class != SC_CLASS) {
+		m[nm++] = (pt_metric){ "baseline_calls", x->ca, PT_UNIT_COUNT };
+		m[nm++] = (pt_metric){ "new_calls", x->cb, PT_UNIT_COUNT };
+	}
+	if (x->pa > 0 && x->pb > 0)
+		m[nm++] = (pt_metric){ "per call (x)", x->pb / x->pa, PT_UNIT_X };
+	f.metrics = m;
+	f.nmetrics = nm;
+	f.args = &text;
+	f.nargs = 1;
+	f.conf.level = isfinite(apart) && apart >= 2 ? "strong" : "moderate";
+	f.conf.lost = c->mean[0] > 0 ? fabs(x->d) / c->mean[0] : 0;
+	f.conf.apart = apart;
+	f.conf.noise_ms = NAN;
+	snprintf(ev, sizeof(ev), "changed %.3f ms per step against its threshold of %.3f ms",
+		 fabs(x->d), thr);
+	f.conf.evidence = ev;
+	if (pt_report_add_finding_in(c->r, o, &f))
+		c->oom = 1;
+}
+
 /* One finding (the rank-th) as an object of arr: what changed, where
  * (a class, or a function and its kind), on which workers, the times and
  * calls on both sides, and its explanation (written through sb). */
@@ -517,6 +589,7 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 	}
 	explain(c, x, share, sb);
 	pt_rv_str(r, o, PT_K_EXPLANATION, sb->oom ? "" : (pt_sb_addc(sb, 0), sb->buf));
+	model_finding(c, o, x, share, sb->oom ? "" : sb->buf);
 	pt_sb_reset(sb);
 }
 

@@ -1,11 +1,13 @@
 /*
  * compare_text.c - the text report of `perftracker compare`: the summary
  * sentence first, both sides' step times, the class table, then the
- * findings as numbered sentences.  Reads only the "Compare" section that
- * compare.c built, as text.c does for a diagnosis.
+ * findings as numbered sentences.  Reads the "Compare" section that
+ * compare.c built for the numbers, and the report's finding model for the
+ * findings, rendered by the one renderer (report/phrase.h).
  */
 #include "compare.h"
 #include "../report/keys.h"
+#include "../report/phrase.h"
 
 #include <math.h>
 #include <string.h>
@@ -37,7 +39,8 @@ static void text_side(const pt_rv *cmp, const char *key, const char *label, pt_s
 void pt_compare_text(const pt_report *r, size_t max_findings, pt_sb *out)
 {
 	const pt_rv *cmp = pt_rv_get(pt_report_root_c(r), PT_K_COMPARE), *v, *e;
-	size_t shown = 0;
+	const pt_finding *f;
+	size_t shown = 0, nf, i;
 
 	if (!cmp)
 		return;
@@ -74,20 +77,20 @@ void pt_compare_text(const pt_report *r, size_t max_findings, pt_sb *out)
 		}
 	}
 	pt_sb_adds(out, "\nFindings (ranked by ms per step):\n");
-	v = pt_rv_get(cmp, PT_K_FINDINGS);
-	if (!v || !v->n) {
+	f = pt_report_findings(r, &nf);
+	if (!nf) {
 		pt_sb_adds(out, "No function changed beyond the noise.\n");
 		return;
 	}
-	for (e = v->child; e; e = e->next) {
-		const pt_rv *x = pt_rv_get(e, PT_K_EXPLANATION);
-
+	for (i = 0; i < nf; i++) {
 		if (max_findings && shown == max_findings)
 			break;
 		shown++;
-		pt_sb_addf(out, "%zu. %s\n", shown, x && x->type == PT_RV_STR ? x->str : "");
+		pt_sb_addf(out, "%zu. ", shown);
+		pt_finding_render(&f[i], NULL, NULL, out);
+		pt_sb_addc(out, '\n');
 	}
-	if (shown < v->n || rv_num(cmp, PT_K_MORE_FINDINGS) > 0)
+	if (shown < nf || rv_num(cmp, PT_K_MORE_FINDINGS) > 0)
 		pt_sb_addf(out, "... and %lld more in report.json.\n",
-			   (long long)(v->n - shown) + (long long)rv_num(cmp, PT_K_MORE_FINDINGS));
+			   (long long)(nf - shown) + (long long)rv_num(cmp, PT_K_MORE_FINDINGS));
 }

@@ -124,11 +124,29 @@ static void add_func(pt_sb *sb, const char *key, const char *other)
 	}
 }
 
+/* The numbers of a GPU idle finding (phrase.c: idle share, idle and window
+ * ms, compute, communication and memory shares) and the word for its span. */
+static void idle_fields(dctx *c, dfinding *f, const pt_summary *s, pt_cause cause)
+{
+	const pt_breakdown *b = s->breakdown;
+
+	if (!f)
+		return;
+	df_cause(f, cause, PT_UNIT_SHARE);
+	df_metric(f, "idle (ms)", b->idle_ms, PT_UNIT_MS);
+	df_metric(f, "window (ms)", b->window_ms, PT_UNIT_MS);
+	df_metric(f, "compute", share(b->compute_ms, b->window_ms), PT_UNIT_SHARE);
+	df_metric(f, "communication not overlapped", share(b->comm_ms, b->window_ms),
+		  PT_UNIT_SHARE);
+	df_metric(f, "memory operations", share(b->memory_ms, b->window_ms), PT_UNIT_SHARE);
+	df_arg(c, f, "%s", s->nsteps > 1 ? "profiled steps" : s->nsteps == 1 ? "step" : "window");
+}
+
 static void idle_finding(dctx *c, const dworker *w, int single)
 {
 	const pt_summary *s = w->s;
 	const pt_breakdown *b = s->breakdown;
-	char p1[32], p2[32], p3[32], p4[32], p5[32], fb[160];
+	char p1[32], p2[32], p5[32], fb[160];
 	pt_sb sb = { 0 };
 	double idle = share(b->idle_ms, b->window_ms);
 	int k, top = 0, n = 0, order[PT_IDLE_COUNT];
@@ -137,37 +155,18 @@ static void idle_finding(dctx *c, const dworker *w, int single)
 	if (!b->nkernels && b->memory_ms <= 0) {
 		/* a CPU-only run: say so rather than "idle 100%" */
 		f = df_add(c, DC_GPU_IDLE, w->id, "", "gpu idle", idle, NAN, 0);
-		df_explain(c, f, "%s: the trace records no GPU kernel or memory operation in its %s "
-			   "(%.1f ms): a CPU-only run; where its time goes is in \"Python functions\" "
-			   "and the class breakdown.", w->id,
-			   s->nsteps > 1 ? "profiled steps" : s->nsteps == 1 ? "step" : "window",
-			   b->window_ms);
+		idle_fields(c, f, s, PT_CAUSE_CPU_ONLY);
 		return;
 	}
 	if (idle < IDLE_MIN) {
 		/* the GPU is the bottleneck: still say where its time goes */
 		f = df_add(c, DC_GPU_IDLE, w->id, "", "gpu idle", idle, NAN, 0);
-		df_explain(c, f, "%s: the GPU is idle only %s of the %s (%.1f of %.1f ms): compute %s, "
-			   "communication not overlapped with compute %s, memory operations %s. The GPU "
-			   "is the bottleneck: the heaviest kernels (GPU Compute) are where time can be "
-			   "won.", w->id, df_pct(idle, p1, sizeof(p1)),
-			   s->nsteps > 1 ? "profiled steps" : s->nsteps == 1 ? "step" : "window",
-			   b->idle_ms, b->window_ms,
-			   df_pct(share(b->compute_ms, b->window_ms), p2, sizeof(p2)),
-			   df_pct(share(b->comm_ms, b->window_ms), p3, sizeof(p3)),
-			   df_pct(share(b->memory_ms, b->window_ms), p4, sizeof(p4)));
+		idle_fields(c, f, s, PT_CAUSE_GPU_BOUND);
 		return;
 	}
 	for (k = 1; k < PT_IDLE_COUNT; k++)
 		if (b->idle_ms_by[k] > b->idle_ms_by[top])
 			top = k;
-	pt_sb_addf(&sb, "%s: the GPU is idle %s of the %s (%.1f of %.1f ms; compute %s, "
-		   "communication not overlapped with compute %s, memory operations %s). ",
-		   w->id, df_pct(idle, p1, sizeof(p1)),
-		   s->nsteps > 1 ? "profiled steps" : s->nsteps == 1 ? "step" : "window",
-		   b->idle_ms, b->window_ms, df_pct(share(b->compute_ms, b->window_ms), p2, sizeof(p2)),
-		   df_pct(share(b->comm_ms, b->window_ms), p3, sizeof(p3)),
-		   df_pct(share(b->memory_ms, b->window_ms), p4, sizeof(p4)));
 	if (b->nfuncs) {
 		char fb2[160];
 		int same = b->nfuncs > 1 &&
@@ -218,8 +217,10 @@ static void idle_finding(dctx *c, const dworker *w, int single)
 	 * one says where a worker's own time goes, not who slows the job. */
 	f = df_add(c, DC_GPU_IDLE, w->id, b->nfuncs ? b->funcs[0].key : "", "gpu idle", idle, NAN,
 		   single ? b->idle_ms_by[top] : 0);
-	if (f && !sb.oom)
-		df_explain(c, f, "%s", sb.buf);
+	if (f && !sb.oom) {
+		idle_fields(c, f, s, PT_CAUSE_GPU_IDLE);
+		df_arg(c, f, "%s", sb.buf ? sb.buf : "");
+	}
 	if (sb.oom)
 		c->oom = 1;
 	pt_sb_free(&sb);

@@ -340,7 +340,7 @@ static uint32_t straggler(dctx *c, dmetric *md)
 static void comm_finding(dctx *c, const dkey *k, const char *group, const dworker *w,
 			 int metric, double val, double oth, double imp)
 {
-	char sn[160], p1[32], p2[32];
+	char sn[160];
 	dfinding *f = df_add(c, DC_COMM, w->id, k->key, metric_names[metric], val, oth,
 			     imp * w->window_ms);
 	const char *why = "the collective takes longer on this worker: usually it waits for "
@@ -350,15 +350,16 @@ static void comm_finding(dctx *c, const dkey *k, const char *group, const dworke
 	pt_name_sentence(k->key, k->cls, sn, sizeof(sn));
 	if (metric == 0)
 		df_explain_share(c, f, sn, group, why);
-	else if (metric == 1)
-		df_explain(c, f, "each %s (%s) takes %s on worker %s, other workers %s: %s "
-			   "(about %.3g ms per step)", sn, group, pt_fmt_ms(val, p1, sizeof(p1)), w->id,
-			   pt_fmt_ms(oth, p2, sizeof(p2)), why, imp * w->window_ms / dw_steps(w));
-	else
-		df_explain(c, f, "worker %s reaches %.3g GB/s bus bandwidth in %s (%s), other "
-			   "workers %.3g GB/s: a slow link, NIC or switch port on this worker's "
-			   "path (about %.3g ms per step)", w->id, val, sn, group, oth,
-			   imp * w->window_ms / dw_steps(w));
+	else if (f) {
+		pt_unit u = metric == 1 ? PT_UNIT_MS : PT_UNIT_GBPS;
+		df_cause(f, metric == 1 ? PT_CAUSE_SLOW_CALLS : PT_CAUSE_LOW_BANDWIDTH, u);
+		df_metric(f, "others", oth, u);
+		df_metric(f, "ms per step", imp * w->window_ms / dw_steps(w), PT_UNIT_MS_STEP);
+		df_arg(c, f, "%s", sn);
+		df_arg(c, f, "%s", group);
+		if (metric == 1)
+			df_arg(c, f, "%s", why);
+	}
 }
 
 /* With link throughput: name the shape.  Returns 1 when a finding was made. */
@@ -387,31 +388,42 @@ static int hw_finding(dctx *c, const dkey *k, const hwkey *hk, size_t j, const d
 		/* Steady but slow: the link itself cannot go faster. */
 		f = df_add(c, DC_COMM, w->id, k->key, metric_names[3], r->avg, r->o_avg,
 			   imp * w->window_ms);
-		df_explain(c, f, "worker %s moves data steadily but slowly in %s (%s): %.3g%% of "
-			   "the link on average (std %.3g%%, peak %.3g%%), other workers %.3g%% "
-			   "(peak %.3g%%): a slow link: the %s path of this worker's GPU (degraded "
-			   "or downgraded link, errors and retries) (about %.3g ms per step)",
-			   w->id, sn, hk->group[gb], r->avg, r->std, r->peak, r->o_avg, r->o_peak,
-			   link, imp * w->window_ms / dw_steps(w));
+		df_cause(f, PT_CAUSE_SLOW_LINK, PT_UNIT_NONE);
+		df_metric(f, "others", r->o_avg, PT_UNIT_NONE);
+		df_metric(f, "link std (%)", r->std, PT_UNIT_NONE);
+		df_metric(f, "link peak (%)", r->peak, PT_UNIT_NONE);
+		df_metric(f, "others' link peak (%)", r->o_peak, PT_UNIT_NONE);
+		df_metric(f, "ms per step", imp * w->window_ms / dw_steps(w), PT_UNIT_MS_STEP);
+		df_arg(c, f, "%s", sn);
+		df_arg(c, f, "%s", hk->group[gb]);
+		df_arg(c, f, "%s", link);
 		return 1;
 	}
 	if (r->std > (1 + rel) * r->o_std) {
-		char who[320];
+		pt_sb who = { 0 };
 
-		if (late != UINT32_MAX)
-			snprintf(who, sizeof(who), "worker %s, whose %s is the shortest: it "
-				 "arrives last", c->w[late].id, sn);
-		else
-			snprintf(who, sizeof(who), "no worker's %s is markedly shorter: look for "
-				 "the slow worker in the other sections", sn);
+		if (late != UINT32_MAX) {
+			df_who(&who, c, late, 'W');
+			pt_sb_addf(&who, ", whose %s is the shortest: it arrives last", sn);
+		} else {
+			pt_sb_addf(&who, "no worker's %s is markedly shorter: look for the slow "
+				   "worker in the other sections", sn);
+		}
 		/* Nothing, then full speed: the link is fine, the peer is late. */
 		f = df_add(c, DC_COMM, w->id, k->key, metric_names[4], r->std, r->o_std,
 			   imp * w->window_ms);
-		df_explain(c, f, "worker %s waits for a late peer in %s (%s): the link idles and "
-			   "then runs at full speed (std %.3g%%, peak %.3g%%, average %.3g%%; "
-			   "other workers std %.3g%%, peak %.3g%%) (%s) (about %.3g ms per "
-			   "step)", w->id, sn, hk->group[gb], r->std, r->peak, r->avg, r->o_std,
-			   r->o_peak, who, imp * w->window_ms / dw_steps(w));
+		df_cause(f, PT_CAUSE_WAITS_FOR_PEER, PT_UNIT_NONE);
+		df_metric(f, "others", r->o_std, PT_UNIT_NONE);
+		df_metric(f, "link peak (%)", r->peak, PT_UNIT_NONE);
+		df_metric(f, "link average (%)", r->avg, PT_UNIT_NONE);
+		df_metric(f, "others' link peak (%)", r->o_peak, PT_UNIT_NONE);
+		df_metric(f, "ms per step", imp * w->window_ms / dw_steps(w), PT_UNIT_MS_STEP);
+		df_arg(c, f, "%s", sn);
+		df_arg(c, f, "%s", hk->group[gb]);
+		df_arg(c, f, "%s", who.oom ? "" : who.buf);
+		if (who.oom)
+			c->oom = 1;
+		pt_sb_free(&who);
 		return 1;
 	}
 	return 0;

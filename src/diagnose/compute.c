@@ -133,7 +133,6 @@ static void gpu_util(dctx *c, pt_rv *sec)
 	for (i = 0; i < m->n; i++) {
 		const dworker *w = &c->w[m->wk[i]];
 		double oth, imp;
-		char p1[32], p2[32];
 		dfinding *f;
 
 		if (!dm_test(c, m, i, PT_DIR_BOTH, dm_impact_ratio, &oth, &imp))
@@ -143,16 +142,8 @@ static void gpu_util(dctx *c, pt_rv *sec)
 		out[nout++].idx = i;
 		f = df_add(c, DC_COMPUTE, w->id, "", PT_K_GPU_UTILIZATION, m->val[i], oth,
 			   imp * w->window_ms);
-		if (m->val[i] < oth)
-			df_explain(c, f, "worker %s keeps its GPU busy %s of the time, other "
-				   "workers %s: its GPU waits more (for the CPU, input data or "
-				   "other workers); see this worker's other findings", w->id,
-				   df_pct(m->val[i], p1, sizeof(p1)), df_pct(oth, p2, sizeof(p2)));
-		else
-			df_explain(c, f, "worker %s keeps its GPU busy %s of the time, other "
-				   "workers %s: its GPU has more work or runs slower (see \"workers "
-				   "with potential GPU issues\")", w->id,
-				   df_pct(m->val[i], p1, sizeof(p1)), df_pct(oth, p2, sizeof(p2)));
+		df_cause(f, m->val[i] < oth ? PT_CAUSE_GPU_WAITS : PT_CAUSE_GPU_BUSIER, PT_UNIT_SHARE);
+		df_metric(f, "others", oth, PT_UNIT_SHARE);
 	}
 	if (nout > 1)
 		qsort(out, nout, sizeof(*out), dpair_cmp);
@@ -273,7 +264,7 @@ static void slow_kernels(dctx *c, pt_rv *sec)
 		const slow *top = &sl[first[out[i].idx]];
 		const dkey *tk = &c->keys[top->k];
 		pt_rv *o = pt_rv_obj(c->rep, det, w->id);
-		char name[160], p1[32], p2[32], d1[32], d2[32], cause[512];
+		char name[160], cause[512];
 		dfinding *f;
 
 		pt_rv_str(c->rep, list, NULL, w->id);
@@ -292,16 +283,15 @@ static void slow_kernels(dctx *c, pt_rv *sec)
 		}
 		f = df_add(c, DC_COMPUTE, w->id, tk->key, "median cost per execution (ms)", top->val,
 			   top->oth, out[i].v * w->window_ms);
-		df_explain(c, f, "worker %s runs %zu compute kernel%s slower than the other "
-			   "workers, losing about %.3g ms per step (%s); the costliest, %s, "
-			   "takes %s per execution, other workers %s (%s slower): a "
-			   "slower GPU on this worker (clocks, temperature, power or a hardware "
-			   "fault)%s", w->id, cnt[out[i].idx], cnt[out[i].idx] == 1 ? "" : "s",
-			   out[i].v * w->window_ms / dw_steps(w), df_pct(out[i].v, p1, sizeof(p1)),
-			   pt_name_sentence(tk->key, tk->cls, name, sizeof(name)),
-			   pt_fmt_ms(top->val, d1, sizeof(d1)), pt_fmt_ms(top->oth, d2, sizeof(d2)),
-			   top->oth > 0 ? df_pct((top->val - top->oth) / top->oth, p2, sizeof(p2))
-					: "n/a", gpu_cause(c, out[i].idx, cause, sizeof(cause)));
+		df_cause(f, PT_CAUSE_SLOW_KERNELS, PT_UNIT_MS);
+		df_metric(f, "others", top->oth, PT_UNIT_MS);
+		df_metric(f, "slow kernels", (double)cnt[out[i].idx], PT_UNIT_COUNT);
+		df_metric(f, "ms per step", out[i].v * w->window_ms / dw_steps(w), PT_UNIT_MS_STEP);
+		df_metric(f, "time lost (share of window)", out[i].v, PT_UNIT_SHARE);
+		df_metric(f, "slower by", top->oth > 0 ? (top->val - top->oth) / top->oth : NAN,
+			  PT_UNIT_SHARE);
+		df_arg(c, f, "%s", pt_name_sentence(tk->key, tk->cls, name, sizeof(name)));
+		df_arg(c, f, "%s", gpu_cause(c, out[i].idx, cause, sizeof(cause)));
 	}
 	goto out;
 oom:

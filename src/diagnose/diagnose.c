@@ -154,14 +154,18 @@ static void failed_finding(dctx *c, size_t ntotal)
 	f = df_add(c, DC_SUMMARY, NULL, "", "error", (double)c->nfailed, NAN, 0);
 	if (!f)
 		return;
-	pt_sb_addf(&sb, "%zu of %zu traces could not be analysed and are left out: ",
-		   c->nfailed, ntotal);
-	for (i = 0; i < c->nfailed && i < 10; i++)
-		pt_sb_addf(&sb, "%s%s (%s)", i ? ", " : "", c->failed_ids[i],
-			   c->failed[i]->error ? c->failed[i]->error : "unknown error");
+	df_cause(f, PT_CAUSE_UNREADABLE, PT_UNIT_COUNT);
+	df_metric(f, "traces", (double)ntotal, PT_UNIT_COUNT);
+	for (i = 0; i < c->nfailed && i < 10; i++) {
+		pt_sb_adds(&sb, i ? ", " : "");
+		pt_who_token(&sb, 'I', c->failed_ids[i], -1);
+		pt_sb_addf(&sb, " (%s)", c->failed[i]->error ? c->failed[i]->error : "unknown error");
+	}
 	if (c->nfailed > 10)
 		pt_sb_addf(&sb, " and %zu more (see \"workers\")", c->nfailed - 10);
-	df_explain(c, f, "%s", sb.oom ? "" : sb.buf);
+	if (sb.oom)
+		c->oom = 1;
+	df_arg(c, f, "%s", sb.oom || !sb.buf ? "" : sb.buf);
 	pt_sb_free(&sb);
 }
 

@@ -145,7 +145,7 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 	}
 	/* One sentence for a single worker: what its heaviest such kernel is. */
 	if (c->nw == 1) {
-		char fb[160], pb[32], ob[64];
+		char fb[160], ob[64];
 		dfinding *fd = df_add(c, DC_COMPUTE, c->w[0].id, c->keys[low[0].k].key,
 				      PT_K_EST_ACHIEVED_OCCUPANCY_PCT, low[0].occ, NAN,
 				      low[0].bott * c->w[0].window_ms * 0.1);
@@ -153,16 +153,19 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 			snprintf(ob, sizeof(ob), "at %.0f%% estimated achieved occupancy", low[0].occ);
 		else
 			snprintf(ob, sizeof(ob), "(occupancy not estimated)");
-		df_explain(c, fd, "%s: `%s` takes %s of the window %s, %.2f blocks per SM, %.0f "
-			   "registers per thread, %.0f bytes of shared memory per block%s.", c->w[0].id,
-			   pt_name_sentence(c->keys[low[0].k].key, PT_C_COMPUTE, fb, sizeof(fb)),
-			   df_pct(low[0].bott, pb, sizeof(pb)), ob, low[0].bps, low[0].regs,
-			   low[0].smem,
-			   low[0].bps > 0 && low[0].bps < 1
-				   ? ": its grid does not fill the GPU (fewer blocks than SMs); larger "
-				     "batches or a split-K/stream-K variant fill it"
-				   : ": registers or shared memory per block limit how many warps an SM "
-				     "runs at once");
+		df_cause(fd, PT_CAUSE_LOW_OCCUPANCY, PT_UNIT_NONE);
+		df_metric(fd, "bottleneck ratio", low[0].bott, PT_UNIT_SHARE);
+		df_metric(fd, "blocks per SM", low[0].bps, PT_UNIT_NONE);
+		df_metric(fd, "registers per thread", low[0].regs, PT_UNIT_COUNT);
+		df_metric(fd, "shared memory per block", low[0].smem, PT_UNIT_BYTES);
+		df_arg(c, fd, "%s", pt_name_sentence(c->keys[low[0].k].key, PT_C_COMPUTE, fb,
+						       sizeof(fb)));
+		df_arg(c, fd, "%s", ob);
+		df_arg(c, fd, "%s", low[0].bps > 0 && low[0].bps < 1
+				  ? ": its grid does not fill the GPU (fewer blocks than SMs); larger "
+				    "batches or a split-K/stream-K variant fill it"
+				  : ": registers or shared memory per block limit how many warps an SM "
+				    "runs at once");
 	}
 	goto out;
 oom:

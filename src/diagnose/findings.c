@@ -43,6 +43,16 @@ dfinding *df_add(dctx *c, dcat cat, const char *worker, const char *function,
 	f->others = others;
 	f->impact_ms = isfinite(impact_ms) ? impact_ms : 0;
 	f->explanation = NULL;
+	f->cause = PT_CAUSE_NONE;
+	f->m[0] = (pt_metric){ metric, value, PT_UNIT_NONE };
+	f->nm = 1;
+	f->nargs = 0;
+	f->steps = NULL;
+	f->nsteps = 0;
+	f->has_what_if = 0;
+	f->what_if_ms = f->instead_ms = NAN;
+	f->ninside = 0;
+	f->inside_ms = 0;
 	f->caused_by = NULL;
 	f->fkind = -1;
 	f->waits = NULL;
@@ -95,7 +105,7 @@ void df_free(dfinding *f)
 	if (!f)
 		return;
 	for (i = 0; i < f->nev; i++)
-		x_free(f->ev[i].explanation);
+		x_free((char *)f->ev[i].explanation);
 	x_free(f->ev);
 	x_free(f->waits);
 	x_free(f->also);
@@ -103,46 +113,89 @@ void df_free(dfinding *f)
 	f->nwaits = f->nalso = 0;
 	x_free(f->conf.evidence);
 	x_free(f->explanation);
+	for (i = 0; i < f->nargs; i++)
+		x_free(f->args[i]);
+	f->nargs = 0;
+	x_free(f->steps);
+	f->steps = NULL;
+	f->nsteps = 0;
 	f->ev = NULL;
 	f->nev = f->evcap = 0;
 	f->conf.evidence = NULL;
 	f->explanation = NULL;
 }
 
-void df_explain(dctx *c, dfinding *f, const char *fmt, ...)
+void df_cause(dfinding *f, pt_cause cause, pt_unit unit)
 {
-	va_list ap;
-	int n;
-
 	if (!f)
 		return;
+	f->cause = cause;
+	f->m[0].unit = unit;
+}
+
+void df_metric(dfinding *f, const char *name, double value, pt_unit unit)
+{
+	if (f && f->nm < DF_MAX_METRICS)
+		f->m[f->nm++] = (pt_metric){ name, value, unit };
+}
+
+void df_arg(dctx *c, dfinding *f, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	if (!f || f->nargs == DF_MAX_ARGS)
+		return;
+	va_list aq;
+	int n;
+
 	va_start(ap, fmt);
+	va_copy(aq, ap);
 	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	x_free(f->explanation);
-	f->explanation = x_malloc((size_t)n + 1);
-	if (!f->explanation) {
+	s = n >= 0 ? x_malloc((size_t)n + 1) : NULL;
+	if (s)
+		vsnprintf(s, (size_t)n + 1, fmt, aq);
+	va_end(aq);
+	if (!s)
 		c->oom = 1;
+	else
+		f->args[f->nargs++] = s;
+}
+
+void df_steps(dctx *c, dfinding *f, const int64_t *steps, size_t n)
+{
+	if (!f || !n)
+		return;
+	x_free(f->steps);
+	f->steps = x_malloc(n * sizeof(*steps));
+	if (!f->steps) {
+		c->oom = 1;
+		f->nsteps = 0;
 		return;
 	}
-	va_start(ap, fmt);
-	vsnprintf(f->explanation, (size_t)n + 1, fmt, ap);
-	va_end(ap);
+	memcpy(f->steps, steps, n * sizeof(*steps));
+	f->nsteps = n;
+}
+
+void df_who(pt_sb *sb, const dctx *c, uint32_t w, char style)
+{
+	const pt_summary *s = c->w[w].s;
+
+	pt_who_token(sb, style, c->w[w].id, style == 'R' && s ? (long long)s->rank : -1);
 }
 
 void df_explain_share(dctx *c, dfinding *f, const char *name, const char *group,
 		      const char *why)
 {
-	char p1[32], p2[32];
-
 	if (!f)
 		return;
-	df_explain(c, f, "worker %s spends %s of its time in %s%s%s%s, other workers %s: %s "
-		   "(about %.3g ms per step)", f->worker, df_pct(f->value, p1, sizeof(p1)), name,
-		   group ? " (" : "", group ? group : "", group ? ")" : "",
-		   df_pct(f->others, p2, sizeof(p2)), why, df_impact_per_step(c, f));
+	df_cause(f, PT_CAUSE_SHARE, PT_UNIT_SHARE);
+	df_metric(f, "others", f->others, PT_UNIT_SHARE);
+	df_metric(f, "ms per step", df_impact_per_step(c, f), PT_UNIT_MS_STEP);
+	df_arg(c, f, "%s", name);
+	df_arg(c, f, "%s", group ? group : "");
+	df_arg(c, f, "%s", why);
 }
 
 uint32_t df_worker(const dctx *c, const dfinding *f)
@@ -207,9 +260,8 @@ static int cmp_finding(const void *a, const void *b)
 }
 
 /* f as the report's finding model (report.h), which writes report.json's
- * entry; evs holds f->nev entries, ws f's workers. */
-static void to_model(dctx *c, const dfinding *f, pt_finding *m, pt_finding_ev *evs,
-		     const char **ws)
+ * entry; ws holds f's workers. */
+static void to_model(dctx *c, const dfinding *f, pt_finding *m, const char **ws)
 {
 	size_t i;
 
@@ -229,8 +281,20 @@ static void to_model(dctx *c, const dfinding *f, pt_finding *m, pt_finding_ev *e
 	m->value = f->value;
 	m->others = f->others;
 	m->impact_ms = f->impact_ms;
-	m->explanation = f->explanation;
+	m->explanation = f->cause != PT_CAUSE_NONE ? NULL : f->explanation;
 	m->caused_by = f->caused_by;
+	m->cause = f->cause;
+	m->metrics = f->m;
+	m->nmetrics = f->nm;
+	m->args = (const char *const *)f->args;
+	m->nargs = f->nargs;
+	m->steps = f->steps;
+	m->nsteps = f->nsteps;
+	m->has_what_if = f->has_what_if;
+	m->what_if_ms = f->what_if_ms;
+	m->instead_ms = f->instead_ms;
+	m->ninside = f->ninside;
+	m->inside_ms = f->inside_ms;
 	if (f->conf.level) {
 		m->conf.level = f->conf.level;
 		m->conf.lost = f->conf.lost;
@@ -241,37 +305,59 @@ static void to_model(dctx *c, const dfinding *f, pt_finding *m, pt_finding_ev *e
 		m->conf.noise = f->noise_src;
 		m->conf.evidence = f->conf.evidence;
 	}
-	for (i = 0; i < f->nev; i++) {
-		const devidence *e = &f->ev[i];
-		evs[i] = (pt_finding_ev){ e->kind, e->category, e->worker, e->function,
-					  e->metric, e->value, e->others, e->impact_ms,
-					  e->explanation };
-	}
-	m->ev = evs;
+	/* the evidence is the model's own type (devidence) */
+	m->ev = f->ev;
 	m->nev = f->nev;
+}
+
+const char *df_sentence(dctx *c, dfinding *f)
+{
+	const char **ws;
+	pt_finding m;
+	pt_sb sb = { 0 };
+
+	if (f->explanation || f->cause == PT_CAUSE_NONE)
+		return f->explanation ? f->explanation : "";
+	ws = x_malloc((c->nfailed + 1) * sizeof(*ws));
+	if (!ws) {
+		c->oom = 1;
+		return NULL;
+	}
+	f->m[0].name = f->metric;
+	f->m[0].value = f->value;
+	to_model(c, f, &m, ws);
+	pt_finding_render(&m, NULL, NULL, &sb);
+	x_free(ws);
+	if (sb.oom) {
+		pt_sb_free(&sb);
+		c->oom = 1;
+		return NULL;
+	}
+	f->explanation = sb.buf ? sb.buf : x_strndup("", 0);
+	if (!f->explanation)
+		c->oom = 1;
+	return f->explanation;
 }
 
 void diag_findings(dctx *c)
 {
-	pt_finding_ev *evs = NULL;
 	const char **ws = NULL;
-	size_t i, maxev = 0;
+	size_t i;
 
 	pt_report_findings_open(c->rep);
 	if (c->nf > 1)
 		qsort(c->f, c->nf, sizeof(*c->f), cmp_finding);
-	for (i = 0; i < c->nf; i++)
-		if (c->f[i].nev > maxev)
-			maxev = c->f[i].nev;
-	evs = x_malloc((maxev + 1) * sizeof(*evs));
 	ws = x_malloc((c->nfailed + 1) * sizeof(*ws));
-	if (!evs || !ws) {
+	if (!ws) {
 		c->oom = 1;
 		goto out;
 	}
 	for (i = 0; i < c->nf; i++) {
 		pt_finding m;
-		to_model(c, &c->f[i], &m, evs, ws);
+		/* the headline as the finding holds it now */
+		c->f[i].m[0].name = c->f[i].metric;
+		c->f[i].m[0].value = c->f[i].value;
+		to_model(c, &c->f[i], &m, ws);
 		if (pt_report_add_finding(c->rep, &m)) {
 			c->oom = 1;
 			break;
@@ -279,5 +365,4 @@ void diag_findings(dctx *c)
 	}
 out:
 	x_free(ws);
-	x_free(evs);
 }

@@ -22,6 +22,7 @@
 #include "../analysis/stats.h"
 #include "../report/names.h"
 #include "../util/hash.h"
+#include "../report/phrase.h"
 
 typedef struct dkey {
 	const char *key;     /* borrowed from the first summary that has it */
@@ -64,13 +65,10 @@ extern const char *const dcat_names[DC_COUNT];
  * a straggler is a thread that waits for the cause's work on another, or
  * its GPU idle while its CPU stalls. */
 
-/* One section's diagnosis, kept as evidence of the finding it merged into. */
-typedef struct devidence {
-	pt_ev_kind kind;
-	const char *category, *worker, *function, *metric;
-	double value, others, impact_ms;
-	char *explanation;       /* owned */
-} devidence;
+/* One section's diagnosis, kept as evidence of the finding it merged into:
+ * the report model's evidence (report.h), its explanation owned by the
+ * diagnosis (df_free frees it). */
+typedef pt_finding_ev devidence;
 
 /* A diagnosis.  Sections fill the first eight members (df_add, df_explain);
  * the merge pass (merge.c) gives each cause one finding: its identity is
@@ -83,6 +81,9 @@ typedef struct devidence {
  * noise.c. */
 #define CONTENDED_PSI 10.0
 
+#define DF_MAX_METRICS 12
+#define DF_MAX_ARGS 6
+
 typedef struct dfinding {
 	dcat cat;
 	const char *category;    /* dcat_names[cat] */
@@ -91,7 +92,21 @@ typedef struct dfinding {
 	const char *metric;
 	double value, others;    /* others NAN: null */
 	double impact_ms;
-	char *explanation;       /* owned */
+	char *explanation;       /* owned: its sentence once rendered (df_sentence) */
+	/* The typed content its sentence is rendered from (report.h, phrase.h):
+	 * the cause kind, its numbers (m[0] the headline: metric, value), the
+	 * phrase's words (owned), the steps (owned) and the what-if. */
+	pt_cause cause;
+	pt_metric m[DF_MAX_METRICS];
+	size_t nm;
+	char *args[DF_MAX_ARGS];
+	size_t nargs;
+	int64_t *steps;
+	size_t nsteps;
+	int has_what_if;
+	double what_if_ms, instead_ms;
+	size_t ninside;          /* frames folded into it (merge.c) */
+	double inside_ms;        /* their time per step */
 	const char *caused_by;   /* a symptom: the straggler it waited for (lockstep_blame.c) */
 	const char **waits;      /* a straggler's: the frames that wait for its cause
 	                            (lockstep_blame.c); array owned, keys borrowed */
@@ -249,12 +264,27 @@ void df_free(dfinding *f);
 /* Findings (findings.c). */
 dfinding *df_add(dctx *c, dcat cat, const char *worker, const char *function,
 		 const char *metric, double value, double others, double impact_ms);
-void df_explain(dctx *c, dfinding *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The sentence of a share-of-time finding, as f's explanation: "worker W
- * spends 5.0% of its time in NAME (GROUP), other workers 0.1%: WHY (about
- * 0.964 ms per step)"; group NULL: none.  The time is f's impact per step. */
+/* f's cause kind and its headline's unit (f->m[0]); f NULL: nothing. */
+void df_cause(dfinding *f, pt_cause cause, pt_unit unit);
+/* Append a number to f's metrics (at most DF_MAX_METRICS: more are
+ * dropped). */
+void df_metric(dfinding *f, const char *name, double value, pt_unit unit);
+/* Append a word of f's phrase (printf; worker names as pt_who_token).
+ * Out of memory: c->oom. */
+void df_arg(dctx *c, dfinding *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* f's steps: a copy of steps[0..n). */
+void df_steps(dctx *c, dfinding *f, const int64_t *steps, size_t n);
+/* f's sentence as report.json writes it (rendered once, kept in
+ * f->explanation); "" when it has none, NULL out of memory. */
+const char *df_sentence(dctx *c, dfinding *f);
+/* A share-of-time finding (PT_CAUSE_SHARE): "worker W spends 5.0% of its
+ * time in NAME (GROUP), other workers 0.1%: WHY (about 0.964 ms per
+ * step)"; group NULL: none.  The time is f's impact per step. */
 void df_explain_share(dctx *c, dfinding *f, const char *name, const char *group,
 		      const char *why);
+/* A worker's name token for a phrase: "rank N (ID)" when its rank is known
+ * (style 'R'), else as style says (phrase.h pt_who_token). */
+void df_who(pt_sb *sb, const dctx *c, uint32_t w, char style);
 /* The index in c->w of the worker f names, UINT32_MAX for none. */
 uint32_t df_worker(const dctx *c, const dfinding *f);
 /* f's impact per profiled step of its worker (f->impact_ms is per window). */

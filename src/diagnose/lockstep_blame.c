@@ -393,7 +393,7 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 {
 	dctx *c = L->c;
 	lkw *W = &L->w[L->m[q]];
-	char nb[600], fb[160];
+	char fb[160];
 	pt_sb sb = { 0 };
 	dfinding *f;
 	double saved_ms = W->saved_us / 1e3 / nsteps;
@@ -419,17 +419,30 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 		for (j = 1; f->also && j < r->ncauses; j++)
 			f->also[f->nalso++] = r->causes[j].p->key;
 	}
-	pt_sb_addf(&sb, "%s is the worker the others waited for: it arrived last at %u of %zu "
-		   "collectives, and the other %zu workers waited %.2f ms for it in all (%.2f ms "
-		   "each on average, against a median of %.2f ms for the other workers).",
-		   lk_wname(c, W->w, nb, sizeof(nb)), W->last, L->ninst - L->nbad, L->nm - 1,
-		   W->blamed_us / 1e3, lost_ms, others_lost);
+	df_cause(f, PT_CAUSE_STRAGGLER, PT_UNIT_MS);
+	df_metric(f, "late arrivals", W->last, PT_UNIT_COUNT);
+	df_metric(f, "collectives", (double)(L->ninst - L->nbad), PT_UNIT_COUNT);
+	df_metric(f, "workers that waited", (double)(L->nm - 1), PT_UNIT_COUNT);
+	df_metric(f, "others waited in all (ms)", W->blamed_us / 1e3, PT_UNIT_MS);
+	df_metric(f, "others waited each (ms)", lost_ms, PT_UNIT_MS);
+	df_metric(f, "others' median wait (ms)", others_lost, PT_UNIT_MS);
+	df_metric(f, "step saved (ms)", saved_ms, PT_UNIT_MS_STEP);
+	df_metric(f, "step saved (%)", job_step_ms > 0 ? 100 * saved_ms / job_step_ms : 0,
+		  PT_UNIT_PCT);
+	f->has_what_if = 1;
+	f->what_if_ms = job_step_ms - saved_ms;
+	f->instead_ms = job_step_ms;
+	df_who(&sb, c, W->w, 'R');
+	df_arg(c, f, "%s", sb.oom || !sb.buf ? "" : sb.buf);
+	pt_sb_reset(&sb);
 	predates = r->late_ms > 0 && r->predates_ms >= 0.5 * r->late_ms;
 	if (predates)
 		pt_sb_addf(&sb, " Most of its lateness (%.2f of %.2f ms behind the median worker) "
 			   "predates the profiled window: it started the window late, so the cause "
 			   "lies in the previous step; profile more steps (--steps 2 or more) to see "
 			   "it.", r->predates_ms, r->late_ms);
+	df_arg(c, f, "%s", sb.oom || !sb.buf ? "" : sb.buf);
+	pt_sb_reset(&sb);
 	if (r->ncauses) {
 		pt_sb_addf(&sb, " %s the span from the previous collective to its late arrivals it "
 			   "spent more time than the others in ", predates ? "Inside the window, in" : "In");
@@ -449,14 +462,13 @@ static void straggler_finding(lk *L, size_t q, const sresult *r, double lost_ms,
 		}
 		pt_sb_addc(&sb, '.');
 	}
-	pt_sb_addf(&sb, " If it arrived like the median worker, a step would take %.2f ms "
-		   "instead of %.2f ms (-%.2f ms, -%.1f%%).", job_step_ms - saved_ms, job_step_ms,
-		   saved_ms, job_step_ms > 0 ? 100 * saved_ms / job_step_ms : 0);
+	df_arg(c, f, "%s", sb.oom || !sb.buf ? "" : sb.buf);
+	pt_sb_reset(&sb);
 	if (nfold)
 		pt_sb_addf(&sb, " %zu symptom finding%s on the workers that waited for it %s "
 			   "folded under this one (its evidence; \"Lockstep\" \"explained\").",
 			   nfold, nfold == 1 ? "" : "s", nfold == 1 ? "is" : "are");
-	df_explain(c, f, "%s", sb.oom ? "" : sb.buf);
+	df_arg(c, f, "%s", sb.oom || !sb.buf ? "" : sb.buf);
 	if (sb.oom)
 		c->oom = 1;
 	pt_sb_free(&sb);
@@ -468,7 +480,6 @@ static void report_mismatches(lk *L, pt_rv *sec)
 {
 	dctx *c = L->c;
 	pt_rv *mm = NULL;
-	char nb[600];
 	size_t i;
 
 	for (i = 0; i < L->nw; i++) {
@@ -485,9 +496,16 @@ static void report_mismatches(lk *L, pt_rv *sec)
 			pt_rv_str(c->rep, o, "problem", W->mismatch);
 		}
 		f = df_add(c, DC_LOCKSTEP, c->w[W->w].id, "", "collectives_mismatch", 1, NAN, 0);
-		df_explain(c, f, "%s: its collectives do not match the other workers' (%s); it is "
-			   "left out of the lockstep analysis (who waited for whom), the rest goes on.",
-			   lk_wname(c, W->w, nb, sizeof(nb)), W->mismatch);
+		if (f) {
+			pt_sb who = { 0 };
+			df_cause(f, PT_CAUSE_MISMATCH, PT_UNIT_COUNT);
+			df_who(&who, c, W->w, 'R');
+			if (who.oom)
+				c->oom = 1;
+			df_arg(c, f, "%s", who.oom || !who.buf ? "" : who.buf);
+			df_arg(c, f, "%s", W->mismatch);
+			pt_sb_free(&who);
+		}
 	}
 }
 

@@ -52,12 +52,15 @@ static int cmp_cause(const void *pa, const void *pb, void *arg)
 
 /* Move from (and the evidence it holds) into to's evidence.  -1: no
  * memory (from is left as it was). */
-static int absorb(dfinding *to, dfinding *from, pt_ev_kind kind)
+static int absorb(dctx *c, dfinding *to, dfinding *from, pt_ev_kind kind)
 {
 	devidence *e;
 	size_t need = to->nev + 1 + from->nev, i;
 
 	if (need > to->evcap && X_GROW(to->ev, to->evcap, need))
+		return -1;
+	/* evidence keeps its sentence as report.json writes it */
+	if (!df_sentence(c, from))
 		return -1;
 	e = &to->ev[to->nev++];
 	e->kind = kind;
@@ -143,8 +146,16 @@ static int say_inside(dctx *c, dfinding *f)
 
 	for (k = 0; k < f->nev; k++)
 		nin += f->ev[k].kind == PT_EV_INSIDE;
-	if (!nin || is_straggler(f) || !f->explanation)
+	if (!nin || is_straggler(f) || (!f->explanation && f->cause == PT_CAUSE_NONE))
 		return 0;
+	if (f->cause != PT_CAUSE_NONE) {
+		/* a clause of the phrase (phrase.c) */
+		f->ninside = nin;
+		f->inside_ms = df_impact_per_step(c, f);
+		x_free(f->explanation);
+		f->explanation = NULL;
+		return 0;
+	}
 	pt_fmt_ms(df_impact_per_step(c, f), ms, sizeof(ms));
 	len = strlen(f->explanation) + 96;
 	e = x_malloc(len);
@@ -189,7 +200,7 @@ void diag_merge(dctx *c)
 				dfinding *q = &F[ix[j]];
 				if (!p->function[0])
 					break;
-				if (absorb(p, q, PT_EV_SAME))
+				if (absorb(c, p, q, PT_EV_SAME))
 					goto oom;
 				if (q->impact_ms > p->impact_ms)
 					p->impact_ms = q->impact_ms;
@@ -222,13 +233,13 @@ void diag_merge(dctx *c)
 			if (!p)
 				continue;
 			if (is_straggler(q) && !is_straggler(p)) {
-				if (absorb(q, p, PT_EV_INSIDE))
+				if (absorb(c, q, p, PT_EV_INSIDE))
 					goto oom;
 				if (p->impact_ms > q->impact_ms)
 					q->impact_ms = p->impact_ms;
 				dead[ix[pi]] = 1;
 			} else {
-				if (absorb(p, q, PT_EV_INSIDE))
+				if (absorb(c, p, q, PT_EV_INSIDE))
 					goto oom;
 				if (!is_straggler(p))
 					p->impact_ms += q->impact_ms;
@@ -261,7 +272,7 @@ void diag_merge(dctx *c)
 				kind = PT_EV_SAME;
 			if (kind == PT_EV_COUNT)
 				continue;
-			if (absorb(&F[s], q, kind))
+			if (absorb(c, &F[s], q, kind))
 				goto oom;
 			dead[ix[i]] = 1;
 		}
@@ -279,7 +290,7 @@ void diag_merge(dctx *c)
 				break;
 		if (f0 >= n || strcmp(wid(&F[ix[f0]]), q->caused_by))
 			continue;
-		if (absorb(&F[ix[f0]], q, PT_EV_SYMPTOM))
+		if (absorb(c, &F[ix[f0]], q, PT_EV_SYMPTOM))
 			goto oom;
 		dead[i] = 1;
 	}

@@ -83,13 +83,17 @@ void diag_step_mismatch(dctx *c)
 			   (double)c->w[best].s->nsteps, 0);
 		steps_text(&mine, s);
 		steps_text(&ref, c->w[best].s);
-		if (mine.oom || ref.oom)
+		if (mine.oom || ref.oom) {
 			c->oom = 1;
-		else
-			df_explain(c, f, "Worker %s profiled steps %s, while %zu of %zu workers profiled "
-				   "steps %s: it is compared with them across different iterations "
-				   "(it armed late, or counts steps differently); read its numbers "
-				   "with care.", c->w[i].id, mine.buf, nbest, nwith, ref.buf);
+		} else if (f) {
+			df_cause(f, PT_CAUSE_OTHER_STEPS, PT_UNIT_COUNT);
+			df_metric(f, "others", f->others, PT_UNIT_COUNT);
+			df_metric(f, "workers with the same steps", (double)nbest, PT_UNIT_COUNT);
+			df_metric(f, "workers with steps", (double)nwith, PT_UNIT_COUNT);
+			df_arg(c, f, "%s", mine.buf ? mine.buf : "");
+			df_arg(c, f, "%s", ref.buf ? ref.buf : "");
+			df_steps(c, f, s->step_numbers, s->nsteps);
+		}
 		pt_sb_free(&mine);
 		pt_sb_free(&ref);
 	}

@@ -267,6 +267,27 @@ static int steps_member(dctx *c, pt_rv *sec, const dworker *w, double med, doubl
 	return 0;
 }
 
+/* A worker's step finding's typed fields (phrase.c): its cause, the median
+ * step, the steps it names (slow[i] set) and its sentence after the id. */
+static void step_fields(dctx *c, dfinding *f, const pt_summary *s, const unsigned char *slow,
+			size_t nslow, double med, const char *text)
+{
+	int64_t *no = x_malloc((s->nsteps ? s->nsteps : 1) * sizeof(*no));
+	size_t i, nn = 0;
+
+	df_cause(f, nslow ? PT_CAUSE_SLOW_STEPS : PT_CAUSE_SLOWEST_STEP,
+		 nslow ? PT_UNIT_COUNT : PT_UNIT_MS);
+	df_metric(f, "median step (ms)", med, PT_UNIT_MS);
+	for (i = 0; no && s->step_numbers && i < s->nsteps; i++)
+		if (slow[i])
+			no[nn++] = s->step_numbers[i];
+	if (!no)
+		c->oom = 1;
+	df_steps(c, f, no, nn);
+	x_free(no);
+	df_arg(c, f, "%s", text ? text : "");
+}
+
 static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, int single,
 			 wres *res)
 {
@@ -400,7 +421,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	if (f)
 		f->fkind = fkind;
 	if (f && !sb.oom)
-		df_explain(c, f, "%s: %s", w->id, sb.buf);
+		step_fields(c, f, s, slow, nslow, med, sb.buf);
 	if (sb.oom)
 		c->oom = 1;
 out:
@@ -494,16 +515,18 @@ static void job_finding(dctx *c, const wres *r, const int64_t *job, size_t nj, s
 	pt_sb_adds(&sb, nj == 1 ? "step " : "steps ");
 	for (i = 0; i < nj; i++)
 		pt_sb_addf(&sb, "%s%lld", i == 0 ? "" : i + 1 == nj ? " and " : ", ", (long long)job[i]);
-	pt_sb_addf(&sb, " %s slow on %zu of the %zu workers with several steps: %.1f ms (median "
-		   "over workers and steps) against a median step of %.1f ms; a step slow everywhere "
-		   "is the job's, not one worker's (in lockstep every worker waits for the slowest). "
-		   "Its extra time is largest on %s: see that worker's step finding.",
-		   nj == 1 ? "is" : "are", nslowest, nwith, median_of(ms, n, tmp),
-		   median_of(meds, nm, tmp), c->w[worst].id);
+	pt_sb_adds(&sb, nj == 1 ? " is" : " are");
 	f = df_add(c, DC_STEPS, c->w[worst].id, "", "slow steps (job)", (double)nj, median_of(meds, nm, tmp),
 		   r[worst].extra);
-	if (f && !sb.oom)
-		df_explain(c, f, "%s", sb.buf);
+	if (f && !sb.oom) {
+		df_cause(f, PT_CAUSE_JOB_SLOW_STEPS, PT_UNIT_COUNT);
+		df_metric(f, "median step (ms)", f->others, PT_UNIT_MS);
+		df_metric(f, "workers slow there", (double)nslowest, PT_UNIT_COUNT);
+		df_metric(f, "workers with several steps", (double)nwith, PT_UNIT_COUNT);
+		df_metric(f, "slow step, median (ms)", median_of(ms, n, tmp), PT_UNIT_MS);
+		df_steps(c, f, job, nj);
+		df_arg(c, f, "%s", sb.buf ? sb.buf : "");
+	}
 	if (sb.oom)
 		c->oom = 1;
 out:

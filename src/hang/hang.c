@@ -449,6 +449,52 @@ out:
 	return rc;
 }
 
+/* ---- the workers' states ---------------------------------------------------- */
+
+void pt_hang_classify(const pt_hang_seen *s, double now, double hang_timeout, pt_hang_worker *w,
+		      char *note, size_t cap)
+{
+	double step_time = s->has_hb ? s->hb_step_time : 0;
+
+	w->id = s->id;
+	w->host = s->host;
+	w->rank = s->rank;
+	w->pid = s->pid;
+	w->step = s->hb_step;
+	w->stacks = note;
+	if (s->exited) {
+		w->state = PT_HANG_EXITED;
+		snprintf(note, cap, "none: the process exited");
+	} else if (s->dead) {
+		w->state = PT_HANG_DEAD;
+		snprintf(note, cap, "none: the process is gone");
+	} else if (!s->alive) {
+		w->state = PT_HANG_LOST;
+		snprintf(note, cap, "none: no heartbeat for %.0f s",
+			 now - (s->has_hb ? s->hb_time : s->started));
+	} else {
+		w->state = PT_HANG_RUNNING;
+		if (s->answered)
+			snprintf(note, cap, "on request");
+	}
+	/* The watchdog saw the last step more precisely than the
+	 * heartbeat (written at most every second). */
+	if (s->dump && s->dump->step >= w->step && s->dump->step_time > 0) {
+		w->step = s->dump->step;
+		step_time = s->dump->step_time;
+	}
+	/* Never stepped: as long as it has run (stuck before its first
+	 * step, e.g. in init_process_group). */
+	if (step_time <= 0 && w->step <= 0)
+		step_time = s->started;
+	w->since_step = step_time > 0 ? now - step_time : -1;
+	if (w->since_step < 0 && step_time > 0)
+		w->since_step = 0;
+	if (w->state == PT_HANG_RUNNING && w->since_step >= hang_timeout)
+		w->state = PT_HANG_HUNG;
+	w->dump = s->dump;
+}
+
 /* ---- report --------------------------------------------------------------- */
 
 static pt_rv *wname(pt_report *r, pt_rv *parent, const char *key, const char *id)
@@ -577,7 +623,8 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 		char id[PT_CONTROL_ID_MAX + 8];
 		const char *ids[1] = { id };
 		pt_finding f = { 0 };
-		pt_sb sb = { 0 };
+		pt_metric m[5];
+		const char *args[2];
 
 		for (size_t i = 0; i < n; i++)
 			if (i != res->suspects[k] && alive(&w[i]) && w[i].since_step >= 0)
@@ -591,21 +638,23 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 		f.value = s->since_step >= 0 ? round3(s->since_step) : NAN;
 		f.others = no ? round3(pt_robust_median(others, no, 0)) : NAN;
 		f.impact_ms = s->since_step >= 0 ? round3(s->since_step * 1000) : NAN;
-		if (s->state == PT_HANG_DEAD)
-			pt_sb_addf(&sb, "worker %s.json is dead: its process %lld on %s is gone (last "
-				   "step %lld); the other workers cannot pass their next collective "
-				   "without it", s->id, (long long)s->pid, s->host, (long long)s->step);
-		else if (s->state == PT_HANG_LOST)
-			pt_sb_addf(&sb, "worker %s.json is lost: no heartbeat from %s (last step %lld)",
-				   s->id, s->host, (long long)s->step);
-		else
-			pt_sb_addf(&sb, "worker %s.json is stuck in %s (last step %lld, no step for "
-				   "%.1f s) while the others are elsewhere: the likely cause of the "
-				   "hang", s->id, fn && fn[0] ? fn : "(no Python frame)",
-				   (long long)s->step, s->since_step);
-		f.explanation = sb.oom ? "" : sb.buf;
+		/* the phrase's numbers (report/phrase.c): the headline, the
+		 * others' median, the last step, its seconds unrounded, the pid */
+		m[0] = (pt_metric){ f.metric, f.value, PT_UNIT_S };
+		m[1] = (pt_metric){ "others", f.others, PT_UNIT_S };
+		m[2] = (pt_metric){ "last step", (double)s->step, PT_UNIT_COUNT };
+		m[3] = (pt_metric){ "no step for (s)", s->since_step, PT_UNIT_S };
+		m[4] = (pt_metric){ "pid", (double)s->pid, PT_UNIT_NONE };
+		args[0] = s->host ? s->host : "";
+		args[1] = fn && fn[0] ? fn : "(no Python frame)";
+		f.metrics = m;
+		f.nmetrics = 5;
+		f.args = args;
+		f.nargs = 2;
+		f.cause = s->state == PT_HANG_DEAD ? PT_CAUSE_DEAD :
+			  s->state == PT_HANG_LOST ? PT_CAUSE_LOST : PT_CAUSE_HUNG;
+		f.view = "hang";
 		pt_report_add_finding(r, &f);
-		pt_sb_free(&sb);
 	}
 	pt_hang_add_section(r, root, w, n, o, res);
 	x_free(others);

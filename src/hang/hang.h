@@ -103,6 +103,35 @@ typedef struct pt_hang_result {
 	size_t nworkers;          /* length of function */
 } pt_hang_result;
 
+/* What the master saw of one worker (src/cli/hangcheck.c reads it from the
+ * control directory): its registration, heartbeat and liveness, and the
+ * stacks it gave. */
+typedef struct pt_hang_seen {
+	const char *id, *host;
+	int64_t rank, pid;
+	int exited;               /* unregistered: ended normally */
+	int dead;                 /* its process is gone (checked on its own machine) */
+	int alive;                /* a heartbeat within the stale time */
+	int answered;             /* its stacks came on request */
+	int has_hb;
+	int64_t hb_step;          /* the heartbeat's step count */
+	double hb_step_time;      /* epoch seconds of that step (0: none yet) */
+	double hb_time;           /* epoch seconds the heartbeat was written */
+	double started;           /* epoch seconds it registered */
+	const pt_hang_dump *dump; /* its stacks (on request or the watchdog's own
+	                             dump of this stall), NULL none */
+} pt_hang_seen;
+
+/* Worker s as the analysis takes it, decided at epoch seconds now: its
+ * state (exited, dead, lost, running, hung: no step for hang_timeout
+ * seconds), its last step (the dump's when more precise than the
+ * heartbeat) and the seconds since (as long as it has run when it never
+ * stepped; -1 unknown).  note (cap bytes) says where its stacks came from,
+ * unless the caller already wrote there for a running worker that did not
+ * answer (s->answered 0); w->stacks points at it.  w's strings are s's. */
+void pt_hang_classify(const pt_hang_seen *s, double now, double hang_timeout, pt_hang_worker *w,
+		      char *note, size_t cap);
+
 /* Group the live workers with stacks by key.  Suspects are the dead and
  * lost workers, then, when some worker is hung, the silent ones behind
  * (hung, no dump while others have one, step behind the hung maximum),

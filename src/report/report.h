@@ -26,6 +26,7 @@
 #include "../util/error.h"
 #include "../util/strbuf.h"
 #include "../util/api.h"
+#include "unit.h"
 
 PT_API_BEGIN
 
@@ -109,6 +110,52 @@ typedef struct pt_finding_ev {
 	const char *explanation;
 } pt_finding_ev;
 
+/* What a finding says is wrong: one kind per sentence of the phrase table
+ * (phrase.c); report.json's "cause" is its name (pt_cause_name). */
+#define PT_CAUSES(X) \
+	X(NONE, "") \
+	X(UNREADABLE, "unreadable traces") \
+	X(OTHER_STEPS, "other steps") \
+	X(SHARE, "share of time") \
+	X(SLOW_CALLS, "slow calls") \
+	X(LOW_BANDWIDTH, "low bandwidth") \
+	X(SLOW_LINK, "slow link") \
+	X(WAITS_FOR_PEER, "waits for a peer") \
+	X(GPU_WAITS, "GPU waits") \
+	X(GPU_BUSIER, "GPU busier") \
+	X(SLOW_KERNELS, "slow kernels") \
+	X(LOW_OCCUPANCY, "low occupancy") \
+	X(CPU_ONLY, "CPU only") \
+	X(GPU_BOUND, "GPU bound") \
+	X(GPU_IDLE, "GPU idle") \
+	X(SLOW_STEPS, "slow steps") \
+	X(SLOWEST_STEP, "slowest step") \
+	X(JOB_SLOW_STEPS, "slow steps everywhere") \
+	X(STRAGGLER, "straggler") \
+	X(MISMATCH, "mismatched collectives") \
+	X(GOT_SLOWER, "got slower") \
+	X(GOT_FASTER, "got faster") \
+	X(APPEARED, "is new") \
+	X(GONE, "is gone") \
+	X(DEAD, "dead") \
+	X(LOST, "lost") \
+	X(HUNG, "hung")
+
+typedef enum {
+#define PT_CAUSE_ENUM(id, name) PT_CAUSE_##id,
+	PT_CAUSES(PT_CAUSE_ENUM)
+#undef PT_CAUSE_ENUM
+	PT_CAUSE_N
+} pt_cause;
+
+/* A number a finding stands on: the headline first (its name is the
+ * finding's metric, its value the finding's value). */
+typedef struct pt_metric {
+	const char *name;
+	double value;                  /* NAN: unknown (null) */
+	pt_unit unit;
+} pt_metric;
+
 typedef struct pt_finding {
 	const char *category;          /* "Lockstep", "Hang", ... */
 	const char *const *workers;    /* ids as written ("w0.json", "rank0") */
@@ -129,6 +176,25 @@ typedef struct pt_finding {
 	} conf;
 	const pt_finding_ev *ev;       /* merged evidence, nev of them */
 	size_t nev;
+	/* The typed content the sentence is rendered from (phrase.h).  With
+	 * cause PT_CAUSE_NONE the explanation is taken as given; otherwise an
+	 * explanation left NULL is rendered by pt_report_add_finding. */
+	pt_cause cause;
+	const char *view;              /* NULL: the category's view (or none) */
+	const char *const *labels;     /* set by pt_report_add_finding: "rank N"
+	                                  when the report's "workers" know the
+	                                  worker's rank, else its id */
+	const pt_metric *metrics;      /* the headline first; nmetrics of them */
+	size_t nmetrics;
+	const char *const *args;       /* the phrase's words: names, reasons and
+	                                  clauses, worker tokens inside (phrase.h) */
+	size_t nargs;
+	const int64_t *steps;          /* the step numbers it concerns */
+	size_t nsteps;
+	int has_what_if;               /* a step would take what_if_ms instead of */
+	double what_if_ms, instead_ms; /* instead_ms */
+	size_t ninside;                /* frames folded into it (its "inside it" */
+	double inside_ms;              /* evidence) and their ms per step */
 } pt_finding;
 
 /* Open the report's "findings" array under the root at this point of the
@@ -140,6 +206,15 @@ pt_rv *pt_report_findings_open(pt_report *r);
  * "rank" its position from 1, to report.json's "findings".  0, or -1 out
  * of memory (the report remembers it: pt_report_oom). */
 int pt_report_add_finding(pt_report *r, const pt_finding *f);
+
+/* Append a deep copy of f to the model as pt_report_add_finding does, but
+ * write it into o, an object its section already filled with its own keys
+ * (compare's "Compare"."findings" entries): "category", "confidence" when
+ * graded, then the typed keys ("view", "labels", "cause", "metrics",
+ * "steps", "what if").  f->labels, when set, are copied as they are (the
+ * section knows its workers' ranks); else resolved as above.  0, or -1 out
+ * of memory. */
+int pt_report_add_finding_in(pt_report *r, pt_rv *o, const pt_finding *f);
 
 /* The findings in rank order; *n (not NULL) their number.  Owned by the
  * report; valid until it is freed.  NULL with *n = 0 when there are none. */

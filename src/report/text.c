@@ -6,6 +6,7 @@
  * from the report tree and the findings from the finding model.
  */
 #include "report.h"
+#include "phrase.h"
 
 #include <string.h>
 
@@ -30,7 +31,9 @@ void pt_report_text_json(const pt_report *r, size_t max_findings, pt_sb *out)
 		if (max_findings && shown == max_findings)
 			break;
 		shown++;
-		pt_sb_addf(out, "%zu. %s\n", shown, f[i].explanation);
+		pt_sb_addf(out, "%zu. ", shown);
+		pt_finding_render(&f[i], NULL, NULL, out);
+		pt_sb_addc(out, '\n');
 	}
 	if (shown < nf)
 		pt_sb_addf(out, "... and %zu more findings in report.json.\n", nf - shown);

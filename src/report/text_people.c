@@ -11,6 +11,7 @@
  */
 #include "report.h"
 #include "names.h"
+#include "phrase.h"
 #include "../util/xalloc.h"
 #include "keys.h"
 
@@ -283,82 +284,19 @@ static void wrap(tctx *t, const char *first, size_t indent, const char *text)
 	pt_sb_free(&line);
 }
 
-/* text with every worker id replaced by its label ("worker <id>" too);
- * control bytes escaped.  Caller frees. */
+/* The renderer's text style (phrase.h): a worker by its label. */
+static const char *label_cb(const void *ctx, const char *id)
+{
+	return label_of(ctx, id);
+}
+
+/* text with its worker tokens as labels and control bytes escaped.
+ * Caller frees. */
 static char *relabel(const tctx *t, const char *text)
 {
 	pt_sb sb = {0};
-	const char *p = text;
-	char esc[4096];
 
-	while (*p) {
-		const char *e = p, *lab = NULL;
-		size_t n;
-
-		if (*p == ' ') {
-			pt_sb_addc(&sb, ' ');
-			p++;
-			continue;
-		}
-		if (*p == '(' && p[1] && p[1] != ' ') {
-			/* "rank 7 (<id>)": the label is already there, drop the id */
-			const char *q = p + 1, *qe = q;
-			char id[1024];
-			size_t ll;
-
-			while (*qe && *qe != ')' && *qe != ' ')
-				qe++;
-			if (*qe == ')' && (size_t)(qe - q) < sizeof(id)) {
-				memcpy(id, q, (size_t)(qe - q));
-				id[qe - q] = 0;
-				lab = label_of(t, id);
-				ll = lab ? strlen(lab) : 0;
-				if (lab && sb.len > ll && sb.buf[sb.len - 1] == ' ' &&
-				    !strncmp(sb.buf + sb.len - 1 - ll, lab, ll)) {
-					sb.len--;
-					sb.buf[sb.len] = 0;
-					p = qe + 1;
-					continue;
-				}
-				lab = NULL;
-			}
-			pt_sb_addc(&sb, '(');
-			p++;
-			continue;
-		}
-		while (*e && *e != ' ')
-			e++;
-		n = (size_t)(e - p);
-		/* the word, then without trailing punctuation */
-		while (n > 0) {
-			char id[1024];
-
-			if (n < sizeof(id)) {
-				memcpy(id, p, n);
-				id[n] = 0;
-				lab = label_of(t, id);
-			}
-			if (lab || !strchr(",.;:)'\"", p[n - 1]))
-				break;
-			n--;
-		}
-		if (lab) {
-			/* "worker <id>" -> "rank N" */
-			if (!strncmp(lab, "rank ", 5) && sb.len >= 7 && !strncmp(sb.buf + sb.len - 7, "worker ", 7) &&
-			    (sb.len == 7 || sb.buf[sb.len - 8] == ' ' || sb.buf[sb.len - 8] == '('))
-				sb.len -= 7, sb.buf[sb.len] = 0;
-			pt_sb_adds(&sb, lab);
-			p += n;
-			continue;
-		}
-		{
-			char word[4096];
-
-			snprintf(word, sizeof(word), "%.*s", (int)(e - p), p);
-			pt_sb_adds(&sb, pt_name_escape(word, esc, sizeof(esc)));
-		}
-		p = e;
-	}
+	pt_who_resolve(text, label_cb, t, &sb);
 	if (sb.oom) {
 		pt_sb_free(&sb);
 		return NULL;
@@ -1359,11 +1297,13 @@ static void findings(tctx *t, const pt_report *r)
 			break;
 		shown++;
 		pt_sb_reset(&sb);
-		if (c->explanation[0])
-			pt_sb_adds(&sb, c->explanation);
+		if (c->cause != PT_CAUSE_NONE)
+			pt_finding_render(c, label_cb, t, &sb);
+		else if (c->explanation[0])
+			pt_who_resolve(c->explanation, label_cb, t, &sb);
 		else
 			pt_sb_addf(&sb, "%s: %s", c->category, c->function);
-		text = relabel(t, sb.buf ? sb.buf : "");
+		text = sb.oom ? NULL : x_strndup(sb.buf ? sb.buf : "", sb.len);
 		if (!text) {
 			t->oom = 1;
 			break;

@@ -17,10 +17,12 @@ typedef enum {
 	PT_UNIT_COUNT,    /* "count" */
 	PT_UNIT_GBPS,     /* "GB/s" */
 	PT_UNIT_BYTES,    /* "bytes" */
+	PT_UNIT_S,        /* "s": seconds */
+	PT_UNIT_PCT,      /* "%": a percentage, 0..100 (a share is 0..1) */
 	PT_UNIT_N
 } pt_unit;
 
 /* report.json's spelling of each unit, indexed by pt_unit. */
-#define PT_UNIT_NAMES { "", "ms", "ms per step", "us", "share", "x", "count", "GB/s", "bytes" }
+#define PT_UNIT_NAMES { "", "ms", "ms per step", "us", "share", "x", "count", "GB/s", "bytes", "s", "%" }
 
 #endif

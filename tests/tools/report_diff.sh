@@ -39,6 +39,9 @@ def walk(x, k=""):
     if isinstance(x, dict) and x.get("category") == "Hang":
         # a hang's numbers are its seconds without a step: the clock's
         x = {a: ("-" if a in ("value", "others", "impact (ms)") else b) for a, b in x.items()}
+        if isinstance(x.get("metrics"), list):
+            x["metrics"] = [dict(m, value="-") if isinstance(m, dict) and m.get("unit") == "s"
+                            else m for m in x["metrics"]]
     if isinstance(x, dict):
         return {a: ("-" if VOL.search(a) and not isinstance(b, (dict, list)) else walk(b, a))
                 for a, b in x.items()}

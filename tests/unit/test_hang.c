@@ -731,6 +731,58 @@ static void test_autoprof(void **state)
 	pt_autoprof_free(ap);
 }
 
+/* The states the master decides from what it saw of each worker
+ * (pt_hang_classify), at the hang-check fixture's times. */
+static void test_classify(void **state)
+{
+	pt_hang_seen s = { .id = "h_1", .host = "node7", .rank = 1, .pid = 26549, .alive = 1,
+			   .answered = 1, .has_hb = 1, .hb_step = 499, .hb_step_time = 1000.0,
+			   .hb_time = 1001.0, .started = 900.0 };
+	pt_hang_dump d;
+	pt_hang_worker w;
+	char note[160] = "";
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	d.step = 500;
+	d.step_time = 1000.5;
+	s.dump = &d;
+	/* the dump's step is the more precise: 500 at 1000.5 */
+	pt_hang_classify(&s, 1101.0, 60, &w, note, sizeof(note));
+	assert_int_equal(w.state, PT_HANG_HUNG);
+	assert_int_equal(w.step, 500);
+	assert_true(w.since_step == 100.5);
+	assert_string_equal(w.stacks, "on request");
+	assert_ptr_equal(w.dump, &d);
+	/* still stepping within the timeout: running */
+	pt_hang_classify(&s, 1010.5, 60, &w, note, sizeof(note));
+	assert_int_equal(w.state, PT_HANG_RUNNING);
+	/* no heartbeat within the stale time: lost, since its last heartbeat */
+	s.alive = 0;
+	s.dump = NULL;
+	pt_hang_classify(&s, 1101.0, 60, &w, note, sizeof(note));
+	assert_int_equal(w.state, PT_HANG_LOST);
+	assert_string_equal(note, "none: no heartbeat for 100 s");
+	assert_int_equal(w.step, 499);
+	/* never stepped: as long as it has run */
+	s.alive = 1;
+	s.answered = 0;
+	s.has_hb = 0;
+	s.hb_step = 0;
+	snprintf(note, sizeof(note), "none: no answer within 5.0 s (no watchdog?)");
+	pt_hang_classify(&s, 1000.0, 60, &w, note, sizeof(note));
+	assert_int_equal(w.state, PT_HANG_HUNG);
+	assert_true(w.since_step == 100.0);
+	assert_string_equal(note, "none: no answer within 5.0 s (no watchdog?)");
+	s.dead = 1;
+	pt_hang_classify(&s, 1000.0, 60, &w, note, sizeof(note));
+	assert_int_equal(w.state, PT_HANG_DEAD);
+	s.exited = 1;
+	pt_hang_classify(&s, 1000.0, 60, &w, note, sizeof(note));
+	assert_int_equal(w.state, PT_HANG_EXITED);
+	assert_string_equal(note, "none: the process exited");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -744,6 +796,7 @@ int main(void)
 		cmocka_unit_test(test_stopped_worker),
 		cmocka_unit_test(test_behind_in_two),
 		cmocka_unit_test(test_not_hung),
+		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_request),
 		cmocka_unit_test(test_request_parse),

@@ -223,14 +223,18 @@ static pt_report *small_report(void)
 	pt_rv_num(r, w, "gpu utilization", 0.25);
 	{
 		static const char *const w1[] = { "w1.json" };
+		static const char *const args[] = {
+			"cudaLaunchKernel", "", "kernel launches are slower on this worker (CPU "
+			"contention, a throttled CPU or a busy driver)" };
+		static const pt_metric m[] = { { "bottleneck ratio", 0.2117, PT_UNIT_SHARE },
+					       { "others", 0.057, PT_UNIT_SHARE },
+					       { "ms per step", 2.76, PT_UNIT_MS_STEP } };
+		/* typed: the text report names the worker by its rank */
 		pt_finding f = {
 			.category = "CUDA Runtime", .workers = w1, .nworkers = 1,
 			.function = "cudaLaunchKernel", .value = 0.2117, .others = 0.057,
-			.impact_ms = 27.6,
-			.explanation = "worker w1.json spends 21.2% of its time in "
-				       "cudaLaunchKernel, other workers 5.7%: kernel launches are "
-				       "slower on this worker (CPU contention, a throttled CPU or a "
-				       "busy driver) (about 2.76 ms per step)",
+			.impact_ms = 27.6, .cause = PT_CAUSE_SHARE, .metrics = m, .nmetrics = 3,
+			.args = args, .nargs = 3,
 		};
 		pt_report_add_finding(r, &f);
 	}

@@ -255,7 +255,9 @@ static void test_write_dir(void **state)
 	assert_non_null(strstr(txt, "\"findings\":[{\"rank\":1,\"category\":\"Steps\","
 				    "\"workers\":[],\"function\":\"\",\"metric\":\"\",\"value\":0.0,"
 				    "\"others\":0.0,\"impact (ms)\":0.0,\"explanation\":\"finding "
-				    "number 1\"}]}</script>"));
+				    "number 1\",\"view\":\"workers\",\"labels\":[],\"cause\":\"\","
+				    "\"metrics\":[{\"name\":\"\",\"value\":0.0,\"unit\":\"\"}]}]}"
+				    "</script>"));
 	free(txt);
 	/* app.py, executable, serves the folder. */
 	snprintf(path, sizeof(path), "%s/PerfDisplay/app.py", sub);

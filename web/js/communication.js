@@ -11,7 +11,6 @@
     table = PT.table, workerLink = PT.workerLink;
 
   /* features in percent (0..100): no report unit says so yet (unit.h) */
-  var PCT_KEYS = [K.AVG_THROUGHPUT_PCT, K.THROUGHPUT_STD_PCT];
   var commCache = null;
   function commRows() {
     if (commCache) return commCache;
@@ -47,7 +46,7 @@
     rows.forEach(function (r) { keys(r.features).forEach(function (k) { if (fk.indexOf(k) < 0) fk.push(k); }); });
     var fcols = fk.map(function (k) {
       return { key: 'f:' + k, label: lbl(k), num: true, get: function (r) { return r.features[k]; },
-        fmt: function (v) { return keyUnit(k) ? fmtUnit(v, keyUnit(k)) : PCT_KEYS.indexOf(k) >= 0 ? (isNum(v) ? v.toFixed(1) + '%' : '–') : num(v); } };
+        fmt: function (v) { return keyUnit(k) ? fmtUnit(v, keyUnit(k)) : num(v); } };
     });
     var base = [{ key: 'group', label: 'group' }, { key: 'kernel', label: 'kernel', fmt: function (v) { return fnName(v); } }];
     add(root, table({ title: 'Collectives (example of a normal worker)', rows: rows.filter(function (r) { return !r.abnormal; }), sort: ['group', 1],

@@ -97,6 +97,8 @@ var PT = {};   // the page's one namespace: each module below registers into it
     case 'count': return Math.round(v) === v ? String(v) : num(v);
     case 'GB/s': return num(v) + ' GB/s';
     case 'bytes': return Math.round(v) === v ? String(v) + ' B' : num(v) + ' B';
+    case 's': return num(v) + ' s';
+    case '%': return v.toFixed(1) + '%';
     default: return num(v);
     }
   }
