@@ -2,10 +2,15 @@
  * unit.h - the units a report number is in: one list for the finding model
  * (a metric's unit), the report keys table (src/report/keys.def, a key's
  * unit) and every renderer (the text report's and the page's number
- * formats).  report.json spells each unit as pt_unit_names[] says.
+ * formats).  report.json spells each unit as PT_UNIT_NAMES says.  Public:
+ * report.h's pt_metric carries one.
  */
 #ifndef PT_UNIT_H
 #define PT_UNIT_H
+
+#include "../util/api.h"
+
+PT_API_BEGIN
 
 typedef enum {
 	PT_UNIT_NONE,     /* "" : a plain number */
@@ -24,5 +29,7 @@ typedef enum {
 
 /* report.json's spelling of each unit, indexed by pt_unit. */
 #define PT_UNIT_NAMES { "", "ms", "ms per step", "us", "share", "x", "count", "GB/s", "bytes", "s", "%" }
+
+PT_API_END
 
 #endif

@@ -64,7 +64,7 @@ check "rank 6 stack listed in Python functions" q 'any(k.split("|")[-1] == STALL
 # it is left out).
 check "one finding per planted rank, and rank 7's lockstep one" q 'sorted(f["workers"][0] for f in F) == sorted([W[1], W[3], W[5], W[6], W[7]]) and [W[7]] in [f["workers"] for f in F if f["category"] == "Lockstep"] and all(f["workers"][0] in (W[5], W[7]) for f in F if f["category"] == "Lockstep")'
 check "findings ranked by impact" q '[f["impact (ms)"] for f in F] == sorted((f["impact (ms)"] for f in F), reverse=True) and [f["rank"] for f in F] == list(range(1, len(F) + 1))'
-check "findings: every field present" q 'all(list(f)[:10] == ["rank", "category", "workers", "function", "metric", "value", "others", "impact (ms)", "explanation", "confidence"] and list(f)[10:] in ([], ["evidence"]) for f in F)'
+check "findings: every field present" q 'all(list(f)[:10] == ["rank", "category", "workers", "function", "metric", "value", "others", "impact (ms)", "explanation", "confidence"] and [k for k in list(f)[10:] if k not in ("evidence", "steps", "what if")] == ["view", "labels", "cause", "metrics"] and f["labels"] == ["rank %d" % [k for k in W if W[k] == f["workers"][0]][0]] and f["metrics"][0] == {"name": f["metric"], "value": f["value"], "unit": f["metrics"][0]["unit"]} for f in F)'
 
 # No untouched rank anywhere.
 check "no untouched rank flagged anywhere" q 'not any(W[k] in json.dumps({s: r[s] for s in ("GPU Compute", "GPU memory operations", "CUDA Runtime")}) for k in (0, 2, 4, 7)) and not any(W[k] in json.dumps([g[n]["abnormal_workers"] for g in r["Communication"].values() for n in g]) for k in (0, 2, 4, 7)) and not any(W[k] in f["workers"] for f in F for k in (0, 2, 4)) and not any(W[7] in f["workers"] for f in F if f["category"] != "Lockstep")'
