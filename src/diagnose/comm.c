@@ -388,11 +388,11 @@ static int hw_finding(dctx *c, const dkey *k, const hwkey *hk, size_t j, const d
 		/* Steady but slow: the link itself cannot go faster. */
 		f = df_add(c, DC_COMM, w->id, k->key, metric_names[3], r->avg, r->o_avg,
 			   imp * w->window_ms);
-		df_cause(f, PT_CAUSE_SLOW_LINK, PT_UNIT_NONE);
-		df_metric(f, "others", r->o_avg, PT_UNIT_NONE);
-		df_metric(f, "link std (%)", r->std, PT_UNIT_NONE);
-		df_metric(f, "link peak (%)", r->peak, PT_UNIT_NONE);
-		df_metric(f, "others' link peak (%)", r->o_peak, PT_UNIT_NONE);
+		df_cause(f, PT_CAUSE_SLOW_LINK, PT_UNIT_PCT);
+		df_metric(f, "others", r->o_avg, PT_UNIT_PCT);
+		df_metric(f, "link std (%)", r->std, PT_UNIT_PCT);
+		df_metric(f, "link peak (%)", r->peak, PT_UNIT_PCT);
+		df_metric(f, "others' link peak (%)", r->o_peak, PT_UNIT_PCT);
 		df_metric(f, "ms per step", imp * w->window_ms / dw_steps(w), PT_UNIT_MS_STEP);
 		df_arg(c, f, "%s", sn);
 		df_arg(c, f, "%s", hk->group[gb]);
@@ -412,11 +412,11 @@ static int hw_finding(dctx *c, const dkey *k, const hwkey *hk, size_t j, const d
 		/* Nothing, then full speed: the link is fine, the peer is late. */
 		f = df_add(c, DC_COMM, w->id, k->key, metric_names[4], r->std, r->o_std,
 			   imp * w->window_ms);
-		df_cause(f, PT_CAUSE_WAITS_FOR_PEER, PT_UNIT_NONE);
-		df_metric(f, "others", r->o_std, PT_UNIT_NONE);
-		df_metric(f, "link peak (%)", r->peak, PT_UNIT_NONE);
-		df_metric(f, "link average (%)", r->avg, PT_UNIT_NONE);
-		df_metric(f, "others' link peak (%)", r->o_peak, PT_UNIT_NONE);
+		df_cause(f, PT_CAUSE_WAITS_FOR_PEER, PT_UNIT_PCT);
+		df_metric(f, "others", r->o_std, PT_UNIT_PCT);
+		df_metric(f, "link peak (%)", r->peak, PT_UNIT_PCT);
+		df_metric(f, "link average (%)", r->avg, PT_UNIT_PCT);
+		df_metric(f, "others' link peak (%)", r->o_peak, PT_UNIT_PCT);
 		df_metric(f, "ms per step", imp * w->window_ms / dw_steps(w), PT_UNIT_MS_STEP);
 		df_arg(c, f, "%s", sn);
 		df_arg(c, f, "%s", hk->group[gb]);
