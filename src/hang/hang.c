@@ -581,6 +581,49 @@ void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, s
 	pt_rv_num(r, h, PT_K_TIME, round3(o->now));
 }
 
+/* A suspect's confidence (docs/hang.md "Confidence"): strong when its
+ * process is gone, or when it stands alone in its stack while every other
+ * live worker with stacks shares one stack (they agree on where they wait);
+ * moderate when its stack singles it out among several; weak when it gave
+ * no stacks (only its step or silence names it).  A hung job loses all its
+ * time: the share lost is 1.  ev (cap bytes) gets the reason. */
+static const char *hang_grade(const pt_hang_result *res, const pt_hang_worker *w, size_t si,
+			      char *ev, size_t cap)
+{
+	size_t g, mine = SIZE_MAX, nother = 0, nothers_w = 0;
+
+	if (w[si].state == PT_HANG_DEAD || w[si].state == PT_HANG_LOST) {
+		snprintf(ev, cap, "its process is %s while the others wait",
+			 w[si].state == PT_HANG_DEAD ? "gone" : "lost (no heartbeat)");
+		return "strong";
+	}
+	for (g = 0; g < res->ngroups; g++) {
+		int has = 0;
+
+		for (size_t j = 0; j < res->groups[g].n; j++)
+			has |= res->groups[g].members[j] == si;
+		if (has)
+			mine = g;
+		else {
+			nother++;
+			nothers_w += res->groups[g].n;
+		}
+	}
+	if (mine == SIZE_MAX || !w[si].dump) {
+		snprintf(ev, cap, "no stacks from it: only its step and silence single it out");
+		return "weak";
+	}
+	if (nother == 1 && res->groups[mine].n < nothers_w) {
+		snprintf(ev, cap, "%zu worker%s in its stack; the other %zu live workers with stacks "
+			 "share one stack", res->groups[mine].n, res->groups[mine].n == 1 ? "" : "s",
+			 nothers_w);
+		return "strong";
+	}
+	snprintf(ev, cap, "its stack is one of %zu different stacks among the live workers",
+		 nother + 1);
+	return "moderate";
+}
+
 pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
 			  const pt_hang_result *res, pt_error *err)
 {
@@ -625,6 +668,7 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 		pt_finding f = { 0 };
 		pt_metric m[5];
 		const char *args[2];
+		char ev[200];
 
 		for (size_t i = 0; i < n; i++)
 			if (i != res->suspects[k] && alive(&w[i]) && w[i].since_step >= 0)
@@ -654,6 +698,12 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 		f.cause = s->state == PT_HANG_DEAD ? PT_CAUSE_DEAD :
 			  s->state == PT_HANG_LOST ? PT_CAUSE_LOST : PT_CAUSE_HUNG;
 		f.view = "hang";
+		f.conf.level = hang_grade(res, w, res->suspects[k], ev, sizeof(ev));
+		f.conf.lost = 1;
+		f.conf.apart = NAN;
+		f.conf.same = res->nsuspects - 1;
+		f.conf.noise_ms = NAN;
+		f.conf.evidence = ev;
 		pt_report_add_finding(r, &f);
 	}
 	pt_hang_add_section(r, root, w, n, o, res);

@@ -109,6 +109,10 @@ EOF
 grep -qx fine "$TMP/hc.check" && ok "hang-check: states, stacks, suspects" || { not_ok "hang-check content"; sed 's/^/# /' "$TMP/hc.check"; }
 [ -f "$TMP/out/PerfDisplay/report.json" ] && [ -f "$TMP/out/PerfDisplay/index.html" ] && [ -f "$TMP/out/stacks/$W2.txt" ] &&
 	grep -q '"Hang": {' "$TMP/out/PerfDisplay/report.json" && ok "hang-check -o: report, page, stacks" || not_ok "hang-check -o files"
+# One confidence per suspect (docs/hang.md "Confidence"): the dead worker,
+# the only suspect, is strong (its process is gone).
+conf=$("$PYTHON" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(" ".join("%s:%s" % (f["labels"][0], f["confidence"]["level"]) for f in r["findings"]))' "$TMP/out/PerfDisplay/report.json" 2>&1)
+[ "$conf" = "rank 3:strong" ] && ok "hang-check: the dead suspect's confidence is strong" || not_ok "hang confidence" "$conf"
 
 # the text form
 "$PT_BIN" hang-check --control-dir "$C" --hang-timeout 600 --stack-wait 0.2 >"$TMP/hc.txt" 2>/dev/null

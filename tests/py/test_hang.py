@@ -206,6 +206,8 @@ class HungDDP(unittest.TestCase):
         f = rep["findings"][0]
         self.assertEqual((f["category"], f["workers"], f["function"]),
                          ("Hang", [stuck], self.job.script + ": stuck_in_python"))
+        # Alone in its stack while the two others share one (all_reduce).
+        self.assertEqual(f["confidence"]["level"], "strong", f["confidence"])
         self.assertEqual(rep["trigger"]["reason"], "requested on the command line")
         self.assertTrue(os.path.exists(os.path.join(run_dir, "PerfDisplay", "index.html")))
         self.assertEqual(sorted(os.listdir(os.path.join(run_dir, "stacks"))),

@@ -546,6 +546,12 @@ static void test_report(void **state)
 	assert_string_equal(pt_rv_get(f->child, "explanation")->str,
 		"worker node0_1_101.json is stuck in /job/train.py: stuck_here (last step 10, no step "
 		"for 10.2 s) while the others are elsewhere: the likely cause of the hang");
+	/* alone in its stack, the two others share one: strong (docs/hang.md) */
+	assert_string_equal(pt_rv_get(pt_rv_get(f->child, "confidence"), "level")->str, "strong");
+	assert_string_equal(pt_rv_get(pt_rv_get(f->child, "confidence"), "evidence")->str,
+		"1 worker in its stack; the other 2 live workers with stacks share one stack");
+	assert_true(pt_rv_get(pt_rv_get(f->child, "confidence"),
+			      "time lost (share of window)")->num == 1);
 	assert_string_equal(pt_rv_get(pt_rv_get(pt_rv_get(pt_report_root_c(rep), "workers"),
 						 "node0_2_102.json"), "error")->str,
 			    "hung at step 10 (no step for 10.3 s)");
