@@ -526,24 +526,6 @@ static void test_failure(void **state)
 	pt_sb_free(&log);
 }
 
-/* Is process pid dead (no such pid, or a zombie not yet reaped)? */
-static int dead(long pid)
-{
-	char p[64], line[512], *r;
-	FILE *f;
-
-	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-		return 1;
-	snprintf(p, sizeof(p), "/proc/%ld/stat", pid);
-	f = fopen(p, "r");
-	if (!f)
-		return 1;
-	r = fgets(line, sizeof(line), f);
-	fclose(f);
-	r = r ? strrchr(line, ')') : NULL;
-	return r && r[1] == ' ' && r[2] == 'Z';
-}
-
 /* The agent exits while nsys runs (30 s): the capture is cancelled and its
  * process group stopped: the stand-in dies before it slept its time
  * (not: pt_agent_free waited for it to end). */
@@ -581,7 +563,7 @@ static void test_cancel(void **state)
 	assert_true(pid > 1);
 	agent_free(&a);
 	for (int i = 0; i < 3000 && !gone; i++) {
-		gone = dead(pid);
+		gone = tu_proc_gone(pid);
 		if (!gone)
 			tu_sleep_ms(20);
 	}

@@ -121,22 +121,6 @@ static void test_redirects(void **state)
 	slurp(out, "before\nfrom stdin\nto-out\nto-err\nerr-path\n");
 }
 
-/* A process's state letter from /proc (0: no such process). */
-static char state_of(pid_t pid)
-{
-	char path[64], line[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	p = fgets(line, sizeof(line), f);
-	fclose(f);
-	p = p ? strrchr(line, ')') : NULL;
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 /* The process whose pid the file pidf holds is dead: a zombie until init
  * reaps it, then no such pid.  Polled while its SIGKILL is on its way (the
  * 60 s only stop a test whose process never dies).  A shell ended before
@@ -153,13 +137,8 @@ static void gone(const char *pidf)
 		int dead = 0;
 
 		assert_true(pid > 1);
-		for (int k = 0; k < 6000 && !dead; k++) {
-			dead = kill((pid_t)pid, 0) != 0 && errno == ESRCH;
-			if (!dead)
-				dead = state_of((pid_t)pid) == 'Z';
-			if (!dead)
-				tu_sleep_ms(10);
-		}
+		for (int k = 0; k < 6000 && !(dead = tu_proc_gone(pid)); k++)
+			tu_sleep_ms(10);
 		assert_true(dead);
 	}
 	x_free(buf);

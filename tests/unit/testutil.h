@@ -1,7 +1,8 @@
 /*
  * testutil.h - helpers the unit tests share for their fixtures on disk: a
  * fresh temporary folder, removing it again, writing a small text file,
- * reading one back whole, counting a string in it.
+ * reading one back whole, counting a string in it; whether a process has
+ * ended.
  * Each fails the running cmocka test when it cannot do its job.  Include
  * after <cmocka.h> (and its prerequisites).
  */
@@ -9,6 +10,8 @@
 #define PT_TESTUTIL_H
 
 #include <sys/types.h>
+#include <signal.h>
+#include <errno.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -106,6 +109,24 @@ static inline void tu_sleep_ms(int ms)
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
+}
+
+/* Has process pid ended: no such pid, or a zombie not yet reaped? */
+static inline int tu_proc_gone(long pid)
+{
+	char path[64], line[512], *p;
+	FILE *f;
+
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	p = fgets(line, sizeof(line), f);
+	fclose(f);
+	p = p ? strrchr(line, ')') : NULL;
+	return p && p[1] == ' ' && p[2] == 'Z';
 }
 
 #endif
