@@ -22,7 +22,6 @@
 #include "../util/json.h"
 #include "../util/utf8.h"
 #include "../util/xalloc.h"
-#include "../report/keys.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -839,6 +838,9 @@ static int parse_us(reader *r, const char **pp, const char *end, int64_t *out, u
 	return OK;
 }
 
+/* The event's "args" members this reader keeps, by Kineto's own spelling
+ * (the trace format's names, not report keys: the report may word the same
+ * numbers its own way). */
 static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 {
 	const char *p = *pp;
@@ -924,9 +926,9 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 		case 13:
 			if (!memcmp(k, "In msg nelems", 13))
 				rc = parse_int(r, &p, end, &f->in_n, &f->has_in);
-			else if (!memcmp(k, PT_K_BLOCKS_PER_SM, 13))
+			else if (!memcmp(k, "blocks per SM", 13))
 				rc = parse_float(r, &p, end, &f->bps, &f->has_eff, 2);
-			else if (!memcmp(k, PT_K_SHARED_MEMORY, 13)) {
+			else if (!memcmp(k, "shared memory", 13)) {
 				float v = 0;
 				rc = parse_float(r, &p, end, &v, &f->has_eff, 8);
 				f->smem = v > 2e9f ? INT32_MAX : (int32_t)v;
@@ -934,7 +936,7 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 				rc = skip_member(r, &p, end);
 			break;
 		case 20:
-			if (!memcmp(k, PT_K_REGISTERS_PER_THREAD, 20)) {
+			if (!memcmp(k, "registers per thread", 20)) {
 				float v = 0;
 				rc = parse_float(r, &p, end, &v, &f->has_eff, 4);
 				f->regs = v > 2e9f ? INT32_MAX : (int32_t)v;
@@ -942,7 +944,7 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 				rc = skip_member(r, &p, end);
 			break;
 		case 25:
-			if (!memcmp(k, PT_K_EST_ACHIEVED_OCCUPANCY_PCT, 25))
+			if (!memcmp(k, "est. achieved occupancy %", 25))
 				rc = parse_float(r, &p, end, &f->occ, &f->has_eff, 1);
 			else
 				rc = skip_member(r, &p, end);
