@@ -76,7 +76,7 @@ static const char **make_ids(dctx *c, pt_summary *const *s, size_t n)
 			size_t it = 0;
 			uint32_t v;
 
-			h = diag_hash_key(buf, 0);
+			h = pt_hash_words(buf, strlen(buf), 0);
 			while ((v = pt_hmap_next(&set, h, &it)) != PT_HMAP_NONE && strcmp(ids[v], buf))
 				;
 			if (v == PT_HMAP_NONE)

@@ -26,7 +26,6 @@
 
 typedef struct dkey {
 	const char *key;     /* borrowed from the first summary that has it */
-	uint64_t hash;
 	uint8_t cls, kind;
 	uint32_t off, n;     /* entries ctx->ent[off .. off+n) */
 	uint32_t last_w;     /* while indexing: last worker seen (dedup) */
@@ -186,7 +185,7 @@ typedef struct dctx {
 	size_t nfailed;
 	dkey *keys;
 	size_t nkeys;
-	pt_hmap kmap;             /* diag_hash_key -> key index */
+	pt_hmap kmap;             /* pt_hash_words(key, cls) -> key index */
 	dent *ent;
 	dmetric m[3];
 	dfinding *f;
@@ -204,9 +203,6 @@ typedef struct dctx {
  * and c->ent from c->w (pt_diagnose frees them); 0, or -1 when
  * out of memory. */
 int diag_index_build(dctx *c);
-/* The index's hash of a NUL-terminated string (cls mixed in); pt_diagnose
- * uses it for the workers' ids too. */
-uint64_t diag_hash_key(const char *s, int cls);
 /* Index of the key (cls, key) in c->keys, UINT32_MAX when no worker has it. */
 uint32_t diag_key_find(const dctx *c, int cls, const char *key);
 

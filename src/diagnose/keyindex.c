@@ -10,28 +10,6 @@
 
 #include <string.h>
 
-/* 8 bytes per step multiply-xorshift hash: Python stack keys run to a few
- * KB and there are millions of patterns at 10,000 workers, so a byte-wise
- * hash would dominate indexing. */
-uint64_t diag_hash_key(const char *s, int cls)
-{
-	const uint64_t m = 0x9e3779b97f4a7c15ull;
-	uint64_t h = 0x243f6a8885a308d3ull ^ (uint64_t)cls, x;
-	size_t n = strlen(s), i;
-
-	for (i = 0; i + 8 <= n; i += 8) {
-		memcpy(&x, s + i, 8);
-		h = (h ^ x) * m;
-		h ^= h >> 29;
-	}
-	x = 0;
-	memcpy(&x, s + i, n - i);
-	h = (h ^ x ^ ((uint64_t)n << 56)) * m;
-	h ^= h >> 32;
-	h *= m;
-	return h ^ (h >> 29);
-}
-
 /* The index lives in the context (c->kmap) after build_index so that
  * "display" can find the keys the findings name.  Key index of (cls, key)
  * hashed h, UINT32_MAX when absent. */
@@ -49,7 +27,7 @@ static uint32_t kindex_find(const dctx *c, uint64_t h, int cls, const char *key)
 /* Key index of (cls, key), inserting it; UINT32_MAX on allocation failure. */
 static uint32_t kindex_get(dctx *c, size_t *kcap, const pt_pattern *p)
 {
-	uint64_t h = diag_hash_key(p->key, p->cls);
+	uint64_t h = pt_hash_words(p->key, strlen(p->key), (uint64_t)p->cls);
 	uint32_t v = kindex_find(c, h, p->cls, p->key);
 	dkey *k;
 
@@ -61,7 +39,6 @@ static uint32_t kindex_get(dctx *c, size_t *kcap, const pt_pattern *p)
 	k = &c->keys[c->nkeys];
 	memset(k, 0, sizeof(*k));
 	k->key = p->key;
-	k->hash = h;
 	k->cls = p->cls;
 	k->kind = p->kind;
 	k->last_w = UINT32_MAX;
@@ -70,7 +47,7 @@ static uint32_t kindex_get(dctx *c, size_t *kcap, const pt_pattern *p)
 
 uint32_t diag_key_find(const dctx *c, int cls, const char *key)
 {
-	return key ? kindex_find(c, diag_hash_key(key, cls), cls, key) : UINT32_MAX;
+	return key ? kindex_find(c, pt_hash_words(key, strlen(key), (uint64_t)cls), cls, key) : UINT32_MAX;
 }
 
 /* Two passes over all patterns: count entries per key, then place them, so
@@ -79,7 +56,7 @@ uint32_t diag_key_find(const dctx *c, int cls, const char *key)
  * `diagnose` does) repeat the same key pointers, and while pt_diagnose runs
  * equal pointers mean equal keys: a direct-mapped cache from pointer to key
  * index spares most patterns hashing and comparing their key
- * (diag_hash_key and strcmp showed in a 10,000-worker `diagnose` run's
+ * (hashing and strcmp showed in a 10,000-worker `diagnose` run's
  * profile, all in this serial phase: docs/bench.md).  A miss just takes
  * the hash path. */
 #define KCACHE 4096

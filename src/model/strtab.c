@@ -23,45 +23,8 @@ struct pt_strtab {
 	uint64_t *offs;  /* id -> offset into arena (string is NUL-terminated) */
 	uint32_t *lens;
 	uint32_t n, cap;  /* strings, capacity of offs/lens */
-	pt_hmap map;      /* hash64 -> id */
+	pt_hmap map;      /* pt_hash_words -> id */
 };
-
-static inline uint64_t mix8(uint64_t h, uint64_t x)
-{
-	h = (h ^ x) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
-
-/* Multiply-xorshift over 8-byte words in four independent chains, for
- * both tables below.  Kernel names and pattern keys run to hundreds of
- * bytes: byte-wise FNV-1a cost several cycles per byte, and with one chain
- * the multiply latency was the limit (docs/bench.md, "Code shaped for
- * speed"). */
-static uint64_t hash64(const char *s, size_t n)
-{
-	uint64_t a = 0x6a09e667f3bcc909ull ^ n, b = 0xbb67ae8584caa73bull;
-	uint64_t c = 0x3c6ef372fe94f82bull, d = 0xa54ff53a5f1d36f1ull, x[4];
-	size_t i = 0;
-
-	for (; i + 32 <= n; i += 32) {
-		memcpy(x, s + i, 32);
-		a = mix8(a, x[0]);
-		b = mix8(b, x[1]);
-		c = mix8(c, x[2]);
-		d = mix8(d, x[3]);
-	}
-	a ^= (b << 16 | b >> 48) ^ (c << 32 | c >> 32) ^ (d << 48 | d >> 16);
-	for (; i + 8 <= n; i += 8) {
-		memcpy(x, s + i, 8);
-		a = mix8(a, x[0]);
-	}
-	x[0] = 0;
-	if (n > i)
-		memcpy(x, s + i, n - i);
-	a = mix8(a, x[0]);
-	a *= 0x9e3779b97f4a7c15ull;
-	return a ^ (a >> 32);
-}
 
 pt_strtab *pt_strtab_new(void)
 {
@@ -95,7 +58,7 @@ uint32_t pt_strtab_intern(pt_strtab *t, const char *s, size_t n)
 
 	if (n > UINT32_MAX - 1)
 		return UINT32_MAX;
-	h = hash64(s, n);
+	h = pt_hash_words(s, n, 0);
 	while ((id = pt_hmap_next(&t->map, h, &it)) != PT_HMAP_NONE)
 		if (t->lens[id] == n && memcmp(t->arena + t->offs[id], s, n) == 0)
 			return id;
@@ -159,7 +122,7 @@ typedef struct set_shard {
 	pthread_mutex_t mu;
 	set_entry *ent;
 	size_t cap, n;
-	pt_hmap map;   /* hash64 -> index in ent */
+	pt_hmap map;   /* pt_hash_words -> index in ent */
 	char pad[64];
 } set_shard;
 
@@ -208,7 +171,7 @@ size_t pt_strset_count(const pt_strset *ks)
 
 const char *pt_strset_intern(pt_strset *ks, const char *s, size_t n)
 {
-	uint64_t h = hash64(s, n);
+	uint64_t h = pt_hash_words(s, n, 0);
 	set_shard *sh = &ks->sh[h >> 58];
 	char *r = NULL;
 	size_t it = 0;

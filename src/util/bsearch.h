@@ -3,7 +3,8 @@
  * a sorted range, as a statement macro for arrays of structs, index
  * arrays and keys read through the caller's own accessors (model/,
  * analysis/critpath.c, analysis/patterns.c, diagnose/, report/timeline.c),
- * and typed lower/upper bounds over plain int64_t and double arrays.
+ * and typed lower bounds over plain int64_t and double arrays (an upper
+ * bound is the macro with a[I] <= k).
  * Header-only and inline: the critical path and the trace readers search
  * in their inner loops.  Pure: thread-safe.
  */
@@ -42,15 +43,6 @@ static inline size_t pt_lower_i64(const int64_t *a, size_t n, int64_t x)
 	return lo;
 }
 
-/* First i in a[0..n) with a[i] > x (n when none); a ascending. */
-static inline size_t pt_upper_i64(const int64_t *a, size_t n, int64_t x)
-{
-	size_t lo = 0, hi = n;
-
-	PT_BSEARCH(lo, hi, i, a[i] <= x);
-	return lo;
-}
-
 /* First i in a[0..n) with a[i] >= x (n when none; NaN x: 0); a ascending,
  * no NaN. */
 static inline size_t pt_lower_dbl(const double *a, size_t n, double x)
@@ -58,16 +50,6 @@ static inline size_t pt_lower_dbl(const double *a, size_t n, double x)
 	size_t lo = 0, hi = n;
 
 	PT_BSEARCH(lo, hi, i, a[i] < x);
-	return lo;
-}
-
-/* First i in a[0..n) with a[i] > x (n when none; NaN x: 0); a ascending,
- * no NaN. */
-static inline size_t pt_upper_dbl(const double *a, size_t n, double x)
-{
-	size_t lo = 0, hi = n;
-
-	PT_BSEARCH(lo, hi, i, a[i] <= x);
 	return lo;
 }
 

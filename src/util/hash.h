@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "error.h"
 
@@ -66,13 +67,43 @@ static inline uint64_t pt_hash_fnv1a_str(const char *s)
 	return pt_hash_fnv1a_str_from(PT_HASH_SEED, s);
 }
 
-/* An integer key scrambled so that every bit reaches the low bits a map
- * probes with (the splitmix64 finaliser): for index and pointer keys. */
-static inline uint64_t pt_hash_u64(uint64_t x)
+/* One multiply-xorshift step of pt_hash_words. */
+static inline uint64_t pt_hash_mix8(uint64_t h, uint64_t x)
 {
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
+	h = (h ^ x) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* A fast hash of n bytes at s, seeded: multiply-xorshift over 8-byte words
+ * in four independent chains.  Kernel names and Python stack keys run to
+ * hundreds of bytes: byte-wise FNV-1a cost several cycles per byte, and
+ * with one chain the multiply latency was the limit (docs/bench.md, "Code
+ * shaped for speed").  For in-memory maps only: its values are not stable
+ * across versions (FNV-1a is, where a value is written down). */
+static inline uint64_t pt_hash_words(const char *s, size_t n, uint64_t seed)
+{
+	uint64_t a = 0x6a09e667f3bcc909ull ^ n ^ seed, b = 0xbb67ae8584caa73bull;
+	uint64_t c = 0x3c6ef372fe94f82bull, d = 0xa54ff53a5f1d36f1ull, x[4];
+	size_t i = 0;
+
+	for (; i + 32 <= n; i += 32) {
+		memcpy(x, s + i, 32);
+		a = pt_hash_mix8(a, x[0]);
+		b = pt_hash_mix8(b, x[1]);
+		c = pt_hash_mix8(c, x[2]);
+		d = pt_hash_mix8(d, x[3]);
+	}
+	a ^= (b << 16 | b >> 48) ^ (c << 32 | c >> 32) ^ (d << 48 | d >> 16);
+	for (; i + 8 <= n; i += 8) {
+		memcpy(x, s + i, 8);
+		a = pt_hash_mix8(a, x[0]);
+	}
+	x[0] = 0;
+	if (n > i)
+		memcpy(x, s + i, n - i);
+	a = pt_hash_mix8(a, x[0]);
+	a *= 0x9e3779b97f4a7c15ull;
+	return a ^ (a >> 32);
 }
 
 /* ---- the map ------------------------------------------------------------- */

@@ -40,14 +40,25 @@ static void test_fnv_vectors(void **state)
 	assert_true(pt_hash_fnv1a("a\0b", 3) != pt_hash_fnv1a_str("a"));
 }
 
-static void test_hash_u64(void **state)
+/* pt_hash_words: every byte counts, in any position, and the seed too. */
+static void test_hash_words(void **state)
 {
+	const char *s = "aten::linear|aten::addmm|void cutlass::Kernel<cutlass_80_tensorop>(Params)";
+	size_t n = strlen(s);
+
 	(void)state;
-	assert_true(pt_hash_u64(0) == 0);
-	/* consecutive keys differ in their low bits */
-	assert_true((pt_hash_u64(1) & 15) != (pt_hash_u64(2) & 15) ||
-		    (pt_hash_u64(1) & 0xff0) != (pt_hash_u64(2) & 0xff0));
-	assert_true(pt_hash_u64(1) != pt_hash_u64(2));
+	assert_true(pt_hash_words(s, n, 0) == pt_hash_words(s, n, 0));
+	assert_true(pt_hash_words(s, n, 0) != pt_hash_words(s, n, 1));
+	assert_true(pt_hash_words(s, n, 0) != pt_hash_words(s, n - 1, 0));
+	for (size_t i = 0; i < n; i++) {
+		char b[128];
+
+		memcpy(b, s, n);
+		b[i] ^= 1;
+		assert_true(pt_hash_words(b, n, 0) != pt_hash_words(s, n, 0));
+	}
+	/* a short key is not its zero-padded longer form */
+	assert_true(pt_hash_words("ab\0", 3, 0) != pt_hash_words("ab", 2, 0));
 }
 
 static void test_map_empty(void **state)
@@ -71,21 +82,21 @@ static void test_map_grow(void **state)
 
 	(void)state;
 	for (i = 0; i < 1000; i++)
-		assert_int_equal(pt_hmap_put(&m, pt_hash_u64(i), i), PT_OK);
+		assert_int_equal(pt_hmap_put(&m, pt_hash_fnv1a(&i, sizeof(i)), i), PT_OK);
 	assert_int_equal(m.n, 1000);
 	assert_int_equal(m.cap, 2048); /* at most half full */
 	for (i = 0; i < 1000; i++) {
 		it = 0;
-		assert_int_equal(pt_hmap_next(&m, pt_hash_u64(i), &it), i);
-		assert_int_equal(pt_hmap_next(&m, pt_hash_u64(i), &it), PT_HMAP_NONE);
+		assert_int_equal(pt_hmap_next(&m, pt_hash_fnv1a(&i, sizeof(i)), &it), i);
+		assert_int_equal(pt_hmap_next(&m, pt_hash_fnv1a(&i, sizeof(i)), &it), PT_HMAP_NONE);
 	}
 	it = 0;
-	assert_int_equal(pt_hmap_next(&m, pt_hash_u64(1000), &it), PT_HMAP_NONE);
+	assert_int_equal(pt_hmap_next(&m, pt_hash_fnv1a(&(uint32_t){ 1000 }, sizeof(uint32_t)), &it), PT_HMAP_NONE);
 	pt_hmap_free(&m);
 	assert_null(m.slot);
 	assert_int_equal(m.cap, 0);
 	it = 0;
-	v = pt_hmap_next(&m, pt_hash_u64(1), &it);
+	v = pt_hmap_next(&m, pt_hash_fnv1a("1", 1), &it);
 	assert_int_equal(v, PT_HMAP_NONE);
 }
 
@@ -170,7 +181,7 @@ static void test_map_reserve(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fnv_vectors), cmocka_unit_test(test_hash_u64),
+		cmocka_unit_test(test_fnv_vectors), cmocka_unit_test(test_hash_words),
 		cmocka_unit_test(test_map_empty),   cmocka_unit_test(test_map_grow),
 		cmocka_unit_test(test_map_collide), cmocka_unit_test(test_map_clear),
 		cmocka_unit_test(test_map_reserve),
