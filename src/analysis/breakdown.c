@@ -527,7 +527,7 @@ void pt_breakdown_write(const pt_breakdown *b, pt_sb *out)
 	int c;
 
 	pt_sb_addc(out, '{');
-	put_num(out, PT_K_WINDOW_MS, b->window_ms, 1);
+	put_num(out, PT_KEY_WINDOW_MS, b->window_ms, 1);
 	put_num(out, "compute_ms", b->compute_ms, 0);
 	put_num(out, "communication_ms", b->comm_ms, 0);
 	put_num(out, "memory_ms", b->memory_ms, 0);
@@ -578,7 +578,7 @@ static int get_num(const pt_json *o, const char *k, double *v, pt_error *err, in
 
 int pt_breakdown_parse(const char *buf, size_t len, pt_breakdown *b, pt_error *err)
 {
-	static const char *const req[] = { PT_K_WINDOW_MS, "compute_ms", "communication_ms",
+	static const char *const req[] = { PT_KEY_WINDOW_MS, "compute_ms", "communication_ms",
 					   "memory_ms", "idle_ms" };
 	double *dst[5];
 	pt_json *root = pt_json_parse(buf, len, err);

@@ -41,20 +41,20 @@ static const pt_sf_member top[] = {
 	{ N("steps"), PT_SF_STEPS, PT_SF_ALWAYS, 0, 10, 1, 0, 0, 0 },
 	{ N("gpu_util"), PT_SF_DBL_IN, PT_SF_ALWAYS, 0, 6, 1, S(gpu_util), 0, 1 + 1e-6 },
 	{ N("gpu_compute_util"), PT_SF_DBL, PT_SF_IF_NONNEG, 0, 0, 1, S(gpu_compute_util), 0, 0 },
-	{ N(PT_K_CLASS_MS), PT_SF_CLASS_MS, PT_SF_ALWAYS, 0, 9, 1, 0, 0, 0 },
+	{ N(PT_KEY_CLASS_MS), PT_SF_CLASS_MS, PT_SF_ALWAYS, 0, 9, 1, 0, 0, 0 },
 	{ N("nevents"), PT_SF_U64, PT_SF_ALWAYS, 0, 7, 1, S(nevents), 0, 0 },
 	{ N("gpu_breakdown"), PT_SF_BREAKDOWN, PT_SF_IF_SET, 0, 0, 1, S(breakdown), 0, 0 },
 	{ N("hw_source"), PT_SF_STR_NULL, PT_SF_IF_SET, 0, 0, 1, S(hw_source), 0, 0 },
 	{ N("hw_gpu"), PT_SF_HW_GPU, PT_SF_IF_PREV, 0, 0, 1, S(hw_gpu), 0, 0 },
 	{ N("hw_series"), PT_SF_HW_SERIES, PT_SF_IF_SET, 0, 0, 1, S(hw_series), 0, 0 },
 	{ N("collectives"), PT_SF_COLLECTIVES, PT_SF_IF_SET, 0, 0, 2, S(coll_chans), 0, 0 },
-	{ N(PT_K_CRITICAL_PATH_LC), PT_SF_CRITPATH, PT_SF_IF_SET, 0, 0, 3, S(cpath), 0, 0 },
+	{ N(PT_KEY_CRITICAL_PATH_LC), PT_SF_CRITPATH, PT_SF_IF_SET, 0, 0, 3, S(cpath), 0, 0 },
 	{ N("timeline"), PT_SF_TIMELINE, PT_SF_IF_SET, 0, 0, 4, S(tl), 0, 0 },
 	{ N("patterns"), PT_SF_PATTERNS, PT_SF_ALWAYS, 0, 11, 1, 0, 0, 0 },
 };
 
 static const pt_sf_member window[] = {
-	{ N(PT_K_START_US), PT_SF_DBL, PT_SF_ALWAYS, 0, 1, 1, S(window_start_us), 0, 0 },
+	{ N(PT_KEY_START_US), PT_SF_DBL, PT_SF_ALWAYS, 0, 1, 1, S(window_start_us), 0, 0 },
 	{ N("ms"), PT_SF_DBL_POS, PT_SF_ALWAYS, 0, 2, 1, S(window_ms), 0, PT_SF_MAX_MS },
 	{ N("from_steps"), PT_SF_BOOL, PT_SF_ALWAYS, 0, 3, 1, S(window_from_steps), 0, 0 },
 };
@@ -87,7 +87,7 @@ static const pt_sf_member pattern[] = {
 	{ N("blocks_per_sm"), PT_SF_DBL, PT_SF_IF_PREV, 0, 0, 1, P(blocks_per_sm), 0, 0 },
 	{ N("registers"), PT_SF_DBL, PT_SF_IF_PREV, 0, 0, 1, P(registers), 0, 0 },
 	{ N("shared_mem"), PT_SF_DBL, PT_SF_IF_PREV, 0, 0, 1, P(shared_mem), 0, 0 },
-	{ N(PT_K_STEP_MS), PT_SF_STEP_MS, PT_SF_IF_SET, 0, 0, 1, P(step_ms), 0, 0 },
+	{ N(PT_KEY_STEP_MS), PT_SF_STEP_MS, PT_SF_IF_SET, 0, 0, 1, P(step_ms), 0, 0 },
 	{ N("hw"), PT_SF_HW, PT_SF_IF_SET, 0, 0, 1, P(hw), 0, 0 },
 };
 

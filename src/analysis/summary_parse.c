@@ -524,7 +524,7 @@ static int rd_class_ms(sp *p)
 }
 
 
-/* step_ms (PT_K_STEP_MS): an array of numbers, one per step (the summary's "steps" may
+/* step_ms (PT_KEY_STEP_MS): an array of numbers, one per step (the summary's "steps" may
  * come later, so the count is checked by the caller after the parse). */
 static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 {
@@ -552,7 +552,7 @@ static int rd_step_ms(sp *p, pt_pattern *pt, size_t *n)
 				return -1;
 			return semerr(p, off, "'step_ms' has over 1000000 values");
 		}
-		if (rd_num(p, 4, PT_K_STEP_MS, &v))
+		if (rd_num(p, 4, PT_KEY_STEP_MS, &v))
 			return -1;
 		if (X_GROW(pt->step_ms, cap, *n + 1))
 			return oom(p);

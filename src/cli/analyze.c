@@ -179,8 +179,8 @@ static void left_out_hook(pt_report *r, const void *ctx)
 	a = pt_rv_arr(r, pt_report_root(r), "files left out");
 	for (size_t i = 0; i < g->nleft; i++) {
 		pt_rv *o = pt_rv_obj(r, a, NULL);
-		pt_rv_str(r, o, PT_K_FILE, g->f[g->left[i].file].path);
-		pt_rv_str(r, o, PT_K_REASON, g->left[i].why);
+		pt_rv_str(r, o, PT_KEY_FILE, g->f[g->left[i].file].path);
+		pt_rv_str(r, o, PT_KEY_REASON, g->left[i].why);
 	}
 }
 

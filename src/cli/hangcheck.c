@@ -261,19 +261,19 @@ out:
 
 void cli_trigger_key(pt_report *r, const pt_trigger *t)
 {
-	pt_rv *o = pt_rv_obj(r, pt_report_root(r), PT_K_TRIGGER);
+	pt_rv *o = pt_rv_obj(r, pt_report_root(r), PT_KEY_TRIGGER);
 
-	pt_rv_str(r, o, PT_K_ID, t->id);
-	pt_rv_str(r, o, PT_K_REASON, t->reason[0] ? t->reason : "requested on the command line");
-	pt_rv_str(r, o, PT_K_HOST, t->host);
-	pt_rv_int(r, o, PT_K_PID, t->pid);
+	pt_rv_str(r, o, PT_KEY_ID, t->id);
+	pt_rv_str(r, o, PT_KEY_REASON, t->reason[0] ? t->reason : "requested on the command line");
+	pt_rv_str(r, o, PT_KEY_HOST, t->host);
+	pt_rv_int(r, o, PT_KEY_PID, t->pid);
 	pt_rv_int(r, o, "start step", t->start_step);
-	pt_rv_int(r, o, PT_K_STEPS_LC, t->steps);
+	pt_rv_int(r, o, PT_KEY_STEPS_LC, t->steps);
 	/* Rounds: the start step was moved when a worker saw it too late
 	 * (docs/collector.md, "The trigger"); round 0 is the first. */
-	pt_rv_int(r, o, PT_K_ROUND, t->round);
+	pt_rv_int(r, o, PT_KEY_ROUND, t->round);
 	pt_rv_str(r, o, "first id", t->first_id[0] ? t->first_id : t->id);
-	pt_rv_num(r, o, PT_K_CREATED, round(t->created * 1000) / 1000);
+	pt_rv_num(r, o, PT_KEY_CREATED, round(t->created * 1000) / 1000);
 }
 
 int cli_hang_write(const cli_hang_run *run, const char *run_dir, const pt_trigger *t)
@@ -319,7 +319,7 @@ void cli_hang_print(const cli_hang_run *run)
 		error("out of memory writing the text report");
 		return;
 	}
-	h = pt_rv_get(pt_report_root_c(r), PT_K_HANG);
+	h = pt_rv_get(pt_report_root_c(r), PT_KEY_HANG);
 	pt_sb_adds(&sb, "Hang:\n");
 	pt_report_json(h, 0, &sb);
 	pt_sb_adds(&sb, "\n\nFindings:\n");
@@ -458,7 +458,7 @@ int cmd_hang_check(int argc, char **argv)
 			error_pt(&e);
 			goto out;
 		}
-		pt_report_json(pt_rv_get(pt_report_root_c(r), PT_K_HANG), 0, &sb);
+		pt_report_json(pt_rv_get(pt_report_root_c(r), PT_KEY_HANG), 0, &sb);
 		pt_sb_addc(&sb, '\n');
 		if (!sb.oom)
 			fwrite(sb.buf, 1, sb.len, stdout);

@@ -20,7 +20,7 @@ static const char *class_label(int cls)
 	switch (cls) {
 	case PT_C_COMPUTE: return "GPU compute";
 	case PT_C_COMM: return "communication";
-	case PT_C_MEMORY: return PT_K_GPU_MEMORY_OPERATIONS;
+	case PT_C_MEMORY: return PT_KEY_GPU_MEMORY_OPERATIONS;
 	case PT_C_RUNTIME: return "CUDA runtime";
 	case PT_C_PYTHON: return "Python/CPU";
 	default: return "idle";
@@ -363,17 +363,17 @@ static void add_side(cctx *c, pt_rv *cmp, const char *key, const pt_compare_side
 	pt_report *r = c->r;
 	pt_rv *o = pt_rv_obj(r, cmp, key), *st;
 
-	pt_rv_str(r, o, PT_K_PATH, sd->path ? sd->path : "");
+	pt_rv_str(r, o, PT_KEY_PATH, sd->path ? sd->path : "");
 	pt_rv_str(r, o, "input", sd->input ? sd->input : "summaries");
-	pt_rv_int(r, o, PT_K_WORKERS, (int64_t)c->nside[side]);
-	pt_rv_int(r, o, PT_K_FAILED, (int64_t)nfailed);
-	pt_rv_int(r, o, PT_K_STEPS_LC, (int64_t)c->steps_total[side]);
-	st = pt_rv_obj(r, o, PT_K_STEP_MS);
-	pt_rv_num(r, st, PT_K_MEDIAN, c->step[side]);
-	pt_rv_num(r, st, PT_K_MEAN, c->mean[side]);
-	pt_rv_num(r, st, PT_K_P10, c->p10[side]);
-	pt_rv_num(r, st, PT_K_P90, c->p90[side]);
-	pt_rv_num(r, o, PT_K_NOISE_MS, c->noise[side]);
+	pt_rv_int(r, o, PT_KEY_WORKERS, (int64_t)c->nside[side]);
+	pt_rv_int(r, o, PT_KEY_FAILED, (int64_t)nfailed);
+	pt_rv_int(r, o, PT_KEY_STEPS_LC, (int64_t)c->steps_total[side]);
+	st = pt_rv_obj(r, o, PT_KEY_STEP_MS);
+	pt_rv_num(r, st, PT_KEY_MEDIAN, c->step[side]);
+	pt_rv_num(r, st, PT_KEY_MEAN, c->mean[side]);
+	pt_rv_num(r, st, PT_KEY_P10, c->p10[side]);
+	pt_rv_num(r, st, PT_KEY_P90, c->p90[side]);
+	pt_rv_num(r, o, PT_KEY_NOISE_MS, c->noise[side]);
 	pt_rv_num(r, o, "common_share", c->common[side]);
 }
 
@@ -383,7 +383,7 @@ static void add_side(cctx *c, pt_rv *cmp, const char *key, const pt_compare_side
 static void add_classes(cctx *c, pt_rv *cmp)
 {
 	pt_report *r = c->r;
-	pt_rv *arr = pt_rv_arr(r, cmp, PT_K_CLASSES), *o;
+	pt_rv *arr = pt_rv_arr(r, cmp, PT_KEY_CLASSES), *o;
 	size_t k;
 
 	for (k = 0; k < NCLS; k++) {
@@ -391,11 +391,11 @@ static void add_classes(cctx *c, pt_rv *cmp)
 		double a = cmp_class_median(c, 0, cls), b = cmp_class_median(c, 1, cls);
 
 		o = pt_rv_obj(r, arr, NULL);
-		pt_rv_str(r, o, PT_K_CLASS, pt_class_name(cls));
-		pt_rv_num(r, o, PT_K_BASELINE_MS, a);
-		pt_rv_num(r, o, PT_K_NEW_MS, b);
-		pt_rv_num(r, o, PT_K_DELTA_MS, b - a);
-		pt_rv_num_or_null(r, o, PT_K_SHARE, fabs(c->dstep) > c->thr ? (b - a) / c->dstep : NAN);
+		pt_rv_str(r, o, PT_KEY_CLASS, pt_class_name(cls));
+		pt_rv_num(r, o, PT_KEY_BASELINE_MS, a);
+		pt_rv_num(r, o, PT_KEY_NEW_MS, b);
+		pt_rv_num(r, o, PT_KEY_DELTA_MS, b - a);
+		pt_rv_num_or_null(r, o, PT_KEY_SHARE, fabs(c->dstep) > c->thr ? (b - a) / c->dstep : NAN);
 	}
 }
 
@@ -409,18 +409,18 @@ static void add_critical_path(cctx *c, pt_rv *cmp)
 	int k;
 
 	if (!c->ncp[0] || !c->ncp[1]) {
-		pt_rv_null(r, cmp, PT_K_CRITICAL_PATH_LC);
+		pt_rv_null(r, cmp, PT_KEY_CRITICAL_PATH_LC);
 		return;
 	}
-	arr = pt_rv_arr(r, cmp, PT_K_CRITICAL_PATH_LC);
+	arr = pt_rv_arr(r, cmp, PT_KEY_CRITICAL_PATH_LC);
 	for (k = 0; k < PT_CP_NKINDS; k++) {
 		if (k == PT_CP_WAIT)
 			continue; /* waiting on another worker: the master's, not a summary's */
 		o = pt_rv_obj(r, arr, NULL);
-		pt_rv_str(r, o, PT_K_KIND, pt_cp_kind_name(k));
-		pt_rv_num(r, o, PT_K_BASELINE_MS, c->cp[0][k]);
-		pt_rv_num(r, o, PT_K_NEW_MS, c->cp[1][k]);
-		pt_rv_num(r, o, PT_K_DELTA_MS, c->cp[1][k] - c->cp[0][k]);
+		pt_rv_str(r, o, PT_KEY_KIND, pt_cp_kind_name(k));
+		pt_rv_num(r, o, PT_KEY_BASELINE_MS, c->cp[0][k]);
+		pt_rv_num(r, o, PT_KEY_NEW_MS, c->cp[1][k]);
+		pt_rv_num(r, o, PT_KEY_DELTA_MS, c->cp[1][k] - c->cp[0][k]);
 	}
 }
 
@@ -507,20 +507,20 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 	char nm[160];
 	size_t k;
 
-	pt_rv_int(r, o, PT_K_RANK, (int64_t)rank);
-	pt_rv_str(r, o, PT_K_CHANGE, cmp_change_name[x->change]);
+	pt_rv_int(r, o, PT_KEY_RANK, (int64_t)rank);
+	pt_rv_str(r, o, PT_KEY_CHANGE, cmp_change_name[x->change]);
 	pt_rv_str(r, o, "scope", x->scope_class == SC_CLASS ? "class" :
 		  x->scope_class == SC_SPAN ? "span" : "function");
 	if (x->scope_class == SC_CLASS) {
-		pt_rv_str(r, o, PT_K_CLASS, pt_class_name((int)x->f));
-		pt_rv_str(r, o, PT_K_FUNCTION, class_label((int)x->f));
-		pt_rv_str(r, o, PT_K_NAME, class_label((int)x->f));
+		pt_rv_str(r, o, PT_KEY_CLASS, pt_class_name((int)x->f));
+		pt_rv_str(r, o, PT_KEY_FUNCTION, class_label((int)x->f));
+		pt_rv_str(r, o, PT_KEY_NAME, class_label((int)x->f));
 	} else {
-		pt_rv_str(r, o, PT_K_CLASS, pt_class_name(c->f[x->f].cls));
-		pt_rv_str(r, o, PT_K_KIND, c->f[x->f].span ? "annotation" : kind_label(c->f[x->f].cls));
+		pt_rv_str(r, o, PT_KEY_CLASS, pt_class_name(c->f[x->f].cls));
+		pt_rv_str(r, o, PT_KEY_KIND, c->f[x->f].span ? "annotation" : kind_label(c->f[x->f].cls));
 		if (c->f[x->f].fam) { /* all kernels of this family */
 			const pt_kfamily *kf = &c->f[x->f].kf;
-			pt_rv_int(r, o, PT_K_KERNELS, (int64_t)c->f[x->f].nmem);
+			pt_rv_int(r, o, PT_KEY_KERNELS, (int64_t)c->f[x->f].nmem);
 			if (kf->gemm) {
 				pt_rv_str(r, o, "precision", pt_precision_name(kf->prec));
 				if (kf->tensor_cores >= 0)
@@ -528,13 +528,13 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 				pt_rv_str(r, o, "library", kf->lib);
 			}
 		} else if (c->f[x->f].grp) { /* all stacks ending in this frame */
-			pt_rv_int(r, o, PT_K_STACKS, (int64_t)c->f[x->f].nmem);
+			pt_rv_int(r, o, PT_KEY_STACKS, (int64_t)c->f[x->f].nmem);
 		}
-		pt_rv_str(r, o, PT_K_FUNCTION, c->f[x->f].key);
+		pt_rv_str(r, o, PT_KEY_FUNCTION, c->f[x->f].key);
 		short_name(&c->f[x->f], nm, sizeof(nm));
-		pt_rv_str(r, o, PT_K_NAME, nm);
+		pt_rv_str(r, o, PT_KEY_NAME, nm);
 	}
-	a2 = pt_rv_arr(r, o, PT_K_WORKERS);
+	a2 = pt_rv_arr(r, o, PT_KEY_WORKERS);
 	if (!x->pairs) {
 		pt_rv_str(r, a2, NULL, "all");
 	} else {
@@ -544,24 +544,24 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 		for (k = 0; k < x->npairs; k++)
 			pt_rv_int(r, a2, NULL, c->w[c->pair[x->pairs[k]][0]].s->rank);
 	}
-	pt_rv_num(r, o, PT_K_BASELINE_MS, x->a);
-	pt_rv_num(r, o, PT_K_NEW_MS, x->b);
-	pt_rv_num(r, o, PT_K_DELTA_MS, x->d);
-	pt_rv_num_or_null(r, o, PT_K_SHARE, share);
+	pt_rv_num(r, o, PT_KEY_BASELINE_MS, x->a);
+	pt_rv_num(r, o, PT_KEY_NEW_MS, x->b);
+	pt_rv_num(r, o, PT_KEY_DELTA_MS, x->d);
+	pt_rv_num_or_null(r, o, PT_KEY_SHARE, share);
 	if (x->nin) {
 		pt_rv_int(r, o, "frames_inside", (int64_t)x->nin);
 		pt_rv_num(r, o, "frames_inside_ms", x->din);
 	}
 	if (x->scope_class == SC_SPAN) {
-		a2 = pt_rv_arr(r, o, PT_K_SPANS);
+		a2 = pt_rv_arr(r, o, PT_KEY_SPANS);
 		for (k = 0; k < x->ntop; k++) {
 			pt_rv *t = pt_rv_obj(r, a2, NULL);
 			const cfunc *u = &c->f[x->top[k]];
 
-			pt_rv_str(r, t, PT_K_FUNCTION, u->key);
-			pt_rv_num(r, t, PT_K_BASELINE_MS, u->ea);
-			pt_rv_num(r, t, PT_K_NEW_MS, u->eb);
-			pt_rv_num(r, t, PT_K_DELTA_MS, x->topd[k]);
+			pt_rv_str(r, t, PT_KEY_FUNCTION, u->key);
+			pt_rv_num(r, t, PT_KEY_BASELINE_MS, u->ea);
+			pt_rv_num(r, t, PT_KEY_NEW_MS, u->eb);
+			pt_rv_num(r, t, PT_KEY_DELTA_MS, x->topd[k]);
 		}
 		pt_rv_int(r, o, "spans_changed", (int64_t)x->nspan);
 	}
@@ -570,25 +570,25 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 		pt_rv_num(r, o, "new_running_ms", x->eb);
 	}
 	if (x->scope_class != SC_CLASS) {
-		pt_rv_num_or_null(r, o, PT_K_NOISE_MS, fmax(isfinite(c->f[x->f].sa) ? c->f[x->f].sa : 0,
+		pt_rv_num_or_null(r, o, PT_KEY_NOISE_MS, fmax(isfinite(c->f[x->f].sa) ? c->f[x->f].sa : 0,
 						    isfinite(c->f[x->f].sb) ? c->f[x->f].sb : 0));
-		pt_rv_num_or_null(r, o, PT_K_THRESHOLD_MS, c->f[x->f].thr);
+		pt_rv_num_or_null(r, o, PT_KEY_THRESHOLD_MS, c->f[x->f].thr);
 		pt_rv_num_or_null(r, o, "baseline_calls", x->ca);
 		pt_rv_num_or_null(r, o, "new_calls", x->cb);
 		pt_rv_num_or_null(r, o, "baseline_per_call_ms", x->pa);
 		pt_rv_num_or_null(r, o, "new_per_call_ms", x->pb);
 	} else {
 		pt_rv_num_or_null(r, o, "per_call_ratio", x->ratio);
-		a2 = pt_rv_arr(r, o, PT_K_FUNCTIONS);
+		a2 = pt_rv_arr(r, o, PT_KEY_FUNCTIONS);
 		for (k = 0; k < x->ntop; k++) {
 			pt_rv *t = pt_rv_obj(r, a2, NULL);
 
-			pt_rv_str(r, t, PT_K_FUNCTION, c->f[x->top[k]].key);
-			pt_rv_num(r, t, PT_K_DELTA_MS, x->topd[k]);
+			pt_rv_str(r, t, PT_KEY_FUNCTION, c->f[x->top[k]].key);
+			pt_rv_num(r, t, PT_KEY_DELTA_MS, x->topd[k]);
 		}
 	}
 	explain(c, x, share, sb);
-	pt_rv_str(r, o, PT_K_EXPLANATION, sb->oom ? "" : (pt_sb_addc(sb, 0), sb->buf));
+	pt_rv_str(r, o, PT_KEY_EXPLANATION, sb->oom ? "" : (pt_sb_addc(sb, 0), sb->buf));
 	model_finding(c, o, x, share, sb->oom ? "" : sb->buf);
 	pt_sb_reset(sb);
 }
@@ -610,17 +610,17 @@ static void add_waterfall(cctx *c, pt_rv *cmp, const size_t *order, size_t nord,
 			continue;
 		o = pt_rv_obj(r, arr, NULL);
 		if (x->scope_class == SC_CLASS) {
-			pt_rv_str(r, o, PT_K_LABEL, class_label((int)x->f));
+			pt_rv_str(r, o, PT_KEY_LABEL, class_label((int)x->f));
 		} else {
 			short_name(&c->f[x->f], nm, sizeof(nm));
 			pt_sb_addf(sb, "%s%s", x->change == CH_APPEARED ? "new: " :
 				   x->change == CH_DISAPPEARED ? "gone: " : "", nm);
-			pt_rv_str(r, o, PT_K_LABEL, sb->oom ? "" : (pt_sb_addc(sb, 0), sb->buf));
+			pt_rv_str(r, o, PT_KEY_LABEL, sb->oom ? "" : (pt_sb_addc(sb, 0), sb->buf));
 			pt_sb_reset(sb);
-			pt_rv_str(r, o, PT_K_FUNCTION, c->f[x->f].key);
+			pt_rv_str(r, o, PT_KEY_FUNCTION, c->f[x->f].key);
 		}
-		pt_rv_str(r, o, PT_K_CHANGE, cmp_change_name[x->change]);
-		pt_rv_num(r, o, PT_K_DELTA_MS, x->d);
+		pt_rv_str(r, o, PT_KEY_CHANGE, cmp_change_name[x->change]);
+		pt_rv_num(r, o, PT_KEY_DELTA_MS, x->d);
 		rest -= x->d;
 		k++;
 	}
@@ -630,23 +630,23 @@ static void add_waterfall(cctx *c, pt_rv *cmp, const size_t *order, size_t nord,
 			double d = cmp_class_median(c, 1, cls) - cmp_class_median(c, 0, cls);
 
 			o = pt_rv_obj(r, arr, NULL);
-			pt_rv_str(r, o, PT_K_LABEL, class_label(cls));
-			pt_rv_str(r, o, PT_K_CHANGE, d >= 0 ? "slower" : "faster");
-			pt_rv_num(r, o, PT_K_DELTA_MS, d);
+			pt_rv_str(r, o, PT_KEY_LABEL, class_label(cls));
+			pt_rv_str(r, o, PT_KEY_CHANGE, d >= 0 ? "slower" : "faster");
+			pt_rv_num(r, o, PT_KEY_DELTA_MS, d);
 			rest -= d;
 		}
 	}
 	o = pt_rv_obj(r, arr, NULL);
-	pt_rv_str(r, o, PT_K_LABEL, k ? "everything else" : "idle");
-	pt_rv_str(r, o, PT_K_CHANGE, "other");
-	pt_rv_num(r, o, PT_K_DELTA_MS, rest);
+	pt_rv_str(r, o, PT_KEY_LABEL, k ? "everything else" : "idle");
+	pt_rv_str(r, o, PT_KEY_CHANGE, "other");
+	pt_rv_num(r, o, PT_KEY_DELTA_MS, rest);
 }
 
 /* "workers": each worker of both sides with its step times. */
 static void add_workers(cctx *c, pt_rv *cmp)
 {
 	pt_report *r = c->r;
-	pt_rv *arr = pt_rv_arr(r, cmp, PT_K_WORKERS), *o, *a2;
+	pt_rv *arr = pt_rv_arr(r, cmp, PT_KEY_WORKERS), *o, *a2;
 	size_t i, k;
 
 	for (i = 0; i < c->nw; i++) {
@@ -654,13 +654,13 @@ static void add_workers(cctx *c, pt_rv *cmp)
 
 		o = pt_rv_obj(r, arr, NULL);
 		pt_rv_str(r, o, "side", c->w[i].side ? "new" : "baseline");
-		pt_rv_str(r, o, PT_K_ID, s->worker);
+		pt_rv_str(r, o, PT_KEY_ID, s->worker);
 		if (s->rank >= 0)
-			pt_rv_int(r, o, PT_K_RANK, s->rank);
+			pt_rv_int(r, o, PT_KEY_RANK, s->rank);
 		else
-			pt_rv_null(r, o, PT_K_RANK);
-		pt_rv_num(r, o, PT_K_STEP_MS, c->w[i].step_ms);
-		a2 = pt_rv_arr(r, o, PT_K_STEPS_LC);
+			pt_rv_null(r, o, PT_KEY_RANK);
+		pt_rv_num(r, o, PT_KEY_STEP_MS, c->w[i].step_ms);
+		a2 = pt_rv_arr(r, o, PT_KEY_STEPS_LC);
 		for (k = 0; k < s->nsteps; k++)
 			pt_rv_num(r, a2, NULL, s->step_ms[k]);
 		if (!s->nsteps)
@@ -672,7 +672,7 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 			 size_t nfailed_a, size_t nfailed_b)
 {
 	pt_report *r = c->r;
-	pt_rv *cmp = pt_rv_obj(r, pt_report_root(r), PT_K_COMPARE);
+	pt_rv *cmp = pt_rv_obj(r, pt_report_root(r), PT_KEY_COMPARE);
 	pt_rv *arr;
 	size_t *order = NULL, nord = 0, i, nshown;
 	pt_sb sb = {0};
@@ -685,26 +685,26 @@ void cmp_build_report(cctx *c, const pt_compare_side *base, const pt_compare_sid
 	for (i = 0; i < c->nfd; i++)
 		order[nord++] = i;
 	summary_sentence(c, order, nord, &sb);
-	pt_rv_str(r, cmp, PT_K_SUMMARY, sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
+	pt_rv_str(r, cmp, PT_KEY_SUMMARY, sb.oom ? "" : (pt_sb_addc(&sb, 0), sb.buf));
 	pt_sb_reset(&sb);
 	add_side(c, cmp, "baseline", base, 0, nfailed_a);
 	add_side(c, cmp, "new", nw, 1, nfailed_b);
-	pt_rv_str(r, cmp, PT_K_PAIRING, c->npair ? "rank" : "population");
-	pt_rv_int(r, cmp, PT_K_PAIRS, (int64_t)c->npair);
+	pt_rv_str(r, cmp, PT_KEY_PAIRING, c->npair ? "rank" : "population");
+	pt_rv_int(r, cmp, PT_KEY_PAIRS, (int64_t)c->npair);
 	pt_rv_num_or_null(r, cmp, "ratio", c->mean[0] > 0 ? c->mean[1] / c->mean[0] : NAN);
-	pt_rv_num(r, cmp, PT_K_DELTA_MS, c->dstep);
-	pt_rv_num(r, cmp, PT_K_THRESHOLD_MS, c->thr);
-	pt_rv_num(r, cmp, PT_K_FLOOR_MS, c->floor);
-	pt_rv_bool(r, cmp, PT_K_UNRELATED, c->unrelated);
+	pt_rv_num(r, cmp, PT_KEY_DELTA_MS, c->dstep);
+	pt_rv_num(r, cmp, PT_KEY_THRESHOLD_MS, c->thr);
+	pt_rv_num(r, cmp, PT_KEY_FLOOR_MS, c->floor);
+	pt_rv_bool(r, cmp, PT_KEY_UNRELATED, c->unrelated);
 	pt_rv_str(r, cmp, "hint", c->hint);
 	add_classes(c, cmp);
 	add_critical_path(c, cmp);
 
-	arr = pt_rv_arr(r, cmp, PT_K_FINDINGS);
+	arr = pt_rv_arr(r, cmp, PT_KEY_FINDINGS);
 	nshown = c->o->max_findings && c->o->max_findings < nord ? c->o->max_findings : nord;
 	for (i = 0; i < nshown; i++)
 		add_finding(c, arr, &c->fd[order[i]], i + 1, &sb);
-	pt_rv_int(r, cmp, PT_K_MORE_FINDINGS, (int64_t)(nord - nshown));
+	pt_rv_int(r, cmp, PT_KEY_MORE_FINDINGS, (int64_t)(nord - nshown));
 
 	add_waterfall(c, cmp, order, nord, &sb);
 	add_workers(c, cmp);

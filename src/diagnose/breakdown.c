@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SEC PT_K_TIME_BREAKDOWN
+#define SEC PT_KEY_TIME_BREAKDOWN
 
 /* Below this share of idle time the finding says the GPU is the
  * bottleneck instead of breaking the idle time down. */
@@ -42,7 +42,7 @@ static void write_worker(dctx *c, pt_rv *o, const pt_summary *s)
 	size_t i;
 	int k;
 
-	pt_rv_num(c->rep, o, PT_K_WINDOW_IN_MS, b->window_ms);
+	pt_rv_num(c->rep, o, PT_KEY_WINDOW_IN_MS, b->window_ms);
 	pt_rv_num(c->rep, o, "GPU busy", s->gpu_util);
 	if (s->gpu_compute_util >= 0)
 		pt_rv_num(c->rep, o, "GPU compute utilization", s->gpu_compute_util);
@@ -62,11 +62,11 @@ static void write_worker(dctx *c, pt_rv *o, const pt_summary *s)
 	a = pt_rv_arr(c->rep, o, "CPU functions during idle");
 	for (i = 0; i < b->nfuncs; i++) {
 		pt_rv *f = pt_rv_obj(c->rep, a, NULL);
-		pt_rv_str(c->rep, f, PT_K_FUNCTION, b->funcs[i].key);
+		pt_rv_str(c->rep, f, PT_KEY_FUNCTION, b->funcs[i].key);
 		pt_rv_num(c->rep, f, "idle (ms)", b->funcs[i].idle_ms);
 		pt_rv_num(c->rep, f, "share of idle", share(b->funcs[i].idle_ms, b->idle_ms));
 	}
-	pt_rv_int(c->rep, o, PT_K_KERNELS, (int64_t)b->nkernels);
+	pt_rv_int(c->rep, o, PT_KEY_KERNELS, (int64_t)b->nkernels);
 	pt_rv_num(c->rep, o, "kernels under 10 us", share((double)b->nsmall, (double)b->nkernels));
 	pt_rv_num(c->rep, o, "launches per ms", share((double)b->nlaunches, b->window_ms));
 }

@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SEC PT_K_COMMUNICATION
+#define SEC PT_KEY_COMMUNICATION
 
 char *pt_diag_comm_group(const char *key, int kind, char *out, size_t cap)
 {
@@ -153,7 +153,7 @@ static void features(dctx *c, pt_rv *o, const pt_pattern *p, const char *hwgroup
 	pt_rv *f = pt_rv_obj(c->rep, o, "features");
 	const pt_hw_link *h = hwgroup ? hw_of(p, hwgroup) : NULL;
 
-	pt_rv_num(c->rep, f, PT_K_BOTTLENECK_RATIO, p->bottleneck);
+	pt_rv_num(c->rep, f, PT_KEY_BOTTLENECK_RATIO, p->bottleneck);
 	pt_rv_num(c->rep, f, "execution ratio (in [0,1])", p->exec_ratio);
 	pt_rv_num(c->rep, f, "median duration (ms)", p->median_ms);
 	if (h) {
@@ -629,13 +629,13 @@ static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
 		if (i == 0 || strcmp(e->group, cs->ent[i - 1].group))
 			g = pt_rv_obj(c->rep, sec, e->group);
 		kk = pt_rv_obj(c->rep, g, c->keys[e->k].key);
-		ex = pt_rv_obj(c->rep, kk, PT_K_EXAMPLE_OF_NORMAL_WORKER);
+		ex = pt_rv_obj(c->rep, kk, PT_KEY_EXAMPLE_OF_NORMAL_WORKER);
 		if (e->ex_p) {
-			pt_rv_str(c->rep, ex, PT_K_WORKER, c->w[e->ex_w].id);
-			pt_rv_int(c->rep, ex, PT_K_DIFFERENT_FROM_OTHER_WORKERS, e->ex_diff);
+			pt_rv_str(c->rep, ex, PT_KEY_WORKER, c->w[e->ex_w].id);
+			pt_rv_int(c->rep, ex, PT_KEY_DIFFERENT_FROM_OTHER_WORKERS, e->ex_diff);
 			features(c, ex, e->ex_p, hg);
 		}
-		ab = pt_rv_arr(c->rep, kk, PT_K_ABNORMAL_WORKERS);
+		ab = pt_rv_arr(c->rep, kk, PT_KEY_ABNORMAL_WORKERS);
 		for (j = 0; j < e->n; j++) {
 			const cabn *r = &cs->rec[e->off + j];
 			pt_rv *o;
@@ -647,8 +647,8 @@ static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
 				continue;
 			}
 			o = pt_rv_obj(c->rep, ab, NULL);
-			pt_rv_str(c->rep, o, PT_K_WORKER, c->w[r->w].id);
-			pt_rv_int(c->rep, o, PT_K_DIFFERENT_FROM_OTHER_WORKERS, r->diff);
+			pt_rv_str(c->rep, o, PT_KEY_WORKER, c->w[r->w].id);
+			pt_rv_int(c->rep, o, PT_KEY_DIFFERENT_FROM_OTHER_WORKERS, r->diff);
 			features(c, o, r->p, hg);
 		}
 	}

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SEC PT_K_GPU_COMPUTE
+#define SEC PT_KEY_GPU_COMPUTE
 
 /* NVML clocks-throttle reasons (nvml.h nvmlClocksThrottleReason*), idle excluded. */
 static const struct { uint64_t bit; const char *name; } reasons[] = {
@@ -140,7 +140,7 @@ static void gpu_util(dctx *c, pt_rv *sec)
 		out[nout].name = w->id;
 		out[nout].v = m->val[i];
 		out[nout++].idx = i;
-		f = df_add(c, DC_COMPUTE, w->id, "", PT_K_GPU_UTILIZATION, m->val[i], oth,
+		f = df_add(c, DC_COMPUTE, w->id, "", PT_KEY_GPU_UTILIZATION, m->val[i], oth,
 			   imp * w->window_ms);
 		df_cause(f, m->val[i] < oth ? PT_CAUSE_GPU_WAITS : PT_CAUSE_GPU_BUSIER, PT_UNIT_SHARE);
 		df_metric(f, "others", oth, PT_UNIT_SHARE);
@@ -154,7 +154,7 @@ static void gpu_util(dctx *c, pt_rv *sec)
 
 static void major_kernels(dctx *c, pt_rv *sec)
 {
-	pt_rv *mk = pt_rv_obj(c->rep, sec, PT_K_MAJOR_KERNEL_EXECUTIONS);
+	pt_rv *mk = pt_rv_obj(c->rep, sec, PT_KEY_MAJOR_KERNEL_EXECUTIONS);
 	dpair *ks = x_malloc((c->nkeys ? c->nkeys : 1) * sizeof(*ks));
 	size_t i, nk = 0;
 
@@ -177,7 +177,7 @@ static void major_kernels(dctx *c, pt_rv *sec)
 
 		dm_load(c, &c->m[1], &c->keys[ks[i].idx], M_MEDIAN);
 		pt_rv_num(c->rep, o, "median cost per execution (ms)", dm_median(c, &c->m[1]));
-		pt_rv_num(c->rep, o, PT_K_BOTTLENECK_RATIO, ks[i].v);
+		pt_rv_num(c->rep, o, PT_KEY_BOTTLENECK_RATIO, ks[i].v);
 	}
 	x_free(ks);
 }

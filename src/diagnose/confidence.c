@@ -106,7 +106,7 @@ static double apart_of(const grading *g)
 		/* its slow steps against its median step: "slow steps" and
 		 * "slow steps (job)" count them (impact: their extra ms),
 		 * "slowest step" is one in ms */
-		return !(f->others > 0) ? NAN : !strncmp(f->metric, PT_K_SLOW_STEPS, 10) && f->value > 0 ?
+		return !(f->others > 0) ? NAN : !strncmp(f->metric, PT_KEY_SLOW_STEPS, 10) && f->value > 0 ?
 			(f->others + f->impact_ms / f->value) / f->others : f->value / f->others;
 	if (g->mine && strstr(f->metric, "bottleneck"))
 		/* a share of time: against the nearest other worker */

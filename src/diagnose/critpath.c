@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SEC PT_K_CRITICAL_PATH
+#define SEC PT_KEY_CRITICAL_PATH
 /* Functions listed per step in the section. */
 #define TOP_FUNCS 5
 /* A candidate explains the growth when it holds this share of the largest
@@ -372,7 +372,7 @@ static void worker_section(dctx *c, pt_rv *ws, size_t wi, const unsigned char *s
 		memcpy(tmp, cp->funcs[k].ms, ns * sizeof(*tmp));
 		med[k] = pt_robust_median(tmp, ns, 0);
 	}
-	arr = pt_rv_arr(c->rep, o, PT_K_STEPS_LC);
+	arr = pt_rv_arr(c->rep, o, PT_KEY_STEPS_LC);
 	for (i = 0; i < ns; i++) {
 		const pt_cp_step *st = &cp->steps[i];
 		double split[PT_CP_NKINDS];
@@ -383,10 +383,10 @@ static void worker_section(dctx *c, pt_rv *ws, size_t wi, const unsigned char *s
 		step_split(c, wi, i, split, &who);
 		for (k = 0; k < PT_CP_NKINDS; k++)
 			tot[k] += split[k];
-		pt_rv_int(c->rep, e, PT_K_NUMBER, st->number);
-		pt_rv_num(c->rep, e, PT_K_MS, st->ms);
-		pt_rv_bool(c->rep, e, PT_K_SLOW, sl);
-		split_obj(c, e, PT_K_SPLIT_MS, split);
+		pt_rv_int(c->rep, e, PT_KEY_NUMBER, st->number);
+		pt_rv_num(c->rep, e, PT_KEY_MS, st->ms);
+		pt_rv_bool(c->rep, e, PT_KEY_SLOW, sl);
+		split_obj(c, e, PT_KEY_SPLIT_MS, split);
 		if (who != (size_t)-1)
 			pt_rv_str(c->rep, e, "waited for", c->w[who].id);
 		/* the largest on the path; in a slow step what grew most first */
@@ -400,32 +400,32 @@ static void worker_section(dctx *c, pt_rv *ws, size_t wi, const unsigned char *s
 			r[nr++].f = k;
 		}
 		qsort(r, nr, sizeof(*r), fr_cmp);
-		fa = pt_rv_arr(c->rep, e, PT_K_FUNCTIONS);
+		fa = pt_rv_arr(c->rep, e, PT_KEY_FUNCTIONS);
 		for (k = 0; k < nr && k < TOP_FUNCS; k++) {
 			pt_rv *x = pt_rv_obj(c->rep, fa, NULL);
-			pt_rv_str(c->rep, x, PT_K_NAME, cp->funcs[r[k].f].key);
-			pt_rv_str(c->rep, x, PT_K_KIND, pt_kind_name(cp->funcs[r[k].f].kind));
-			pt_rv_num(c->rep, x, PT_K_MS, r[k].ms);
-			pt_rv_num(c->rep, x, PT_K_MEDIAN_MS, r[k].med);
+			pt_rv_str(c->rep, x, PT_KEY_NAME, cp->funcs[r[k].f].key);
+			pt_rv_str(c->rep, x, PT_KEY_KIND, pt_kind_name(cp->funcs[r[k].f].kind));
+			pt_rv_num(c->rep, x, PT_KEY_MS, r[k].ms);
+			pt_rv_num(c->rep, x, PT_KEY_MEDIAN_MS, r[k].med);
 		}
-		wa = pt_rv_arr(c->rep, e, PT_K_WAITS);
+		wa = pt_rv_arr(c->rep, e, PT_KEY_WAITS);
 		for (k = 0; k < st->nwaits; k++) {
 			const pt_cp_wait *w = &st->waits[k];
 			pt_rv *x = pt_rv_obj(c->rep, wa, NULL);
-			pt_rv_str(c->rep, x, PT_K_SPAN, w->span);
-			pt_rv_str(c->rep, x, PT_K_CALL, w->call);
-			pt_rv_num(c->rep, x, PT_K_MS, w->ms);
-			pt_rv_str(c->rep, x, PT_K_TARGET, w->target);
+			pt_rv_str(c->rep, x, PT_KEY_SPAN, w->span);
+			pt_rv_str(c->rep, x, PT_KEY_CALL, w->call);
+			pt_rv_num(c->rep, x, PT_KEY_MS, w->ms);
+			pt_rv_str(c->rep, x, PT_KEY_TARGET, w->target);
 			if (w->target_stream >= 0)
 				pt_rv_int(c->rep, x, "target stream", w->target_stream);
 			if (w->behind) {
-				pt_rv_str(c->rep, x, PT_K_BEHIND, w->behind);
+				pt_rv_str(c->rep, x, PT_KEY_BEHIND, w->behind);
 				if (w->behind_stream >= 0)
 					pt_rv_int(c->rep, x, "behind stream", w->behind_stream);
 			}
 		}
 	}
-	split_obj(c, o, PT_K_SPLIT_MS, tot);
+	split_obj(c, o, PT_KEY_SPLIT_MS, tot);
 out:
 	x_free(r);
 	x_free(med);
@@ -517,17 +517,17 @@ static void job_section(dctx *c, pt_rv *sec)
 		if (best == (size_t)-1)
 			continue;
 		if (!arr)
-			arr = pt_rv_arr(c->rep, sec, PT_K_JOB);
+			arr = pt_rv_arr(c->rep, sec, PT_KEY_JOB);
 		{
 			pt_rv *e = pt_rv_obj(c->rep, arr, NULL);
 			double job = pt_robust_median(ms, n, 0);
-			pt_rv_int(c->rep, e, PT_K_NUMBER, no);
-			pt_rv_num(c->rep, e, PT_K_MS, job);
-			pt_rv_str(c->rep, e, PT_K_THROUGH, c->w[best].id);
+			pt_rv_int(c->rep, e, PT_KEY_NUMBER, no);
+			pt_rv_num(c->rep, e, PT_KEY_MS, job);
+			pt_rv_str(c->rep, e, PT_KEY_THROUGH, c->w[best].id);
 			pt_rv_num(c->rep, e, "through (ms)", c->w[best].s->cpath->steps[bi].ms);
-			pt_rv_num(c->rep, e, PT_K_OTHERS_WAITED_FOR_IT_MS, blame[best]);
-			split_obj(c, e, PT_K_SPLIT_MS, split);
-			pt_rv_num(c->rep, e, PT_K_WHAT_IF_MS, job - saved > 0 ? job - saved : 0);
+			pt_rv_num(c->rep, e, PT_KEY_OTHERS_WAITED_FOR_IT_MS, blame[best]);
+			split_obj(c, e, PT_KEY_SPLIT_MS, split);
+			pt_rv_num(c->rep, e, PT_KEY_WHAT_IF_MS, job - saved > 0 ? job - saved : 0);
 		}
 	}
 out:
@@ -549,7 +549,7 @@ void diag_cpath(dctx *c)
 			kinds = pt_rv_arr(c->rep, sec, "kinds");
 			for (k = 0; k < PT_CP_NKINDS; k++)
 				pt_rv_str(c->rep, kinds, NULL, pt_cp_kind_name((int)k));
-			ws = pt_rv_obj(c->rep, sec, PT_K_WORKERS);
+			ws = pt_rv_obj(c->rep, sec, PT_KEY_WORKERS);
 		}
 		worker_section(c, ws, wi, c->slow && diag_cpath_usable(s) ? c->slow[wi] : NULL);
 	}

@@ -98,7 +98,7 @@ fail:
 static void write_workers(dctx *c, pt_summary *const *s, const char **ids, size_t n)
 {
 	pt_rv *root = pt_report_root(c->rep);
-	pt_rv *ws = pt_rv_obj(c->rep, root, PT_K_WORKERS);
+	pt_rv *ws = pt_rv_obj(c->rep, root, PT_KEY_WORKERS);
 	wref *r = x_malloc(n * sizeof(*r));
 	size_t i, j;
 
@@ -117,10 +117,10 @@ static void write_workers(dctx *c, pt_summary *const *s, const char **ids, size_
 		pt_rv *o = pt_rv_obj(c->rep, ws, r[i].id);
 		pt_rv *st;
 
-		pt_rv_int(c->rep, o, PT_K_RANK, x->rank);
-		pt_rv_str(c->rep, o, PT_K_HOST, x->host ? x->host : "");
-		pt_rv_int(c->rep, o, PT_K_PID, x->pid);
-		pt_rv_str(c->rep, o, PT_K_FILE, x->file ? x->file : "");
+		pt_rv_int(c->rep, o, PT_KEY_RANK, x->rank);
+		pt_rv_str(c->rep, o, PT_KEY_HOST, x->host ? x->host : "");
+		pt_rv_int(c->rep, o, PT_KEY_PID, x->pid);
+		pt_rv_str(c->rep, o, PT_KEY_FILE, x->file ? x->file : "");
 		if (x->nfiles) { /* a worker read from several files (wfiles.h) */
 			pt_rv *fl = pt_rv_arr(c->rep, o, "files");
 			for (j = 0; j < x->nfiles; j++)
@@ -128,18 +128,18 @@ static void write_workers(dctx *c, pt_summary *const *s, const char **ids, size_
 			pt_rv_str(c->rep, o, "grouped_by", x->grouped_by ? x->grouped_by : "");
 		}
 		if (x->error) {
-			pt_rv_str(c->rep, o, PT_K_ERROR, x->error);
+			pt_rv_str(c->rep, o, PT_KEY_ERROR, x->error);
 			continue;
 		}
-		st = pt_rv_arr(c->rep, o, PT_K_STEPS_LC);
+		st = pt_rv_arr(c->rep, o, PT_KEY_STEPS_LC);
 		for (j = 0; j < x->nsteps && x->step_numbers; j++)
 			pt_rv_int(c->rep, st, NULL, x->step_numbers[j]);
-		pt_rv_num(c->rep, o, PT_K_WINDOW_IN_MS, x->window_ms);
-		pt_rv_num(c->rep, o, PT_K_GPU_UTILIZATION, x->gpu_util);
+		pt_rv_num(c->rep, o, PT_KEY_WINDOW_IN_MS, x->window_ms);
+		pt_rv_num(c->rep, o, PT_KEY_GPU_UTILIZATION, x->gpu_util);
 		if (x->gpu_compute_util >= 0)
 			pt_rv_num(c->rep, o, "gpu compute utilization", x->gpu_compute_util);
 		if (x->torch)
-			pt_rv_str(c->rep, o, PT_K_TORCH, x->torch);
+			pt_rv_str(c->rep, o, PT_KEY_TORCH, x->torch);
 	}
 	x_free(r);
 }

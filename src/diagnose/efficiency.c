@@ -137,17 +137,17 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 	o = pt_rv_obj(c->rep, sec, "low-occupancy kernels");
 	for (i = 0; i < nlow && i < MAX_LISTED; i++) {
 		pt_rv *e = pt_rv_obj(c->rep, o, c->keys[low[i].k].key);
-		pt_rv_num(c->rep, e, PT_K_BOTTLENECK_RATIO, low[i].bott);
-		pt_rv_num(c->rep, e, PT_K_EST_ACHIEVED_OCCUPANCY_PCT, low[i].occ);
-		pt_rv_num(c->rep, e, PT_K_BLOCKS_PER_SM, low[i].bps);
-		pt_rv_num(c->rep, e, PT_K_REGISTERS_PER_THREAD, low[i].regs);
-		pt_rv_num(c->rep, e, PT_K_SHARED_MEMORY, low[i].smem);
+		pt_rv_num(c->rep, e, PT_KEY_BOTTLENECK_RATIO, low[i].bott);
+		pt_rv_num(c->rep, e, PT_KEY_EST_ACHIEVED_OCCUPANCY_PCT, low[i].occ);
+		pt_rv_num(c->rep, e, PT_KEY_BLOCKS_PER_SM, low[i].bps);
+		pt_rv_num(c->rep, e, PT_KEY_REGISTERS_PER_THREAD, low[i].regs);
+		pt_rv_num(c->rep, e, PT_KEY_SHARED_MEMORY, low[i].smem);
 	}
 	/* One sentence for a single worker: what its heaviest such kernel is. */
 	if (c->nw == 1) {
 		char fb[160], ob[64];
 		dfinding *fd = df_add(c, DC_COMPUTE, c->w[0].id, c->keys[low[0].k].key,
-				      PT_K_EST_ACHIEVED_OCCUPANCY_PCT, low[0].occ, NAN,
+				      PT_KEY_EST_ACHIEVED_OCCUPANCY_PCT, low[0].occ, NAN,
 				      low[0].bott * c->w[0].window_ms * 0.1);
 		if (low[0].occ >= 0)
 			snprintf(ob, sizeof(ob), "at %.0f%% estimated achieved occupancy", low[0].occ);

@@ -20,8 +20,8 @@
 #include <string.h>
 
 const char *const dcat_names[DC_COUNT] = {
-	"summary", PT_K_GPU_COMPUTE, PT_K_GPU_MEMORY_OPERATIONS, PT_K_COMMUNICATION, PT_K_CUDA_RUNTIME,
-	PT_K_PYTHON_FUNCTIONS, "GPU idle", PT_K_STEPS, PT_K_LOCKSTEP,
+	"summary", PT_KEY_GPU_COMPUTE, PT_KEY_GPU_MEMORY_OPERATIONS, PT_KEY_COMMUNICATION, PT_KEY_CUDA_RUNTIME,
+	PT_KEY_PYTHON_FUNCTIONS, "GPU idle", PT_KEY_STEPS, PT_KEY_LOCKSTEP,
 };
 
 dfinding *df_add(dctx *c, dcat cat, const char *worker, const char *function,

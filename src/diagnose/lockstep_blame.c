@@ -245,7 +245,7 @@ static int wait_symptom(const dfinding *f)
 	if (f->cat == DC_COMM)
 		return 1;
 	if (f->cat == DC_COMPUTE)
-		return !strcmp(f->metric, PT_K_GPU_UTILIZATION);
+		return !strcmp(f->metric, PT_KEY_GPU_UTILIZATION);
 	if (f->cat == DC_RUNTIME)
 		return pt_wait_blocking_runtime(f->function);
 	if (f->cat == DC_PYTHON)
@@ -357,15 +357,15 @@ static size_t fold_symptoms(lk *L, pt_rv *explained, double job_ms)
 				continue;
 			}
 			o = pt_rv_obj(c->rep, explained, NULL);
-			pt_rv_str(c->rep, o, PT_K_WORKER, f->worker);
-			pt_rv_str(c->rep, o, PT_K_CATEGORY, f->category);
-			pt_rv_str(c->rep, o, PT_K_FUNCTION, f->function);
-			pt_rv_num(c->rep, o, PT_K_IMPACT_MS, f->impact_ms);
+			pt_rv_str(c->rep, o, PT_KEY_WORKER, f->worker);
+			pt_rv_str(c->rep, o, PT_KEY_CATEGORY, f->category);
+			pt_rv_str(c->rep, o, PT_KEY_FUNCTION, f->function);
+			pt_rv_num(c->rep, o, PT_KEY_IMPACT_MS, f->impact_ms);
 			pt_rv_num(c->rep, o, "waited for others (ms)", wt);
 			nfold++;
 			if (s != UINT32_MAX) {
 				f->caused_by = c->w[s].id;
-				pt_rv_str(c->rep, o, PT_K_CAUSED_BY, f->caused_by);
+				pt_rv_str(c->rep, o, PT_KEY_CAUSED_BY, f->caused_by);
 				c->f[j++] = *f;
 				continue;
 			}
@@ -491,8 +491,8 @@ static void report_mismatches(lk *L, pt_rv *sec)
 			mm = pt_rv_arr(c->rep, sec, "mismatched");
 		{
 			pt_rv *o = pt_rv_obj(c->rep, mm, NULL);
-			pt_rv_str(c->rep, o, PT_K_WORKER, c->w[W->w].id);
-			pt_rv_int(c->rep, o, PT_K_RANK, c->w[W->w].s->rank);
+			pt_rv_str(c->rep, o, PT_KEY_WORKER, c->w[W->w].id);
+			pt_rv_int(c->rep, o, PT_KEY_RANK, c->w[W->w].s->rank);
 			pt_rv_str(c->rep, o, "problem", W->mismatch);
 		}
 		f = df_add(c, DC_LOCKSTEP, c->w[W->w].id, "", "collectives_mismatch", 1, NAN, 0);
@@ -522,10 +522,10 @@ static void report_job(lk *L, pt_rv *sec, double min_lost, double job_ms, double
 	pt_rv_num(c->rep, th, "min others waited per peer (ms)", round3(min_lost));
 	pt_rv_num(c->rep, th, "min ratio to the median worker", 2);
 	pt_rv_num(c->rep, th, "min share of all waiting", 0.25);
-	pt_rv_int(c->rep, sec, PT_K_INSTANCES, (int64_t)(L->ninst - L->nbad));
+	pt_rv_int(c->rep, sec, PT_KEY_INSTANCES, (int64_t)(L->ninst - L->nbad));
 	if (L->nbad)
 		pt_rv_int(c->rep, sec, "instances left out (ends disagree)", (int64_t)L->nbad);
-	a = pt_rv_arr(c->rep, sec, PT_K_CHANNELS);
+	a = pt_rv_arr(c->rep, sec, PT_KEY_CHANNELS);
 	for (i = 0; i < L->nchan; i++)
 		pt_rv_str(c->rep, a, NULL, L->chans[i]);
 	pt_rv_num(c->rep, sec, "job window (ms)", round3(job_ms));
@@ -560,9 +560,9 @@ static int report_stragglers(lk *L, pt_rv *sec, const dpair *lost, const double 
 			return -1;
 		saved_ms = W->saved_us / 1e3 / nsteps;
 		o = pt_rv_obj(c->rep, sa, NULL);
-		pt_rv_str(c->rep, o, PT_K_WORKER, c->w[W->w].id);
-		pt_rv_int(c->rep, o, PT_K_RANK, c->w[W->w].s->rank);
-		pt_rv_num(c->rep, o, PT_K_OTHERS_WAITED_FOR_IT_MS, round3(W->blamed_us / 1e3));
+		pt_rv_str(c->rep, o, PT_KEY_WORKER, c->w[W->w].id);
+		pt_rv_int(c->rep, o, PT_KEY_RANK, c->w[W->w].s->rank);
+		pt_rv_num(c->rep, o, PT_KEY_OTHERS_WAITED_FOR_IT_MS, round3(W->blamed_us / 1e3));
 		pt_rv_num(c->rep, o, "per peer (ms)", round3(lost[i].v));
 		pt_rv_int(c->rep, o, "last arrivals", W->last);
 		pt_rv_num(c->rep, o, "late (ms)", round3(r->late_ms));
@@ -570,12 +570,12 @@ static int report_stragglers(lk *L, pt_rv *sec, const dpair *lost, const double 
 		pt_rv_num(c->rep, o, "late before the span (ms)", round3(r->predates_ms));
 		pt_rv_bool(c->rep, o, "predates window",
 			   r->late_ms > 0 && r->predates_ms >= 0.5 * r->late_ms);
-		ca = pt_rv_arr(c->rep, o, PT_K_CAUSES);
+		ca = pt_rv_arr(c->rep, o, PT_KEY_CAUSES);
 		for (j = 0; j < r->ncauses; j++) {
 			pt_rv *x = pt_rv_obj(c->rep, ca, NULL);
-			pt_rv_str(c->rep, x, PT_K_FUNCTION, r->causes[j].p->key);
-			pt_rv_str(c->rep, x, PT_K_CLASS, pt_class_name(r->causes[j].p->cls));
-			pt_rv_num(c->rep, x, PT_K_EXTRA_MS, round3(r->causes[j].extra));
+			pt_rv_str(c->rep, x, PT_KEY_FUNCTION, r->causes[j].p->key);
+			pt_rv_str(c->rep, x, PT_KEY_CLASS, pt_class_name(r->causes[j].p->cls));
+			pt_rv_num(c->rep, x, PT_KEY_EXTRA_MS, round3(r->causes[j].extra));
 			pt_rv_num(c->rep, x, "own (ms)", round3(r->causes[j].own));
 			pt_rv_num(c->rep, x, "others median (ms)", round3(r->causes[j].others));
 		}
@@ -596,25 +596,25 @@ static int report_stragglers(lk *L, pt_rv *sec, const dpair *lost, const double 
 static void report_workers(lk *L, pt_rv *sec, double nsteps)
 {
 	dctx *c = L->c;
-	pt_rv *ws = pt_rv_obj(c->rep, sec, PT_K_WORKERS);
+	pt_rv *ws = pt_rv_obj(c->rep, sec, PT_KEY_WORKERS);
 	size_t q;
 
 	for (q = 0; q < L->nw; q++) {
 		const lkw *W = &L->w[q];
 		pt_rv *o = pt_rv_obj(c->rep, ws, c->w[W->w].id);
-		pt_rv_int(c->rep, o, PT_K_RANK, c->w[W->w].s->rank);
+		pt_rv_int(c->rep, o, PT_KEY_RANK, c->w[W->w].s->rank);
 		if (W->mismatch) {
 			pt_rv_str(c->rep, o, "mismatch", W->mismatch);
 			continue;
 		}
 		pt_rv_num(c->rep, o, "waited for others (ms)", round3(W->waited_us / 1e3));
-		pt_rv_num(c->rep, o, PT_K_OTHERS_WAITED_FOR_IT_MS, round3(W->blamed_us / 1e3));
+		pt_rv_num(c->rep, o, PT_KEY_OTHERS_WAITED_FOR_IT_MS, round3(W->blamed_us / 1e3));
 		pt_rv_int(c->rep, o, "last arrivals", W->last);
 		pt_rv_num(c->rep, o, "clock offset (us)", round3(W->offset_us));
 		pt_rv_num(c->rep, o, "clock residual (us)", round3(W->resid_us));
 		pt_rv_num(c->rep, o, "own step (ms)",
 			  round3((c->w[W->w].window_ms - W->waited_us / 1e3) / nsteps));
-		pt_rv_bool(c->rep, o, PT_K_STRAGGLER, W->straggler);
+		pt_rv_bool(c->rep, o, PT_KEY_STRAGGLER, W->straggler);
 	}
 }
 
@@ -629,7 +629,7 @@ void diag_lockstep(dctx *c)
 	if (!d || !d->matched)
 		goto out;
 	L = &d->L;
-	sec = pt_rv_obj(c->rep, pt_report_root(c->rep), PT_K_LOCKSTEP);
+	sec = pt_rv_obj(c->rep, pt_report_root(c->rep), PT_KEY_LOCKSTEP);
 	report_mismatches(L, sec);
 	pt_rv_int(c->rep, sec, "workers with collectives", (int64_t)L->nw);
 	pt_rv_int(c->rep, sec, "workers matched", (int64_t)L->nm);

@@ -105,7 +105,7 @@ void diag_fixed_section(dctx *c, dcat cat, int cls, double threshold, int with_e
 		if (with_exec)
 			pt_rv_num(c->rep, o, "avg execution time / monitoring duration (in [0,1])",
 				  ent[i].avg_exec);
-		ab = pt_rv_obj(c->rep, o, PT_K_ABNORMAL_WORKERS);
+		ab = pt_rv_obj(c->rep, o, PT_KEY_ABNORMAL_WORKERS);
 		for (j = 0; j < ent[i].n; j++)
 			pt_rv_num(c->rep, ab, rec[ent[i].off + j].name, rec[ent[i].off + j].v);
 	}

@@ -263,7 +263,7 @@ void diag_merge(dctx *c)
 				continue;
 			if (q->cat == DC_COMM)
 				kind = PT_EV_OWN_COMM;
-			else if (q->cat == DC_COMPUTE && !strcmp(q->metric, PT_K_GPU_UTILIZATION) &&
+			else if (q->cat == DC_COMPUTE && !strcmp(q->metric, PT_KEY_GPU_UTILIZATION) &&
 				 q->value < q->others)
 				kind = PT_EV_OWN_WAIT;
 			else if (q->cat == DC_PYTHON && waits_for(&F[s], q->function))

@@ -47,7 +47,7 @@ static int exec_confirms(dctx *c, dmetric *mx, size_t j)
 
 void diag_python(dctx *c)
 {
-	const char *name = PT_K_PYTHON_FUNCTIONS;
+	const char *name = PT_KEY_PYTHON_FUNCTIONS;
 	pt_rv *sec = pt_rv_obj(c->rep, pt_report_root(c->rep), name);
 	dmetric *m = &c->m[0], *mx = &c->m[1];
 	pentry *ent = NULL;

@@ -29,7 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SEC PT_K_STEPS
+#define SEC PT_KEY_STEPS
 
 /* A step is slow when it exceeds the median step by more than this share
  * of it and by more than z robust deviations (the worker comparison's z,
@@ -225,20 +225,20 @@ static int steps_member(dctx *c, pt_rv *sec, const dworker *w, double med, doubl
 	dcp_cause pc;
 
 	o = pt_rv_obj(c->rep, sec, w->id);
-	pt_rv_num(c->rep, o, PT_K_MEDIAN_MS, med);
+	pt_rv_num(c->rep, o, PT_KEY_MEDIAN_MS, med);
 	pt_rv_num(c->rep, o, "MAD (ms)", mad);
 	pt_rv_num(c->rep, o, "threshold (ms)", thr);
-	sl = pt_rv_arr(c->rep, o, PT_K_SLOW_STEPS);
+	sl = pt_rv_arr(c->rep, o, PT_KEY_SLOW_STEPS);
 	for (i = 0; i < ns; i++)
 		if (slow[i])
 			pt_rv_int(c->rep, sl, NULL, s->step_numbers[i]);
-	arr = pt_rv_arr(c->rep, o, PT_K_STEPS_LC);
+	arr = pt_rv_arr(c->rep, o, PT_KEY_STEPS_LC);
 	for (i = 0; i < ns; i++) {
 		pt_rv *e = pt_rv_obj(c->rep, arr, NULL);
-		pt_rv_int(c->rep, e, PT_K_NUMBER, s->step_numbers[i]);
-		pt_rv_num(c->rep, e, PT_K_MS, s->step_ms[i]);
-		pt_rv_num(c->rep, e, PT_K_EXTRA_MS, s->step_ms[i] - med);
-		pt_rv_bool(c->rep, e, PT_K_SLOW, slow[i]);
+		pt_rv_int(c->rep, e, PT_KEY_NUMBER, s->step_numbers[i]);
+		pt_rv_num(c->rep, e, PT_KEY_MS, s->step_ms[i]);
+		pt_rv_num(c->rep, e, PT_KEY_EXTRA_MS, s->step_ms[i] - med);
+		pt_rv_bool(c->rep, e, PT_KEY_SLOW, slow[i]);
 		if (ns <= CAUSE_STEPS_MAX && s->step_ms[i] > med) {
 			unsigned char *one = x_calloc(ns, 1);
 			if (!one) {
@@ -248,16 +248,16 @@ static int steps_member(dctx *c, pt_rv *sec, const dworker *w, double med, doubl
 			one[i] = 1;
 			if (diag_cpath_usable(s) &&
 			    diag_cpath_cause(s, one, s->step_ms[i] - med, &pc)) {
-				pt_rv_str(c->rep, e, PT_K_FUNCTION, pc.func->key);
-				pt_rv_str(c->rep, e, PT_K_CLASS,
+				pt_rv_str(c->rep, e, PT_KEY_FUNCTION, pc.func->key);
+				pt_rv_str(c->rep, e, PT_KEY_CLASS,
 					  pt_class_name(pt_kind_class(pc.func->kind)));
 				pt_rv_num(c->rep, e, "function (ms)", pc.x.hi);
 				pt_rv_num(c->rep, e, "function in the other steps, median (ms)",
 					  pc.x.omed);
 				pt_rv_str(c->rep, e, "measured on", "critical path");
 			} else if (find_cause(s, one, s->step_ms[i] - med, tmp, &cz)) {
-				pt_rv_str(c->rep, e, PT_K_FUNCTION, cz.p->key);
-				pt_rv_str(c->rep, e, PT_K_CLASS, pt_class_name(cz.p->cls));
+				pt_rv_str(c->rep, e, PT_KEY_FUNCTION, cz.p->key);
+				pt_rv_str(c->rep, e, PT_KEY_CLASS, pt_class_name(cz.p->cls));
 				pt_rv_num(c->rep, e, "function (ms)", cz.x.hi);
 				pt_rv_num(c->rep, e, "function in the other steps, median (ms)", cz.x.omed);
 			}
@@ -416,7 +416,7 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 	pt_sb_addc(&sb, '.');
 	/* The finding's function is the one the sentence names. */
 	f = df_add(c, DC_STEPS, w->id, fkey,
-		   nslow ? PT_K_SLOW_STEPS : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
+		   nslow ? PT_KEY_SLOW_STEPS : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
 		   med, nslow ? extra : (single ? s->step_ms[imax] - med : 0));
 	if (f)
 		f->fkind = fkind;

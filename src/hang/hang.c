@@ -513,12 +513,12 @@ static double round3(double x)
 void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, size_t n,
 			 const pt_hang_options *o, const pt_hang_result *res)
 {
-	pt_rv *h = pt_rv_obj(r, parent, PT_K_HANG), *a, *gs, *ws;
+	pt_rv *h = pt_rv_obj(r, parent, PT_KEY_HANG), *a, *gs, *ws;
 
 	/* The report tree has no boolean type (src/report/report.h): flags are
 	 * written as 1/0, which JavaScript and Python test as true/false. */
 	pt_rv_bool(r, h, "hung", res->hung);
-	pt_rv_str(r, h, PT_K_EXPLANATION, res->explanation ? res->explanation : "");
+	pt_rv_str(r, h, PT_KEY_EXPLANATION, res->explanation ? res->explanation : "");
 	a = pt_rv_arr(r, h, "suspect_workers");
 	for (size_t k = 0; k < res->nsuspects; k++)
 		wname(r, a, NULL, w[res->suspects[k]].id);
@@ -528,18 +528,18 @@ void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, s
 		pt_rv *o2 = pt_rv_obj(r, gs, NULL), *m, *st;
 
 		pt_rv_bool(r, o2, "suspect", gr->suspect);
-		pt_rv_int(r, o2, PT_K_COUNT_KEY, (int64_t)gr->n);
-		m = pt_rv_arr(r, o2, PT_K_WORKERS);
+		pt_rv_int(r, o2, PT_KEY_COUNT, (int64_t)gr->n);
+		m = pt_rv_arr(r, o2, PT_KEY_WORKERS);
 		for (size_t k = 0; k < gr->n; k++)
 			wname(r, m, NULL, w[gr->members[k]].id);
-		pt_rv_str(r, o2, PT_K_FUNCTION, gr->function);
+		pt_rv_str(r, o2, PT_KEY_FUNCTION, gr->function);
 		pt_rv_str(r, o2, "where", gr->where);
 		pt_rv_str(r, o2, "stack", gr->key);
-		st = pt_rv_arr(r, o2, PT_K_STEPS_LC);
+		st = pt_rv_arr(r, o2, PT_KEY_STEPS_LC);
 		pt_rv_int(r, st, NULL, gr->min_step);
 		pt_rv_int(r, st, NULL, gr->max_step);
 	}
-	ws = pt_rv_obj(r, h, PT_K_WORKERS);
+	ws = pt_rv_obj(r, h, PT_KEY_WORKERS);
 	for (size_t i = 0; i < n; i++) {
 		char key[PT_CONTROL_ID_MAX + 8];
 		pt_rv *x;
@@ -548,10 +548,10 @@ void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, s
 
 		snprintf(key, sizeof(key), "%s.json", w[i].id);
 		x = pt_rv_obj(r, ws, key);
-		pt_rv_int(r, x, PT_K_RANK, w[i].rank);
-		pt_rv_str(r, x, PT_K_HOST, w[i].host ? w[i].host : "");
-		pt_rv_int(r, x, PT_K_PID, w[i].pid);
-		pt_rv_str(r, x, PT_K_STATE, pt_hang_state_name(w[i].state));
+		pt_rv_int(r, x, PT_KEY_RANK, w[i].rank);
+		pt_rv_str(r, x, PT_KEY_HOST, w[i].host ? w[i].host : "");
+		pt_rv_int(r, x, PT_KEY_PID, w[i].pid);
+		pt_rv_str(r, x, PT_KEY_STATE, pt_hang_state_name(w[i].state));
 		pt_rv_int(r, x, "last step", w[i].step);
 		if (w[i].since_step >= 0)
 			pt_rv_num(r, x, "seconds since last step", round3(w[i].since_step));
@@ -562,7 +562,7 @@ void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, s
 			char *key2 = pt_hang_stack_key(t);
 			char where[1024];
 
-			pt_rv_str(r, x, PT_K_FUNCTION, res->function && res->function[i] ? res->function[i]
+			pt_rv_str(r, x, PT_KEY_FUNCTION, res->function && res->function[i] ? res->function[i]
 										  : "");
 			if (f)
 				snprintf(where, sizeof(where), "%s:%lld in %s", f->file,
@@ -574,11 +574,11 @@ void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, s
 			pt_rv_int(r, x, "threads", (int64_t)w[i].dump->nthreads);
 			x_free(key2);
 		}
-		pt_rv_str(r, x, PT_K_STACKS, w[i].stacks ? w[i].stacks : (w[i].dump ? "yes" : "none"));
+		pt_rv_str(r, x, PT_KEY_STACKS, w[i].stacks ? w[i].stacks : (w[i].dump ? "yes" : "none"));
 	}
 	pt_rv_num(r, h, "hang timeout (s)", o->hang_timeout);
 	pt_rv_str(r, h, "detected by", o->detected_by ? o->detected_by : "");
-	pt_rv_num(r, h, PT_K_TIME, round3(o->now));
+	pt_rv_num(r, h, PT_KEY_TIME, round3(o->now));
 }
 
 /* A suspect's confidence (docs/hang.md "Confidence"): strong when its
@@ -636,24 +636,24 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 	root = pt_report_root(r);
 	for (size_t s = 0; s < 5; s++)
 		pt_rv_obj(r, root, pt_report_sections[s]);
-	ws = pt_rv_obj(r, root, PT_K_WORKERS);
+	ws = pt_rv_obj(r, root, PT_KEY_WORKERS);
 	for (size_t i = 0; i < n; i++) {
 		char key[PT_CONTROL_ID_MAX + 8], why[512];
 		pt_rv *x;
 
 		snprintf(key, sizeof(key), "%s.json", w[i].id);
 		x = pt_rv_obj(r, ws, key);
-		pt_rv_int(r, x, PT_K_RANK, w[i].rank);
-		pt_rv_str(r, x, PT_K_HOST, w[i].host ? w[i].host : "");
-		pt_rv_int(r, x, PT_K_PID, w[i].pid);
-		pt_rv_str(r, x, PT_K_FILE, key);
+		pt_rv_int(r, x, PT_KEY_RANK, w[i].rank);
+		pt_rv_str(r, x, PT_KEY_HOST, w[i].host ? w[i].host : "");
+		pt_rv_int(r, x, PT_KEY_PID, w[i].pid);
+		pt_rv_str(r, x, PT_KEY_FILE, key);
 		if (w[i].since_step >= 0)
 			snprintf(why, sizeof(why), "%s at step %lld (no step for %.1f s)",
 				 pt_hang_state_name(w[i].state), (long long)w[i].step, w[i].since_step);
 		else
 			snprintf(why, sizeof(why), "%s at step %lld", pt_hang_state_name(w[i].state),
 				 (long long)w[i].step);
-		pt_rv_str(r, x, PT_K_ERROR, why);
+		pt_rv_str(r, x, PT_KEY_ERROR, why);
 	}
 	pt_report_findings_open(r);
 	others = x_calloc(n, sizeof(double));
@@ -674,7 +674,7 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 			if (i != res->suspects[k] && alive(&w[i]) && w[i].since_step >= 0)
 				others[no++] = w[i].since_step;
 		snprintf(id, sizeof(id), "%s.json", s->id);
-		f.category = PT_K_HANG;
+		f.category = PT_KEY_HANG;
 		f.workers = ids;
 		f.nworkers = 1;
 		f.function = fn ? fn : "";

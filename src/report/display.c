@@ -24,16 +24,16 @@ static void write_worker(pt_report *r, pt_rv *ws, const pt_display_row *w)
 	size_t i;
 	int k;
 
-	a = pt_rv_arr(r, o, PT_K_STEP_MS);
+	a = pt_rv_arr(r, o, PT_KEY_STEP_MS);
 	for (i = 0; i < s->nsteps && s->step_ms; i++)
 		pt_rv_num(r, a, NULL, s->step_ms[i]);
-	a = pt_rv_arr(r, o, PT_K_STEP_NUMBERS);
+	a = pt_rv_arr(r, o, PT_KEY_STEP_NUMBERS);
 	for (i = 0; i < s->nsteps && s->step_numbers; i++)
 		pt_rv_int(r, a, NULL, s->step_numbers[i]);
-	a = pt_rv_obj(r, o, PT_K_CLASS_MS);
+	a = pt_rv_obj(r, o, PT_KEY_CLASS_MS);
 	for (k = PT_C_COUNT - 1; k >= 0; k--)
 		pt_rv_num(r, a, pt_class_name(k), s->class_ms[k]);
-	pt_rv_bool(r, o, PT_K_SLOW, w->slow);
+	pt_rv_bool(r, o, PT_KEY_SLOW, w->slow);
 }
 
 pt_rv *pt_display_write(pt_report *r, double step_limit, const pt_display_row *rows,
@@ -43,28 +43,28 @@ pt_rv *pt_display_write(pt_report *r, double step_limit, const pt_display_row *r
 	size_t i, j;
 	int k;
 
-	d = pt_rv_obj(r, pt_report_root(r), PT_K_DISPLAY);
-	pt_rv_int(r, d, PT_K_VERSION, 1);
-	a = pt_rv_arr(r, d, PT_K_CLASSES);
+	d = pt_rv_obj(r, pt_report_root(r), PT_KEY_DISPLAY);
+	pt_rv_int(r, d, PT_KEY_VERSION, 1);
+	a = pt_rv_arr(r, d, PT_KEY_CLASSES);
 	for (k = PT_C_COUNT - 1; k >= 0; k--)
 		pt_rv_str(r, a, NULL, pt_class_name(k));
-	pt_rv_num_or_null(r, d, PT_K_STEP_THRESHOLD_MS, isfinite(step_limit) ? round4(step_limit) : NAN);
-	ws = pt_rv_obj(r, d, PT_K_WORKERS);
+	pt_rv_num_or_null(r, d, PT_KEY_STEP_THRESHOLD_MS, isfinite(step_limit) ? round4(step_limit) : NAN);
+	ws = pt_rv_obj(r, d, PT_KEY_WORKERS);
 	for (i = 0; i < nrow; i++)
 		write_worker(r, ws, &rows[i]);
-	hm = pt_rv_obj(r, d, PT_K_HEATMAP);
-	pt_rv_str(r, hm, PT_K_METRIC, "ms per step");
-	a = pt_rv_arr(r, hm, PT_K_FUNCTIONS);
+	hm = pt_rv_obj(r, d, PT_KEY_HEATMAP);
+	pt_rv_str(r, hm, PT_KEY_METRIC, "ms per step");
+	a = pt_rv_arr(r, hm, PT_KEY_FUNCTIONS);
 	for (j = 0; j < ncol; j++) {
 		pt_rv *f = pt_rv_obj(r, a, NULL);
 
-		pt_rv_str(r, f, PT_K_KEY, cols[j].key);
-		pt_rv_str(r, f, PT_K_CLASS, pt_class_name(cols[j].cls));
+		pt_rv_str(r, f, PT_KEY_KEY, cols[j].key);
+		pt_rv_str(r, f, PT_KEY_CLASS, pt_class_name(cols[j].cls));
 	}
-	a = pt_rv_arr(r, hm, PT_K_WORKERS);
+	a = pt_rv_arr(r, hm, PT_KEY_WORKERS);
 	for (i = 0; i < nrow; i++)
 		pt_rv_str(r, a, NULL, rows[i].id);
-	vals = pt_rv_arr(r, hm, PT_K_VALUE);
+	vals = pt_rv_arr(r, hm, PT_KEY_VALUE);
 	for (i = 0; i < nrow; i++) {
 		a = pt_rv_arr(r, vals, NULL);
 		for (j = 0; j < ncol; j++) {

@@ -60,13 +60,13 @@ static void write_series(pt_report *r, pt_rv *arr, const pt_series *se, int64_t 
 	 * summary, another writer) is thinned by taking every step-th one. */
 	if (se->n > max_points)
 		step = (se->n + max_points - 1) / max_points;
-	pt_rv_str(r, o, PT_K_NAME, se->name);
-	pt_rv_int(r, o, PT_K_DEVICE, se->device);
-	pt_rv_str(r, o, PT_K_LABEL, se->label);
-	pt_rv_str(r, o, PT_K_UNIT, se->unit);
-	pt_rv_num(r, o, PT_K_MAX, se->max);
+	pt_rv_str(r, o, PT_KEY_NAME, se->name);
+	pt_rv_int(r, o, PT_KEY_DEVICE, se->device);
+	pt_rv_str(r, o, PT_KEY_LABEL, se->label);
+	pt_rv_str(r, o, PT_KEY_UNIT, se->unit);
+	pt_rv_num(r, o, PT_KEY_MAX, se->max);
 	t = pt_rv_arr(r, o, "t_ms");
-	v = pt_rv_arr(r, o, PT_K_V);
+	v = pt_rv_arr(r, o, PT_KEY_V);
 	for (i = 0; i < se->n; i += step) {
 		pt_rv_num(r, t, NULL, round((double)(se->t_ns[i] - start_ns) / 1e3) / 1e3);
 		if (isnan(se->v[i]))
@@ -82,16 +82,16 @@ static void write_worker(pt_report *r, pt_rv *ws, const pt_display_hw_worker *w)
 	int64_t start_ns = (int64_t)llround(w->window_start_us * 1000.0);
 	size_t k;
 
-	pt_rv_str(r, o, PT_K_HOST, w->host ? w->host : "");
+	pt_rv_str(r, o, PT_KEY_HOST, w->host ? w->host : "");
 	if (w->rank >= 0)
-		pt_rv_int(r, o, PT_K_RANK, w->rank);
+		pt_rv_int(r, o, PT_KEY_RANK, w->rank);
 	else
-		pt_rv_null(r, o, PT_K_RANK);
+		pt_rv_null(r, o, PT_KEY_RANK);
 	pt_rv_num(r, o, "t0_us", w->window_start_us);
-	pt_rv_num(r, o, PT_K_WINDOW_MS, w->window_ms);
-	pt_rv_str(r, o, PT_K_SOURCE, w->hw->source ? w->hw->source : "");
-	pt_rv_str(r, o, PT_K_NOTE, w->hw->note ? w->hw->note : "");
-	a = pt_rv_arr(r, o, PT_K_SERIES);
+	pt_rv_num(r, o, PT_KEY_WINDOW_MS, w->window_ms);
+	pt_rv_str(r, o, PT_KEY_SOURCE, w->hw->source ? w->hw->source : "");
+	pt_rv_str(r, o, PT_KEY_NOTE, w->hw->note ? w->hw->note : "");
+	a = pt_rv_arr(r, o, PT_KEY_SERIES);
 	for (k = 0; k < w->hw->n; k++)
 		if (w->hw->s[k].n)
 			write_series(r, a, &w->hw->s[k], start_ns, PT_DISPLAY_HW_MAX_POINTS);
@@ -150,10 +150,10 @@ void pt_display_hw_write(pt_report *r, pt_rv *display, const pt_display_hw_worke
 			pick[np++] = cand[i];
 	qsort(pick, np, sizeof(*pick), cmp_pick);
 
-	hw = pt_rv_obj(r, display, PT_K_HW);
-	pt_rv_int(r, hw, PT_K_VERSION, 1);
+	hw = pt_rv_obj(r, display, PT_KEY_HW);
+	pt_rv_int(r, hw, PT_KEY_VERSION, 1);
 	pt_rv_int(r, hw, "workers_with_samples", (int64_t)nc);
-	ws = pt_rv_obj(r, hw, PT_K_WORKERS);
+	ws = pt_rv_obj(r, hw, PT_KEY_WORKERS);
 	for (i = 0; i < np; i++)
 		write_worker(r, ws, pick[i]);
 out:

@@ -22,7 +22,7 @@ const char *const pt_ev_kind_names[PT_EV_COUNT] = {
 pt_rv *pt_report_findings_open(pt_report *r)
 {
 	if (r && !r->farr)
-		r->farr = pt_rv_arr(r, pt_report_root(r), PT_K_FINDINGS);
+		r->farr = pt_rv_arr(r, pt_report_root(r), PT_KEY_FINDINGS);
 	return r ? r->farr : NULL;
 }
 
@@ -112,19 +112,19 @@ static void write_json(pt_report *r, const pt_finding *f, size_t rank)
 	pt_rv *o = pt_rv_obj(r, r->farr, NULL), *a;
 	size_t i;
 
-	pt_rv_int(r, o, PT_K_RANK, (int64_t)rank);
-	pt_rv_str(r, o, PT_K_CATEGORY, f->category);
-	a = pt_rv_arr(r, o, PT_K_WORKERS);
+	pt_rv_int(r, o, PT_KEY_RANK, (int64_t)rank);
+	pt_rv_str(r, o, PT_KEY_CATEGORY, f->category);
+	a = pt_rv_arr(r, o, PT_KEY_WORKERS);
 	for (i = 0; i < f->nworkers; i++)
 		pt_rv_str(r, a, NULL, f->workers[i]);
-	pt_rv_str(r, o, PT_K_FUNCTION, f->function);
-	pt_rv_str(r, o, PT_K_METRIC, f->metric);
-	pt_rv_num_or_null(r, o, PT_K_VALUE, f->value);
+	pt_rv_str(r, o, PT_KEY_FUNCTION, f->function);
+	pt_rv_str(r, o, PT_KEY_METRIC, f->metric);
+	pt_rv_num_or_null(r, o, PT_KEY_VALUE, f->value);
 	pt_rv_num_or_null(r, o, "others", f->others);
-	pt_rv_num_or_null(r, o, PT_K_IMPACT_MS, f->impact_ms);
-	pt_rv_str(r, o, PT_K_EXPLANATION, f->explanation);
+	pt_rv_num_or_null(r, o, PT_KEY_IMPACT_MS, f->impact_ms);
+	pt_rv_str(r, o, PT_KEY_EXPLANATION, f->explanation);
 	if (f->caused_by)
-		pt_rv_str(r, o, PT_K_CAUSED_BY, f->caused_by);
+		pt_rv_str(r, o, PT_KEY_CAUSED_BY, f->caused_by);
 	write_conf(r, o, f);
 	if (!f->nev)
 		goto typed;
@@ -132,15 +132,15 @@ static void write_json(pt_report *r, const pt_finding *f, size_t rank)
 	for (i = 0; i < f->nev; i++) {
 		const pt_finding_ev *e = &f->ev[i];
 		pt_rv *eo = pt_rv_obj(r, a, NULL);
-		pt_rv_str(r, eo, PT_K_KIND, pt_ev_kind_names[e->kind]);
-		pt_rv_str(r, eo, PT_K_CATEGORY, e->category);
-		pt_rv_str(r, eo, PT_K_WORKER, e->worker);
-		pt_rv_str(r, eo, PT_K_FUNCTION, e->function);
-		pt_rv_str(r, eo, PT_K_METRIC, e->metric);
-		pt_rv_num(r, eo, PT_K_VALUE, e->value);
+		pt_rv_str(r, eo, PT_KEY_KIND, pt_ev_kind_names[e->kind]);
+		pt_rv_str(r, eo, PT_KEY_CATEGORY, e->category);
+		pt_rv_str(r, eo, PT_KEY_WORKER, e->worker);
+		pt_rv_str(r, eo, PT_KEY_FUNCTION, e->function);
+		pt_rv_str(r, eo, PT_KEY_METRIC, e->metric);
+		pt_rv_num(r, eo, PT_KEY_VALUE, e->value);
 		pt_rv_num_or_null(r, eo, "others", e->others);
-		pt_rv_num(r, eo, PT_K_IMPACT_MS, e->impact_ms);
-		pt_rv_str(r, eo, PT_K_EXPLANATION, e->explanation);
+		pt_rv_num(r, eo, PT_KEY_IMPACT_MS, e->impact_ms);
+		pt_rv_str(r, eo, PT_KEY_EXPLANATION, e->explanation);
 	}
 typed:
 	write_typed(r, o, f);

@@ -1,17 +1,18 @@
 /*
- * keys.h - the report keys of src/report/keys.def for C: PT_K_<ID> is the
+ * keys.h - the report keys of src/report/keys.def for C: PT_KEY_<ID> is the
  * key's JSON spelling (a static const char array, so sizeof works and it can
  * stand in a static initialiser; it cannot be pasted into a literal), and
  * pt_key_unit() the unit of a value under a key.  Every writer and reader of
  * report.json spells keys through these; the page gets the same table as
- * build/gen/keys.js (web/keys.c).
+ * build/gen/keys.js (web/keys.c).  PT_KEY_, not the event kinds' PT_K_
+ * (model/store.h), so that an id never has to dodge a kind's name.
  */
 #ifndef PT_REPORT_KEYS_H
 #define PT_REPORT_KEYS_H
 
 #include "unit.h"
 
-#define PT_KEY(id, s, u) static const char PT_K_##id[] = s;
+#define PT_KEY(id, s, u) static const char PT_KEY_##id[] = s;
 #include "keys.def"
 #undef PT_KEY
 

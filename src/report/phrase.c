@@ -104,11 +104,11 @@ static const char *const phrases[PT_CAUSE_N] = {
 static const struct {
 	const char *category, *view;
 } views[] = {
-	{ PT_K_GPU_COMPUTE, "compute" },      { PT_K_GPU_MEMORY_OPERATIONS, "memory" },
-	{ PT_K_COMMUNICATION, "communication" }, { PT_K_CUDA_RUNTIME, "runtime" },
-	{ PT_K_PYTHON_FUNCTIONS, "python" },  { "GPU idle", "workers" },
-	{ PT_K_STEPS, "workers" },            { PT_K_LOCKSTEP, "workers" },
-	{ PT_K_HANG, "hang" },                { PT_K_COMPARE, "compare" },
+	{ PT_KEY_GPU_COMPUTE, "compute" },      { PT_KEY_GPU_MEMORY_OPERATIONS, "memory" },
+	{ PT_KEY_COMMUNICATION, "communication" }, { PT_KEY_CUDA_RUNTIME, "runtime" },
+	{ PT_KEY_PYTHON_FUNCTIONS, "python" },  { "GPU idle", "workers" },
+	{ PT_KEY_STEPS, "workers" },            { PT_KEY_LOCKSTEP, "workers" },
+	{ PT_KEY_HANG, "hang" },                { PT_KEY_COMPARE, "compare" },
 };
 
 const char *pt_cause_name(pt_cause c)

@@ -61,14 +61,14 @@ static void add_each(keys *ks, const pt_rv *a, const char *key)
 
 static void add_critpath(keys *ks, const pt_rv *root)
 {
-	const pt_rv *ws = pt_rv_get(pt_rv_get(root, PT_K_CRITICAL_PATH), PT_K_WORKERS), *w, *st;
+	const pt_rv *ws = pt_rv_get(pt_rv_get(root, PT_KEY_CRITICAL_PATH), PT_KEY_WORKERS), *w, *st;
 
 	for (w = ws && ws->type == PT_RV_OBJ ? ws->child : NULL; w; w = w->next) {
-		const pt_rv *steps = pt_rv_get(w, PT_K_STEPS_LC);
+		const pt_rv *steps = pt_rv_get(w, PT_KEY_STEPS_LC);
 
 		for (st = steps && steps->type == PT_RV_ARR ? steps->child : NULL; st; st = st->next)
 			if (st->type == PT_RV_OBJ)
-				add_each(ks, pt_rv_get(st, PT_K_FUNCTIONS), PT_K_NAME);
+				add_each(ks, pt_rv_get(st, PT_KEY_FUNCTIONS), PT_KEY_NAME);
 	}
 }
 
@@ -86,19 +86,19 @@ int pt_report_short_names(pt_report *r, pt_rv *display)
 	size_t i, n = 0;
 	int rc = -1;
 
-	gc = pt_rv_get(root, PT_K_GPU_COMPUTE);
-	add_members(&ks, pt_rv_get(gc, PT_K_MAJOR_KERNEL_EXECUTIONS));
-	c = pt_rv_get(gc, PT_K_DETAILED_REPORT);
+	gc = pt_rv_get(root, PT_KEY_GPU_COMPUTE);
+	add_members(&ks, pt_rv_get(gc, PT_KEY_MAJOR_KERNEL_EXECUTIONS));
+	c = pt_rv_get(gc, PT_KEY_DETAILED_REPORT);
 	for (c = c && c->type == PT_RV_OBJ ? c->child : NULL; c; c = c->next)
 		add_members(&ks, c);
-	add_members(&ks, pt_rv_get(root, PT_K_GPU_MEMORY_OPERATIONS));
-	add_members(&ks, pt_rv_get(root, PT_K_CUDA_RUNTIME));
-	add_members(&ks, pt_rv_get(root, PT_K_PYTHON_FUNCTIONS));
-	comm = pt_rv_get(root, PT_K_COMMUNICATION);
+	add_members(&ks, pt_rv_get(root, PT_KEY_GPU_MEMORY_OPERATIONS));
+	add_members(&ks, pt_rv_get(root, PT_KEY_CUDA_RUNTIME));
+	add_members(&ks, pt_rv_get(root, PT_KEY_PYTHON_FUNCTIONS));
+	comm = pt_rv_get(root, PT_KEY_COMMUNICATION);
 	for (c = comm && comm->type == PT_RV_OBJ ? comm->child : NULL; c; c = c->next)
 		add_members(&ks, c);
-	add_each(&ks, pt_rv_get(pt_rv_get(display, PT_K_HEATMAP), PT_K_FUNCTIONS), PT_K_KEY);
-	add_each(&ks, pt_rv_get(root, PT_K_FINDINGS), PT_K_FUNCTION);
+	add_each(&ks, pt_rv_get(pt_rv_get(display, PT_KEY_HEATMAP), PT_KEY_FUNCTIONS), PT_KEY_KEY);
+	add_each(&ks, pt_rv_get(root, PT_KEY_FINDINGS), PT_KEY_FUNCTION);
 	add_critpath(&ks, root);
 	if (ks.oom)
 		goto out;
@@ -111,7 +111,7 @@ int pt_report_short_names(pt_report *r, pt_rv *display)
 	out = x_calloc(n ? n : 1, sizeof(*out));
 	if (!out || pt_name_short_set(ks.k, n, (size_t)1 << 20, out))
 		goto out;
-	o = pt_rv_obj(r, display, PT_K_SHORT);
+	o = pt_rv_obj(r, display, PT_KEY_SHORT);
 	for (i = 0; i < n; i++)
 		pt_rv_str(r, o, ks.k[i], out[i]);
 	rc = pt_report_oom(r) ? -1 : 0;

@@ -85,7 +85,7 @@ static void load_workers(tctx *t, const pt_rv *ws)
 		return;
 	}
 	for (c = ws->child; c; c = c->next) {
-		const pt_rv *r = pt_rv_get(c, PT_K_RANK);
+		const pt_rv *r = pt_rv_get(c, PT_KEY_RANK);
 
 		t->w[t->nw].id = c->key;
 		if (r && r->type == PT_RV_INT && r->i >= 0)
@@ -388,7 +388,7 @@ static int fmt_epoch(const pt_rv *v, pt_sb *sb)
  * "12: 166 ms"; 0 when v is not one. */
 static int step_entry(const pt_rv *v, pt_sb *sb)
 {
-	const pt_rv *n = pt_rv_get(v, PT_K_NUMBER), *m = pt_rv_get(v, PT_K_MS);
+	const pt_rv *n = pt_rv_get(v, PT_KEY_NUMBER), *m = pt_rv_get(v, PT_KEY_MS);
 	char b[64];
 
 	if (v->type != PT_RV_OBJ || !n || n->type != PT_RV_INT || !m ||
@@ -473,13 +473,13 @@ static void header_of(const char *k, char *b, size_t cap)
 	static const char *const alias[][2] = {
 		{ "avg execution time / monitoring duration", "avg exec share" },
 		{ "median cost per execution", "median per exec" },
-		{ PT_K_DIFFERENT_FROM_OTHER_WORKERS, "differs" },
-		{ PT_K_EXAMPLE_OF_NORMAL_WORKER, "normal example" },
-		{ PT_K_ABNORMAL_WORKERS, "abnormal" },
+		{ PT_KEY_DIFFERENT_FROM_OTHER_WORKERS, "differs" },
+		{ PT_KEY_EXAMPLE_OF_NORMAL_WORKER, "normal example" },
+		{ PT_KEY_ABNORMAL_WORKERS, "abnormal" },
 		{ "bottleneck ratio", "bottleneck" },
 		{ "execution ratio", "exec ratio" },
 		{ "median duration", "median" },
-		{ PT_K_MAJOR_KERNEL_EXECUTIONS, "major kernel executions" },
+		{ PT_KEY_MAJOR_KERNEL_EXECUTIONS, "major kernel executions" },
 	};
 	static const char *const drop[] = { " (in [0,1])", " (ms)", " (us)", " (GB/s)" };
 	char s[512], *p;
@@ -999,7 +999,7 @@ static void torch_versions(const pt_rv *ws, pt_sb *sb)
 	int more = 0;
 
 	for (c = ws->child; c; c = c->next) {
-		v = pt_rv_get(c, PT_K_TORCH);
+		v = pt_rv_get(c, PT_KEY_TORCH);
 		if (!v || v->type != PT_RV_STR)
 			continue;
 		torch_public(v->str, x, sizeof(x));
@@ -1018,8 +1018,8 @@ static void torch_versions(const pt_rv *ws, pt_sb *sb)
 
 static void summary(tctx *t, const pt_rv *root)
 {
-	const pt_rv *ws = pt_rv_get(root, PT_K_WORKERS), *disp = pt_rv_get(root, PT_K_DISPLAY);
-	const pt_rv *dw = pt_rv_get(disp, PT_K_WORKERS), *c, *s;
+	const pt_rv *ws = pt_rv_get(root, PT_KEY_WORKERS), *disp = pt_rv_get(root, PT_KEY_DISPLAY);
+	const pt_rv *dw = pt_rv_get(disp, PT_KEY_WORKERS), *c, *s;
 	wv *step = NULL, *util = NULL;
 	size_t nok = 0, nfail = 0, nstep = 0, nutil = 0, k;
 	long long smin = -1, smax = -1;
@@ -1039,12 +1039,12 @@ static void summary(tctx *t, const pt_rv *root)
 		goto out;
 	}
 	for (c = ws->child; c; c = c->next) {
-		const pt_rv *st = pt_rv_get(c, PT_K_STEPS_LC), *d = pt_rv_get(dw, c->key), *ms;
-		double win = num_of(pt_rv_get(c, PT_K_WINDOW_IN_MS));
-		double g = num_of(pt_rv_get(c, PT_K_GPU_UTILIZATION));
+		const pt_rv *st = pt_rv_get(c, PT_KEY_STEPS_LC), *d = pt_rv_get(dw, c->key), *ms;
+		double win = num_of(pt_rv_get(c, PT_KEY_WINDOW_IN_MS));
+		double g = num_of(pt_rv_get(c, PT_KEY_GPU_UTILIZATION));
 		size_t ns = 0;
 
-		if (pt_rv_get(c, PT_K_ERROR)) {
+		if (pt_rv_get(c, PT_KEY_ERROR)) {
 			nfail++;
 			continue;
 		}
@@ -1060,7 +1060,7 @@ static void summary(tctx *t, const pt_rv *root)
 			}
 		if (ns > nsteps_max)
 			nsteps_max = ns;
-		ms = pt_rv_get(d, PT_K_STEP_MS);
+		ms = pt_rv_get(d, PT_KEY_STEP_MS);
 		if (ms && ms->type == PT_RV_ARR && ms->n) {
 			double sum = 0;
 
@@ -1076,7 +1076,7 @@ static void summary(tctx *t, const pt_rv *root)
 			util[nutil].v = g;
 			util[nutil++].id = c->key;
 		}
-		for (s = pt_rv_get(d, PT_K_CLASS_MS) ? pt_rv_get(d, PT_K_CLASS_MS)->child : NULL; s;
+		for (s = pt_rv_get(d, PT_KEY_CLASS_MS) ? pt_rv_get(d, PT_KEY_CLASS_MS)->child : NULL; s;
 		     s = s->next) {
 			for (k = 0; k < ncls; k++)
 				if (!strcmp(clsname[k], s->key))
@@ -1344,7 +1344,7 @@ static void cpath_row(tctx *t, const char *wid, const pt_rv *st, int head)
 					     "gap", "wait" };
 	static const char *const heads[] = { "cpu", "compute", "comm", "memory", "launch", "gap",
 					     "wait" };
-	const pt_rv *sp = pt_rv_get(st, PT_K_SPLIT_MS), *fa = pt_rv_get(st, PT_K_FUNCTIONS), *no;
+	const pt_rv *sp = pt_rv_get(st, PT_KEY_SPLIT_MS), *fa = pt_rv_get(st, PT_KEY_FUNCTIONS), *no;
 	const char *lab = label_of(t, wid);
 	pt_sb sb = {0};
 	size_t k;
@@ -1357,23 +1357,23 @@ static void cpath_row(tctx *t, const char *wid, const pt_rv *st, int head)
 		emit(t, sb.buf ? sb.buf : "");
 		pt_sb_reset(&sb);
 	}
-	no = pt_rv_get(st, PT_K_NUMBER);
+	no = pt_rv_get(st, PT_KEY_NUMBER);
 	pt_sb_addf(&sb, "  %-16.16s %6lld %7.1f", lab ? lab : wid,
 		   no && no->type == PT_RV_INT ? (long long)no->i : -1LL,
-		   num_of(pt_rv_get(st, PT_K_MS)));
+		   num_of(pt_rv_get(st, PT_KEY_MS)));
 	for (k = 0; k < 7; k++) {
 		double v = num_of(sp ? pt_rv_get(sp, kinds[k]) : NULL);
 		pt_sb_addf(&sb, " %7.1f", isnan(v) ? 0 : v);
 	}
 	if (fa && fa->child) {
-		const pt_rv *nm = pt_rv_get(fa->child, PT_K_NAME);
+		const pt_rv *nm = pt_rv_get(fa->child, PT_KEY_NAME);
 		char nb[200];
 		pt_sb_addf(&sb, "  %s %.1f", nm && nm->type == PT_RV_STR ?
 			   pt_name_short(nm->str, nb, sizeof(nb)) : "",
-			   num_of(pt_rv_get(fa->child, PT_K_MS)));
+			   num_of(pt_rv_get(fa->child, PT_KEY_MS)));
 	}
 	{
-		const pt_rv *sl = pt_rv_get(st, PT_K_SLOW);
+		const pt_rv *sl = pt_rv_get(st, PT_KEY_SLOW);
 		if (sl && sl->type == PT_RV_BOOL && sl->i)
 			pt_sb_adds(&sb, " (slow step)");
 	}
@@ -1385,16 +1385,16 @@ static void cpath_row(tctx *t, const char *wid, const pt_rv *st, int head)
 
 static void render_cpath(tctx *t, const pt_rv *v)
 {
-	const pt_rv *ws = pt_rv_get(v, PT_K_WORKERS), *job = pt_rv_get(v, PT_K_JOB), *w, *st;
+	const pt_rv *ws = pt_rv_get(v, PT_KEY_WORKERS), *job = pt_rv_get(v, PT_KEY_JOB), *w, *st;
 	int head = 1, all = ws && ws->n <= 2;
 	size_t shown = 0, hidden = 0;
 	char l[256];
 
 	emit(t, "Critical path (each step's longest chain of dependent work, ms by kind)");
 	for (w = ws ? ws->child : NULL; w; w = w->next) {
-		const pt_rv *arr = pt_rv_get(w, PT_K_STEPS_LC);
+		const pt_rv *arr = pt_rv_get(w, PT_KEY_STEPS_LC);
 		for (st = arr ? arr->child : NULL; st; st = st->next) {
-			const pt_rv *sl = pt_rv_get(st, PT_K_SLOW);
+			const pt_rv *sl = pt_rv_get(st, PT_KEY_SLOW);
 			int slow = sl && sl->type == PT_RV_BOOL && sl->i;
 			if ((!all && !slow) || shown >= 40) {
 				hidden++;
@@ -1410,14 +1410,14 @@ static void render_cpath(tctx *t, const pt_rv *v)
 		emit(t, l);
 	}
 	for (st = job ? job->child : NULL; st; st = st->next) {
-		const pt_rv *th = pt_rv_get(st, PT_K_THROUGH), *no = pt_rv_get(st, PT_K_NUMBER);
+		const pt_rv *th = pt_rv_get(st, PT_KEY_THROUGH), *no = pt_rv_get(st, PT_KEY_NUMBER);
 		char a[32], b[32];
 		const char *lab;
 		if (!th || th->type != PT_RV_STR)
 			continue;
 		lab = label_of(t, th->str);
-		fmt_ms(num_of(pt_rv_get(st, PT_K_MS)), a, sizeof(a));
-		fmt_ms(num_of(pt_rv_get(st, PT_K_WHAT_IF_MS)), b, sizeof(b));
+		fmt_ms(num_of(pt_rv_get(st, PT_KEY_MS)), a, sizeof(a));
+		fmt_ms(num_of(pt_rv_get(st, PT_KEY_WHAT_IF_MS)), b, sizeof(b));
 		snprintf(l, sizeof(l), "  job, step %lld: %s, its path runs through %s (what-if %s)",
 			 no && no->type == PT_RV_INT ? (long long)no->i : -1LL, a, lab ? lab : th->str, b);
 		emit(t, l);
@@ -1436,7 +1436,7 @@ void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out
 	}
 	t.o = o;
 	t.out = out;
-	load_workers(&t, pt_rv_get(root, PT_K_WORKERS));
+	load_workers(&t, pt_rv_get(root, PT_KEY_WORKERS));
 	summary(&t, root);
 	pt_sb_addc(out, '\n');
 	findings(&t, r);
@@ -1445,7 +1445,7 @@ void pt_report_text_people(const pt_report *r, const pt_text_opts *o, pt_sb *out
 		    !strcmp(c->key, "display") || !strcmp(c->key, "timeline"))
 			continue;
 		pt_sb_addc(out, '\n');
-		if (!strcmp(c->key, PT_K_CRITICAL_PATH) && c->type == PT_RV_OBJ) {
+		if (!strcmp(c->key, PT_KEY_CRITICAL_PATH) && c->type == PT_RV_OBJ) {
 			render_cpath(&t, c);
 			continue;
 		}

@@ -466,7 +466,7 @@ static int write_steps(tlkey *c, pt_rv *sarr, pt_sb *sl)
 			continue;
 		so = pt_rv_obj(r, sarr, NULL);
 		pt_rv_int(r, so, "step", js->number);
-		pt_rv_int(r, so, PT_K_START_US, llround(js->start));
+		pt_rv_int(r, so, PT_KEY_START_US, llround(js->start));
 		pt_rv_int(r, so, "end_us", llround(js->end));
 		sl->len = 0;
 		pt_sb_addc(sl, '[');
@@ -480,7 +480,7 @@ static int write_steps(tlkey *c, pt_rv *sarr, pt_sb *sl)
 		pt_sb_addc(sl, ']');
 		if (sl->oom)
 			return -1;
-		pt_rv_raw(r, so, PT_K_SLOW, sl->buf, sl->len);
+		pt_rv_raw(r, so, PT_KEY_SLOW, sl->buf, sl->len);
 	}
 	return 0;
 }
@@ -679,7 +679,7 @@ void pt_timeline_add_key(pt_report *r)
 	/* Spans' names before the tables are written. */
 	pt_rv_arr(r, o, "names");
 	chans = pt_rv_arr(r, o, "channels");
-	sarr = pt_rv_arr(r, o, PT_K_STEPS_LC);
+	sarr = pt_rv_arr(r, o, PT_KEY_STEPS_LC);
 	if (write_steps(&c, sarr, &sl))
 		goto oom;
 	pt_rv_int(r, o, "steps_total", (int64_t)c.ns);

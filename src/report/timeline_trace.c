@@ -763,7 +763,7 @@ int pt_tlw_finish(pt_tlw *x, const char *path, pt_error *err)
 		put_meta(w, "thread_name", w->pid[k], T_GPU, "name", "GPU compute", 0);
 		put_meta(w, "thread_name", w->pid[k], T_LATE, "name", "lockstep: late (it came last)", 0);
 		put_meta(w, "thread_name", w->pid[k], T_WAIT, "name", "lockstep: waits for the last", 0);
-		put_meta(w, "thread_name", w->pid[k], T_SLOW, "name", PT_K_SLOW_STEPS, 0);
+		put_meta(w, "thread_name", w->pid[k], T_SLOW, "name", PT_KEY_SLOW_STEPS, 0);
 		for (ch = 0; ch < s->ncoll_chans; ch++) {
 			long chn;
 			int gpu = pt_commkind_chan_parse(s->coll_chans[ch], &chn) == PT_CHAN_GPU;

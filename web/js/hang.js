@@ -51,7 +51,7 @@
       add(root, h('h2', { text: 'Where the workers are' }));
       var row = h('div', { class: 'hang-groups', id: 'hang-groups', style: 'display:flex;gap:12px;align-items:flex-start;overflow-x:auto;padding-bottom:6px;margin-bottom:16px' });
       groups.forEach(function (o) {
-        var g = o.g, n = isNum(g[K.COUNT_KEY]) ? g[K.COUNT_KEY] : o.ws.length;
+        var g = o.g, n = isNum(g[K.COUNT]) ? g[K.COUNT] : o.ws.length;
         var frames = g[K.STACK] != null && String(g[K.STACK]) !== '' ? String(g[K.STACK]).split('|') : [];
         var fn = g[K.FUNCTION] != null ? String(g[K.FUNCTION]) : '';
         var steps = Array.isArray(g[K.STEPS_LC]) && g[K.STEPS_LC].length === 2 ? (g[K.STEPS_LC][0] === g[K.STEPS_LC][1] ? 'step ' + g[K.STEPS_LC][0] : 'steps ' + g[K.STEPS_LC][0] + '–' + g[K.STEPS_LC][1]) : '';

@@ -38,7 +38,7 @@
         steps: tlArr(w[K.STEPS_LC]), spans: tlArr(w[K.SPANS]), gpu: tlArr(w[K.GPU]), coll: tlArr(w[K.COLL]), late: tlArr(w[K.LATE]), wait: tlArr(w[K.WAIT]) };
     });
     var steps = tlArr(T[K.STEPS_LC]).filter(function (s) { return obj(s) && isNum(s[K.START_US]) && isNum(s[K.END_US]) && s[K.END_US] > s[K.START_US]; })
-      .map(function (s) { return { step: isNum(s[K.STEP_KEY]) ? s[K.STEP_KEY] : null, start: s[K.START_US], end: s[K.END_US], slow: tlArr(s[K.SLOW]).filter(isNum) }; });
+      .map(function (s) { return { step: isNum(s[K.STEP]) ? s[K.STEP] : null, start: s[K.START_US], end: s[K.END_US], slow: tlArr(s[K.SLOW]).filter(isNum) }; });
     if (!steps.length) {          // no step kept: the whole window as one
       var lo = Infinity, hi = -Infinity;
       ws.forEach(function (w) {
