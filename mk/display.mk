@@ -20,7 +20,7 @@ WEB_LIB := node_modules/echarts/dist/echarts.min.js
 # (build/gen/keys.js: K, KEY_UNIT), each registering into the namespace PT
 # that core.js creates; main.js, last, boots the page.
 WEB_JS := $(addprefix web/js/,core.js widgets.js model.js findings.js \
-	communication.js compute.js python.js workers.js heatmap.js overview.js \
+	communication.js p2p.js compute.js python.js workers.js heatmap.js overview.js \
 	steps.js critpath.js timeline.js hang.js hardware.js compare.js main.js)
 WEB_SRC := web/index.html web/style.css $(GEN)/app.js web/app.py
 

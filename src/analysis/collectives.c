@@ -100,7 +100,8 @@ void pt_coll_build_free(pt_coll_build *b)
  * record_param_comms and nccl:*, only enqueue and do not block); else
  * gloo's ops, which run on ProcessGroupGloo's worker threads (taking
  * turns: one channel for all of them), from the start of the collective
- * to its end; else the other CPU collectives per thread.  Sets *gpu or
+ * to its end; else the other CPU collectives per thread; CPU sends and
+ * receives are left out (point to point: no instance).  Sets *gpu or
  * *gloo for the kind found.  -1: out of memory. */
 static int find_candidates(const pt_store *st, const pt_window *w, cand **cp, size_t *ncp,
 			   int *gpu, int *gloo)
@@ -116,10 +117,15 @@ static int find_candidates(const pt_store *st, const pt_window *w, cand **cp, si
 			const pt_event *e = &st->ev[i];
 			if (e->kind != kind || e->ts < w->start || e->ts > w->end)
 				continue;
-			if (*gloo) {
+			if (!*gpu) {
 				size_t len;
 				const char *nm = pt_strtab_get(st->strs, e->name, &len);
-				if (!pt_commkind_is_gloo_op(nm, len))
+				if (*gloo && !pt_commkind_is_gloo_op(nm, len))
+					continue;
+				/* a send or receive ends when its one peer is done,
+				 * not with every member: no lockstep instance
+				 * (src/analysis/p2p.c has them) */
+				if (pt_commkind_p2p_dir(nm, len))
 					continue;
 			}
 			if (X_GROW(*cp, ccap, nc + 1))

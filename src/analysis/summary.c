@@ -9,6 +9,7 @@
 #include "summary.h"
 #include "analysis.h"
 #include "collectives.h"
+#include "p2p.h"
 #include "critpath.h"
 #include "spans.h"
 #include "patterns.h"
@@ -221,7 +222,7 @@ pt_summary *pt_summary_build(const pt_store *st, const char *path,
 		}
 		s->nsteps = st->nsteps;
 	}
-	if (pt_coll_find(st, &w, &coll))
+	if (pt_coll_find(st, &w, &coll) || pt_p2p_build(st, &w, s))
 		goto oom;
 	/* Before the patterns: the walk's index is freed before they build
 	 * theirs, so the peak is the larger of the two (docs/bench.md); only
@@ -302,6 +303,7 @@ void pt_summary_free(pt_summary *s)
 	pt_coll_free(s);
 	pt_cpath_free(s->cpath);
 	pt_spans_free(s->tl);
+	pt_p2p_free(s);
 	for (i = 0; i < s->npatterns; i++) {
 		x_free(s->patterns[i].key);
 		x_free(s->patterns[i].hw);

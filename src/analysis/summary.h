@@ -23,10 +23,10 @@ PT_API_BEGIN
 
 #define PT_SUMMARY_FORMAT "perftracker-summary"
 /* Version 2 added "collectives", version 3 "critical_path", version 4
- * "timeline" (docs/summary.md); older versions still read (without them:
- * no lockstep analysis, no critical path, no spans on the timeline for
+ * "timeline", version 5 "p2p" (docs/summary.md); older versions still read (without them:
+ * no lockstep analysis, no critical path, no spans on the timeline, no p2p matrix for
  * that worker). */
-#define PT_SUMMARY_VERSION 4
+#define PT_SUMMARY_VERSION 5
 #define PT_SUMMARY_VERSION_MIN 1
 
 /* Link throughput inside the kernels of one communication pattern, from
@@ -174,6 +174,19 @@ typedef struct pt_sum_tl {
 	size_t ngpu;
 } pt_sum_tl;
 
+/* One peer's point-to-point transfers on this worker (version 5,
+ * src/analysis/p2p.h): sends to it or receives from it. */
+typedef struct pt_p2p_row {
+	int64_t peer;        /* its rank as recorded */
+	uint8_t dir;         /* PT_P2P_SEND or PT_P2P_RECV (model/commkind.h) */
+	uint64_t count;      /* transfers */
+	uint64_t bytes;      /* their bytes, where recorded (0 unknown) */
+	uint64_t nbytes;     /* transfers with bytes */
+	double ms;           /* their time, all of them */
+	double ms_bytes;     /* the time of those with bytes (bandwidth's) */
+	double wall_ms;      /* the union of those with bytes over time (they may overlap) */
+} pt_p2p_row;
+
 struct pt_samples;
 
 typedef struct pt_summary {
@@ -242,6 +255,10 @@ typedef struct pt_summary {
 	/* The main thread's top-level spans and the GPU's busy stretches per
 	 * step (version >= 4; NULL for older summaries).  Owned. */
 	pt_sum_tl *tl;
+	/* Point-to-point transfers per peer and direction (version >= 5;
+	 * NULL for older summaries and workers without any).  Owned. */
+	pt_p2p_row *p2p;
+	size_t np2p;
 	/* A worker read from several files (torch's profiling cycles, one
 	 * file each; src/diagnose/wfiles.c): their paths in time order and
 	 * what grouped them ("rank+host+pid", "host+pid"), owned; 0 / NULL

@@ -50,6 +50,7 @@ static const pt_sf_member top[] = {
 	{ N("collectives"), PT_SF_COLLECTIVES, PT_SF_IF_SET, 0, 0, 2, S(coll_chans), 0, 0 },
 	{ N(PT_KEY_CRITICAL_PATH_LC), PT_SF_CRITPATH, PT_SF_IF_SET, 0, 0, 3, S(cpath), 0, 0 },
 	{ N("timeline"), PT_SF_TIMELINE, PT_SF_IF_SET, 0, 0, 4, S(tl), 0, 0 },
+	{ N("p2p"), PT_SF_P2P, PT_SF_IF_SET, 0, 0, 5, S(p2p), 0, 0 },
 	{ N("patterns"), PT_SF_PATTERNS, PT_SF_ALWAYS, 0, 11, 1, 0, 0, 0 },
 };
 

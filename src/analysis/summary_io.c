@@ -12,6 +12,7 @@
  */
 #include "summary.h"
 #include "collectives.h"
+#include "p2p.h"
 #include "critpath.h"
 #include "spans.h"
 #include "summary_parse.h"
@@ -187,6 +188,7 @@ static void write_row(pt_sb *sb, const pt_summary *s, const void *base, const pt
 	case PT_SF_COLLECTIVES: pt_coll_write(s, sb); break;
 	case PT_SF_CRITPATH: pt_cpath_write(s, sb); break;
 	case PT_SF_TIMELINE: pt_spans_write(s, sb); break;
+	case PT_SF_P2P: pt_p2p_write(s, sb); break;
 	case PT_SF_PATTERNS:
 		pt_sb_addc(sb, '[');
 		for (i = 0; i < s->npatterns; i++) {

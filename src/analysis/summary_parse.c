@@ -20,6 +20,7 @@
 #include "breakdown.h"
 #include "../model/commkind.h"
 #include "collectives.h"
+#include "p2p.h"
 #include "critpath.h"
 #include "spans.h"
 #include "../model/samples.h"
@@ -765,6 +766,28 @@ static int rd_timeline(sp *p)
 	return 0;
 }
 
+/* "p2p" (version 5): p2p.c reads the member's bytes. */
+static int rd_p2p(sp *p)
+{
+	size_t off = p->t.pos;
+	pt_error e;
+
+	if (skip_value(p, 1))
+		return -1;
+	if (p->t.s[off] != '[')
+		return semerr(p, off, "'p2p' is not an array");
+	if (p->sm->p2p) /* a duplicate key: the first counts */
+		return 0;
+	pt_error_clear(&e);
+	if (pt_p2p_parse((const char *)p->t.s + off, p->t.pos - off, p->sm, &e)) {
+		pt_p2p_free(p->sm);
+		if (e.code == PT_ENOMEM)
+			return oom(p);
+		return semerr(p, e.offset >= 0 ? off + (size_t)e.offset : off, "%s", e.msg);
+	}
+	return 0;
+}
+
 /* "hw_series": a whole "perftracker-hw" object (src/model/samples.c reads
  * it; a few tens of KB, once per summary). */
 static int rd_hw_series(sp *p)
@@ -869,6 +892,7 @@ static int rd_special(sp *p, void *base, const pt_sf_member *m)
 	case PT_SF_COLLECTIVES: return rd_collectives(p);
 	case PT_SF_CRITPATH: return rd_critpath(p);
 	case PT_SF_TIMELINE: return rd_timeline(p);
+	case PT_SF_P2P: return rd_p2p(p);
 	default: return skip_value(p, 1);
 	}
 }
@@ -907,6 +931,7 @@ static void keep_identity(sp *p)
 	s->cpath = NULL;
 	pt_spans_free(s->tl);
 	s->tl = NULL;
+	pt_p2p_free(s);
 	x_free(s->hw_source);
 	s->hw_source = NULL;
 	pt_hw_gpu_init(&s->hw_gpu);

@@ -75,6 +75,9 @@ const pt_opt cli_diag_opts[] = {  /* the thresholds */
 		   "leave-one-out statistics below N workers (8)"),
 	PT_OPT_FLAG(0, "fixed-only", PT_AT(cli_diag, opt.fixed_only),
 		    "abnormal_workers by the fixed threshold alone (seed rule)"),
+	PT_OPT_DOUBLE(0, "p2p-slow", PT_AT(cli_diag, opt.p2p_slow), "X",
+		      "p2p: a destination, source or pair X times slower than the\n"
+		      "others' median bandwidth is a finding (2)"),
 	PT_OPT_END(),
 };
 

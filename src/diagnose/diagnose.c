@@ -33,6 +33,7 @@ void pt_diag_options_default(pt_diag_options *o)
 	o->top_kernels = 5;
 	o->loo_below = 8;
 	o->fixed_only = 0;
+	o->p2p_slow = 2.0;
 }
 
 /* ---- workers ------------------------------------------------------------ */
@@ -227,6 +228,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_compute(&c);
 	diag_memory(&c);
 	diag_comm(&c);
+	diag_p2p(&c);
 	diag_runtime(&c);
 	diag_python(&c);
 	diag_breakdown(&c, 0);

@@ -34,6 +34,8 @@ typedef struct pt_diag_options {
 	size_t loo_below;         /* leave-one-out statistics below this many values (8) */
 	int fixed_only;           /* 1: the seed's plain fixed-threshold rule for
 	                             memory ops and runtime calls (0) */
+	double p2p_slow;          /* a p2p destination, source or pair is slow when the
+	                             others' median bandwidth is this many times its own (2) */
 } pt_diag_options;
 
 void pt_diag_options_default(pt_diag_options *o);

@@ -239,11 +239,12 @@ static int blocking_leaf(const char *key)
 /* Can waiting for peers make this finding?  Communication (a collective
  * lasts until the last member arrives), an idle GPU, and the host calls
  * that block on the GPU or on a collective (commkind.h, "waits").  A
- * compute kernel's own cost is never waiting. */
+ * compute kernel's own cost is never waiting, nor a slow p2p pair's
+ * (src/diagnose/p2p.c: its time is the end that waited less). */
 static int wait_symptom(const dfinding *f)
 {
-	if (f->cat == DC_COMM)
-		return 1;
+	if (f->cat == DC_COMM)  /* a slow p2p link's time is the end that waited less */
+		return f->cause != PT_CAUSE_SLOW_P2P;
 	if (f->cat == DC_COMPUTE)
 		return !strcmp(f->metric, PT_KEY_GPU_UTILIZATION);
 	if (f->cat == DC_RUNTIME)

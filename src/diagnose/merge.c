@@ -261,8 +261,8 @@ void diag_merge(dctx *c)
 			pt_ev_kind kind = PT_EV_COUNT;
 			if (dead[ix[i]] || ix[i] == s)
 				continue;
-			if (q->cat == DC_COMM)
-				kind = PT_EV_OWN_COMM;
+			if (q->cat == DC_COMM && q->cause != PT_CAUSE_SLOW_P2P)
+				kind = PT_EV_OWN_COMM;  /* a slow p2p link is a cause of its own */
 			else if (q->cat == DC_COMPUTE && !strcmp(q->metric, PT_KEY_GPU_UTILIZATION) &&
 				 q->value < q->others)
 				kind = PT_EV_OWN_WAIT;

@@ -19,6 +19,9 @@
 void diag_compute(dctx *c);
 void diag_memory(dctx *c);
 void diag_comm(dctx *c);
+/* Point to point (p2p.c): the pair matrix ("p2p") and its slow destinations,
+ * sources and pairs. */
+void diag_p2p(dctx *c);
 void diag_runtime(dctx *c);
 void diag_python(dctx *c);
 /* One "summary" finding per worker whose profiled step numbers differ from

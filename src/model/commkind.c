@@ -208,6 +208,81 @@ double pt_commkind_busbw_factor(const char *name, size_t n, uint32_t g)
 	}
 }
 
+/* ---- point to point ------------------------------------------------------ */
+
+int pt_commkind_p2p_dir(const char *name, size_t n)
+{
+	char sq[256];
+	const char *v = name;
+	size_t vn = n;
+
+	if (!name)
+		return PT_P2P_NONE;
+	rule_view(&v, &vn);
+	pt_commkind_squash(v, vn, sq, sizeof(sq));
+	/* collectives whose name spells a send or receive are not p2p */
+	if (strstr(sq, "alltoall") || strstr(sq, "allreduce") || strstr(sq, "allgather") ||
+	    strstr(sq, "reducescatter") || strstr(sq, "broadcast"))
+		return PT_P2P_NONE;
+	if (strstr(sq, "sendrecv"))
+		return PT_P2P_BOTH;
+	if (strstr(sq, "send"))
+		return PT_P2P_SEND;
+	if (strstr(sq, "recv"))
+		return PT_P2P_RECV;
+	return PT_P2P_NONE;
+}
+
+/* Digits at s[*i..n) into *v (at most 9 of them); 0 when none. */
+static int p2p_int(const char *s, size_t n, size_t *i, int64_t *v)
+{
+	size_t k = 0;
+
+	*v = 0;
+	while (*i < n && k < 9 && s[*i] >= '0' && s[*i] <= '9') {
+		*v = *v * 10 + (s[(*i)++] - '0');
+		k++;
+	}
+	return k > 0;
+}
+
+int pt_commkind_p2p_title(const char *name, size_t n, int64_t *peer)
+{
+	int dir;
+	size_t i = 10;
+	int64_t self;
+
+	if (!name || n < 14 || memcmp(name, "nccl:", 5))
+		return 0;
+	if (!memcmp(name + 5, "send ", 5))
+		dir = PT_P2P_SEND;
+	else if (!memcmp(name + 5, "recv ", 5))
+		dir = PT_P2P_RECV;
+	else
+		return 0;
+	if (!p2p_int(name, n, &i, &self) || i + 2 > n ||
+	    memcmp(name + i, dir == PT_P2P_SEND ? "->" : "<-", 2))
+		return 0;
+	i += 2;
+	if (!p2p_int(name, n, &i, peer) || i != n)
+		return 0;
+	return dir;
+}
+
+const char *pt_commkind_p2p_name(int dir)
+{
+	return dir == PT_P2P_SEND ? "send" : dir == PT_P2P_RECV ? "recv" : NULL;
+}
+
+int pt_commkind_p2p_parse(const char *s, size_t n)
+{
+	if (n == 4 && !memcmp(s, "send", 4))
+		return PT_P2P_SEND;
+	if (n == 4 && !memcmp(s, "recv", 4))
+		return PT_P2P_RECV;
+	return 0;
+}
+
 /* ---- rules --------------------------------------------------------------- */
 
 typedef struct rule {

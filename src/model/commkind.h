@@ -107,6 +107,26 @@ int pt_commkind_role_from_name(const char *name, size_t n);
  * PT_ROLE_COLLECTIVE, when the name spells none.  Static strings. */
 const char *pt_commkind_coll_word(const char *name, size_t n, int *role);
 
+/* Point to point (docs/summary.md "p2p"): which way a CPU op or kernel
+ * named name[0..n) moves data.  PT_P2P_SEND for a send ("c10d::send",
+ * "gloo:send", "nccl:send 0->1", record_param_comms' "send", isend),
+ * PT_P2P_RECV for a receive ("c10d::recv_", "gloo:recv", "nccl:recv 1<-0",
+ * irecv, recv_any_source), PT_P2P_BOTH for a kernel that does both
+ * (ncclKernel_SendRecv, ncclDevKernel_SendRecv), 0 for anything else
+ * (sendrecv inside an all-to-all's name is not point to point: the caller
+ * knows the op).  Thread-safe. */
+enum { PT_P2P_NONE = 0, PT_P2P_SEND = 1, PT_P2P_RECV = 2, PT_P2P_BOTH = 3 };
+int pt_commkind_p2p_dir(const char *name, size_t n);
+/* A NCCL process group's p2p op title, as ProcessGroupNCCL names it
+ * ("nccl:send <rank>-><peer>", "nccl:recv <rank><-<peer>"; group ranks):
+ * its direction (PT_P2P_SEND or PT_P2P_RECV) and the peer in *peer; 0 when
+ * name[0..n) is not one. */
+int pt_commkind_p2p_title(const char *name, size_t n, int64_t *peer);
+/* "send" / "recv" for PT_P2P_SEND / PT_P2P_RECV, else NULL; and back (0
+ * when s[0..n) is neither). */
+const char *pt_commkind_p2p_name(int dir);
+int pt_commkind_p2p_parse(const char *s, size_t n);
+
 /* Bus bandwidth over algorithm bandwidth for a collective named
  * name[0..n) among g ranks (NCCL's factors: 2(g-1)/g for all-reduce,
  * (g-1)/g for reduce-scatter, all-gather and all-to-all, 1 for broadcast,

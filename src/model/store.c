@@ -71,6 +71,7 @@ void pt_store_free(pt_store *s)
 		return;
 	x_free(s->syncs);
 	x_free(s->collids);
+	x_free(s->peers);
 	x_free(s->fr);
 	x_free(s->kinfo);
 	x_free(s->steps);
@@ -85,6 +86,14 @@ int pt_store_add_sync(pt_store *s, const pt_sync *y)
 	if (s->nsyncs == s->synccap && X_GROW(s->syncs, s->synccap, s->nsyncs + 1))
 		return PT_ENOMEM;
 	s->syncs[s->nsyncs++] = *y;
+	return PT_OK;
+}
+
+int pt_store_add_peer(pt_store *s, const pt_peer *p)
+{
+	if (s->npeers == s->peercap && X_GROW(s->peers, s->peercap, s->npeers + 1))
+		return PT_ENOMEM;
+	s->peers[s->npeers++] = *p;
 	return PT_OK;
 }
 
@@ -261,6 +270,14 @@ int pt_store_append(pt_store *dst, const pt_store *src, int64_t shift_ns, int64_
 			continue;
 		k.ev = emap[k.ev];
 		if ((k.pg = restr(dst, src, k.pg)) == UINT32_MAX || pt_store_add_collid(dst, &k))
+			goto out;
+	}
+	for (i = 0; i < src->npeers; i++) {
+		pt_peer k = src->peers[i];
+		if (k.ev >= src->n || emap[k.ev] == UINT32_MAX)
+			continue;
+		k.ev = emap[k.ev];
+		if (pt_store_add_peer(dst, &k))
 			goto out;
 	}
 	for (i = 0; i < src->nsyncs; i++) {

@@ -142,6 +142,16 @@ typedef struct pt_frent {
 	uint8_t dflt;     /* the default group ("pg_desc" "default_pg"): world_size ranks */
 } pt_frent;
 
+/* A point-to-point op's peer (src/analysis/p2p.c): the other end of a
+ * send or receive, as torch records it ("Dst Rank"/"Src Rank" of
+ * record_param_comms or a NCCL kernel, the "nccl:send 0->1" title, the
+ * peer argument of c10d::send/recv_ in "Concrete Inputs"). */
+typedef struct pt_peer {
+	uint32_t ev;      /* index into store->ev */
+	int32_t peer;     /* rank as recorded (global for Dst/Src Rank, else group) */
+	uint8_t dir;      /* PT_P2P_SEND or PT_P2P_RECV (model/commkind.h) */
+} pt_peer;
+
 typedef struct pt_store {
 	pt_strtab *strs;
 	pt_event *ev;
@@ -158,6 +168,8 @@ typedef struct pt_store {
 	size_t ncollids, collidcap;
 	pt_frent *fr;           /* Flight Recorder entries, in file order */
 	size_t nfr, frcap;
+	pt_peer *peers;         /* p2p ops' peers, by ev ascending */
+	size_t npeers, peercap;
 
 	/* Metadata from the trace header; -1 / 0 when absent. */
 	int64_t rank, world_size;
@@ -209,6 +221,8 @@ int pt_store_append(pt_store *dst, const pt_store *src, int64_t shift_ns, int64_
  * PT_ENOMEM. */
 int pt_store_add_collid(pt_store *s, const pt_collid *c);
 int pt_store_add_fr(pt_store *s, const pt_frent *f);
+/* Append a p2p op's peer (ev ascending); PT_OK or PT_ENOMEM. */
+int pt_store_add_peer(pt_store *s, const pt_peer *p);
 /* The (pg, seq) of event ev, NULL when none (binary search). */
 const pt_collid *pt_store_collid(const pt_store *s, uint32_t ev);
 /* Record a warning: counted, and the first message is kept. */

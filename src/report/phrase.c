@@ -49,6 +49,9 @@ static const char *const phrases[PT_CAUSE_N] = {
 		"link on average (std {m2.3g}%, peak {m3.3g}%), other workers {m1.3g}% (peak "
 		"{m4.3g}%): a slow link: the {a2} path of this worker's GPU (degraded or downgraded "
 		"link, errors and retries) (about {m5.3g} ms per step)",
+	[PT_CAUSE_SLOW_P2P] = "transfers {a0}{W} run at {m0.3g} GB/s against {m1.3g} GB/s for the "
+		"other {a1} (median): {m2.2f}x slower; {m3d} transfer{p3}, {a2} (about {m5.3g} ms "
+		"per step): {a3}",
 	[PT_CAUSE_WAITS_FOR_PEER] = "{W} waits for a late peer in {a0} ({a1}): the link idles and "
 		"then runs at full speed (std {m0.3g}%, peak {m2.3g}%, average {m3.3g}%; other "
 		"workers std {m1.3g}%, peak {m4.3g}%) ({a2}) (about {m5.3g} ms per step)",

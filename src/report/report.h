@@ -120,6 +120,7 @@ typedef struct pt_finding_ev {
 	X(SLOW_CALLS, "slow calls") \
 	X(LOW_BANDWIDTH, "low bandwidth") \
 	X(SLOW_LINK, "slow link") \
+	X(SLOW_P2P, "slow p2p") \
 	X(WAITS_FOR_PEER, "waits for a peer") \
 	X(GPU_WAITS, "GPU waits") \
 	X(GPU_BUSIER, "GPU busier") \

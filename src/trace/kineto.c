@@ -60,14 +60,17 @@ typedef struct span {
 
 /* The fields of one event object, pointing into the chunk buffer. */
 typedef struct evf {
-	span name, stack, aname, dtype, coll, pgname, spid, stid;
+	span name, stack, aname, dtype, coll, pgname, spid, stid, itype;
 	int64_t pid, tid, ts, dur;
 	int64_t grid[3], block[3];
 	int64_t bytes, in_n, out_n, group, corr, stream, wstream, seq;
+	int64_t dst, src, ci2, dims;  /* p2p: Dst/Src Rank, "Concrete Inputs"[2],
+	                                 elements of the first "Input Dims" */
 	char ph;
 	uint8_t cat;
 	uint8_t has_ts, has_dur, has_grid, has_block, has_bytes, has_in, has_out, has_group, has_seq;
 	uint8_t has_corr, has_stream, has_wstream;
+	uint8_t has_dst, has_src, has_ci2, has_dims;
 	uint8_t pid_str, tid_str, ts_bad, dur_bad;
 	/* kernel launch efficiency (pt_kinfo); has_eff: bit per member */
 	uint8_t has_eff;
@@ -838,6 +841,107 @@ static int parse_us(reader *r, const char **pp, const char *end, int64_t *out, u
 	return OK;
 }
 
+/* Element idx of an array of strings ("Concrete Inputs", "Input type")
+ * into sp (left empty when it is not a string or the array is shorter);
+ * the whole value is checked and skipped as skip_value does. */
+static int parse_list_str(reader *r, const char **pp, const char *end, int idx, span *sp)
+{
+	const char *p = *pp, *q;
+	int i = 0, esc = 0, rc;
+
+	rc = skip_value(r, pp, end);
+	if (rc || *p != '[')
+		return rc;
+	/* the value is whole and valid: walk it */
+	p = ws(p + 1);
+	while (*p != ']') {
+		if (*p == '"') {
+			q = str_end(p + 1, end, &esc);
+			if (i == idx) {
+				sp->s = p + 1;
+				sp->n = (size_t)(q - p - 1);
+				sp->esc = esc;
+				return OK;
+			}
+			p = q + 1;
+		} else if (i == idx || skip_value(r, &p, end)) {
+			return OK;
+		}
+		p = ws(p);
+		if (*p != ',')
+			return OK;
+		p = ws(p + 1);
+		i++;
+	}
+	return OK;
+}
+
+/* "Input Dims": the element count of the first tensor (the product of the
+ * first innermost list of numbers: [[4, 8]] or, for a TensorList,
+ * [[[1048576]], [], ...]); has set only when there is one. */
+static int parse_dims(reader *r, const char **pp, const char *end, int64_t *out, uint8_t *has)
+{
+	const char *p = *pp;
+	int rc, any = 0;
+	uint64_t prod = 1;
+
+	rc = skip_value(r, pp, end);
+	if (rc || *p != '[')
+		return rc;
+	while (*p == '[')
+		p = ws(p + 1);
+	while (is_digit(*p)) {
+		uint64_t v = 0;
+		while (is_digit(*p) && v < (UINT64_C(1) << 40))
+			v = v * 10 + (uint64_t)(*p++ - '0');
+		if (is_digit(*p) || (v && prod > (UINT64_C(1) << 62) / v))
+			return OK;
+		prod *= v;
+		any = 1;
+		p = ws(p);
+		if (*p != ',')
+			break;
+		p = ws(p + 1);
+	}
+	if (any && *p == ']') {
+		*out = (int64_t)prod;
+		*has = 1;
+	}
+	return OK;
+}
+
+/* torch 2.x p2p (record_param_comms, NCCL kernels): "Dst Rank" or "Src
+ * Rank", the peer (k: an 8-byte key). */
+static int parse_peer_rank(reader *r, const char *k, const char **pp, const char *end, evf *f)
+{
+	if (!memcmp(k, "Dst Rank", 8))
+		return parse_int(r, pp, end, &f->dst, &f->has_dst);
+	if (!memcmp(k, "Src Rank", 8))
+		return parse_int(r, pp, end, &f->src, &f->has_src);
+	return skip_member(r, pp, end);
+}
+
+/* "Concrete Inputs": its third element when it is a small whole number
+ * (c10d::send/recv_'s peer, recorded with record_shapes). */
+static int parse_ci_peer(reader *r, const char **pp, const char *end, evf *f)
+{
+	span c = { 0 };
+	size_t i;
+	int rc = parse_list_str(r, pp, end, 2, &c);
+
+	if (rc || !c.s || !c.n || c.n >= 10 || c.esc)
+		return rc;
+	for (i = 0; i < c.n && is_digit(c.s[i]); i++)
+		;
+	if (i < c.n)
+		return OK;
+	f->ci2 = 0;
+	for (i = 0; i < c.n; i++)
+		f->ci2 = f->ci2 * 10 + (c.s[i] - '0');
+	f->has_ci2 = 1;
+	return OK;
+}
+
 /* The event's "args" members this reader keeps, by Kineto's own spelling
  * (the trace format's names, not report keys: the report may word the same
  * numbers its own way). */
@@ -869,6 +973,9 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 			return UNEXPECTED(r, p, end, "':'");
 		p = ws(p + 1);
 		switch (kn) {
+		case 8:
+			rc = parse_peer_rank(r, k, &p, end, f);
+			break;
 		case 3:
 			/* torch 2.x: the collective's sequence number in its group */
 			if (!memcmp(k, "Seq", 3))
@@ -905,6 +1012,10 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 				rc = parse_str(r, &p, end, &f->stack);
 			else if (!memcmp(k, "Group size", 10))
 				rc = parse_int(r, &p, end, &f->group, &f->has_group);
+			else if (!memcmp(k, "Input Dims", 10))
+				rc = parse_dims(r, &p, end, &f->dims, &f->has_dims);
+			else if (!memcmp(k, "Input type", 10))
+				rc = parse_list_str(r, &p, end, 0, &f->itype);
 			else
 				rc = skip_member(r, &p, end);
 			break;
@@ -960,6 +1071,8 @@ static int parse_args(reader *r, const char **pp, const char *end, evf *f)
 		case 15:
 			if (!memcmp(k, "Collective name", 15))
 				rc = parse_str(r, &p, end, &f->coll);
+			else if (!memcmp(k, "Concrete Inputs", 15))
+				rc = parse_ci_peer(r, &p, end, f);
 			else
 				rc = skip_member(r, &p, end);
 			break;
@@ -989,6 +1102,7 @@ static int parse_event(reader *r, const char **pp, const char *end, evf *f)
 	/* Reset only what commit() reads unconditionally (a full memset of
 	 * the struct showed in the reader's profile: docs/bench.md). */
 	f->name.s = f->stack.s = f->aname.s = f->dtype.s = f->coll.s = f->pgname.s = NULL;
+	f->itype.s = NULL;
 	f->pid = f->tid = 0;
 	memset(&f->ph, 0, sizeof(*f) - offsetof(evf, ph));
 	if (*p == '}') {
@@ -1407,6 +1521,56 @@ static int add_collid(reader *r, const evf *f)
 	return OK;
 }
 
+/* A p2p op without message sizes (gloo's "gloo:send", recorded with
+ * record_shapes): its bytes from the first tensor's "Input Dims" and
+ * "Input type". */
+static void p2p_size(reader *r, const evf *f, const char *name, size_t n, pt_event *e)
+{
+	int dir = pt_commkind_p2p_dir(name, n);
+	const char *d;
+	size_t dn;
+	unsigned sz;
+
+	if ((dir != PT_P2P_SEND && dir != PT_P2P_RECV) || !f->has_dims || f->dims <= 0 ||
+	    !f->itype.s || unescape(r, &f->itype, &d, &dn) || !(sz = pt_kineto_dtype_size(d, dn)) ||
+	    (uint64_t)f->dims > UINT64_MAX / sz)
+		return;
+	e->bytes = (uint64_t)f->dims * sz;
+}
+
+/* The peer of the p2p op just stored (pt_peer): "Dst Rank"/"Src Rank"
+ * (record_param_comms, NCCL kernels of torch 2), the "nccl:send 0->1"
+ * title, or c10d::send/recv_'s peer argument ("Concrete Inputs"[2], with
+ * record_shapes). */
+static int add_peer(reader *r, const evf *f, const char *name, size_t n, int kind)
+{
+	pt_peer pr;
+	int64_t peer = -1;
+	int dir = 0;
+
+	if (f->has_dst) {
+		dir = PT_P2P_SEND;
+		peer = f->dst;
+	} else if (f->has_src) {
+		dir = PT_P2P_RECV;
+		peer = f->src;
+	} else if (kind == PT_K_CPU_COMM) {
+		dir = pt_commkind_p2p_title(name, n, &peer);
+		if (!dir && f->has_ci2 && n > 6 && !memcmp(name, "c10d::", 6)) {
+			dir = pt_commkind_p2p_dir(name, n);
+			peer = f->ci2;
+		}
+	}
+	if ((dir != PT_P2P_SEND && dir != PT_P2P_RECV) || peer < 0 || peer > INT32_MAX)
+		return OK;
+	pr.ev = (uint32_t)(r->st->n - 1);
+	pr.peer = (int32_t)peer;
+	pr.dir = (uint8_t)dir;
+	if (pt_store_add_peer(r->st, &pr))
+		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	return OK;
+}
+
 /* One parsed trace event into the store: thread names from metadata
  * events; complete events classified, checked, named (interned keys),
  * with their bytes, group, stack, step and kernel efficiency.  Runs once
@@ -1481,6 +1645,8 @@ static int commit(reader *r, const evf *f, const char *at)
 			e.bytes = (uint64_t)f->bytes;
 	} else if (kind == PT_K_COMM_KERNEL || kind == PT_K_CPU_COMM) {
 		comm_size(r, f, &e);
+		if (!e.bytes && kind == PT_K_CPU_COMM)
+			p2p_size(r, f, name, n, &e);
 	}
 	if (f->stack.s && f->stack.n && (kind == PT_K_CPU_OP || kind == PT_K_CPU_COMM ||
 					 kind == PT_K_ANNOTATION || kind == PT_K_STEP)) {
@@ -1504,6 +1670,8 @@ static int commit(reader *r, const evf *f, const char *at)
 	e.lane = lane_of(r, f->pid, f->tid, gpu);
 	if (e.lane == UINT32_MAX || pt_store_add(st, &e))
 		return fail(r, PT_ENOMEM, NULL, "out of memory");
+	if ((kind == PT_K_COMM_KERNEL || kind == PT_K_CPU_COMM) && add_peer(r, f, name, n, kind))
+		return ERR;
 	if ((kind == PT_K_COMM_KERNEL || kind == PT_K_CPU_COMM) && (f->pgname.s || f->has_seq))
 		return add_collid(r, f);
 	if (f->has_eff && kind == PT_K_KERNEL)

@@ -26,7 +26,7 @@ check "help" "$PT_BIN" summarize --help
 
 check "summarize dlrm rank 0" "$PT_BIN" summarize "$T0" -o "$TMP/s0.json"
 check "summary is a v4 perftracker summary" json_check "$TMP/s0.json" \
-	'd["format"] == "perftracker-summary" and d["version"] == 4 and d["rank"] == 0 and d["world_size"] == 8'
+	'd["format"] == "perftracker-summary" and d["version"] == 5 and d["rank"] == 0 and d["world_size"] == 8'
 # DLRM rank 0's eight NCCL kernels on stream 84: the first SendRecv starts
 # 3121 us into ProfilerStep#10 and runs 2146 us (the trace's own values).
 check "collective instances of the NCCL stream" json_check "$TMP/s0.json" \

@@ -454,11 +454,66 @@ static void test_name_tests(void **state)
 	assert_int_equal(ix, 0);
 }
 
+/* Point to point: which way each op or kernel moves data, as torch and
+ * NCCL name them (ProcessGroupNCCL's "nccl:send R->P" / "nccl:recv R<-P"
+ * titles, c10d's and gloo's ops, record_param_comms' collective names,
+ * NCCL's SendRecv kernels), and that the collectives whose names spell a
+ * send are not point to point. */
+static void test_p2p(void **st)
+{
+	static const struct {
+		const char *name;
+		int dir;
+	} t[] = {
+		{ "c10d::send", PT_P2P_SEND },
+		{ "c10d::recv_", PT_P2P_RECV },
+		{ "c10d::recv_any_source_", PT_P2P_RECV },
+		{ "gloo:send", PT_P2P_SEND },
+		{ "gloo:recv", PT_P2P_RECV },
+		{ "record_param_comms:send", PT_P2P_SEND },
+		{ "record_param_comms:recv", PT_P2P_RECV },
+		{ "nccl:send 0->1", PT_P2P_SEND },
+		{ "nccl:recv 1<-0", PT_P2P_RECV },
+		{ "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)", PT_P2P_BOTH },
+		{ "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", PT_P2P_BOTH },
+		{ "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 0 },
+		{ "nccl:all_to_all", 0 },
+		{ "c10d::alltoall_base_", 0 },
+		{ "gloo:all_to_all", 0 },
+		{ "c10d::broadcast_", 0 },
+		{ "aten::add_", 0 },
+	};
+	size_t i;
+	int64_t peer = -1;
+
+	(void)st;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(pt_commkind_p2p_dir(t[i].name, strlen(t[i].name)), t[i].dir);
+	assert_int_equal(pt_commkind_p2p_title("nccl:send 0->1", 14, &peer), PT_P2P_SEND);
+	assert_int_equal(peer, 1);
+	assert_int_equal(pt_commkind_p2p_title("nccl:recv 12<-3", 15, &peer), PT_P2P_RECV);
+	assert_int_equal(peer, 3);
+	/* not a title: the arrow the other way, no peer, text after it, a collective */
+	assert_int_equal(pt_commkind_p2p_title("nccl:send 0<-1", 14, &peer), 0);
+	assert_int_equal(pt_commkind_p2p_title("nccl:send 0->", 13, &peer), 0);
+	assert_int_equal(pt_commkind_p2p_title("nccl:send 0->1x", 15, &peer), 0);
+	assert_int_equal(pt_commkind_p2p_title("nccl:all_reduce", 15, &peer), 0);
+	/* the length bound: "nccl:send 0->12" read as its first 14 bytes */
+	assert_int_equal(pt_commkind_p2p_title("nccl:send 0->12", 14, &peer), PT_P2P_SEND);
+	assert_int_equal(peer, 1);
+	assert_string_equal(pt_commkind_p2p_name(PT_P2P_SEND), "send");
+	assert_string_equal(pt_commkind_p2p_name(PT_P2P_RECV), "recv");
+	assert_null(pt_commkind_p2p_name(PT_P2P_BOTH));
+	assert_int_equal(pt_commkind_p2p_parse("recv", 4), PT_P2P_RECV);
+	assert_int_equal(pt_commkind_p2p_parse("sendrecv", 8), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deepep_kernels),
 		cmocka_unit_test(test_coll_words),
+		cmocka_unit_test(test_p2p),
 		cmocka_unit_test(test_other_libraries),
 		cmocka_unit_test(test_waits),
 		cmocka_unit_test(test_name_tests),

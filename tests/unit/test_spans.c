@@ -62,7 +62,7 @@ static void test_roundtrip(void **st)
 	assert_non_null(s);
 	pt_summary_write(s, &a);
 	assert_false(a.oom);
-	assert_non_null(strstr(a.buf, "\"version\":4"));
+	assert_non_null(strstr(a.buf, "\"version\":5"));
 	r = pt_summary_read_mem(a.buf, a.len, &err);
 	if (!r)
 		fail_msg("%s", err.msg);

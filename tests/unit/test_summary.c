@@ -143,7 +143,7 @@ static pt_summary *roundtrip(const pt_summary *s)
 	assert_false(sb.oom);
 	/* compact: one line, no indentation */
 	assert_null(memchr(sb.buf, '\n', sb.len));
-	assert_true(!strncmp(sb.buf, "{\"format\":\"perftracker-summary\",\"version\":4,", 44));
+	assert_true(!strncmp(sb.buf, "{\"format\":\"perftracker-summary\",\"version\":5,", 44));
 	pt_error_clear(&err);
 	r = pt_summary_read_mem(sb.buf, sb.len, &err);
 	if (!r)
@@ -301,8 +301,8 @@ static void test_reader_errors(void **state)
 	expect_bad("{\"format\":", PT_EPARSE, "");
 	expect_bad("[1]", PT_EFORMAT, "not a perftracker summary");
 	expect_bad("{\"format\":\"other\",\"version\":1}", PT_EFORMAT, "not a perftracker summary");
-	expect_bad("{\"format\":\"perftracker-summary\",\"version\":5}", PT_EFORMAT,
-		   "unsupported summary version 5 (this build reads versions 1 to 4)");
+	expect_bad("{\"format\":\"perftracker-summary\",\"version\":6}", PT_EFORMAT,
+		   "unsupported summary version 6 (this build reads versions 1 to 5)");
 	expect_bad("{\"format\":\"perftracker-summary\",\"version\":1.5}", PT_EFORMAT,
 		   "unsupported summary version 1.5");
 	expect_bad("{\"format\":\"perftracker-summary\"}", PT_EFORMAT, "'version' is missing");
@@ -1101,8 +1101,8 @@ static void test_reader_forward_compat(void **state)
 	 * reported once the file is known to be a summary */
 	expect_at("{\"rank\":\"x\",\"format\":\"other\"}", 30, PT_EFORMAT, 21,
 		  "not a perftracker summary");
-	expect_at("{\"rank\":\"x\",\"version\":5,\"format\":\"perftracker-summary\"}", 55, PT_EFORMAT,
-		  22, "unsupported summary version 5");
+	expect_at("{\"rank\":\"x\",\"version\":6,\"format\":\"perftracker-summary\"}", 55, PT_EFORMAT,
+		  22, "unsupported summary version 6");
 	expect_at("{\"rank\":\"x\",\"version\":1,\"format\":\"perftracker-summary\"}", 55, PT_EFORMAT,
 		  8, "'rank' is not an integer >= -1");
 	expect_at("{\"traceEvents\":[{\"ph\":\"X\"}]}", 28, PT_EFORMAT, 0,

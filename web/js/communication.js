@@ -40,6 +40,8 @@
       [K.EXAMPLE_OF_NORMAL_WORKER, 'The normal behaviour of the kernel, taken from a typical worker: its bottleneck ratio (share of end-to-end time, overlap with computation excluded) and, when hardware samples cover it, the link\'s average throughput and its standard deviation.'],
       ['different from other workers', 'How far this worker\'s features are from the other workers\' (0: typical).'],
       [K.ABNORMAL_WORKERS, 'If not empty, the workers whose behaviour for this kernel differs from the others, with their features.']]));
+    var p2p = PT.p2pCard();
+    if (p2p) add(root, p2p);
     if (!obj(PT.M.rep[K.COMMUNICATION])) { add(root, empty('This report has no Communication section.')); return; }
     var rows = commRows();
     var fk = [];
