@@ -244,10 +244,11 @@ static void finding(dctx *c, int kind, const pent *x, double med)
 	pt_sb_free(&who);
 }
 
-/* Entities of one kind markedly slower than the others (leave-one-out
- * median and MAD of the others' bandwidth; the slowdown at least
- * --p2p-slow): findings, and their pairs marked slow.  skip: a pair whose
- * source or destination is already named (E_PAIR). */
+/* Entities of one kind markedly slower than the others (the others'
+ * median bandwidth, leave-one-out, at least --p2p-slow times its own; not
+ * the z test: real pairs spread 2x on an idle host, docs/diagnose.md):
+ * findings, and their pairs marked slow.  A pair whose source or
+ * destination is already named is left to that finding (E_PAIR). */
 static void judge(dctx *c, ppair *p, size_t np, int kind)
 {
 	size_t n, i, j, m;
@@ -264,8 +265,7 @@ static void judge(dctx *c, ppair *p, size_t np, int kind)
 			if (j != i)
 				v[m++] = e[j].bw;
 		pt_robust_stats(v, m, 0, v + n, &st);
-		if (!(st.med > 0) || !(e[i].bw > 0) || st.med / e[i].bw < c->o->p2p_slow ||
-		    !pt_robust_outlier(e[i].bw, &st, PT_DIR_LOW, c->o->z, c->o->rel, c->o->mad_floor))
+		if (!(st.med > 0) || !(e[i].bw > 0) || st.med / e[i].bw < c->o->p2p_slow)
 			continue;
 		for (j = 0; kind == E_PAIR && j < np; j++)
 			if (p[j].src == e[i].other && p[j].dst == e[i].rank)

@@ -6,7 +6,8 @@
 # each peer's transfers (peer from c10d's "Concrete Inputs", bytes from
 # gloo's "Input Dims"), report.json's "p2p" has one row per pair with the
 # exact counts and bytes the run fixes, the planted run's one finding names
-# destination rank 2 with its bandwidth against the others', the real run
+# destination rank 2 with its bandwidth against the others', a slow source and a
+# slow pair planted the same way are named as such, the real run
 # has none, --p2p-slow moves the threshold, and summaries of version 4
 # (no "p2p") still load.
 . "$(dirname "$0")/lib.sh"
@@ -83,3 +84,22 @@ s = json.load(open(sys.argv[1])); s[\"p2p\"] = [{\"peer\": -1, \"dir\": \"send\"
 json.dump(s, open(sys.argv[2], \"w\"))" "$2" "$3/bad.json"
 ! "$4" diagnose "$3/bad.json" -o "$3/bad" 2>"$3/bad.err" && grep -q "bad.json" "$3/bad.err" && grep -q "p2p" "$3/bad.err"' \
 	_ "$PYTHON" "$TMP/s2.json" "$TMP" "$PT_BIN"
+
+# the other planted variants, made here from the real run by the same script:
+# a slow source (every transfer out of rank 1) and one slow pair (3 -> 1)
+"$PYTHON" "$PT_ROOT/tests/tools/plant_p2p.py" "$R" "$TMP/src1" --src 1 >/dev/null
+"$PYTHON" "$PT_ROOT/tests/tools/plant_p2p.py" "$R" "$TMP/pair31" --src 3 --dst 1 >/dev/null
+"$PT_BIN" analyze "$TMP/src1" -o "$TMP/src1.out" >"$TMP/src1.txt" 2>&1
+"$PT_BIN" analyze "$TMP/pair31" -o "$TMP/pair31.out" >"$TMP/pair31.txt" 2>&1
+check "planted slow source: one finding, out of rank 1, its 3 pairs slow" q "$TMP/src1.out/PerfDisplay/report.json" \
+	'(len(F) == 1 and F[0]["function"] == "p2p out of 1" and F[0]["labels"] == ["rank 1"] and
+	F[0]["metrics"][3]["value"] == 12 and F[0]["metrics"][4]["value"] == 50331648 and
+	sorted(k for k, x in p.items() if x["slow"]) == [(1, 0), (1, 2), (1, 3)])'
+check "planted slow source: the text names it against the other sources" grep -q \
+	"transfers out of rank 1 run at 0.211 GB/s against 0.724 GB/s for the other sources (median): 3.43x slower" "$TMP/src1.txt"
+check "planted slow pair: one finding, 3 -> 1 only, 3 transfers of 12582912 bytes" q "$TMP/pair31.out/PerfDisplay/report.json" \
+	'(len(F) == 1 and F[0]["function"] == "p2p 3->1" and F[0]["labels"] == ["rank 1"] and
+	F[0]["metrics"][3]["value"] == 3 and F[0]["metrics"][4]["value"] == 12582912 and
+	[k for k, x in p.items() if x["slow"]] == [(3, 1)])'
+check "planted slow pair: the text names both ranks" grep -q \
+	"transfers from rank 3 to rank 1 run at 0.186 GB/s against 0.682 GB/s for the other pairs (median): 3.67x slower; 3" "$TMP/pair31.txt"

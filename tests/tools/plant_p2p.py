@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""Plant a slow destination in tests/data/p2p_gloo4 (the real 4-rank gloo
-p2p run recorded by tests/tools/record_p2p_gloo.py): every transfer into
-rank DST (default 2) takes FACTOR (default 3) times as long, on both ends:
-rank DST's gloo:recv ops and the other ranks' gloo:send ops whose c10d::send
-names DST as its peer ("Concrete Inputs"[2]).  Time after each planted
+"""Plant a slow link in tests/data/p2p_gloo4 (the real 4-rank gloo p2p run
+recorded by tests/tools/record_p2p_gloo.py): every transfer into rank DST
+(--dst, default 2), out of rank SRC (--src) or from SRC to DST (both) takes
+FACTOR (default 3) times as long, on both ends: the receiver's gloo:recv
+ops and the sender's gloo:send ops, each end's peer read from the c10d op
+around it ("Concrete Inputs"[2]).  Time after each planted
 transfer's end moves on by what it gained: every later event of that rank
 starts that much later, and the spans open across it (the step, the
 record_function around it, the c10d op) end that much later, while the
 other transfers open across it (gloo's work spans of other peers, which
 run beside it) keep their length: as a slow link into DST would make it.
 
-  python3 tests/tools/plant_p2p.py SRC_DIR OUT_DIR [--dst 2] [--factor 3]"""
+  python3 tests/tools/plant_p2p.py IN_DIR OUT_DIR [--dst 2] [--src 1] [--factor 3]"""
 import argparse
 import glob
 import gzip
@@ -18,7 +19,7 @@ import json
 import os
 
 
-def plant(doc, rank, dst, factor):
+def plant(doc, rank, src, dst, factor):
     ev = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
     # the c10d op around each gloo op's start, on its thread
     ops = sorted((e for e in ev if e["name"] in ("c10d::send", "c10d::recv_")),
@@ -28,15 +29,12 @@ def plant(doc, rank, dst, factor):
         name = e["name"]
         if name not in ("gloo:send", "gloo:recv"):
             continue
-        if name == "gloo:recv" and rank != dst:
-            continue
-        if name == "gloo:send" and rank == dst:
-            continue
         outer = [o for o in ops if o["tid"] == e["tid"] and o["ts"] <= e["ts"] <= o["ts"] + o["dur"]]
         if not outer:
             continue
         peer = int(outer[-1]["args"]["Concrete Inputs"][2])
-        if name == "gloo:send" and peer != dst:
+        s, d = (rank, peer) if name == "gloo:send" else (peer, rank)
+        if (src is not None and s != src) or (dst is not None and d != dst):
             continue
         e["_planted"] = True
         n += 1
@@ -66,21 +64,24 @@ def warp(ev, factor):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("src")
-    ap.add_argument("out")
-    ap.add_argument("--dst", type=int, default=2)
+    ap.add_argument("in_dir")
+    ap.add_argument("out_dir")
+    ap.add_argument("--dst", type=int)
+    ap.add_argument("--src", type=int)
     ap.add_argument("--factor", type=float, default=3.0)
     a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    for path in sorted(glob.glob(os.path.join(a.src, "*.json.gz"))):
+    if a.src is None and a.dst is None:
+        a.dst = 2
+    os.makedirs(a.out_dir, exist_ok=True)
+    for path in sorted(glob.glob(os.path.join(a.in_dir, "*.json.gz"))):
         with gzip.open(path, "rt") as f:
             doc = json.load(f)
         rank = doc["distributedInfo"]["rank"]
-        n = plant(doc, rank, a.dst, a.factor)
-        out = os.path.join(a.out, os.path.basename(path))
+        n = plant(doc, rank, a.src, a.dst, a.factor)
+        out = os.path.join(a.out_dir, os.path.basename(path))
         with gzip.GzipFile(out, "wb", 9, mtime=0) as g:
             g.write(json.dumps(doc).encode())
-        print("%s: rank %d, %d transfers into rank %d x%g" % (out, rank, n, a.dst, a.factor))
+        print("%s: rank %d, %d transfers (from %s to %s) x%g" % (out, rank, n, a.src, a.dst, a.factor))
 
 
 if __name__ == "__main__":
