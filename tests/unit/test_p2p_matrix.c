@@ -5,7 +5,9 @@
  * (peer, direction, transfers, bytes), their round trip through the summary
  * file, and the aggregation's rules: one row per (source, destination), its
  * time the smaller of the two ends' (an end that waited for the other does
- * not make the link slow), a destination slow only when both ends say so.
+ * not make the link slow), a destination slow only when both ends say so;
+ * and NCCL's p2p as torch 2 records it (no such trace here: the events
+ * below are spelt as ProcessGroupNCCL and saveNcclMeta write them).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,9 +16,11 @@
 #include <cmocka.h>
 
 #include "analysis/summary.h"
+#include "model/store.h"
 #include "diagnose/diagnose.h"
 #include "model/commkind.h"
 #include "report/report.h"
+#include "trace/kineto.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -167,11 +171,67 @@ static void test_pair_time_is_the_smaller_end(void **st)
 		pt_summary_free(s[i]);
 }
 
+/* NCCL p2p as torch 2 writes it: the "nccl:send 0->1" annotation around
+ * record_param_comms ("Collective name" "send", "Dst Rank", sizes) around
+ * the launch of a ncclDevKernel_SendRecv kernel (correlation 11); a
+ * receive with the title only (correlation 12: no bytes); a SendRecv kernel
+ * launched outside any op with a peer (a grouped all-to-all: correlation
+ * 13), which no row takes. */
+static void test_nccl_kernels_by_correlation(void **st)
+{
+	static const char trace[] = "{\"traceEvents\": ["
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":1000,\"dur\":5000},"
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"nccl:send 0->1\",\"pid\":1,\"tid\":1,\"ts\":1100,\"dur\":60},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"record_param_comms\",\"pid\":1,\"tid\":1,\"ts\":1105,\"dur\":50,"
+		"\"args\":{\"Collective name\":\"send\",\"dtype\":\"Float\",\"In msg nelems\":1048576,"
+		"\"Out msg nelems\":1048576,\"Group size\":2,\"Rank\":1,\"Dst Rank\":1}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":1110,\"dur\":10,"
+		"\"args\":{\"correlation\":11}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)\","
+		"\"pid\":0,\"tid\":7,\"ts\":1200,\"dur\":500,\"args\":{\"correlation\":11,\"stream\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"nccl:recv 0<-1\",\"pid\":1,\"tid\":1,\"ts\":2000,\"dur\":40},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":2010,\"dur\":10,"
+		"\"args\":{\"correlation\":12}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)\","
+		"\"pid\":0,\"tid\":7,\"ts\":2100,\"dur\":250,\"args\":{\"correlation\":12,\"stream\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":3010,\"dur\":10,"
+		"\"args\":{\"correlation\":13}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)\","
+		"\"pid\":0,\"tid\":7,\"ts\":3100,\"dur\":900,\"args\":{\"correlation\":13,\"stream\":7}}"
+		"]}";
+	pt_store store;
+	pt_error err;
+	pt_summary *s;
+	pt_p2p_row *r;
+
+	(void)st;
+	assert_int_equal(pt_store_init(&store), PT_OK);
+	assert_int_equal(pt_kineto_read_mem(trace, sizeof(trace) - 1, &store, &err), PT_OK);
+	s = pt_summary_build(&store, "nccl_p2p.json", NULL, &err);
+	assert_non_null(s);
+	assert_int_equal(s->np2p, 2);
+	r = row(s, 1, PT_P2P_SEND);
+	assert_non_null(r);
+	assert_int_equal(r->count, 1);
+	assert_int_equal(r->bytes, 4194304);
+	assert_int_equal(r->nbytes, 1);
+	assert_true(fabs(r->ms_bytes - 0.5) < 1e-12 && fabs(r->wall_ms - 0.5) < 1e-12);
+	r = row(s, 1, PT_P2P_RECV);
+	assert_non_null(r);
+	assert_int_equal(r->count, 1);
+	assert_int_equal(r->bytes, 0);
+	assert_int_equal(r->nbytes, 0);
+	assert_true(fabs(r->ms - 0.25) < 1e-12 && r->ms_bytes == 0);
+	pt_summary_free(s);
+	pt_store_free(&store);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_of_a_worker),
 		cmocka_unit_test(test_pair_time_is_the_smaller_end),
+		cmocka_unit_test(test_nccl_kernels_by_correlation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
