@@ -7,7 +7,8 @@
 # gloo's "Input Dims"), report.json's "p2p" has one row per pair with the
 # exact counts and bytes the run fixes, the planted run's one finding names
 # destination rank 2 with its bandwidth against the others', a slow source and a
-# slow pair planted the same way are named as such, the real run
+# slow pair planted the same way are named as such, and one slow link among
+# the eight ranks of tests/data/p2p_gloo8 alone; the real runs
 # has none, --p2p-slow moves the threshold, and summaries of version 4
 # (no "p2p") still load.
 . "$(dirname "$0")/lib.sh"
@@ -103,3 +104,19 @@ check "planted slow pair: one finding, 3 -> 1 only, 3 transfers of 12582912 byte
 	[k for k, x in p.items() if x["slow"]] == [(3, 1)])'
 check "planted slow pair: the text names both ranks" grep -q \
 	"transfers from rank 3 to rank 1 run at 0.186 GB/s against 0.682 GB/s for the other pairs (median): 3.67x slower; 3" "$TMP/pair31.txt"
+
+# eight ranks (tests/data/p2p_gloo8, real, 1 MiB messages): 56 pairs, none slow;
+# one slow link among them (5 -> 2, planted here) is the one finding
+R8=$PT_DATA/p2p_gloo8
+"$PT_BIN" analyze "$R8" -o "$TMP/r8" >/dev/null 2>&1
+check "8 ranks: 56 pairs, ring pairs 6 transfers of 6291456 bytes, the others 3 of 3145728, no finding" q \
+	"$TMP/r8/PerfDisplay/report.json" '(len(p) == 56 and F == [] and all(
+	(x["count"], x["bytes"]) == ((6, 6291456) if (s + 1) % 8 == d else (3, 3145728)) and not x["slow"]
+	for (s, d), x in p.items()))'
+"$PYTHON" "$PT_ROOT/tests/tools/plant_p2p.py" "$R8" "$TMP/r8s" --src 5 --dst 2 >/dev/null
+"$PT_BIN" analyze "$TMP/r8s" -o "$TMP/r8s.out" >"$TMP/r8s.txt" 2>&1
+check "8 ranks, one slow link planted: the pair 5 -> 2 alone" q "$TMP/r8s.out/PerfDisplay/report.json" \
+	'(len(F) == 1 and F[0]["function"] == "p2p 5->2" and F[0]["labels"] == ["rank 2"] and
+	[k for k, x in p.items() if x["slow"]] == [(5, 2)])'
+check "8 ranks, one slow link planted: the sentence" grep -q \
+	"transfers from rank 5 to rank 2 run at 0.0223 GB/s against 0.0787 GB/s for the other pairs (median): 3.53x slower;" "$TMP/r8s.txt"

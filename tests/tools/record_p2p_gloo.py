@@ -7,7 +7,7 @@ r+1, receives from r-1; even ranks send first), an all-pairs exchange of
 isend/irecv (every rank to every other), and an all_to_all_single with equal
 splits.  Messages are --nelems float32 elements (default 1 Mi: 4 MiB).
 
-  .venv/bin/python tests/tools/record_p2p_gloo.py [OUT_DIR]
+  .venv/bin/python tests/tools/record_p2p_gloo.py [OUT_DIR] [WORLD]
 
 It starts the ranks itself (RANK, WORLD_SIZE, MASTER_ADDR=127.0.0.1,
 MASTER_PORT); Debian's torchrun does not work here.  The slow link is planted
@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-WORLD = 4
+WORLD = int(os.environ.get("WORLD_SIZE") or (sys.argv[2] if len(sys.argv) > 2 else 4))
 
 
 def rank_main(out):
