@@ -284,14 +284,18 @@ out:
 	x_free(e);
 }
 
-/* report.json's "p2p": one row per pair. */
+/* report.json's "p2p": one row per pair, by "SRC->DST" (a map of objects:
+ * the text report draws it as a table). */
 static void write_rows(dctx *c, const ppair *p, size_t np)
 {
-	pt_rv *a = pt_rv_arr(c->rep, pt_report_root(c->rep), PT_KEY_P2P);
+	pt_rv *a = pt_rv_obj(c->rep, pt_report_root(c->rep), PT_KEY_P2P);
 	size_t i;
+	char k[48];
 
 	for (i = 0; i < np; i++) {
-		pt_rv *o = pt_rv_obj(c->rep, a, NULL);
+		pt_rv *o;
+		snprintf(k, sizeof(k), "%lld->%lld", (long long)p[i].src, (long long)p[i].dst);
+		o = pt_rv_obj(c->rep, a, k);
 		pt_rv_int(c->rep, o, PT_KEY_SOURCE, p[i].src);
 		pt_rv_int(c->rep, o, PT_KEY_DESTINATION, p[i].dst);
 		pt_rv_int(c->rep, o, PT_KEY_COUNT, (int64_t)p[i].count);

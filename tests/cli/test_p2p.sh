@@ -8,8 +8,8 @@
 # exact counts and bytes the run fixes, the planted run's one finding names
 # destination rank 2 with its bandwidth against the others', a slow source and a
 # slow pair planted the same way are named as such, and one slow link among
-# the eight ranks of tests/data/p2p_gloo8 alone; the real runs
-# has none, --p2p-slow moves the threshold, and summaries of version 4
+# the eight ranks of tests/data/p2p_gloo8 alone; the real runs have
+# none, --p2p-slow moves the threshold, and summaries of version 4
 # (no "p2p") still load.
 . "$(dirname "$0")/lib.sh"
 
@@ -21,7 +21,8 @@ P=$PT_DATA/p2p_gloo4_slow2
 q() {
 	"$PYTHON" -c 'import json, sys
 r = json.load(open(sys.argv[1]))
-p = {(x["source"], x["destination"]): x for x in r.get("p2p", [])}
+p = {(x["source"], x["destination"]): x for x in r.get("p2p", {}).values()}
+assert all(k == "%d->%d" % (x["source"], x["destination"]) for k, x in r.get("p2p", {}).items())
 F = [f for f in r["findings"] if f.get("cause") == "slow p2p"]
 ok = eval(sys.argv[2])
 if not ok:

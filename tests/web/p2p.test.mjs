@@ -54,7 +54,7 @@ test('planted slow link into rank 2: the matrix marks the pairs into rank 2', as
   const slow = await card.locator('td.p2p-slow').evaluateAll((els) => els.map((e) => e.dataset.src + '>' + e.dataset.dst).sort());
   assert.deepEqual(slow, ['0>2', '1>2', '3>2']);
   // each cell shows the report's bandwidth, to 3 digits
-  for (const r of rep.p2p) {
+  for (const r of Object.values(rep.p2p)) {
     const td = card.locator(`td[data-src="${r.source}"][data-dst="${r.destination}"]`);
     assert.equal((await td.textContent()).trim(), r['bandwidth (GB/s)'].toPrecision(3));
   }

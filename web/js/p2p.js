@@ -10,8 +10,8 @@
   var h = PT.h, isNum = PT.isNum, ms = PT.ms;
 
   function rowsOf() {
-    var a = PT.M.rep[K.P2P];
-    return Array.isArray(a) ? a.filter(function (r) { return r && isNum(r[K.SOURCE]) && isNum(r[K.DESTINATION]); }) : [];
+    var a = PT.obj(PT.M.rep[K.P2P]);
+    return a ? PT.keys(a).map(function (k) { return a[k]; }).filter(function (r) { return r && isNum(r[K.SOURCE]) && isNum(r[K.DESTINATION]); }) : [];
   }
 
   function mb(b) { return isNum(b) ? (b / 1e6).toFixed(b >= 1e8 ? 0 : 1) + ' MB' : '–'; }
