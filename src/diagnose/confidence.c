@@ -215,6 +215,10 @@ static void evidence(const grading *g, char *ev, size_t cap)
 		n += snprintf(ev + n, cap - (size_t)n, "; %s of its time in it, at most "
 			      "%s on any other worker", df_pct(mine->bottleneck, p1, sizeof(p1)),
 			      df_pct(g->next, p2, sizeof(p2)));
+	else if (isfinite(g->apart) && f->cause == PT_CAUSE_SLOW_P2P && f->nargs > 1)
+		/* p2p.c: against the other destinations, sources or pairs */
+		n += snprintf(ev + n, cap - (size_t)n, "; %.2gx slower than the other %s (median)",
+			      g->apart, f->args[1]);
 	else if (isfinite(g->apart)) {
 		/* the metric without its unit: "median cost per execution" */
 		size_t ml = strcspn(f->metric, "(");

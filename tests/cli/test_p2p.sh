@@ -64,6 +64,8 @@ check "planted: 0.203 GB/s into rank 2 against 0.776 for the others, 3.83x, 12 t
 	'[(m["name"], round(m["value"], 3) if m["unit"] != "count" else m["value"], m["unit"]) for m in F[0]["metrics"][:5]] == [
 	("bandwidth (GB/s)", 0.203, "GB/s"), ("others", 0.776, "GB/s"), ("slower (x)", 3.831, "x"),
 	("transfers", 12, "count"), ("bytes", 50331648.0, "bytes")]'
+check "planted: strong, graded against the other destinations" q "$J" \
+	'F[0]["confidence"]["level"] == "strong" and F[0]["confidence"]["evidence"].endswith("3.8x slower than the other destinations (median)")'
 check "planted: the pairs into rank 2 are marked slow, the others not" q "$J" \
 	'all(x["slow"] == (d == 2) for (s, d), x in p.items()) and (p[(1, 2)]["count"], p[(1, 2)]["bytes"]) == (6, 25165824)'
 check "planted: every pair into rank 2 is slower than every other pair" q "$J" \
