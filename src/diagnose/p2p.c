@@ -49,9 +49,17 @@ typedef struct pent {
 	int64_t rank, other;     /* other: the pair's source, else -1 */
 	uint64_t count, bytes;
 	double ms, wall, bw;
+	size_t pair;             /* E_PAIR: its pair (index) */
 } pent;
 
 enum { E_DST, E_SRC, E_PAIR };
+
+static int dbl_cmp(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return a < b ? -1 : a > b;
+}
 
 static int pend_cmp(const void *pa, const void *pb)
 {
@@ -142,33 +150,49 @@ static double gbps(uint64_t bytes, double ms)
 	return bytes && ms > 0 ? (double)bytes / (ms * 1e6) : NAN;
 }
 
+static int pent_cmp(const void *pa, const void *pb)
+{
+	const pent *a = pa, *b = pb;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->other < b->other ? -1 : a->other > b->other;
+}
+
 /* The destinations (kind E_DST), sources (E_SRC) or pairs (E_PAIR) with
- * bytes, summed from the pairs; *n of them. */
+ * bytes, summed from the pairs; *n of them.  One sort: O(n log n) in the
+ * pairs (an all-pairs job of 1,000 ranks has a million). */
 static pent *entities(dctx *c, const ppair *p, size_t np, int kind, size_t *n)
 {
 	pent *e = x_calloc(np ? np : 1, sizeof(*e));
-	size_t i, j, k = 0;
+	size_t i, k = 0, m = 0;
 
 	if (!e) {
 		c->oom = 1;
 		return NULL;
 	}
 	for (i = 0; i < np; i++) {
-		int64_t rank = kind == E_SRC ? p[i].src : p[i].dst;
-		int64_t other = kind == E_PAIR ? p[i].src : -1;
-
 		if (!p[i].bytes || !(p[i].ms > 0))
 			continue;
-		for (j = 0; j < k && (e[j].rank != rank || e[j].other != other); j++)
-			;
-		if (j == k) {
-			e[k].rank = rank;
-			e[k++].other = other;
+		e[m].rank = kind == E_SRC ? p[i].src : p[i].dst;
+		e[m].other = kind == E_PAIR ? p[i].src : -1;
+		e[m].count = p[i].count;
+		e[m].bytes = p[i].bytes;
+		e[m].ms = p[i].ms;
+		e[m].wall = p[i].wall;
+		e[m++].pair = i;
+	}
+	if (m)
+		qsort(e, m, sizeof(*e), pent_cmp);
+	for (i = 0; i < m; i++) {
+		if (k && e[k - 1].rank == e[i].rank && e[k - 1].other == e[i].other) {
+			e[k - 1].count += e[i].count;
+			e[k - 1].bytes += e[i].bytes;
+			e[k - 1].ms += e[i].ms;
+			e[k - 1].wall += e[i].wall;
+			continue;
 		}
-		e[j].count += p[i].count;
-		e[j].bytes += p[i].bytes;
-		e[j].ms += p[i].ms;
-		e[j].wall += p[i].wall;
+		e[k++] = e[i];
 	}
 	for (i = 0; i < k; i++)
 		e[i].bw = gbps(e[i].bytes, e[i].ms);
@@ -235,7 +259,10 @@ static void finding(dctx *c, int kind, const pent *x, double med)
 	df_arg(c, f, "%s", kind == E_DST ? "into " : kind == E_SRC ? "out of " :
 		   who.buf ? who.buf : "");
 	df_arg(c, f, "%s", ent_words[kind]);
-	df_arg(c, f, "%.3g MB", (double)x->bytes / 1e6);
+	if (x->bytes >= 1000000000)
+		df_arg(c, f, "%.3g GB", (double)x->bytes / 1e9);
+	else
+		df_arg(c, f, "%.3g MB", (double)x->bytes / 1e6);
 	df_arg(c, f, "%s", kind == E_DST ? "a slow link, NIC or switch port on the way into this "
 		   "rank, or a receiver that posts its receives late" : kind == E_SRC ?
 		   "a slow link, NIC or switch port on the way out of this rank, or a sender that "
@@ -248,35 +275,34 @@ static void finding(dctx *c, int kind, const pent *x, double med)
  * median bandwidth, leave-one-out, at least --p2p-slow times its own; not
  * the z test: real pairs spread 2x on an idle host, docs/diagnose.md):
  * findings, and their pairs marked slow.  A pair whose source or
- * destination is already named is left to that finding (E_PAIR). */
+ * destination is already named is left to that finding (E_PAIR).  The
+ * bandwidths are sorted once; each leave-one-out median is then O(1). */
 static void judge(dctx *c, ppair *p, size_t np, int kind)
 {
-	size_t n, i, j, m;
+	size_t n = 0, i, j;
 	pent *e = entities(c, p, np, kind, &n);
-	double *v = e && n ? x_calloc(2 * n, sizeof(*v)) : NULL;
+	double *v = e ? x_calloc(np ? 2 * np : 2, sizeof(*v)) : NULL;
 
-	if (!e || n < 3 || !v)
+	if (!e || !v) {
+		c->oom = 1;
 		goto out;
+	}
+	if (n < 3)
+		goto out;
+	for (i = 0; i < n; i++)
+		v[i] = e[i].bw;
+	qsort(v, n, sizeof(*v), dbl_cmp);
 	for (i = 0; i < n; i++) {
-		pt_robust st;
-		int taken = 0;
+		double med = pt_robust_sorted_median(v, n, 0, pt_robust_find(v, n, e[i].bw));
 
-		for (j = m = 0; j < n; j++)
-			if (j != i)
-				v[m++] = e[j].bw;
-		pt_robust_stats(v, m, 0, v + n, &st);
-		if (!(st.med > 0) || !(e[i].bw > 0) || st.med / e[i].bw < c->o->p2p_slow)
+		if (!(med > 0) || !(e[i].bw > 0) || med / e[i].bw < c->o->p2p_slow)
 			continue;
-		for (j = 0; kind == E_PAIR && j < np; j++)
-			if (p[j].src == e[i].other && p[j].dst == e[i].rank)
-				taken = p[j].slow;
-		if (taken)
+		if (kind == E_PAIR && p[e[i].pair].slow)
 			continue;
-		finding(c, kind, &e[i], st.med);
+		finding(c, kind, &e[i], med);
 		for (j = 0; j < np; j++)
 			if ((kind == E_DST && p[j].dst == e[i].rank) ||
-			    (kind == E_SRC && p[j].src == e[i].rank) ||
-			    (kind == E_PAIR && p[j].src == e[i].other && p[j].dst == e[i].rank))
+			    (kind == E_SRC && p[j].src == e[i].rank) || (kind == E_PAIR && j == e[i].pair))
 				p[j].slow = 1;
 	}
 out:
