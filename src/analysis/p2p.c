@@ -96,11 +96,17 @@ static int cref_cmp(const void *pa, const void *pb)
 	return a->corr < b->corr ? -1 : a->corr > b->corr;
 }
 
+/* How far back around() looks: past the closed siblings of the op that
+ * holds the instant (a title, record_param_comms and a c10d op nest at
+ * most three deep), not through a thread's whole history. */
+#define AROUND_BACK 16
+
 /* The innermost peer op on lane around instant t (the latest to start at
- * or before t that is still open), NULL when none. */
+ * or before t that is still open, among the AROUND_BACK latest), NULL when
+ * none. */
 static const pref *around(const pref *p, size_t n, uint32_t lane, int64_t t)
 {
-	size_t lo = 0, hi = n, i;
+	size_t lo = 0, hi = n, i, back = 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -109,7 +115,7 @@ static const pref *around(const pref *p, size_t n, uint32_t lane, int64_t t)
 		else
 			hi = mid;
 	}
-	for (i = lo; i-- > 0 && p[i].lane == lane;)
+	for (i = lo; i-- > 0 && p[i].lane == lane && back++ < AROUND_BACK;)
 		if (p[i].end >= t)
 			return &p[i];
 	return NULL;
