@@ -213,10 +213,11 @@ static uint32_t worker_of(const dctx *c, int64_t rank)
 
 static const char *const ent_words[] = { "destinations", "sources", "pairs" };
 
-/* The finding for entity x, slower than the others' median med. */
+/* The finding for entity x, slower than the others' median med, on the worker of
+ * its rank (none when that rank was not profiled). */
 static void finding(dctx *c, int kind, const pent *x, double med)
 {
-	uint32_t wi = worker_of(c, kind == E_SRC ? x->rank : x->rank);
+	uint32_t wi = worker_of(c, x->rank); /* a pair's: its destination's */
 	const dworker *w;
 	double extra, steps;
 	dfinding *f;
