@@ -627,10 +627,12 @@ static void job_functions(cctx *c, int groups)
 			if (groups || !gpu_func(u) || !u->na || !u->nb)
 				continue;
 			/* its running time moved beyond its own noise, or its time
-			 * on the path did and the step followed (a path that merely
-			 * runs through other work of the same length is no change) */
+			 * on the path did, the step followed and it ran longer too
+			 * (a kernel that runs as long as before but now lies on the
+			 * path is not why: the path was rerouted through it) */
 			run = is_fchange(c, f, de, de, u->ea, u->eb);
-			onpath = path_reach(c, u);
+			onpath = path_reach(c, u) && sgn(de) == sgn(u->qb - u->qa) &&
+				 fabs(de) > u->thr / 2;
 			if (!run && !onpath)
 				continue;
 			x = add_find(c, SC_FUNC, f, (run ? de : u->qb - u->qa) > 0 ? CH_SLOWER : CH_FASTER,

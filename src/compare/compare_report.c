@@ -295,8 +295,14 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 		calls_clause(x, sb);
 		/* a GPU function that the step waits for more (or less), or
 		 * one that runs beside other work */
-		if (x->reach || x->aside)
+		if (x->reach || x->aside) {
+			pt_sb_adds(sb, "; it runs ");
+			fmt_ms(sb, x->ea);
+			pt_sb_adds(sb, " -> ");
+			fmt_ms(sb, x->eb);
+			pt_sb_adds(sb, " ms per step");
 			path_clause(c, x, sb);
+		}
 	} else {
 		size_t k;
 

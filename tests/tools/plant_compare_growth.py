@@ -110,24 +110,37 @@ def cascade(ev, lanes, dur):
     return out
 
 
-def shift(points, t):
-    """What the delays of points [(t, extra)] add before old instant t."""
-    return sum(d for p, d in points if p <= t)
+class Lanes:
+    """The grown events' streams on the new timeline, built as the delays
+    are decided: an event's place depends only on the delays before its
+    start, and each delay is decided at a later instant than the last, so
+    the events before it are placed for good."""
 
+    def __init__(self, ev, lanes, dur):
+        self.ev = dict((lane, sorted((e for e in ev if is_gpu(e) and (e["pid"], e["tid"]) == lane),
+                                     key=lambda e: e["ts"])) for lane in lanes)
+        self.at = dict((lane, 0) for lane in lanes)
+        self.last = dict((lane, None) for lane in lanes)
+        self.dur = dur
+        self.end = {}  # id(event) -> its end on the new timeline
+        self.pts, self.cum = [], [0.0]
 
-def lane_ends(lane_ev, dur, points):
-    """id(event) -> its end on the new timeline: each GPU event of the
-    lanes moved by the delays before its start, lasting dur where given,
-    after the previous one of its stream."""
-    out = {}
-    for evs in lane_ev.values():
-        end = None
-        for e in evs:
-            ts = e["ts"] + shift(points, e["ts"])
-            if end is not None and ts < end:
-                ts = end
-            end = out[id(e)] = ts + dur.get(id(e), e["dur"])
-    return out
+    def add(self, t, d):
+        self.pts.append(t)
+        self.cum.append(self.cum[-1] + d)
+
+    def upto(self, limit):
+        """Place every event starting before old instant limit."""
+        for lane, evs in self.ev.items():
+            i, end = self.at[lane], self.last[lane]
+            while i < len(evs) and evs[i]["ts"] < limit:
+                e = evs[i]
+                ts = e["ts"] + self.cum[bisect.bisect_right(self.pts, e["ts"])]
+                if end is not None and ts < end:
+                    ts = end
+                end = self.end[id(e)] = ts + self.dur.get(id(e), e["dur"])
+                i += 1
+            self.at[lane], self.last[lane] = i, end
 
 
 def insert_time(ev, points):
@@ -190,8 +203,7 @@ def plant(doc, args, info):
                 calls.setdefault((e["pid"], e["tid"]), []).append(e["ts"])
         for v in calls.values():
             v.sort()
-        lane_ev = dict((lane, sorted((e for e in ev if is_gpu(e) and (e["pid"], e["tid"]) == lane),
-                                     key=lambda e: e["ts"])) for lane in lanes)
+        placed = Lanes(ev, lanes, grown)
         for w, before in sorted(waits.values(), key=lambda x: x[0]["ts"]):
             lc = launch.get((w.get("args") or {}).get("correlation"))
             if lc is None:
@@ -206,11 +218,12 @@ def plant(doc, args, info):
             # on the new timeline, with the delays so far; 1 us past the
             # grown events' end, so that the latest GPU end inside the
             # blocking call is theirs
-            end = lane_ends(lane_ev, grown, points)
-            d = math.ceil(max(end[id(e)] for e in before) - t - shift(points, t)) + 1
+            placed.upto(t)
+            d = math.ceil(max(placed.end[id(e)] for e in before) - t - placed.cum[-1]) + 1
             if d > 1:
                 points.append((t, d))
                 syncs.append((t, d, lc))
+                placed.add(t, d)
     info["grown"] = sorted(set(e["name"] for e in hit))
     info["grown_calls"] = len(hit)
     info["added_us"] = sum(e["dur"] * (args.factor - 1.0) for e in hit)
