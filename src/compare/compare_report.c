@@ -165,11 +165,18 @@ static void path_clause(const cctx *c, const cfind *x, pt_sb *sb)
 	fmt_ms(sb, dq);
 	pt_sb_adds(sb, " ms)");
 	if (x->reach) {
-		pt_sb_adds(sb, ": if it took as long as in BASELINE, a step would take ");
-		fmt_ms(sb, c->mean[1] - x->cost);
-		pt_sb_adds(sb, " ms instead of ");
-		fmt_ms(sb, c->mean[1]);
-		pt_sb_addf(sb, " ms (%.0f%% of the difference)", 100 * x->cost / c->dstep);
+		char w[32], y[32];
+		double a = fabs(c->mean[1]);
+		int prec = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3;
+
+		/* as fmt_ms writes them, with the digits that tell them apart
+		 * (never "X instead of X") */
+		do {
+			snprintf(w, sizeof(w), "%.*f", prec, c->mean[1] - x->cost);
+			snprintf(y, sizeof(y), "%.*f", prec, c->mean[1]);
+		} while (!strcmp(w, y) && ++prec < 6);
+		pt_sb_addf(sb, ": if it took as long as in BASELINE, a step would take %s ms instead "
+			   "of %s ms (%.0f%% of the difference)", w, y, 100 * x->cost / c->dstep);
 	} else if (fabs(dq) <= c->f[x->f].qthr) {
 		pt_sb_adds(sb, ": it overlaps other work, the step does not wait for it");
 	} else if (sgn(c->dstep) != sgn(dq)) {
