@@ -378,11 +378,6 @@ static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt
 
 		if (!x->pairs && x->scope_class != SC_SPAN && sgn(x->d) == -sgn(c->dstep))
 			back += x->d;
-		/* the first GPU function found by its running time whose path
-		 * change reached the step: its owned change says little */
-		if (!x->pairs && x->by_exec && x->reach && sgn(x->cost) == sgn(c->dstep) &&
-		    onpath == (size_t)-1)
-			onpath = order[k];
 		if (x->pairs || sgn(x->d) != sgn(c->dstep))
 			continue;
 		if (x->scope_class == SC_SPAN) {
@@ -429,6 +424,19 @@ static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt
 		if (fabs(all) < 0.8 * fabs(c->dstep))
 			pt_sb_addf(sb, "; the other %.0f%% is spread over functions each within its "
 				   "own noise", 100 * (1 - all / c->dstep));
+	}
+	/* the first GPU function whose path change reached the step that the
+	 * owned accounting does not name (its owned change says little) */
+	for (k = 0; k < nord && onpath == (size_t)-1; k++) {
+		const cfind *x = &c->fd[order[k]];
+		size_t j;
+
+		if (x->pairs || !x->reach || sgn(x->cost) != sgn(c->dstep))
+			continue;
+		for (j = 0; j < used && pick[j] != order[k]; j++)
+			;
+		if (j == used)
+			onpath = order[k];
 	}
 	if (onpath != (size_t)-1) {
 		const cfind *x = &c->fd[onpath];
