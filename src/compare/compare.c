@@ -78,6 +78,11 @@ static size_t func_find(cctx *c, const char *key, int cls, int grp, int kind, in
 	return c->nf++;
 }
 
+size_t cmp_func_lookup(cctx *c, const char *key, int cls)
+{
+	return func_find(c, key, cls, 0, 0, 0);
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -87,7 +92,7 @@ static int cmp_dbl(const void *a, const void *b)
 
 /* sigma from the MAD (PT_STATS_SIGMA_PER_MAD x MAD, the standard deviation of
  * normal data) of v[0..n); reorders v. */
-static double spread(double *v, size_t n, double *tmp)
+double cmp_spread(double *v, size_t n, double *tmp)
 {
 	pt_robust st;
 
@@ -122,6 +127,12 @@ static void load_worker(cctx *c, size_t wi)
 		f = c->pfun[wi][i];
 		if (f == (size_t)-1)
 			continue;
+		/* a collective group: the kernel that runs longest on each side */
+		if (p->cls == PT_C_COMM && p->kind == PT_K_COMM_KERNEL &&
+		    p->total_ms > c->f[f].knms[w->side]) {
+			c->f[f].knms[w->side] = p->total_ms;
+			c->f[f].kn[w->side] = p->key;
+		}
 		if (c->f[f].wait) {
 			w->own[PT_C_PYTHON] -= p->bottleneck * s->window_ms / w->steps;
 			w->own[PT_C_IDLE] += p->bottleneck * s->window_ms / w->steps;
@@ -186,7 +197,7 @@ static void func_noise(cctx *c, size_t wi)
 	}
 	for (k = 0; k < nused; k++) {
 		size_t f = used[k];
-		c->fnz[f * c->nw + wi] = spread(pool + c->slot[f] * ns, ns, c->tmp);
+		c->fnz[f * c->nw + wi] = cmp_spread(pool + c->slot[f] * ns, ns, c->tmp);
 		c->slot[f] = (size_t)-1;
 	}
 out:
@@ -368,7 +379,7 @@ static void side_steps(cctx *c, int side)
 			return;
 		}
 		memcpy(v, s->step_ms, s->nsteps * sizeof(double));
-		c->tmp2[nn++] = spread(v, s->nsteps, v + s->nsteps);
+		c->tmp2[nn++] = cmp_spread(v, s->nsteps, v + s->nsteps);
 		x_free(v);
 	}
 	/* One step per worker gives no step-to-step noise: the floor
@@ -541,6 +552,55 @@ static double member_job_sum(const cctx *c, size_t g)
 	return sum;
 }
 
+static int gpu_func(const cfunc *u)
+{
+	return !u->grp && (u->cls == PT_C_COMPUTE || u->cls == PT_C_COMM || u->cls == PT_C_MEMORY);
+}
+
+/* Did f's time on the critical path change beyond its path threshold (and
+ * min_rel of its larger side)? */
+static int path_change(const cctx *c, const cfunc *u)
+{
+	double dq = u->qb - u->qa;
+
+	return isfinite(dq) && fabs(dq) > u->qthr && fabs(dq) > c->o->min_rel * fmax(u->qa, u->qb);
+}
+
+/* What f's change on the critical path cost the step: the path change, at
+ * most the step's own (mean) change the same way, else 0 (a kernel that
+ * took the path over from other work as long cost nothing); NAN without a
+ * path on both sides.  Judged, as f's other changes, against f's own
+ * noise, not the spread of whole steps. */
+static double path_cost(const cctx *c, const cfunc *u)
+{
+	double dq = u->qb - u->qa;
+
+	if (!isfinite(dq))
+		return NAN;
+	return sgn(c->dstep) == sgn(dq) ? sgn(dq) * fmin(fabs(dq), fabs(c->dstep)) : 0;
+}
+
+/* Did f's change on the critical path reach the step (beyond its path
+ * threshold)? */
+static int path_reach(const cctx *c, const cfunc *u)
+{
+	return path_change(c, u) && fabs(path_cost(c, u)) > u->qthr;
+}
+
+/* x's time on the critical path (f's, both sides that ran it) and what its
+ * change cost the step. */
+static void take_path(const cctx *c, cfind *x, const cfunc *u)
+{
+	if (!isfinite(u->qb - u->qa) || !u->na || !u->nb)
+		return;
+	x->path = 1;
+	x->qa = u->qa;
+	x->qb = u->qb;
+	x->cost = path_cost(c, u);
+	x->reach = path_reach(c, u);
+	x->aside = !x->reach && fabs(c->dstep) <= c->thr;
+}
+
 /* Whole-job findings of plain functions (groups 0), then of the groups of
  * Python stacks by innermost frame (groups 1): what a group changed beyond
  * its member stacks' findings. */
@@ -558,19 +618,32 @@ static void job_functions(cctx *c, int groups)
 		if (groups)
 			sm = member_job_sum(c, f);
 		if (!is_fchange(c, f, u->mb - u->ma - sm, u->eb - u->ea - sm, u->ma, u->mb)) {
-			/* a collective that overlaps compute: its running time is
-			 * the change, and what of it reached the step is said */
+			/* a GPU function that overlaps other work (a collective
+			 * beside compute, a kernel or copy on a side stream): its
+			 * running time or its time on the critical path is the
+			 * change, and what of it reached the step is said */
 			double de = u->eb - u->ea;
-			if (groups || u->cls != PT_C_COMM || !u->na || !u->nb ||
-			    !is_fchange(c, f, de, de, u->ea, u->eb))
+			int run, onpath;
+			if (groups || !gpu_func(u) || !u->na || !u->nb)
 				continue;
-			x = add_find(c, SC_FUNC, f, de > 0 ? CH_SLOWER : CH_FASTER, u->ma, u->mb);
+			/* its running time moved beyond its own noise, or its time
+			 * on the path did, the step followed and it ran longer too
+			 * (a kernel that runs as long as before but now lies on the
+			 * path is not why: the path was rerouted through it) */
+			run = is_fchange(c, f, de, de, u->ea, u->eb);
+			onpath = path_reach(c, u) && sgn(de) == sgn(u->qb - u->qa) &&
+				 fabs(de) > u->thr / 2;
+			if (!run && !onpath)
+				continue;
+			x = add_find(c, SC_FUNC, f, (run ? de : u->qb - u->qa) > 0 ? CH_SLOWER : CH_FASTER,
+				     u->ma, u->mb);
 			if (!x)
 				return;
 			x->by_exec = 1;
 			x->ea = u->ea;
 			x->eb = u->eb;
 			take_calls(x, u);
+			take_path(c, x, u);
 			continue;
 		}
 		x = add_find(c, 0, f, sm != 0 ? (u->mb - u->ma - sm > 0 ? CH_SLOWER : CH_FASTER) :
@@ -580,6 +653,11 @@ static void job_functions(cctx *c, int groups)
 		x->d = u->mb - u->ma - sm;
 		x->beyond = sm != 0;
 		take_calls(x, u);
+		if (gpu_func(u)) {
+			x->ea = u->ea;
+			x->eb = u->eb;
+			take_path(c, x, u);
+		}
 	}
 }
 
@@ -1111,10 +1189,22 @@ out:
 	x_free(ex_p);
 }
 
-/* How much a finding weighs in the ranking: its change, or for a
- * collective found by its running time, that change. */
+/* The direction a finding moved: its owned change's, or for a GPU
+ * function found by its running time or path, that change's. */
+static int find_dir(const cfind *x)
+{
+	return x->by_exec ? (x->change == CH_SLOWER ? 1 : -1) : sgn(x->d);
+}
+
+/* How much a finding weighs in the ranking: its owned change; for a GPU
+ * function with a critical path on both sides, at least what its path
+ * change cost the step (an overlapped collective whose growth did not
+ * reach the step weighs what it owns); without a path, a function found by
+ * its running time weighs that change. */
 static double find_size(const cfind *x)
 {
+	if (x->path)
+		return x->by_exec ? fabs(x->cost) : fmax(fabs(x->d), x->reach ? fabs(x->cost) : 0);
 	return x->by_exec ? fmax(fabs(x->d), fabs(x->eb - x->ea)) : fabs(x->d);
 }
 
@@ -1124,8 +1214,8 @@ static int cmp_find(const void *pa, const void *pb, void *ctx)
 	const cfind *x = pa, *y = pb;
 	int rank_dir = *(const int *)ctx;
 	double ax = find_size(x), ay = find_size(y);
-	int dx = sgn(x->by_exec ? x->eb - x->ea : x->d) == rank_dir;
-	int dy = sgn(y->by_exec ? y->eb - y->ea : y->d) == rank_dir;
+	int dx = find_dir(x) == rank_dir;
+	int dy = find_dir(y) == rank_dir;
 
 	/* what moved the way the step did first: "why is NEW slower" is
 	 * answered by what got slower, then by what gave some back */
@@ -1165,7 +1255,7 @@ static double side_noise(cctx *c, size_t f, int side)
 		if (c->w[wi].side == side)
 			c->tmp[nw++] = c->own[f * c->nw + wi];
 	{
-		double se = 1.2533 * spread(c->tmp, nw, c->tmp2) / sqrt((double)nw);
+		double se = 1.2533 * cmp_spread(c->tmp, nw, c->tmp2) / sqrt((double)nw);
 		return isfinite(nz) ? fmax(nz, se) : se;
 	}
 }
@@ -1312,16 +1402,19 @@ pt_report *pt_compare(const pt_compare_side *base, const pt_compare_side *nw,
 	c.calls = x_calloc(c.nf * c.nw, sizeof(double));
 	c.pcall = x_calloc(c.nf * c.nw, sizeof(double));
 	c.fnz = x_malloc((c.nf * c.nw + 1) * sizeof(double));
+	c.path = x_malloc((c.nf * c.nw + 1) * sizeof(double));
+	c.pnz = x_malloc((c.nf * c.nw + 1) * sizeof(double));
 	c.slot = x_malloc((c.nf + 1) * sizeof(size_t));
-	if (!c.own || !c.exe || !c.calls || !c.pcall || !c.fnz || !c.slot)
+	if (!c.own || !c.exe || !c.calls || !c.pcall || !c.fnz || !c.path || !c.pnz || !c.slot)
 		goto oom;
 	for (i = 0; i < c.nf * c.nw; i++)
-		c.fnz[i] = NAN;
+		c.fnz[i] = c.path[i] = c.pnz[i] = NAN;
 	for (i = 0; i < c.nf; i++)
 		c.slot[i] = (size_t)-1;
 	for (i = 0; i < c.nw; i++) {
 		load_worker(&c, i);
 		func_noise(&c, i);
+		cmp_func_path(&c, i);
 	}
 	side_steps(&c, 0);
 	side_steps(&c, 1);
@@ -1334,6 +1427,8 @@ pt_report *pt_compare(const pt_compare_side *base, const pt_compare_side *nw,
 	side_medians(&c);
 	commonality(&c);
 	cmp_critical_path(&c);
+	for (i = 0; i < c.nf; i++)
+		cmp_func_path_sides(&c, i);
 	/* the owned times of a side add up to its mean step: the difference
 	 * they account for is the means' (two slow steps of six move the mean,
 	 * not the median) */
@@ -1374,6 +1469,8 @@ out:
 	x_free(c.calls);
 	x_free(c.pcall);
 	x_free(c.fnz);
+	x_free(c.path);
+	x_free(c.pnz);
 	x_free(c.slot);
 	pt_hmap_free(&c.fmap);
 	x_free(c.f);

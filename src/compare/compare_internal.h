@@ -57,6 +57,15 @@ typedef struct cfunc {
 	                            uncertainty of the median over workers); NAN
 	                            when no worker has per-step values */
 	double thr;              /* a change of it must exceed this (ms per step) */
+	/* GPU functions (kernels, collectives, memory operations), from the
+	 * summaries' critical path (compare_path.c): */
+	double qa, qb;           /* ms per step on the critical path (median over the
+	                            workers that have one), NAN when a side has none */
+	double qthr;             /* a change of it must exceed this: the larger side's
+	                            step-to-step spread of it, at least the floor */
+	const char *kn[2];       /* a collective group: the kernel (pattern key) that
+	                            runs longest on each side, NULL none */
+	double knms[2];          /* and its execution ms (the largest over workers) */
 } cfunc;
 
 /* What a finding is about. */
@@ -75,9 +84,18 @@ typedef struct cfind {
 	size_t nin;              /* findings of frames inside it folded into it (their
 	                            change is in d) */
 	double din;              /* and their change together */
-	int by_exec;             /* a collective whose running time changed while its
-	                            owned time did not follow (it overlaps compute) */
+	int by_exec;             /* a GPU function whose running time or time on the
+	                            critical path changed while its owned time did not
+	                            follow (it overlaps other work) */
 	double ea, eb;           /* by_exec: its execution ms per step on both sides */
+	int path;                /* qa, qb, cost are known (both sides have a path) */
+	double qa, qb;           /* ms per step on the critical path */
+	double cost;             /* what its path change cost the step (signed): the
+	                            path change, at most the step's change the same
+	                            way, else 0 */
+	int reach;               /* cost is beyond the path threshold: the what-if */
+	int aside;               /* the step time did not change beyond its threshold
+	                            (nor with it): it ran beside other work */
 	double ca, cb, pa, pb;   /* calls per step, per-call ms (function scope) */
 	double ratio;            /* class scope: median per-call ratio NEW/BASELINE (NAN) */
 	size_t nratio;           /* functions behind that ratio */
@@ -114,6 +132,8 @@ typedef struct cctx {
 	size_t **pfun;           /* per worker, per pattern: function index, (size_t)-1 none */
 	double *own, *exe, *calls, *pcall; /* [f * nw + w] */
 	double *fnz;             /* [f * nw + w]: its step-to-step spread, NAN none */
+	double *path, *pnz;      /* [f * nw + w]: ms per step on the critical path and
+	                            its step-to-step spread; NAN: no path (compare_path.c) */
 	size_t *slot;            /* func_noise's scratch, nf entries */
 	size_t (*pair)[2];       /* (BASELINE worker, NEW worker) */
 	size_t npair;
@@ -150,6 +170,16 @@ double cmp_class_median(cctx *c, int side, int cls);
 /* compare_path.c: each side's critical path split, ms per step (median
  * over the workers whose summaries have one), into c->cp and c->ncp. */
 void cmp_critical_path(cctx *c);
+/* compare.c: the index of the plain function (key, cls), (size_t)-1 none. */
+size_t cmp_func_lookup(cctx *c, const char *key, int cls);
+/* compare.c: sigma (PT_STATS_SIGMA_PER_MAD x MAD) of v[0..n); reorders v. */
+double cmp_spread(double *v, size_t n, double *tmp);
+/* compare_path.c: worker wi's ms per step on the critical path of each GPU
+ * function (kernels, collectives by group, memory operations) and its
+ * step-to-step spread, into c->path and c->pnz; sets c->oom. */
+void cmp_func_path(cctx *c, size_t wi);
+/* compare_path.c: f's side medians of them, and its path threshold. */
+void cmp_func_path_sides(cctx *c, size_t f);
 /* compare_path.c: what the kernel families say changed between the sides
  * (the GEMMs' precision, tensor cores or CUDA cores, their library, the
  * GPU), as one sentence into c->hint ("" when nothing). */

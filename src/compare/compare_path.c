@@ -1,13 +1,18 @@
 /*
- * compare_path.c - two run-wide views for `perftracker compare` beside the
- * function findings (compare.c): each side's critical path split (what the
- * steps' longest chains of dependent work were made of, from the
- * summaries' "critical_path"), and what the kernel families say changed
- * (the GEMMs' precision, tensor cores or CUDA cores, library and GPU, from
- * src/model/family.c).  compare_report.c writes both.
+ * compare_path.c - the critical path and the kernel families for
+ * `perftracker compare` beside the owned-time findings (compare.c): each
+ * side's critical path split (what the steps' longest chains of dependent
+ * work were made of, from the summaries' "critical_path"), each GPU
+ * function's ms per step on that path (a collective that overlaps compute
+ * owns little of the step but can lengthen the path: compare.c's growth
+ * findings), and what the kernel families say changed (the GEMMs'
+ * precision, tensor cores or CUDA cores, library and GPU, from
+ * src/model/family.c).  compare_report.c writes them.
  */
 #include "compare_internal.h"
 #include "../analysis/stats.h"
+#include "../diagnose/diagnose.h"
+#include "../util/xalloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +39,118 @@ void cmp_critical_path(cctx *c)
 			c->cp[side][k] = n ? pt_robust_median(c->tmp, n, 0) : 0;
 		}
 	}
+}
+
+/* The compare function of a function kept on a path: kernels by name (the
+ * path keys them without the launch shape, as compare does), collectives
+ * (NCCL kernels and CPU collectives such as gloo's) by group (commkind.c's
+ * classification through the Communication section's groups), memory
+ * operations by name; (size_t)-1 for other CPU functions and functions
+ * compare does not know. */
+static size_t path_func(cctx *c, const pt_cp_func *q, char *buf, size_t cap)
+{
+	if (!q->key)
+		return (size_t)-1;
+	switch (q->kind) {
+	case PT_K_KERNEL:
+		return cmp_func_lookup(c, q->key, PT_C_COMPUTE);
+	case PT_K_COMM_KERNEL:
+	case PT_K_CPU_COMM:
+		pt_diag_comm_group(q->key, q->kind, buf, cap);
+		return cmp_func_lookup(c, buf, PT_C_COMM);
+	case PT_K_MEMCPY:
+	case PT_K_MEMSET:
+		return cmp_func_lookup(c, q->key, PT_C_MEMORY);
+	default:
+		return (size_t)-1;
+	}
+}
+
+static int gpu_class(int cls)
+{
+	return cls == PT_C_COMPUTE || cls == PT_C_COMM || cls == PT_C_MEMORY;
+}
+
+#define PATH_NOISE_MIN_STEPS 4 /* as a function's own noise (compare.c) */
+
+void cmp_func_path(cctx *c, size_t wi)
+{
+	const pt_cpath *cp = c->w[wi].s->cpath;
+	size_t ns, j, k, f, *fi = NULL;
+	double *v = NULL, sum;
+	char buf[256];
+
+	if (!cp || !cp->nsteps)
+		return;
+	ns = cp->nsteps;
+	/* a worker with a path: a GPU function not kept on it was not on it
+	 * (or too little to keep: the path keeps its 12 largest per step) */
+	for (f = 0; f < c->nf; f++)
+		if (!c->f[f].grp && gpu_class(c->f[f].cls))
+			c->path[f * c->nw + wi] = 0;
+	fi = x_malloc((cp->nfuncs + 1) * sizeof(*fi));
+	v = x_malloc(2 * ns * sizeof(*v));
+	if (!fi || !v) {
+		c->oom = 1;
+		goto out;
+	}
+	for (j = 0; j < cp->nfuncs; j++)
+		fi[j] = path_func(c, &cp->funcs[j], buf, sizeof(buf));
+	/* the kernels of one collective group add up, step by step */
+	for (j = 0; j < cp->nfuncs; j++) {
+		if (fi[j] == (size_t)-1 || !cp->funcs[j].ms)
+			continue;
+		f = fi[j];
+		memset(v, 0, ns * sizeof(*v));
+		for (k = j; k < cp->nfuncs; k++) {
+			size_t i;
+			if (fi[k] != f || !cp->funcs[k].ms)
+				continue;
+			for (i = 0; i < ns; i++)
+				v[i] += cp->funcs[k].ms[i];
+			fi[k] = (size_t)-1;
+		}
+		for (k = 0, sum = 0; k < ns; k++)
+			sum += v[k];
+		c->path[f * c->nw + wi] = sum / (double)ns;
+		if (ns >= PATH_NOISE_MIN_STEPS)
+			c->pnz[f * c->nw + wi] = cmp_spread(v, ns, v + ns);
+	}
+out:
+	x_free(v);
+	x_free(fi);
+}
+
+/* Median over side's workers of the finite values v[f * nw + w], NAN none. */
+static double finite_median(cctx *c, const double *v, size_t f, int side)
+{
+	size_t wi, n = 0;
+
+	for (wi = 0; wi < c->nw; wi++)
+		if (c->w[wi].side == side && isfinite(v[f * c->nw + wi]))
+			c->tmp[n++] = v[f * c->nw + wi];
+	return n ? pt_robust_median(c->tmp, n, 0) : NAN;
+}
+
+void cmp_func_path_sides(cctx *c, size_t f)
+{
+	cfunc *u = &c->f[f];
+	double na, nb;
+
+	u->qa = u->qb = u->qthr = NAN;
+	if (u->grp || !gpu_class(u->cls) || !c->ncp[0] || !c->ncp[1])
+		return;
+	u->qa = finite_median(c, c->path, f, 0);
+	u->qb = finite_median(c, c->path, f, 1);
+	na = finite_median(c, c->pnz, f, 0);
+	nb = finite_median(c, c->pnz, f, 1);
+	/* its own spread from step to step, as for its running time; without
+	 * one (fewer than 4 steps) the step time's noise stands in */
+	if (!isfinite(na) && !isfinite(nb))
+		u->qthr = c->thr;
+	else
+		u->qthr = fmax(c->floor, c->o->noise_k * fmax(isfinite(na) ? na : 0,
+							      isfinite(nb) ? nb : 0));
 }
 
 #define NLIB 8

@@ -117,6 +117,78 @@ static void span_wait(const cctx *c, const char *key, pt_sb *sb)
 	pt_sb_adds(sb, " ms of a step's critical path");
 }
 
+/* A collective group named with the kernels it ran: "`ring allreduce`
+ * (collective: ncclKernel_AllReduce_RING_LL_Sum_float) ", or each side's
+ * when they differ (another protocol or dtype of one collective,
+ * RING_LL in BASELINE and RING_LL128 in NEW). */
+static void kernels_named(const cfunc *u, const char *nm, pt_sb *sb)
+{
+	char k[2][160];
+	int side;
+
+	for (side = 0; side < 2; side++) {
+		k[side][0] = 0;
+		if (u->kn[side])
+			pt_name_sentence(u->kn[side], PT_C_COMM, k[side], sizeof(k[side]));
+	}
+	if (k[0][0] && k[1][0] && strcmp(k[0], k[1]))
+		pt_sb_addf(sb, "`%s` (collective: `%s` in BASELINE, `%s` in NEW) ", nm, k[0], k[1]);
+	else
+		pt_sb_addf(sb, "`%s` (collective: `%s`) ", nm, k[0][0] ? k[0] : k[1]);
+}
+
+/* ", 3 calls per step, 2.80x as long per call". */
+static void calls_clause(const cfind *x, pt_sb *sb)
+{
+	if (x->change != CH_DISAPPEARED && isfinite(x->cb))
+		pt_sb_addf(sb, ", %.3g call%s per step", x->cb, fabs(x->cb - 1) < 0.005 ? "" : "s");
+	if (x->pa > 0 && x->pb > 0)
+		pt_sb_addf(sb, ", %.2fx as long per call", x->pb / x->pa);
+}
+
+/* For a GPU function with a critical path on both sides: its time on the
+ * path and what its change cost the step, with the what-if ("if it took as
+ * long as in BASELINE, a step would take X ms instead of Y ms", from the
+ * path change, not the running time: overlapped time costs no step time),
+ * or that it did not reach the step. */
+static void path_clause(const cctx *c, const cfind *x, pt_sb *sb)
+{
+	double dq = x->qb - x->qa;
+
+	if (!x->path)
+		return;
+	pt_sb_adds(sb, "; on the critical path ");
+	fmt_ms(sb, x->qa);
+	pt_sb_adds(sb, " -> ");
+	fmt_ms(sb, x->qb);
+	pt_sb_addf(sb, " ms per step (%s", dq >= 0 ? "+" : "");
+	fmt_ms(sb, dq);
+	pt_sb_adds(sb, " ms)");
+	if (x->reach) {
+		char w[32], y[32];
+		double a = fabs(c->mean[1]);
+		int prec = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3;
+
+		/* as fmt_ms writes them, with the digits that tell them apart
+		 * (never "X instead of X") */
+		do {
+			snprintf(w, sizeof(w), "%.*f", prec, c->mean[1] - x->cost);
+			snprintf(y, sizeof(y), "%.*f", prec, c->mean[1]);
+		} while (!strcmp(w, y) && ++prec < 6);
+		pt_sb_addf(sb, ": if it took as long as in BASELINE, a step would take %s ms instead "
+			   "of %s ms (%.0f%% of the difference)", w, y, 100 * x->cost / c->dstep);
+	} else if (fabs(dq) <= c->f[x->f].qthr) {
+		pt_sb_adds(sb, ": it overlaps other work, the step does not wait for it");
+	} else if (sgn(c->dstep) != sgn(dq)) {
+		pt_sb_adds(sb, ", but the step time did not follow it: the path runs through it "
+			   "instead of other work");
+	} else {
+		pt_sb_adds(sb, ", but the step time changed only ");
+		fmt_ms(sb, c->dstep);
+		pt_sb_adds(sb, " ms, within its noise");
+	}
+}
+
 static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 {
 	char nm[160];
@@ -169,6 +241,8 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 			pt_sb_adds(sb, ") ");
 		} else if (u->grp) {
 			pt_sb_addf(sb, "`%s` (%s, in %zu stacks) ", nm, kind_label(u->cls), u->nmem);
+		} else if (u->kn[0] || u->kn[1]) {
+			kernels_named(u, nm, sb);
 		} else {
 			pt_sb_addf(sb, "`%s` (%s) ", nm, u->span ? "annotation" : kind_label(u->cls));
 		}
@@ -184,16 +258,18 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 		fmt_ms(sb, x->eb);
 		pt_sb_addf(sb, " ms per step running (%s", x->eb >= x->ea ? "+" : "");
 		fmt_ms(sb, x->eb - x->ea);
-		pt_sb_addf(sb, " ms; %s", x->d >= 0 ? "+" : "");
-		fmt_ms(sb, x->d);
-		pt_sb_adds(sb, " ms of it in the step time, the rest overlaps other work");
-		if (isfinite(share))
-			pt_sb_addf(sb, ", %.0f%% of the difference", share * 100);
+		if (!x->path) {
+			pt_sb_addf(sb, " ms; %s", x->d >= 0 ? "+" : "");
+			fmt_ms(sb, x->d);
+			pt_sb_adds(sb, " ms of it in the step time, the rest overlaps other work");
+			if (isfinite(share))
+				pt_sb_addf(sb, ", %.0f%% of the difference", share * 100);
+		} else {
+			pt_sb_adds(sb, " ms");
+		}
 		pt_sb_adds(sb, ")");
-		if (isfinite(x->cb))
-			pt_sb_addf(sb, ", %.3g call%s per step", x->cb, fabs(x->cb - 1) < 0.005 ? "" : "s");
-		if (x->pa > 0 && x->pb > 0)
-			pt_sb_addf(sb, ", %.2fx as long per call", x->pb / x->pa);
+		calls_clause(x, sb);
+		path_clause(c, x, sb);
 		pt_sb_adds(sb, ".");
 		return;
 	}
@@ -218,14 +294,22 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 	if (x->beyond)
 		pt_sb_adds(sb, x->scope_class == SC_CLASS ? " beyond the functions listed" :
 			   " beyond the whole job's change");
-	if (isfinite(share))
+	/* with the path's what-if, its share is the one said */
+	if (isfinite(share) && !x->reach)
 		pt_sb_addf(sb, ", %.0f%% of the difference", share * 100);
 	pt_sb_adds(sb, ")");
 	if (x->scope_class == SC_FUNC) {
-		if (x->change != CH_DISAPPEARED && isfinite(x->cb))
-			pt_sb_addf(sb, ", %.3g call%s per step", x->cb, fabs(x->cb - 1) < 0.005 ? "" : "s");
-		if (x->pa > 0 && x->pb > 0)
-			pt_sb_addf(sb, ", %.2fx as long per call", x->pb / x->pa);
+		calls_clause(x, sb);
+		/* a GPU function that the step waits for more (or less), or
+		 * one that runs beside other work */
+		if (x->reach || x->aside) {
+			pt_sb_adds(sb, "; it runs ");
+			fmt_ms(sb, x->ea);
+			pt_sb_adds(sb, " -> ");
+			fmt_ms(sb, x->eb);
+			pt_sb_adds(sb, " ms per step");
+			path_clause(c, x, sb);
+		}
 	} else {
 		size_t k;
 
@@ -244,7 +328,7 @@ static void explain(const cctx *c, const cfind *x, double share, pt_sb *sb)
 static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt_sb *sb)
 {
 	char nm[160];
-	size_t k, used = 0, nall = 0, pick[3], span = (size_t)-1;
+	size_t k, used = 0, nall = 0, pick[3], span = (size_t)-1, onpath = (size_t)-1;
 	double all = 0, named = 0, back = 0, ratio = c->mean[0] > 0 ? c->mean[1] / c->mean[0] : NAN;
 
 	if (c->unrelated) {
@@ -341,6 +425,29 @@ static void summary_sentence(const cctx *c, const size_t *order, size_t nord, pt
 			pt_sb_addf(sb, "; the other %.0f%% is spread over functions each within its "
 				   "own noise", 100 * (1 - all / c->dstep));
 	}
+	/* the first GPU function whose path change reached the step that the
+	 * owned accounting does not name (its owned change says little) */
+	for (k = 0; k < nord && onpath == (size_t)-1; k++) {
+		const cfind *x = &c->fd[order[k]];
+		size_t j;
+
+		if (x->pairs || !x->reach || sgn(x->cost) != sgn(c->dstep))
+			continue;
+		for (j = 0; j < used && pick[j] != order[k]; j++)
+			;
+		if (j == used)
+			onpath = order[k];
+	}
+	if (onpath != (size_t)-1) {
+		const cfind *x = &c->fd[onpath];
+
+		short_name(&c->f[x->f], nm, sizeof(nm));
+		pt_sb_addf(sb, "; `%s` %s the critical path by ", nm, x->cost > 0 ? "lengthens" : "shortens");
+		fmt_ms(sb, fabs(x->cost));
+		pt_sb_adds(sb, " ms per step");
+		if (x->pa > 0 && x->pb > 0)
+			pt_sb_addf(sb, " (%.2fx as long per call)", x->pb / x->pa);
+	}
 	if (span != (size_t)-1) {
 		const cfind *x = &c->fd[span];
 
@@ -434,6 +541,35 @@ static pt_cause change_cause(const cfind *x)
 	       x->change == CH_SLOWER ? PT_CAUSE_GOT_SLOWER : PT_CAUSE_GOT_FASTER;
 }
 
+/* The grade of a GPU function judged by its critical path: what its path
+ * change cost the step against its path threshold (strong at twice it,
+ * moderate above it, with the what-if); weak when the step did not follow
+ * (it overlaps other work: noted, not the cause). */
+static void path_grade(const cctx *c, const cfind *x, pt_finding *f, char *ev, size_t cap)
+{
+	const cfunc *u = &c->f[x->f];
+
+	if (x->reach) {
+		f->conf.apart = fabs(x->cost) / u->qthr;
+		f->conf.level = f->conf.apart >= 2 ? "strong" : "moderate";
+		f->conf.lost = c->mean[1] > 0 ? fabs(x->cost) / c->mean[1] : 0;
+		f->impact_ms = fabs(x->cost);
+		f->has_what_if = 1;
+		f->what_if_ms = c->mean[1] - x->cost;
+		f->instead_ms = c->mean[1];
+		snprintf(ev, cap, "its time on the critical path changed %.3f ms per step, %.3f ms "
+			 "of it in the step time, against its threshold of %.3f ms",
+			 fabs(x->qb - x->qa), fabs(x->cost), u->qthr);
+		return;
+	}
+	f->conf.level = "weak";
+	f->conf.apart = u->qthr > 0 ? fabs(x->cost) / u->qthr : NAN;
+	f->conf.lost = 0;
+	snprintf(ev, cap, "it ran %.3f ms per step %s (threshold %.3f ms), but the step time did "
+		 "not follow: %.3f ms of it on the critical path", fabs(x->eb - x->ea),
+		 x->eb >= x->ea ? "longer" : "shorter", u->thr, fabs(x->cost));
+}
+
 /* x in the report's finding model (report.h), its typed keys written into
  * o.  Its grade is compare's own (every finding is beyond its threshold):
  * "strong" when the change is at least twice its threshold, else
@@ -443,7 +579,7 @@ static void model_finding(cctx *c, pt_rv *o, const cfind *x, double share, const
 	enum { MAXW = 64 };
 	const char *ws[MAXW], *ls[MAXW];
 	char lb[MAXW][32], ev[160];
-	pt_metric m[7];
+	pt_metric m[12];
 	pt_finding f;
 	size_t k, nm = 0;
 	double thr = x->scope_class == SC_CLASS ? c->thr : c->f[x->f].thr;
@@ -481,6 +617,15 @@ static void model_finding(cctx *c, pt_rv *o, const cfind *x, double share, const
 	}
 	if (x->pa > 0 && x->pb > 0)
 		m[nm++] = (pt_metric){ "per call (x)", x->pb / x->pa, PT_UNIT_X };
+	if (x->by_exec) {
+		m[nm++] = (pt_metric){ PT_KEY_BASELINE_RUNNING_MS, x->ea, PT_UNIT_MS_STEP };
+		m[nm++] = (pt_metric){ PT_KEY_NEW_RUNNING_MS, x->eb, PT_UNIT_MS_STEP };
+	}
+	if (x->path) {
+		m[nm++] = (pt_metric){ PT_KEY_BASELINE_PATH_MS, x->qa, PT_UNIT_MS_STEP };
+		m[nm++] = (pt_metric){ PT_KEY_NEW_PATH_MS, x->qb, PT_UNIT_MS_STEP };
+		m[nm++] = (pt_metric){ PT_KEY_PATH_COST_MS, x->cost, PT_UNIT_MS_STEP };
+	}
 	f.metrics = m;
 	f.nmetrics = nm;
 	f.args = &text;
@@ -491,6 +636,8 @@ static void model_finding(cctx *c, pt_rv *o, const cfind *x, double share, const
 	f.conf.noise_ms = NAN;
 	snprintf(ev, sizeof(ev), "changed %.3f ms per step against its threshold of %.3f ms",
 		 fabs(x->d), thr);
+	if (x->path && (x->by_exec || x->reach || x->aside))
+		path_grade(c, x, &f, ev, sizeof(ev));
 	f.conf.evidence = ev;
 	if (pt_report_add_finding_in(c->r, o, &f))
 		c->oom = 1;
@@ -565,9 +712,19 @@ static void add_finding(cctx *c, pt_rv *arr, const cfind *x, size_t rank, pt_sb 
 		}
 		pt_rv_int(r, o, "spans_changed", (int64_t)x->nspan);
 	}
-	if (x->by_exec) {
-		pt_rv_num(r, o, "baseline_running_ms", x->ea);
-		pt_rv_num(r, o, "new_running_ms", x->eb);
+	if (x->by_exec || x->path) {
+		pt_rv_num(r, o, PT_KEY_BASELINE_RUNNING_MS, x->ea);
+		pt_rv_num(r, o, PT_KEY_NEW_RUNNING_MS, x->eb);
+	}
+	if (x->path) {
+		pt_rv_num(r, o, PT_KEY_BASELINE_PATH_MS, x->qa);
+		pt_rv_num(r, o, PT_KEY_NEW_PATH_MS, x->qb);
+		pt_rv_num(r, o, PT_KEY_PATH_COST_MS, x->cost);
+		pt_rv_num(r, o, PT_KEY_PATH_THRESHOLD_MS, c->f[x->f].qthr);
+	}
+	if (x->scope_class == SC_FUNC && (c->f[x->f].kn[0] || c->f[x->f].kn[1])) {
+		pt_rv_str(r, o, PT_KEY_BASELINE_KERNEL, c->f[x->f].kn[0] ? c->f[x->f].kn[0] : "");
+		pt_rv_str(r, o, PT_KEY_NEW_KERNEL, c->f[x->f].kn[1] ? c->f[x->f].kn[1] : "");
 	}
 	if (x->scope_class != SC_CLASS) {
 		pt_rv_num_or_null(r, o, PT_KEY_NOISE_MS, fmax(isfinite(c->f[x->f].sa) ? c->f[x->f].sa : 0,

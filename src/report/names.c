@@ -466,11 +466,13 @@ const char *pt_name_sentence(const char *key, int cls, char *buf, size_t cap)
 			s += 5;
 		n = pt_key_strip_shape(s, strlen(s));
 		/* Drop template arguments and the parameter list of C++ names;
-		 * "(anonymous namespace)" is part of a name, not a parameter list. */
+		 * "(anonymous namespace)" is part of a name, not a parameter list,
+		 * nor is a parenthesis after a space ("Memcpy HtoD (Pinned ->
+		 * Device)"). */
 		for (e = s; (size_t)(e - s) < n; e++) {
 			if (*e == '<' && e > s)
 				break;
-			if (*e == '(' && e > s && strncmp(e, "(anonymous namespace)", 21))
+			if (*e == '(' && e > s && e[-1] != ' ' && strncmp(e, "(anonymous namespace)", 21))
 				break;
 		}
 		n = (size_t)(e - s);

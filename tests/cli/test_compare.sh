@@ -7,7 +7,11 @@
 # kernels, nothing else), a Python function 1.5x slower in TraceLens's BERT
 # trace, a real DataLoader change (Kineto's ResNet50 samples with 0 and 4
 # loader processes), every kind of side (traces, summaries, report
-# folders with and without kept summaries), two unrelated models, bad input.
+# folders with and without kept summaries), two unrelated models, bad input;
+# GPU work grown 2.8x per call (tests/tools/plant_compare_growth.py: the
+# all-reduce, an all-to-all, a side-stream copy and kernel, overlapped or
+# waited for, in three real bases): named with its running and critical
+# path ms per step, weak when the step did not follow.
 . "$(dirname "$0")/lib.sh"
 
 CTL=$PT_DATA/HolisticTraceAnalysis/tests/data/trace_diff/control/control.json.gz
@@ -98,6 +102,74 @@ $PLANT "$CTL" "$TMP/ar.json.gz" --slow ncclKernel_AllReduce --slow-cat kernel --
 "$PT_BIN" compare "$CTL" "$TMP/ar.json.gz" -q -o "$TMP/cr" >/dev/null 2>&1
 check "collective slower: the all-reduce named first, 2x per call" py "$TMP/cr" \
 	"f[0]['name'] == 'ring allreduce' and f[0]['change'] == 'slower' and round(f[0]['new_per_call_ms'] / f[0]['baseline_per_call_ms'], 2) == 2.0 and len(f) <= 2"
+
+# --- issue 31: what grew on the critical path (tests/tools/plant_compare_growth.py) --
+# The gradient all-reduce 2.8x as long per call.  Waited for: the next GPU
+# work on another stream waits for each call (a planted stream sync), the
+# step grows by what the path grew; the finding names the kernel, its
+# running and path ms per step, and the what-if from the path's cost.
+GROW="$PYTHON $PT_ROOT/tests/tools/plant_compare_growth.py"
+$GROW "$CTL" "$TMP/arw.json.gz" --name ncclKernel_AllReduce --wait-at "" >"$TMP/plant.out" 2>&1 ||
+	not_ok "plant a waited-for all-reduce" "$(cat "$TMP/plant.out")"
+"$PT_BIN" compare "$CTL" "$TMP/arw.json.gz" -q -o "$TMP/carw" >/dev/null 2>&1
+check "all-reduce waited for: named first, with its kernel, 5.48 -> 15.34 ms per step running, 2.80x per call, 3 calls" py "$TMP/carw" \
+	"f[0]['name'] == 'ring allreduce' and f[0]['baseline_kernel'].startswith('ncclKernel_AllReduce_RING_LL_Sum_float') and (round(f[0]['baseline_running_ms'], 2), round(f[0]['new_running_ms'], 2), round(f[0]['new_per_call_ms'] / f[0]['baseline_per_call_ms'], 2), f[0]['new_calls']) == (5.48, 15.34, 2.8, 3.0)"
+check "all-reduce waited for: on the path 1.10 -> 14.26 ms per step, costing the step's 4.87 ms, the what-if 82.36 -> 77.49 ms" py "$TMP/carw" \
+	"(round(f[0]['baseline_path_ms'], 2), round(f[0]['new_path_ms'], 2), round(f[0]['path_cost_ms'], 2), round(c['delta_ms'], 2)) == (1.1, 14.26, 4.87, 4.87) and f[0]['what if'] == {'step (ms)': c['new']['step_ms']['mean'] - f[0]['path_cost_ms'], 'instead of (ms)': c['new']['step_ms']['mean']} and f[0]['confidence']['level'] in ('moderate', 'strong')"
+check "all-reduce waited for: the sentence says it, and nothing else but the annotation that waits" py "$TMP/carw" \
+	"'; on the critical path 1.10 -> 14.3 ms per step (+13.2 ms): if it took as long as in BASELINE, a step would take 77.5 ms instead of 82.4 ms (100% of the difference).' in f[0]['explanation'] and 'it runs 5.48 -> 15.3 ms per step' in f[0]['explanation'] and [x['scope'] for x in f[1:]] == ['span']"
+# Overlapped: nothing else moves (only the stream's own order): the step
+# time does not change, the finding is weak and says so, no what-if.
+$GROW "$CTL" "$TMP/aro.json.gz" --name ncclKernel_AllReduce >"$TMP/plant.out" 2>&1 ||
+	not_ok "plant an overlapped all-reduce" "$(cat "$TMP/plant.out")"
+"$PT_BIN" compare "$CTL" "$TMP/aro.json.gz" -q -o "$TMP/caro" >/dev/null 2>&1
+check "all-reduce overlapped: the only finding, weak, 2.80x per call, no cost on the step, no what-if" py "$TMP/caro" \
+	"len(f) == 1 and f[0]['name'] == 'ring allreduce' and f[0]['confidence']['level'] == 'weak' and f[0]['path_cost_ms'] == 0 and 'what if' not in f[0] and round(f[0]['new_per_call_ms'] / f[0]['baseline_per_call_ms'], 2) == 2.8 and 'but the step time did not follow it' in f[0]['explanation'] and c['delta_ms'] == 0"
+# Another protocol and dtype of the same collective (RING_LL -> RING_LL128,
+# float -> bf16): matched by the collective, both kernels named.
+$GROW "$CTL" "$TMP/arr.json.gz" --name ncclKernel_AllReduce --wait-at "" --rename RING_LL=RING_LL128,Sum_float=Sum_bf16 >"$TMP/plant.out" 2>&1 ||
+	not_ok "plant a renamed all-reduce" "$(cat "$TMP/plant.out")"
+"$PT_BIN" compare "$CTL" "$TMP/arr.json.gz" -q -o "$TMP/carr" >/dev/null 2>&1
+check "all-reduce as RING_LL128 bf16: one collective, both kernels named, the same path cost" py "$TMP/carr" \
+	"f[0]['name'] == 'ring allreduce' and f[0]['new_kernel'].startswith('ncclKernel_AllReduce_RING_LL128_Sum_bf16') and '\`ncclKernel_AllReduce_RING_LL_Sum_float\` in BASELINE, \`ncclKernel_AllReduce_RING_LL128_Sum_bf16\` in NEW' in f[0]['explanation'] and round(f[0]['path_cost_ms'], 2) == 4.87"
+# A copy on a side stream and a compute kernel beside another stream, 2.8x
+# per call, overlapped: each found, weak, the step unchanged.
+$GROW "$CTL" "$TMP/mco.json.gz" --name "Memcpy HtoD" --stream 22 >"$TMP/plant.out" 2>&1 ||
+	not_ok "plant a slower side-stream copy" "$(cat "$TMP/plant.out")"
+"$PT_BIN" compare "$CTL" "$TMP/mco.json.gz" -q -o "$TMP/cmco" >/dev/null 2>&1
+check "side-stream copy: the only finding, 8.44 -> 23.63 ms per step running, 2.79x per call, weak" py "$TMP/cmco" \
+	"len(f) == 1 and f[0]['name'] == 'Memcpy HtoD (Pinned -> Device)' and (round(f[0]['baseline_running_ms'], 2), round(f[0]['new_running_ms'], 2)) == (8.44, 23.63) and round(f[0]['new_per_call_ms'] / f[0]['baseline_per_call_ms'], 2) == 2.79 and f[0]['confidence']['level'] == 'weak'"
+$GROW "$CTL" "$TMP/ko.json.gz" --name permute_indices_weights_kernel >"$TMP/plant.out" 2>&1 ||
+	not_ok "plant a slower side-stream kernel" "$(cat "$TMP/plant.out")"
+"$PT_BIN" compare "$CTL" "$TMP/ko.json.gz" -q -o "$TMP/cko" >/dev/null 2>&1
+check "side-stream kernel: the only finding, 2.80x per call, weak: it overlaps other work" py "$TMP/cko" \
+	"len(f) == 1 and f[0]['name'] == 'fbgemm_gpu::permute_indices_weights_kernel' and round(f[0]['new_per_call_ms'] / f[0]['baseline_per_call_ms'], 2) == 2.8 and f[0]['confidence']['level'] == 'weak' and 'it overlaps other work' in f[0]['explanation']"
+# Other real bases: an all-to-all (NCCL send/recv, rank 0 of 16, A100) and
+# the DLRM set below.
+NQ=$PT_DATA/HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/rank0.json.gz
+$GROW "$NQ" "$TMP/nqw.json.gz" --name ncclKernel_SendRecv --wait-at "" >"$TMP/plant.out" 2>&1 ||
+	not_ok "plant a waited-for all-to-all" "$(cat "$TMP/plant.out")"
+"$PT_BIN" compare "$NQ" "$TMP/nqw.json.gz" -q -o "$TMP/cnqw" >/dev/null 2>&1
+check "all-to-all waited for: first, 15 calls, 2.80x per call, path 31.80 -> 87.07 ms per step costing the step's 35.31 ms, strong" py "$TMP/cnqw" \
+	"f[0]['name'] == 'sendrecv' and f[0]['new_calls'] == 15 and round(f[0]['new_per_call_ms'] / f[0]['baseline_per_call_ms'], 2) == 2.8 and (round(f[0]['baseline_path_ms'], 2), round(f[0]['new_path_ms'], 2), round(f[0]['path_cost_ms'], 2), round(c['delta_ms'], 2)) == (31.8, 87.07, 35.31, 35.31) and f[0]['confidence']['level'] == 'strong'"
+$GROW "$NQ" "$TMP/nqo.json.gz" --name ncclKernel_SendRecv >"$TMP/plant.out" 2>&1 ||
+	not_ok "plant an overlapped all-to-all" "$(cat "$TMP/plant.out")"
+"$PT_BIN" compare "$NQ" "$TMP/nqo.json.gz" -q -o "$TMP/cnqo" >/dev/null 2>&1
+check "all-to-all overlapped: first, weak, no what-if, the step unchanged" py "$TMP/cnqo" \
+	"f[0]['name'] == 'sendrecv' and f[0]['confidence']['level'] == 'weak' and 'what if' not in f[0] and c['delta_ms'] == 0"
+check "all-to-all base against itself: no finding" "$PT_BIN" compare "$NQ" "$NQ" -q -o "$TMP/cnqs"
+check "all-to-all base against itself: empty findings" py "$TMP/cnqs" "f == []"
+# The DLRM set (8 ranks, V100, one step each): every rank's all-reduce.
+$GROW "$DLRM" "$TMP/dlw" --name ncclKernel_AllReduce --wait-at "" >"$TMP/plant.out" 2>&1 ||
+	not_ok "plant a waited-for all-reduce on 8 ranks" "$(cat "$TMP/plant.out")"
+"$PT_BIN" compare "$DLRM" "$TMP/dlw" -q -o "$TMP/cdlw" >/dev/null 2>&1
+check "8 ranks, all-reduce waited for: first, 2.80x per call, running 1.71 -> 4.79 ms per step, path 0 -> 4.79, the what-if back to BASELINE's step" py "$TMP/cdlw" \
+	"f[0]['name'] == 'ring allreduce' and f[0]['workers'] == ['all'] and round(f[0]['new_per_call_ms'] / f[0]['baseline_per_call_ms'], 2) == 2.8 and (round(f[0]['baseline_running_ms'], 2), round(f[0]['new_running_ms'], 2), round(f[0]['baseline_path_ms'], 2), round(f[0]['new_path_ms'], 2)) == (1.71, 4.79, 0, 4.79) and abs(f[0]['what if']['step (ms)'] - c['baseline']['step_ms']['mean']) < 1e-6 and not any(x['scope'] == 'function' and x['name'] == 'sendrecv' for x in f)"
+$GROW "$DLRM" "$TMP/dlo" --name ncclKernel_AllReduce >"$TMP/plant.out" 2>&1 ||
+	not_ok "plant an overlapped all-reduce on 8 ranks" "$(cat "$TMP/plant.out")"
+"$PT_BIN" compare "$DLRM" "$TMP/dlo" -q -o "$TMP/cdlo" >/dev/null 2>&1
+check "8 ranks, all-reduce overlapped: first, weak, off the path: the step does not wait for it" py "$TMP/cdlo" \
+	"f[0]['name'] == 'ring allreduce' and f[0]['confidence']['level'] == 'weak' and f[0]['new_path_ms'] == 0 and 'the step does not wait for it' in f[0]['explanation'] and c['delta_ms'] == 0"
 
 # --- the control against itself ------------------------------------------------
 check "control vs itself" "$PT_BIN" compare "$CTL" "$CTL" -o "$TMP/cc"

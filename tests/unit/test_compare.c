@@ -7,8 +7,9 @@
  * noise, one rank of four slower (pairing), one rank of twenty standing out
  * from the others' run-to-run jitter, two unrelated runs, a side
  * with no readable worker, the text report's first line, Python stacks
- * merged across module instances, a waiting thread that is no finding, and
- * one frame a little slower at several call sites.
+ * merged across module instances, a waiting thread that is no finding,
+ * one frame a little slower at several call sites, and a collective that
+ * grew on the critical path (the what-if) or beside it (weak).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -571,6 +572,92 @@ static void test_spans_and_overlapped_collective(void **state)
 	pt_summary_free(b);
 }
 
+/* A critical path on s of one function kept there: key of kind, ms on
+ * the path in each step (the summary's "critical_path" "functions"). */
+static void path(pt_summary *s, const char *key, int kind, const double *ms)
+{
+	pt_cpath *cp = calloc(1, sizeof(*cp));
+
+	assert_non_null(cp);
+	cp->nsteps = s->nsteps;
+	cp->steps = calloc(s->nsteps, sizeof(*cp->steps));
+	cp->funcs = calloc(1, sizeof(*cp->funcs));
+	assert_true(cp->steps && cp->funcs);
+	cp->nfuncs = 1;
+	cp->funcs[0].key = strdup(key);
+	cp->funcs[0].kind = (uint8_t)kind;
+	cp->funcs[0].ms = malloc(s->nsteps * sizeof(double));
+	assert_non_null(cp->funcs[0].ms);
+	memcpy(cp->funcs[0].ms, ms, s->nsteps * sizeof(double));
+	s->cpath = cp;
+}
+
+/* A collective 2.8x as long per call that owns no more of the step (compute
+ * covers it): found by its running time; with its time on the critical
+ * path 0.2 -> 2.2 ms per step and the step 2 ms longer, what it cost the
+ * step is the what-if; with the step unchanged, it is weak and says it
+ * overlaps other work. */
+static void test_path_growth(void **state)
+{
+	static const double run_a[5] = { 1, 1, 1, 1, 1 }, run_b[5] = { 2.8, 2.8, 2.8, 2.8, 2.8 };
+	static const double path_a[5] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
+	static const double path_b[5] = { 2.2, 2.2, 2.2, 2.2, 2.2 };
+	const char *ar = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+	pt_summary *a, *b;
+	pt_report *r;
+	const pt_rv *f, *x;
+	int waited;
+
+	(void)state;
+	for (waited = 1; waited >= 0; waited--) {
+		a = mk("base.json", 0, A_STEPS, 5);
+		b = mk("new.json", 0, waited ? B_STEPS : A_STEPS, 5);
+		pat(a, ar, PT_C_COMM, PT_K_COMM_KERNEL, 5, 1.0, 0.5);
+		per_step(a, run_a);
+		pat(b, ar, PT_C_COMM, PT_K_COMM_KERNEL, 5, 2.8, 0.5);
+		per_step(b, run_b);
+		path(a, ar, PT_K_COMM_KERNEL, path_a);
+		path(b, ar, PT_K_COMM_KERNEL, waited ? path_b : path_a);
+		r = cmp(&a, 1, &b, 1);
+		f = C(r, "findings");
+		assert_int_equal(f->n, 1);
+		x = nth(f, 0);
+		assert_string_equal(str(x, "name"), "ring allreduce");
+		assert_string_equal(str(x, "baseline_kernel"), ar);
+		assert_float_equal(num(x, "delta_ms"), 0.0, 1e-9);
+		assert_float_equal(num(x, "baseline_running_ms"), 1.0, 1e-9);
+		assert_float_equal(num(x, "new_running_ms"), 2.8, 1e-9);
+		assert_float_equal(num(x, "baseline_path_ms"), 0.2, 1e-9);
+		assert_float_equal(num(x, "new_path_ms"), waited ? 2.2 : 0.2, 1e-9);
+		assert_true(strstr(str(x, "explanation"), "`ring allreduce` (collective: "
+				   "`ncclKernel_AllReduce_RING_LL_Sum_float`) got slower: 1.00 -> 2.80 ms "
+				   "per step running (+1.80 ms), 1 call per step, 2.80x as long per call; on "
+				   "the critical path ") != NULL);
+		if (waited) {
+			/* the path grew 2.0 ms, the step 2.0 (12.01 against 10.01) */
+			assert_float_equal(num(x, "path_cost_ms"), 2.0, 1e-9);
+			assert_float_equal(num(pt_rv_get(x, "what if"), "step (ms)"), 10.01, 1e-9);
+			assert_float_equal(num(pt_rv_get(x, "what if"), "instead of (ms)"), 12.01, 1e-9);
+			assert_string_equal(str(pt_rv_get(x, "confidence"), "level"), "strong");
+			assert_true(strstr(str(x, "explanation"), "0.200 -> 2.20 ms per step (+2.00 ms): "
+					   "if it took as long as in BASELINE, a step would take 10.0 ms "
+					   "instead of 12.0 ms (100% of the difference).") != NULL);
+			assert_true(strstr(str(pt_rv_get(pt_report_root_c(r), "Compare"), "summary"),
+					   "`ring allreduce` lengthens the critical path by 2.00 ms per "
+					   "step (2.80x as long per call)") != NULL);
+		} else {
+			assert_float_equal(num(x, "path_cost_ms"), 0.0, 1e-9);
+			assert_null(pt_rv_get(x, "what if"));
+			assert_string_equal(str(pt_rv_get(x, "confidence"), "level"), "weak");
+			assert_true(strstr(str(x, "explanation"), "0.200 -> 0.200 ms per step (+0.000 ms): "
+					   "it overlaps other work, the step does not wait for it.") != NULL);
+		}
+		pt_report_free(r);
+		pt_summary_free(a);
+		pt_summary_free(b);
+	}
+}
+
 /* One finding per cause: a frame's finding folds into its ancestor's when
  * both changed the same way (the ancestor's change takes in the frame's);
  * with 2 steps per worker the whole step's noise is the threshold. */
@@ -617,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_families),
 		cmocka_unit_test(test_spans_and_overlapped_collective),
 		cmocka_unit_test(test_fold_frames),
+		cmocka_unit_test(test_path_growth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
