@@ -78,6 +78,10 @@ const pt_opt cli_diag_opts[] = {  /* the thresholds */
 	PT_OPT_DOUBLE(0, "p2p-slow", PT_AT(cli_diag, opt.p2p_slow), "X",
 		      "p2p: a destination, source or pair X times slower than the\n"
 		      "others' median bandwidth is a finding (2)"),
+	PT_OPT_DOUBLE(0, "comm-bound", PT_AT(cli_diag, opt.comm_bound), "F",
+		      "a worker whose communication not overlapped with compute is\n"
+		      "at least F of its GPU busy time, and more than compute, is\n"
+		      "communication-bound (0.5)"),
 	PT_OPT_END(),
 };
 

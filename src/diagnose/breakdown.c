@@ -159,6 +159,10 @@ static void idle_finding(dctx *c, const dworker *w, int single)
 		return;
 	}
 	if (idle < IDLE_MIN) {
+		/* busy with exposed communication: comm_bound.c's finding says
+		 * so, and the compute advice would be wrong */
+		if (diag_comm_bound_is(c, s))
+			return;
 		/* the GPU is the bottleneck: still say where its time goes */
 		f = df_add(c, DC_GPU_IDLE, w->id, "", "gpu idle", idle, NAN, 0);
 		idle_fields(c, f, s, PT_CAUSE_GPU_BOUND);

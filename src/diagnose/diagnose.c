@@ -34,6 +34,7 @@ void pt_diag_options_default(pt_diag_options *o)
 	o->loo_below = 8;
 	o->fixed_only = 0;
 	o->p2p_slow = 2.0;
+	o->comm_bound = 0.5;
 }
 
 /* ---- workers ------------------------------------------------------------ */
@@ -232,6 +233,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_runtime(&c);
 	diag_python(&c);
 	diag_breakdown(&c, 0);
+	diag_comm_bound(&c);
 	diag_steps(&c, 0);
 	diag_lockstep(&c);
 	diag_cpath(&c);

@@ -36,6 +36,9 @@ typedef struct pt_diag_options {
 	                             memory ops and runtime calls (0) */
 	double p2p_slow;          /* a p2p destination, source or pair is slow when the
 	                             others' median bandwidth is this many times its own (2) */
+	double comm_bound;        /* a worker is communication-bound when communication
+	                             not overlapped with compute is at least this share
+	                             of its GPU's busy time and more than compute (0.5) */
 } pt_diag_options;
 
 void pt_diag_options_default(pt_diag_options *o);

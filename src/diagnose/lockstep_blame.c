@@ -243,8 +243,11 @@ static int blocking_leaf(const char *key)
  * (src/diagnose/p2p.c: its time is the end that waited less). */
 static int wait_symptom(const dfinding *f)
 {
-	if (f->cat == DC_COMM)  /* a slow p2p link's time is the end that waited less */
-		return f->cause != PT_CAUSE_SLOW_P2P;
+	/* a slow p2p link's time is the end that waited less; a
+	 * communication-bound worker's exposed time has its waits taken out
+	 * (comm_bound.c) */
+	if (f->cat == DC_COMM)
+		return f->cause != PT_CAUSE_SLOW_P2P && f->cause != PT_CAUSE_COMM_BOUND;
 	if (f->cat == DC_COMPUTE)
 		return !strcmp(f->metric, PT_KEY_GPU_UTILIZATION);
 	if (f->cat == DC_RUNTIME)

@@ -73,6 +73,10 @@ static const char *const phrases[PT_CAUSE_N] = {
 		"compute {m3%}, communication not overlapped with compute {m4%}, memory operations "
 		"{m5%}. The GPU is the bottleneck: the heaviest kernels (GPU Compute) are where time "
 		"can be won.",
+	[PT_CAUSE_COMM_BOUND] = "{I}: communication not overlapped with compute takes {m0%} of the "
+		"{a0} ({m1.1f} of {m2.1f} ms per step; {m3%} of the GPU's busy time, compute {m4%}){a1}: "
+		"the step waits for communication, not for compute. Overlapping it would save at most "
+		"{m6.1f} ms per step: {a2}.{a3}",
 	[PT_CAUSE_GPU_IDLE] = "{I}: the GPU is idle {m0%} of the {a0} ({m1.1f} of {m2.1f} ms; "
 		"compute {m3%}, communication not overlapped with compute {m4%}, memory operations "
 		"{m5%}). {a1}",

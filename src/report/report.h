@@ -128,6 +128,7 @@ typedef struct pt_finding_ev {
 	X(LOW_OCCUPANCY, "low occupancy") \
 	X(CPU_ONLY, "CPU only") \
 	X(GPU_BOUND, "GPU bound") \
+	X(COMM_BOUND, "communication bound") \
 	X(GPU_IDLE, "GPU idle") \
 	X(SLOW_STEPS, "slow steps") \
 	X(SLOWEST_STEP, "slowest step") \

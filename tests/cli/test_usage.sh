@@ -13,7 +13,7 @@ LEGACY=$PT_DATA/legacy/legacy_gloo.json
 
 THR="--z=1 --rel=0.1 --min-impact=0.01 --mad-floor=0.02 --memop-threshold=0.1
 	--runtime-threshold=0.1 --python-threshold=0.1 --python-min-impact=0.1
-	--top-kernels=3 --loo-below=4 --fixed-only --p2p-slow=3 --jobs=2 --quiet --time"
+	--top-kernels=3 --loo-below=4 --fixed-only --p2p-slow=3 --comm-bound=0.6 --jobs=2 --quiet --time"
 DIAG="$THR --max-findings=3 --format=json --json --width=80"
 
 # The options of each command, one valid use each (the names are what
