@@ -153,14 +153,6 @@ static int steady_cue(const dctx *c, grading *g)
 	return POOR;
 }
 
-/* A cause grouped across more than a tenth of the workers (any two of
- * fewer than 20): a spread of values more than one cause, as other
- * workers flagged for the same function were before grouping. */
-static int spread_group(const dctx *c, const dfinding *f)
-{
-	return f->ngroup > 1 && (double)f->ngroup > fmax(1.0, 0.1 * (double)c->nw);
-}
-
 /* The level from the three cues (lost, apart, steady): strong, moderate
  * or weak (see the top of the file). */
 static const char *level_of(const dctx *c, grading *g)
@@ -179,7 +171,7 @@ static const char *level_of(const dctx *c, grading *g)
 	 * "moderate" in 1 run of 3 on this ground alone). */
 	if (cue_steady == GOOD && isfinite(f->psi) && f->psi >= CONTENDED_PSI)
 		cue_steady = FAIR;
-	if (g->same || spread_group(c, f))
+	if (g->same || df_group_spread(c, f))
 		cue_apart = POOR;
 	if (f->cat == DC_LOCKSTEP) {
 		/* the others' wait for it, against what they wait for anyone */
@@ -224,7 +216,7 @@ static void evidence(const dctx *c, const grading *g, char *ev, size_t cap)
 	}
 	if (f->ngroup > 1)
 		n += snprintf(ev + n, cap - (size_t)n, " (the worst of the %zu workers with it%s)",
-			      f->ngroup, spread_group(c, f) ? ", more than a tenth of the job's: a "
+			      f->ngroup, df_group_spread(c, f) ? ", more than a tenth of the job's: a "
 			      "spread, not one outlier" : "");
 	if (g->same)
 		n += snprintf(ev + n, cap - (size_t)n, "; %zu other worker%s flagged "
@@ -232,7 +224,8 @@ static void evidence(const dctx *c, const grading *g, char *ev, size_t cap)
 	else if (mine && g->next > 0 && strstr(f->metric, "bottleneck"))
 		n += snprintf(ev + n, cap - (size_t)n, "; %s of its time in it, at most "
 			      "%s on any %s", df_pct(mine->bottleneck, p1, sizeof(p1)),
-			      df_pct(g->next, p2, sizeof(p2)), f->ngroup > 1 ? "worker outside them" :
+			      df_pct(g->next, p2, sizeof(p2)),
+			      f->ngroup > 1 && !df_group_spread(c, f) ? "worker outside them" :
 			      "other worker");
 	else if (isfinite(g->apart)) {
 		/* the metric without its unit: "median cost per execution" */

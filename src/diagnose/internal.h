@@ -258,9 +258,14 @@ void diag_merge(dctx *c);
  * that lists them, worst first, with the what-if of fixing all of them;
  * after diag_merge, before diag_noise. */
 void diag_group(dctx *c);
+/* Is f a cause grouped across more than a tenth of the workers (any two of
+ * fewer than 20)?  A spread of values more than one cause: it is graded as
+ * other workers flagged for the same function were before grouping. */
+int df_group_spread(const dctx *c, const dfinding *f);
 /* Mark (on 1) or unmark (on 0) in c->gmark the workers of f's group but
  * f's own: noise.c and confidence.c compare a group with the workers
- * outside it. */
+ * outside it; not a spread (df_group_spread), which is compared with all
+ * the others as before. */
 void df_group_mark(dctx *c, const dfinding *f, int on);
 /* What f costs per step of its worker: the what-if's difference when it
  * has one (the time lost IS what fixing it saves), else its impact per

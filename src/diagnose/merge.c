@@ -370,10 +370,18 @@ static int same_group(const dfinding *a, const dfinding *b)
 	return a->cat == b->cat && a->cause == b->cause && !strcmp(cause_key(a), cause_key(b));
 }
 
+int df_group_spread(const dctx *c, const dfinding *f)
+{
+	return f->ngroup > 1 && (double)f->ngroup > fmax(1.0, 0.1 * (double)c->nw);
+}
+
 void df_group_mark(dctx *c, const dfinding *f, int on)
 {
 	size_t i;
 
+	/* a spread is part of the job's own spread: compared with all */
+	if (df_group_spread(c, f))
+		return;
 	for (i = 1; c->gmark && i < f->ngroup; i++)
 		c->gmark[f->group[i]] = (unsigned char)on;
 }
