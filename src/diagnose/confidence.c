@@ -282,12 +282,12 @@ static void grade(dctx *c, dfinding *f, size_t same)
 	g.w = g.wi != UINT32_MAX ? &c->w[g.wi] : NULL;
 	if (!g.w || !(g.w->window_ms > 0))
 		return;
-	/* A share of its own time, never above 1.  The impact is often time
-	 * measured elsewhere: the others' waiting for a straggler, or a median
-	 * duration times the count of calls that reach outside the window (a
-	 * collective that waited since before the profiled steps); over a
-	 * short window, or cycles of other iterations compared as workers,
-	 * it passed 40 times the window ("4214.6% of its time", issue 29). */
+	/* A share of its own time, never above 1.  A slow call's impact is
+	 * at most the worker's time in the function inside the window
+	 * (metric.c: calls that reach outside the window made it pass 40
+	 * times the window, "4214.6% of its time", issue 29); a finding with
+	 * a what-if takes its share of the step below; the bound stays for
+	 * time measured elsewhere. */
 	g.lost = fmin(f->impact_ms / g.w->window_ms, 1.0);
 	/* One answer to "what does it cost": with a what-if, the share of the
 	 * step it saves (the sentence's "-8.1%"). */
