@@ -179,8 +179,8 @@ static void finding(dctx *c, const dworker *w, int single)
 	df_arg(c, f, "%s", sb.buf ? sb.buf : "");
 	df_arg(c, f, "%s", advice(n ? s->patterns[ix[0]].role : PT_ROLE_COLLECTIVE));
 	df_arg(c, f, "%s",
-	       single ? " With one rank's trace, waiting for a peer cannot be told from a slow "
-			"link: profile all ranks (perftracker --trigger-on profiles every worker)."
+	       single ? "; with one rank's trace, waiting for a peer cannot be told from a slow "
+			"link: profile all ranks (perftracker --trigger-on profiles every worker)"
 		      : "");
 out:
 	pt_sb_free(&sb);

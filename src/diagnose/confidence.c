@@ -14,8 +14,12 @@
  *            as CPU contention or a preempted thread gives).
  * strong: no poor cue and two good ones; weak: two poor cues, or one
  * and no good one; else moderate; then weak whatever the cues when the
- * finding's time per step is within the job's noise (noise.c) or it is a
- * symptom left without its straggler's finding.  Works from the finding's
+ * finding's time per step is within the job's noise (noise.c), when its
+ * what-if saves nothing that shows, or it is a symptom left without its
+ * straggler's finding.  With a what-if (a straggler, a cause grouped
+ * across workers) the time lost is what the what-if saves: one answer to
+ * "what does it cost".  A cause grouped across workers (merge.c) is
+ * graded against the workers outside its group.  Works from the finding's
  * worker, category and function key only, so findings of any section get
  * it.  Flow: diag_merge -> diag_noise -> diag_grade (here, into each
  * finding's conf) -> diag_findings, which ranks and writes them.
@@ -84,6 +88,8 @@ static void others_on_key(dctx *c, grading *g)
 			g->mine = p;
 			continue;
 		}
+		if (c->gmark && c->gmark[e->w])
+			continue; /* the rest of its group */
 		if (p->bottleneck > g->next)
 			g->next = p->bottleneck;
 		if (med)
@@ -132,7 +138,7 @@ static int steady_cue(const dctx *c, grading *g)
 		return FAIR;
 	}
 	if (!g->nmed) {
-		g->steady = "only this worker runs it";
+		g->steady = g->f->ngroup > 1 ? "only these workers run it" : "only this worker runs it";
 		return mine->count >= (g->w->s->nsteps ? g->w->s->nsteps : 1) ? GOOD : FAIR;
 	}
 	if (mine->p10_ms > g->omed * (1 + c->o->rel)) {
@@ -165,7 +171,7 @@ static const char *level_of(const dctx *c, grading *g)
 	 * "moderate" in 1 run of 3 on this ground alone). */
 	if (cue_steady == GOOD && isfinite(f->psi) && f->psi >= CONTENDED_PSI)
 		cue_steady = FAIR;
-	if (g->same)
+	if (g->same || df_group_spread(c, f))
 		cue_apart = POOR;
 	if (f->cat == DC_LOCKSTEP) {
 		/* the others' wait for it, against what they wait for anyone */
@@ -189,7 +195,7 @@ static const char *level_of(const dctx *c, grading *g)
 }
 
 /* The evidence sentence into ev: lost, apart, steady. */
-static void evidence(const grading *g, char *ev, size_t cap)
+static void evidence(const dctx *c, const grading *g, char *ev, size_t cap)
 {
 	const dfinding *f = g->f;
 	const pt_pattern *mine = g->mine;
@@ -208,13 +214,19 @@ static void evidence(const grading *g, char *ev, size_t cap)
 			snprintf(ev + n, cap - (size_t)n, "; %.2gx its median step", g->apart);
 		return;
 	}
+	if (f->ngroup > 1)
+		n += snprintf(ev + n, cap - (size_t)n, " (the worst of the %zu workers with it%s)",
+			      f->ngroup, df_group_spread(c, f) ? ", more than a tenth of the job's: a "
+			      "spread, not one outlier" : "");
 	if (g->same)
 		n += snprintf(ev + n, cap - (size_t)n, "; %zu other worker%s flagged "
 			      "for the same function", g->same, g->same == 1 ? " is" : "s are");
 	else if (mine && g->next > 0 && strstr(f->metric, "bottleneck"))
 		n += snprintf(ev + n, cap - (size_t)n, "; %s of its time in it, at most "
-			      "%s on any other worker", df_pct(mine->bottleneck, p1, sizeof(p1)),
-			      df_pct(g->next, p2, sizeof(p2)));
+			      "%s on any %s", df_pct(mine->bottleneck, p1, sizeof(p1)),
+			      df_pct(g->next, p2, sizeof(p2)),
+			      f->ngroup > 1 && !df_group_spread(c, f) ? "worker outside them" :
+			      "other worker");
 	else if (isfinite(g->apart) && f->cause == PT_CAUSE_SLOW_P2P && f->nargs > 1)
 		/* p2p.c: against the other destinations, sources or pairs */
 		n += snprintf(ev + n, cap - (size_t)n, "; %.2gx slower than the other %s (median)",
@@ -242,7 +254,15 @@ static void evidence(const grading *g, char *ev, size_t cap)
 static int within_noise(const dctx *c, const dfinding *f)
 {
 	return isfinite(f->noise_ms) && f->noise_ms > 0 &&
-	       df_impact_per_step(c, f) <= f->noise_ms;
+	       df_cost_per_step(c, f) <= f->noise_ms;
+}
+
+/* A what-if that saves nothing the sentences can show: its step and the
+ * step it replaces are the same at 0.01 ms. */
+static int what_if_nil(const dfinding *f)
+{
+	return f->has_what_if && isfinite(f->what_if_ms) && isfinite(f->instead_ms) &&
+	       llround(f->what_if_ms * 100) >= llround(f->instead_ms * 100);
 }
 
 static void grade(dctx *c, dfinding *f, size_t same)
@@ -250,12 +270,13 @@ static void grade(dctx *c, dfinding *f, size_t same)
 	grading g;
 	const char *level;
 	char ev[640], nb[32], ib[32];
-	size_t n;
+	/* other workers with it: flagged for the function, or in its group */
+	size_t n, nsame = same + (f->ngroup > 1 ? f->ngroup - 1 : 0);
 
 	/* a fact about the traces (unreadable, other steps, collectives that
 	 * do not match) or the job (a CPU-only run), with no time lost, is not
 	 * graded: it is said, never filed as possibly noise */
-	if (!f->worker || f->cat == DC_SUMMARY || !(f->impact_ms > 0))
+	if (!f->worker || f->cat == DC_SUMMARY || !(f->impact_ms > 0 || f->has_what_if))
 		return;
 	memset(&g, 0, sizeof(g));
 	g.f = f;
@@ -265,38 +286,47 @@ static void grade(dctx *c, dfinding *f, size_t same)
 	g.w = g.wi != UINT32_MAX ? &c->w[g.wi] : NULL;
 	if (!g.w || !(g.w->window_ms > 0))
 		return;
-	/* A share of its own time, never above 1.  The impact is often time
-	 * measured elsewhere: the others' waiting for a straggler, or a median
-	 * duration times the count of calls that reach outside the window (a
-	 * collective that waited since before the profiled steps); over a
-	 * short window, or cycles of other iterations compared as workers,
-	 * it passed 40 times the window ("4214.6% of its time", issue 29). */
+	/* A share of its own time, never above 1.  A slow call's impact is
+	 * at most the worker's time in the function inside the window
+	 * (metric.c: calls that reach outside the window made it pass 40
+	 * times the window, "4214.6% of its time", issue 29); a finding with
+	 * a what-if takes its share of the step below; the bound stays for
+	 * time measured elsewhere. */
 	g.lost = fmin(f->impact_ms / g.w->window_ms, 1.0);
+	/* One answer to "what does it cost": with a what-if, the share of the
+	 * step it saves (the sentence's "-8.1%"). */
+	if (f->has_what_if && f->instead_ms > 0)
+		g.lost = fmax(0, fmin(df_cost_per_step(c, f) / f->instead_ms, 1.0));
 	/* Findings that compare a worker with itself: its steps, or the only
 	 * worker there is. */
 	g.within = c->nw < 2 || f->cat == DC_STEPS || f->cat == DC_GPU_IDLE;
 	others_on_key(c, &g);
 	g.apart = apart_of(&g);
 	level = level_of(c, &g);
-	evidence(&g, ev, sizeof(ev));
+	evidence(c, &g, ev, sizeof(ev));
 	n = strlen(ev);
-	if (f->caused_by) {
+	if (what_if_nil(f)) {
+		/* "a step would take 16.13 ms instead of 16.13 ms" is no cost */
+		level = "weak";
+		snprintf(ev + n, sizeof(ev) - n, "; without it a step would take no less "
+			 "(%.2f ms)", f->instead_ms);
+	} else if (f->caused_by) {
 		/* a symptom whose straggler has no finding to hold it */
 		level = "weak";
 		snprintf(ev + n, sizeof(ev) - n, "; its waiting for %s", f->caused_by);
 	} else if (within_noise(c, f)) {
 		level = "weak";
 		snprintf(ev + n, sizeof(ev) - n, "; %s per step, within the job's noise (%s per "
-			 "step: %s)", pt_fmt_ms(df_impact_per_step(c, f), ib, sizeof(ib)),
+			 "step: %s)", pt_fmt_ms(df_cost_per_step(c, f), ib, sizeof(ib)),
 			 pt_fmt_ms(f->noise_ms, nb, sizeof(nb)), f->noise_src ? f->noise_src : "");
-	} else if (same && f->psi >= CONTENDED_PSI) {
+	} else if (nsame && f->psi >= CONTENDED_PSI) {
 		/* the same CPU-side function slower on several workers of a
 		 * host whose tasks wait for a core: which processes share a
 		 * core, not a cause on one of them */
 		level = "weak";
 		snprintf(ev + n, sizeof(ev) - n, "; slower on %zu other worker%s too, on a host "
-			 "whose tasks waited for a core %.0f%% of the time: CPU contention", same,
-			 same == 1 ? "" : "s", f->psi);
+			 "whose tasks waited for a core %.0f%% of the time: CPU contention", nsame,
+			 nsame == 1 ? "" : "s", f->psi);
 	}
 	f->conf.level = level;
 	f->conf.lost = g.lost;
@@ -334,8 +364,19 @@ void diag_grade(dctx *c)
 		for (i = a; i < b; i++)
 			same[by[i] - c->f] = by[i]->worker && nw ? nw - 1 : 0;
 	}
-	for (i = 0; i < c->nf; i++)
-		grade(c, &c->f[i], same[i]);
+	for (i = 0; i < c->nf; i++) {
+		dfinding *f = &c->f[i];
+		uint32_t wi = df_worker(c, f);
+		/* with a what-if, the time lost is what it saves: the impact
+		 * that ranks it too */
+		if (f->has_what_if && wi != UINT32_MAX && isfinite(f->what_if_ms) &&
+		    isfinite(f->instead_ms))
+			f->impact_ms = fmax(0, df_cost_per_step(c, f)) * dw_steps(&c->w[wi]);
+		/* a group against the workers outside it */
+		df_group_mark(c, f, 1);
+		grade(c, f, same[i]);
+		df_group_mark(c, f, 0);
+	}
 out:
 	x_free(same);
 	x_free(by);

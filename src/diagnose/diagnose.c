@@ -239,6 +239,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_cpath(&c);
 	write_workers(&c, s, ids, n);
 	diag_merge(&c);
+	diag_group(&c);
 	diag_noise(&c);
 	diag_grade(&c);
 	diag_findings(&c);
@@ -267,6 +268,7 @@ out:
 	for (i = 0; c.slow && i < c.nw; i++)
 		x_free(c.slow[i]);
 	x_free(c.slow);
+	x_free(c.gmark);
 	x_free(c.f);
 	for (i = 0; i < 3; i++)
 		dm_free(&c.m[i]);

@@ -64,6 +64,9 @@ dfinding *df_add(dctx *c, dcat cat, const char *worker, const char *function,
 	f->noise_ms = NAN;
 	f->noise_src = NULL;
 	f->psi = NAN;
+	f->group = NULL;
+	f->ngroup = 0;
+	f->group_ms = 0;
 	memset(&f->conf, 0, sizeof(f->conf));
 	f->conf.apart = NAN;
 	return f;
@@ -109,6 +112,9 @@ void df_free(dfinding *f)
 	x_free(f->ev);
 	x_free(f->waits);
 	x_free(f->also);
+	x_free(f->group);
+	f->group = NULL;
+	f->ngroup = 0;
 	f->waits = f->also = NULL;
 	f->nwaits = f->nalso = 0;
 	x_free(f->conf.evidence);
@@ -220,6 +226,13 @@ double df_impact_per_step(const dctx *c, const dfinding *f)
 	return wi != UINT32_MAX ? f->impact_ms / dw_steps(&c->w[wi]) : f->impact_ms;
 }
 
+double df_cost_per_step(const dctx *c, const dfinding *f)
+{
+	if (f->has_what_if && isfinite(f->what_if_ms) && isfinite(f->instead_ms))
+		return f->instead_ms - f->what_if_ms;
+	return df_impact_per_step(c, f);
+}
+
 const char *df_pct(double ratio, char *buf, size_t cap)
 {
 	double p = ratio * 100;
@@ -259,15 +272,28 @@ static int cmp_finding(const void *a, const void *b)
 	return r ? r : strcmp(x->metric, y->metric);
 }
 
+/* How many worker ids to_model may put in ws for f. */
+static size_t ws_need(const dctx *c, const dfinding *f)
+{
+	return (f->ngroup > c->nfailed ? f->ngroup : c->nfailed) + 1;
+}
+
 /* f as the report's finding model (report.h), which writes report.json's
- * entry; ws holds f's workers. */
+ * entry; ws holds f's workers (ws_need of them). */
 static void to_model(dctx *c, const dfinding *f, pt_finding *m, const char **ws)
 {
 	size_t i;
 
 	memset(m, 0, sizeof(*m));
 	m->category = f->category;
-	if (f->worker) {
+	if (f->ngroup > 1) {
+		/* the group, worst first (its own worker the first) */
+		for (i = 0; i < f->ngroup; i++)
+			ws[i] = c->w[f->group[i]].id;
+		m->nworkers = f->ngroup;
+		m->grouped = 1;
+		m->group_ms = f->group_ms;
+	} else if (f->worker) {
 		ws[0] = f->worker;
 		m->nworkers = 1;
 	} else {
@@ -318,7 +344,7 @@ const char *df_sentence(dctx *c, dfinding *f)
 
 	if (f->explanation || f->cause == PT_CAUSE_NONE)
 		return f->explanation ? f->explanation : "";
-	ws = x_malloc((c->nfailed + 1) * sizeof(*ws));
+	ws = x_malloc(ws_need(c, f) * sizeof(*ws));
 	if (!ws) {
 		c->oom = 1;
 		return NULL;
@@ -342,12 +368,15 @@ const char *df_sentence(dctx *c, dfinding *f)
 void diag_findings(dctx *c)
 {
 	const char **ws = NULL;
-	size_t i;
+	size_t i, need = c->nfailed + 1;
 
 	pt_report_findings_open(c->rep);
 	if (c->nf > 1)
 		qsort(c->f, c->nf, sizeof(*c->f), cmp_finding);
-	ws = x_malloc((c->nfailed + 1) * sizeof(*ws));
+	for (i = 0; i < c->nf; i++)
+		if (ws_need(c, &c->f[i]) > need)
+			need = ws_need(c, &c->f[i]);
+	ws = x_malloc(need * sizeof(*ws));
 	if (!ws) {
 		c->oom = 1;
 		goto out;

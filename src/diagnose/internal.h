@@ -118,6 +118,11 @@ typedef struct dfinding {
 	double noise_ms;         /* per step; NAN: not measured */
 	const char *noise_src;   /* which noise: a static string */
 	double psi;              /* CPU-side: its host's psi_cpu (%), NAN unknown */
+	uint32_t *group;         /* the same cause on several workers (merge.c
+	                            diag_group): their indexes in c->w, worst
+	                            first, this finding's own the first; owned */
+	size_t ngroup;           /* 0: not grouped */
+	double group_ms;         /* their ms per step in all */
 	int fkind;               /* its function's pt_kind where the section knows
 	                            it and the key index may not (a slow step's
 	                            cause on the critical path); -1 unknown */
@@ -196,6 +201,8 @@ typedef struct dctx {
 	                             (diag_lockstep_match); NULL without lockstep */
 	size_t comm_waiting;      /* Communication entries left out for it (comm.c) */
 	unsigned char **slow;     /* per worker: its slow steps (steps.c), NULL */
+	unsigned char *gmark;     /* per worker: in the group being graded
+	                             (df_group_mark), NULL before diag_group */
 	int oom;
 } dctx;
 
@@ -246,6 +253,24 @@ static inline double dw_steps(const dworker *w)
  * (caused_by) into its Lockstep finding; the merged-away findings become
  * evidence and leave c->f. */
 void diag_merge(dctx *c);
+/* One finding per cause across workers (merge.c): the same cause (cause
+ * kind, category, function key) on several workers becomes one finding
+ * that lists them, worst first, with the what-if of fixing all of them;
+ * after diag_merge, before diag_noise. */
+void diag_group(dctx *c);
+/* Is f a cause grouped across more than a tenth of the workers (any two of
+ * fewer than 20)?  A spread of values more than one cause: it is graded as
+ * other workers flagged for the same function were before grouping. */
+int df_group_spread(const dctx *c, const dfinding *f);
+/* Mark (on 1) or unmark (on 0) in c->gmark the workers of f's group but
+ * f's own: noise.c and confidence.c compare a group with the workers
+ * outside it; not a spread (df_group_spread), which is compared with all
+ * the others as before. */
+void df_group_mark(dctx *c, const dfinding *f, int on);
+/* What f costs per step of its worker: the what-if's difference when it
+ * has one (the time lost IS what fixing it saves), else its impact per
+ * step. */
+double df_cost_per_step(const dctx *c, const dfinding *f);
 /* The job's noise (noise.c): sets noise_ms and noise_src of every finding
  * about a worker; after diag_merge. */
 void diag_noise(dctx *c);

@@ -3,11 +3,13 @@
  * cause").  The sections each write what they see (df_add); a cause seen
  * by several of them, a frame inside a cause, a straggler's own longer
  * collectives and its victims' waiting all come here as separate findings
- * and leave as one, the others kept as its evidence.
+ * and leave as one, the others kept as its evidence.  Then across
+ * workers (diag_group): the same cause on many workers is one finding
+ * that lists them, worst first, with the what-if of fixing all of them.
  *
  * Flow: sections, diag_lockstep (sets caused_by on the victims' symptoms),
- * diag_cpath -> diag_merge -> diag_noise -> diag_findings (grade, rank,
- * write).
+ * diag_cpath -> diag_merge -> diag_group -> diag_noise -> diag_grade ->
+ * diag_findings (rank, write).
  */
 #include "internal.h"
 #include "../util/bsearch.h"
@@ -310,6 +312,161 @@ void diag_merge(dctx *c)
 	for (i = 0; i < c->nf; i++)
 		if (say_inside(c, &F[i]))
 			goto oom;
+	goto out;
+oom:
+	c->oom = 1;
+out:
+	x_free(dead);
+	x_free(ix);
+}
+
+/* ---- one finding per cause across workers ------------------------------ */
+
+/* Causes that say one thing of one worker against the others, so that the
+ * same on several workers is one cause: a share of time, slow calls, a
+ * slow link or GPU, communication that no compute overlaps.  Not a straggler (the job waits for one, each has its
+ * own what-if), a slow step (its worker's own steps), a fact about the
+ * traces, nor a symptom that waits for a straggler. */
+static int groupable(const dfinding *f)
+{
+	if (!f->worker || f->caused_by || f->has_what_if)
+		return 0;
+	switch (f->cause) {
+	case PT_CAUSE_SHARE: case PT_CAUSE_SLOW_CALLS: case PT_CAUSE_LOW_BANDWIDTH:
+	case PT_CAUSE_SLOW_LINK: case PT_CAUSE_WAITS_FOR_PEER: case PT_CAUSE_GPU_WAITS:
+	case PT_CAUSE_GPU_BUSIER: case PT_CAUSE_SLOW_KERNELS: case PT_CAUSE_COMM_BOUND:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The function key that names a finding's cause: none for a slower GPU,
+ * whose function is only the example its sentence gives (the costliest
+ * of its slow kernels, which differs from worker to worker). */
+static const char *cause_key(const dfinding *f)
+{
+	return f->cause == PT_CAUSE_SLOW_KERNELS ? "" : f->function;
+}
+
+/* Groupable findings by cause (category, cause kind, function key), then
+ * worst first (impact, then worker). */
+static int cmp_group(const void *pa, const void *pb, void *arg)
+{
+	const dfinding *F = arg;
+	const dfinding *a = &F[*(const size_t *)pa], *b = &F[*(const size_t *)pb];
+	int r;
+
+	if (a->cat != b->cat)
+		return a->cat < b->cat ? -1 : 1;
+	if (a->cause != b->cause)
+		return a->cause < b->cause ? -1 : 1;
+	if ((r = strcmp(cause_key(a), cause_key(b))))
+		return r;
+	if (a->impact_ms != b->impact_ms)
+		return a->impact_ms > b->impact_ms ? -1 : 1;
+	return strcmp(wid(a), wid(b));
+}
+
+static int same_group(const dfinding *a, const dfinding *b)
+{
+	return a->cat == b->cat && a->cause == b->cause && !strcmp(cause_key(a), cause_key(b));
+}
+
+int df_group_spread(const dctx *c, const dfinding *f)
+{
+	return f->ngroup > 1 && (double)f->ngroup > fmax(1.0, 0.1 * (double)c->nw);
+}
+
+void df_group_mark(dctx *c, const dfinding *f, int on)
+{
+	size_t i;
+
+	/* a spread is part of the job's own spread: compared with all */
+	if (df_group_spread(c, f))
+		return;
+	for (i = 1; c->gmark && i < f->ngroup; i++)
+		c->gmark[f->group[i]] = (unsigned char)on;
+}
+
+/* ix[a .. b) (worst first) into F[ix[a]]: its group, their ms per step,
+ * the others its evidence, the what-if of fixing all of them.  -1: out
+ * of memory. */
+static int make_group(dctx *c, const size_t *ix, size_t a, size_t b, unsigned char *dead)
+{
+	dfinding *F = c->f, *p = &F[ix[a]];
+	size_t i;
+	uint32_t wi;
+	double worst, step;
+
+	p->group = x_malloc((b - a) * sizeof(*p->group));
+	if (!p->group)
+		return -1;
+	p->ngroup = 0;
+	p->group_ms = 0;
+	for (i = a; i < b; i++) {
+		dfinding *q = &F[ix[i]];
+		uint32_t qw = df_worker(c, q);
+		if (qw == UINT32_MAX)
+			continue;
+		p->group[p->ngroup++] = qw;
+		p->group_ms += df_impact_per_step(c, q);
+		if (i == a)
+			continue;
+		if (absorb(c, p, q, PT_EV_WORKER))
+			return -1;
+		dead[ix[i]] = 1;
+	}
+	/* In lockstep every worker waits for the slowest: fixed on all of
+	 * them, a step is shorter by the worst one's time, not by their sum;
+	 * its step (its window per step) is the one it would shorten, so the
+	 * what-if's share is the share of its time it loses. */
+	worst = df_impact_per_step(c, p);
+	wi = df_worker(c, p);
+	step = wi != UINT32_MAX ? c->w[wi].window_ms / dw_steps(&c->w[wi]) : 0;
+	if (step > 0 && worst > 0) {
+		p->has_what_if = 1;
+		p->instead_ms = step;
+		p->what_if_ms = step - fmin(worst, step);
+	}
+	df_metric(p, "workers with it", (double)p->ngroup, PT_UNIT_COUNT);
+	df_metric(p, "ms per step on them all", p->group_ms, PT_UNIT_MS_STEP);
+	return 0;
+}
+
+void diag_group(dctx *c)
+{
+	dfinding *F = c->f;
+	size_t n = c->nf, *ix = NULL, ng = 0, i, j, a, b;
+	unsigned char *dead = NULL;
+
+	if (!c->nw)
+		return;
+	c->gmark = x_calloc(c->nw, 1);
+	ix = x_malloc((n ? n : 1) * sizeof(*ix));
+	dead = x_calloc(n ? n : 1, 1);
+	if (!c->gmark || !ix || !dead)
+		goto oom;
+	for (i = 0; i < n; i++)
+		if (groupable(&F[i]))
+			ix[ng++] = i;
+	qsort_r(ix, ng, sizeof(*ix), cmp_group, F);
+	for (a = 0; a < ng; a = b) {
+		for (b = a + 1; b < ng && same_group(&F[ix[a]], &F[ix[b]]); b++)
+			;
+		if (b - a < 2)
+			continue;
+		if (make_group(c, ix, a, b, dead))
+			goto oom;
+	}
+	for (i = j = 0; i < n; i++) {
+		if (dead[i]) {
+			df_free(&F[i]);
+			continue;
+		}
+		F[j++] = F[i];
+	}
+	c->nf = j;
 	goto out;
 oom:
 	c->oom = 1;

@@ -4,7 +4,8 @@
  *
  *   peer  - workers doing the same work differ by themselves: half the
  *           spread (p10 to p90, the range below 10 workers) of the other
- *           workers' ms per step in the finding's function;
+ *           workers' ms per step in the finding's function (outside its
+ *           group, for a cause grouped across workers);
  *   cpu   - CPU contention, for CPU-side findings (Python and CPU ops,
  *           runtime calls, CPU collectives): on a host whose tasks waited
  *           for a core P% of the time (psi_cpu, the kernel's 10 s average,
@@ -161,7 +162,7 @@ static double peer_noise(const dctx *c, uint32_t k, uint32_t wi, double *tmp)
 	for (i = 0; i < c->keys[k].n; i++) {
 		const dent *e = &c->ent[c->keys[k].off + i];
 		const dworker *w = &c->w[e->w];
-		if (e->w == wi)
+		if (e->w == wi || (c->gmark && c->gmark[e->w]))
 			continue;
 		tmp[n++] = w->pat[e->p].total_ms / dw_steps(w);
 	}
@@ -273,7 +274,10 @@ void diag_noise(dctx *c)
 			}
 			continue;
 		}
+		/* a group is compared with the workers outside it */
+		df_group_mark(c, f, 1);
 		peer = peer_noise(c, key, wi, tmp);
+		df_group_mark(c, f, 0);
 		self = self_noise(c, key, wi, tmp);
 		if (cpuside && isfinite(psi[wi]) && nhost[wi]) {
 			double own = own_ms(c, key, wi);

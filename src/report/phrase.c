@@ -9,7 +9,12 @@
  * first worker); {mN<style>} metric N as pt_num_format writes it in that
  * style; {pN} "s" unless metric N is 1; {aN} arg N; {(aN)} " (arg N)" when
  * arg N is not empty; {w<style>} / {i<style>} the what-if's step and the
- * step it replaces.
+ * step it replaces; {?TEXT} TEXT (fields inside) only when the what-if
+ * saves something that shows at 0.01 ms, {!TEXT} only when it does not
+ * (no "16.13 ms instead of 16.13 ms").  A finding grouped across workers
+ * (report.h "grouped") ends with the group: how many, the first few
+ * (worst first), their ms per step in all and the what-if of fixing all of
+ * them.
  */
 #include "phrase.h"
 #include "keys.h"
@@ -75,8 +80,8 @@ static const char *const phrases[PT_CAUSE_N] = {
 		"can be won.",
 	[PT_CAUSE_COMM_BOUND] = "{I}: communication not overlapped with compute takes {m0%} of the "
 		"{a0} ({m1.1f} of {m2.1f} ms per step; {m3%} of the GPU's busy time, compute {m4%}){a1}: "
-		"the step waits for communication, not for compute. Overlapping it would save at most "
-		"{m6.1f} ms per step: {a2}.{a3}",
+		"the step waits for communication, not for compute; overlapping it would save at most "
+		"{m6.1f} ms per step ({a2}){a3}",
 	[PT_CAUSE_GPU_IDLE] = "{I}: the GPU is idle {m0%} of the {a0} ({m1.1f} of {m2.1f} ms; "
 		"compute {m3%}, communication not overlapped with compute {m4%}, memory operations "
 		"{m5%}). {a1}",
@@ -89,8 +94,10 @@ static const char *const phrases[PT_CAUSE_N] = {
 	[PT_CAUSE_STRAGGLER] = "{a0} is the worker the others waited for: it arrived last at {m1d} "
 		"of {m2d} collectives, and the other {m3d} workers waited {m4.2f} ms for it in all "
 		"({m5.2f} ms each on average, against a median of {m6.2f} ms for the other "
-		"workers).{a1}{a2} If it arrived like the median worker, a step would take {w.2f} ms "
-		"instead of {i.2f} ms (-{m7.2f} ms, -{m8.1f}%).{a3}",
+		"workers).{a1}{a2}{? If it arrived like the median worker, a step would take {w.2f} "
+		"ms instead of {i.2f} ms (-{m7.2f} ms, -{m8.1f}%).}{! If it arrived like the median "
+		"worker, a step would take no less ({i.2f} ms): the next latest worker arrives about "
+		"as late.}{a3}",
 	/* compare's sentences are built by its section (compare_report.c) */
 	[PT_CAUSE_GOT_SLOWER] = "{a0}",
 	[PT_CAUSE_GOT_FASTER] = "{a0}",
@@ -286,6 +293,71 @@ static void fill(const pt_finding *f, const char *spec, size_t n, pt_sb *raw)
 	}
 }
 
+int pt_what_if_shows(const pt_finding *f)
+{
+	return f->has_what_if && isfinite(f->what_if_ms) && isfinite(f->instead_ms) &&
+	       llround(f->what_if_ms * 100) < llround(f->instead_ms * 100);
+}
+
+/* The '}' that closes the field opened at b ('{'), NULL when none. */
+static const char *field_end(const char *b, const char *end)
+{
+	int depth = 0;
+
+	for (; b < end; b++) {
+		if (*b == '{')
+			depth++;
+		else if (*b == '}' && --depth == 0)
+			return b;
+	}
+	return NULL;
+}
+
+/* Phrase text p[0..end) with its fields filled, appended to raw. */
+static void fill_text(const pt_finding *f, const char *p, const char *end, pt_sb *raw)
+{
+	while (p < end) {
+		const char *b = memchr(p, '{', (size_t)(end - p)), *e;
+
+		if (!b || !(e = field_end(b, end))) {
+			pt_sb_add(raw, p, (size_t)(end - p));
+			break;
+		}
+		pt_sb_add(raw, p, (size_t)(b - p));
+		if (b[1] == '?' || b[1] == '!') {
+			if ((b[1] == '?') == pt_what_if_shows(f))
+				fill_text(f, b + 2, e, raw);
+		} else {
+			fill(f, b + 1, (size_t)(e - b - 1), raw);
+		}
+		p = e + 1;
+	}
+}
+
+/* A grouped finding's last clause: "; the same on 50 workers, worst
+ * first: A, B, C and 47 more (28.8 ms per step on them all). Fixed on all
+ * of them, a step of the worst one would take ..." */
+static void group_clause(const pt_finding *f, pt_sb *raw)
+{
+	size_t i, n = f->nworkers, shown = n > 3 ? 3 : n;
+	char ms[32];
+
+	pt_sb_addf(raw, "; the same on %zu workers, worst first: ", n);
+	for (i = 0; i < shown; i++) {
+		pt_sb_adds(raw, i == 0 ? "" : i + 1 == shown && n == shown ? " and " : ", ");
+		pt_who_token(raw, 'I', f->workers[i], -1);
+	}
+	if (n > shown)
+		pt_sb_addf(raw, " and %zu more", n - shown);
+	pt_sb_addf(raw, " (%s per step on them all)", pt_fmt_ms(f->group_ms, ms, sizeof(ms)));
+	if (pt_what_if_shows(f))
+		pt_sb_addf(raw, ". Fixed on all of them, a step of the worst one would take %.2f ms "
+			   "instead of %.2f ms (-%.2f ms, -%.1f%%), and so would the job's in lockstep "
+			   "(it waits for the slowest of them)", f->what_if_ms, f->instead_ms,
+			   f->instead_ms - f->what_if_ms,
+			   100 * (f->instead_ms - f->what_if_ms) / f->instead_ms);
+}
+
 void pt_finding_render(const pt_finding *f, pt_label_fn label, const void *ctx, pt_sb *out)
 {
 	const char *p = (unsigned)f->cause < PT_CAUSE_N ? phrases[f->cause] : NULL;
@@ -295,22 +367,14 @@ void pt_finding_render(const pt_finding *f, pt_label_fn label, const void *ctx, 
 		pt_who_resolve(f->explanation, label, ctx, out);
 		return;
 	}
-	while (*p) {
-		const char *b = strchr(p, '{'), *e;
-
-		if (!b || !(e = strchr(b, '}'))) {
-			pt_sb_adds(&raw, p);
-			break;
-		}
-		pt_sb_add(&raw, p, (size_t)(b - p));
-		fill(f, b + 1, (size_t)(e - b - 1), &raw);
-		p = e + 1;
-	}
+	fill_text(f, p, p + strlen(p), &raw);
 	if (f->ninside) {
 		char ms[32];
 		pt_sb_addf(&raw, INSIDE_CLAUSE, f->ninside, f->ninside == 1 ? "" : "s",
 			   pt_fmt_ms(f->inside_ms, ms, sizeof(ms)));
 	}
+	if (f->grouped && f->nworkers > 1)
+		group_clause(f, &raw);
 	if (raw.oom)
 		out->oom = 1;
 	else

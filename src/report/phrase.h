@@ -38,6 +38,9 @@ typedef const char *(*pt_label_fn)(const void *ctx, const char *id);
  * otherwise the text report's (labels, control bytes escaped).  A finding
  * with PT_CAUSE_NONE renders as its explanation (tokens resolved). */
 void pt_finding_render(const pt_finding *f, pt_label_fn label, const void *ctx, pt_sb *out);
+/* Does f's what-if save something that shows at 0.01 ms (its step and the
+ * step it replaces differ as the sentences print them)? */
+int pt_what_if_shows(const pt_finding *f);
 
 /* Resolve the worker tokens of text (report.json's style with label NULL,
  * else the text style as above), appending to out. */

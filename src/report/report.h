@@ -97,6 +97,8 @@ typedef enum {
 	PT_EV_OWN_COMM,  /* "its own collectives": a straggler's own, longer */
 	PT_EV_OWN_WAIT,  /* "its own waiting for it" */
 	PT_EV_SYMPTOM,   /* "symptom on a worker that waited for it" */
+	PT_EV_WORKER,    /* "same cause on another worker": a grouped
+	                    finding's other workers, each one's own numbers */
 	PT_EV_COUNT
 } pt_ev_kind;
 
@@ -197,6 +199,10 @@ typedef struct pt_finding {
 	double what_if_ms, instead_ms; /* instead_ms */
 	size_t ninside;                /* frames folded into it (its "inside it" */
 	double inside_ms;              /* evidence) and their ms per step */
+	int grouped;                   /* 1: the same cause on all its workers,
+	                                  worst first; the phrase is about the
+	                                  first, the renderer names the group */
+	double group_ms;               /* grouped: their ms per step in all */
 } pt_finding;
 
 /* Open the report's "findings" array under the root at this point of the

@@ -1183,7 +1183,7 @@ static void evidence_line(tctx *t, const pt_finding *c, pt_sb *sb)
 {
 	static const char *const lead[PT_EV_COUNT] = {
 		"seen as ", "the frames inside it ", "its own longer collectives ",
-		"its own waiting for it ", "",
+		"its own waiting for it ", "", "",
 	};
 	size_t k, i, j, n, parts = 0;
 
@@ -1194,7 +1194,8 @@ static void evidence_line(tctx *t, const pt_finding *c, pt_sb *sb)
 		size_t shown = 0;
 		for (n = 0, i = 0; i < c->nev; i++)
 			n += c->ev[i].kind == (pt_ev_kind)k;
-		if (!n)
+		/* a group's other workers: its sentence names them */
+		if (!n || k == PT_EV_WORKER)
 			continue;
 		pt_sb_adds(sb, parts++ ? "; " : "also: ");
 		if (k == PT_EV_SYMPTOM)
@@ -1237,7 +1238,8 @@ static void evidence_line(tctx *t, const pt_finding *c, pt_sb *sb)
 		if (k == PT_EV_SYMPTOM)
 			pt_sb_adds(sb, ")");
 	}
-	wrap_relabeled(t, sb, "     ", 7);
+	if (parts)
+		wrap_relabeled(t, sb, "     ", 7);
 }
 
 /* The findings that may be noise, in one line: who, what, how much. */
@@ -1259,9 +1261,13 @@ static void noise_line(tctx *t, const pt_finding *f, size_t nf, size_t nweak, pt
 			break;
 		}
 		fmt_pct(c->conf.lost, pb, sizeof(pb));
-		pt_sb_addf(sb, "%s%s %s (%s of its time)", shown > 1 ? "; " : "", lab ? lab : w,
+		pt_sb_addf(sb, "%s%s", shown > 1 ? "; " : "", lab ? lab : w);
+		if (c->grouped && c->nworkers > 1)
+			pt_sb_addf(sb, " and %zu other worker%s", c->nworkers - 1,
+				   c->nworkers == 2 ? "" : "s");
+		pt_sb_addf(sb, " %s (%s of %s time)",
 			   c->function[0] ? pt_name_leaf(c->function, nb, sizeof(nb)) : c->category,
-			   pb);
+			   pb, c->grouped && c->nworkers > 1 ? "the worst one's" : "its");
 	}
 	wrap_relabeled(t, sb, "  ", 4);
 }

@@ -38,7 +38,7 @@ printf '[1, 2]\n' > "$B/numbers.json"
 printf '[]\n' > "$B/empty_array.json"
 printf '{"traceEvents": {"ph": "X"}}\n' > "$B/events_obj.json"
 printf '{"traceEvents": [{"ph": "X", "name": "a\\q"}]}\n' > "$B/bad_escape.json"
-head -c 4096 "$PT_BIN" > "$B/binary.json"
+head -c 4096 "${PT_REAL_BIN:-$PT_BIN}" > "$B/binary.json"
 "$PYTHON" -c 'import sys; sys.stdout.write("{\"traceEvents\": [{\"args\": " + "[" * 400 + "]" * 400 + "}]}")' > "$B/deep.json"
 "$PYTHON" -c 'import sys; sys.stdout.write("{\"schema\": \"1.0.1\", \"nodes\": [{\"id\": 1, \"name\": \"[pytorch|profiler|execution_trace|thread]\"}]}")' > "$B/et.json"
 T0=$PT_DATA/dlrm/worker0_step_12.1694128201545.pt.trace.json

@@ -23,8 +23,8 @@ check "planted sleep on rank 2: strong" q '[f["confidence"]["level"] for f in r[
 check "aten::mm 12.5% vs 6.9% (CPU contention): weak" q '[f["confidence"]["level"] for f in r["findings"] if f["function"].endswith("|aten::mm")] == ["weak"]'
 check "aten::mm: only some calls slower" q '[f["confidence"]["calls"] for f in r["findings"] if f["function"].endswith("|aten::mm")] == ["only some calls are slower"]'
 check "aten::mm: lost share exact" q 'abs([f["confidence"]["time lost (share of window)"] for f in r["findings"] if f["function"].endswith("|aten::mm")][0] - 0.0612) < 0.0005'
-check "same function on two workers: both say so" q 'sorted(f["confidence"]["other workers flagged"] for f in r["findings"] if f["function"] == "c10d::allreduce_") == [1, 1]'
-check "text: weak findings on one line after the causes" bash -c "grep -q '^  Possibly noise (6: weak evidence or within the job.s own noise; report.json has them): rank 0 aten::mm' '$TMP/text' && ! grep -q '^  [0-9]\. rank 0 spends 12.5% of its time in aten::mm' '$TMP/text'"
+check "same function on two workers: one finding, the spread said" q '[(sorted(f["workers"]), f["confidence"]["other workers flagged"], f["confidence"]["level"]) for f in r["findings"] if f["function"] == "c10d::allreduce_"] == [(["vm_0_30069.json", "vm_1_30070.json"], 0, "weak")] and [f["confidence"]["evidence"] for f in r["findings"] if f["function"] == "c10d::allreduce_"][0].startswith("loses 4.9% of its time (the worst of the 2 workers with it, more than a tenth of the job\x27s: a spread, not one outlier)")'
+check "text: weak findings on one line after the causes" bash -c "grep -q '^  Possibly noise (5: weak evidence or within the job.s own noise; report.json has them): rank 0 aten::mm' '$TMP/text' && ! grep -q '^  [0-9]\. rank 0 spends 12.5% of its time in aten::mm' '$TMP/text'"
 check "text: evidence line under a finding" grep -q '^     strong: loses 28.0% of its time' "$TMP/text"
 
 # DLRM with planted anomalies: none of the four reads weak.
@@ -33,5 +33,8 @@ PL=$TMP/planted
 "$PT_BIN" analyze "$PL" -o "$TMP/dl" -q
 R=$TMP/dl/PerfDisplay/report.json
 # (the planted rank's findings, without the Lockstep ones of test_lockstep.sh)
-check "DLRM planted: stall, launches, copies strong" q '[f["confidence"]["level"] for f in r["findings"] if f["workers"][0].startswith(("worker6", "worker5", "worker3"))] == ["strong"] * 3'
+check "DLRM planted: stall, copies strong" q '[f["confidence"]["level"] for f in r["findings"] if f["workers"][0].startswith(("worker6", "worker3"))] == ["strong"] * 2'
+# rank 5's slow launches: fixing them alone saves 0.57% of a step (rank 7
+# arrives nearly as late), and the level says what the what-if says
+check "DLRM planted: slow launches moderate, lost = the what-if's share" q '[(f["confidence"]["level"], round(f["confidence"]["time lost (share of window)"], 4), round(1 - f["what if"]["step (ms)"] / f["what if"]["instead of (ms)"], 4)) for f in r["findings"] if f["workers"][0].startswith("worker5")] == [("moderate", 0.0057, 0.0057)]'
 check "DLRM planted: slower GPU (2.8% lost) moderate, every call slower" q '[(f["category"], f["confidence"]["level"], f["confidence"]["calls"]) for f in r["findings"] if f["workers"][0].startswith("worker1")] == [("GPU Compute", "moderate", "every call is slower")]'

@@ -68,7 +68,7 @@ check "demo_loaded: contention measured from psi_cpu" q "$TMP/demo_loaded/PerfDi
 "$PT_BIN" diagnose "$PT_DATA/demo_runs/c" -o "$TMP/c" >"$TMP/c.txt" 2>&1
 C=$TMP/c/PerfDisplay/report.json
 check "c: one cause, rank 1's load_batch" q "$C" "len(causes) == 1 and W[F[0]['workers'][0]] == 1 and F[0]['category'] == 'Lockstep' and F[0]['function'].endswith('load_batch|<built-in function sleep>')"
-check "c: aten::mm slower on two workers of a contended host: weak, said why" q "$C" "sorted(W[f['workers'][0]] for f in F if f['function'].endswith('|aten::mm')) == [0, 2] and all(f['confidence']['level'] == 'weak' and f['confidence']['evidence'].endswith('slower on 1 other worker too, on a host whose tasks waited for a core 44% of the time: CPU contention') for f in F if f['function'].endswith('|aten::mm'))"
+check "c: aten::mm slower on two workers of a contended host: one finding, weak, said why" q "$C" "[sorted(W[w] for w in f['workers']) for f in F if f['function'].endswith('|aten::mm')] == [[0, 2]] and all(f['confidence']['level'] == 'weak' and f['confidence']['evidence'].endswith('slower on 1 other worker too, on a host whose tasks waited for a core 44% of the time: CPU contention') for f in F if f['function'].endswith('|aten::mm'))"
 check "c: the straggler's own collective, not a symptom of itself" q "$C" "[(W[e['worker']], e['function']) for e in F[0]['evidence'] if e['kind'] == 'its own collectives'] == [(1, 'c10d::allreduce_')] and all(x.get('caused by') == F[0]['workers'][0] for x in r['Lockstep']['explained'])"
 
 # Without lockstep data (summary version 1): the job's step-to-step spread

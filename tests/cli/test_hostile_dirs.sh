@@ -16,6 +16,9 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null ||
 	exit 0
 fi
 PT_ROOT_ABS=$(cd "$PT_ROOT" && pwd)
+# the binary itself, not tests/run's report keeper (another user runs it
+# from a copy; this test writes no report)
+PT_BIN=${PT_REAL_BIN:-$PT_BIN}
 # A checkout nobody cannot reach (a private temporary clone, as in CI):
 # run a copy of the binary and of the Python package from a folder it can.
 if ! setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$PT_BIN" ||

@@ -5,6 +5,8 @@
 # and the text report, for analyze (each trace folder), diagnose (each folder
 # of summaries), compare (the real pairs) and hang-check (a fixed control
 # directory).  Exit 0 when both say the same, 1 with a unified diff when not.
+# Then the after side's reports are checked for contradictions
+# (tests/tools/check_report.py), said on a "check_report:" line.
 #
 #   tests/tools/report_diff.sh BEFORE_BIN AFTER_BIN [OUT_DIR]
 #
@@ -164,5 +166,10 @@ for c in "$OUT"/*/; do
 		fi
 	done
 done
+# The after side's reports, checked for contradictions (tests/tools/check_report.py:
+# "X instead of X" under a strong level, shares above 100%, ...): said, not
+# part of the exit status, which is about before against after.
+"$PY" "$ROOT/tests/tools/check_report.py" "$OUT"/*/after >"$OUT/check_report.txt" 2>&1
+echo "check_report: $(sed 's/: finding .*//' "$OUT/check_report.txt" | sort -u | grep -c .) of the after side's reports with contradictions$([ -s "$OUT/check_report.txt" ] && echo ":" && sed 's/^/  /' "$OUT/check_report.txt" | head -20)"
 echo "report_diff: $n cases in $OUT: $([ $status = 0 ] && echo same || echo DIFFERENT)"
 exit $status

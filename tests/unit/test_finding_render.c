@@ -289,7 +289,59 @@ static void test_straggler_what_if(void **state)
 	/* the text style: the rank alone when the label is that rank, else
 	 * the rank and the label */
 	assert_int_equal(strncmp(render(&f, 1), "rank 2 (vm_2_18243.json.gz) is", 30), 0);
+	/* a what-if that saves nothing that shows at 0.01 ms says so, never
+	 * "16.13 ms instead of 16.13 ms" (the straggler of 5,000 generated
+	 * workers, whose next latest peer arrives within us of it) */
+	f.what_if_ms = 16.126 - 0.000004;
+	f.instead_ms = 16.126;
+	assert_non_null(strstr(render(&f, 0), "15.81 ms for the other workers). If it arrived like "
+				"the median worker, a step would take no less (16.13 ms): the next "
+				"latest worker arrives about as late. 2 symptom"));
+	assert_null(strstr(out, "instead of"));
+	assert_int_equal(pt_what_if_shows(&f), 0);
+	f.what_if_ms = 16.116;
+	assert_int_equal(pt_what_if_shows(&f), 1);
 	pt_sb_free(&who);
+}
+
+/* The same cause on several workers, one finding (docs/diagnose.md "One
+ * finding per cause"): the worst one's sentence, then the group, worst
+ * first, with the what-if of fixing all of them (the 50 DtoD workers of
+ * 50,000 generated ones, bench/gen_summaries.py). */
+static void test_grouped_across_workers(void **state)
+{
+	const char *ws[] = { "w0.json", "w1000.json", "w2000.json", "w3000.json", "w4000.json" };
+	const pt_metric m[] = { { "bottleneck ratio", 0.04, PT_UNIT_SHARE },
+				{ "others", 0.00017898, PT_UNIT_SHARE },
+				{ "ms per step", 0.5756128, PT_UNIT_MS_STEP },
+				{ "workers with it", 5, PT_UNIT_COUNT },
+				{ "ms per step on them all", 2.878, PT_UNIT_MS_STEP } };
+	const char *a[] = { "Memcpy DtoD (Device -> Device)", "",
+			    "extra device-to-device copies on this worker" };
+	pt_finding f = one(PT_CAUSE_SHARE, ws, m, NM(m), a, NM(a));
+
+	(void)state;
+	f.nworkers = NM(ws);
+	f.grouped = 1;
+	f.group_ms = 2.878;
+	f.has_what_if = 1;
+	f.instead_ms = 14.455;
+	f.what_if_ms = 14.455 - 0.5756128;
+	assert_string_equal(render(&f, 0),
+		"worker w0.json spends 4.0% of its time in Memcpy DtoD (Device -> Device), other "
+		"workers 0.02%: extra device-to-device copies on this worker (about 0.576 ms per "
+		"step); the same on 5 workers, worst first: w0.json, w1000.json, w2000.json and 2 "
+		"more (2.88 ms per step on them all). Fixed on all of them, a step of the worst one "
+		"would take 13.88 ms instead of 14.46 ms (-0.58 ms, -4.0%), and so would the job's "
+		"in lockstep (it waits for the slowest of them)");
+	/* the text style names them by label */
+	assert_non_null(strstr(render(&f, 1), "worst first: rank 0, rank 1000, rank 2000 and 2 more"));
+	/* two workers: "A and B"; a what-if that saves nothing shown: no clause */
+	f.nworkers = 2;
+	f.what_if_ms = f.instead_ms;
+	assert_non_null(strstr(render(&f, 0), "; the same on 2 workers, worst first: w0.json and "
+				"w1000.json (2.88 ms per step on them all)"));
+	assert_null(strstr(out, "Fixed on all"));
 }
 
 static void test_mismatch_and_unreadable(void **state)
@@ -485,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_idle_kinds),
 		cmocka_unit_test(test_steps_kinds),
 		cmocka_unit_test(test_straggler_what_if),
+		cmocka_unit_test(test_grouped_across_workers),
 		cmocka_unit_test(test_mismatch_and_unreadable),
 		cmocka_unit_test(test_other_steps),
 		cmocka_unit_test(test_hang_kinds),

@@ -478,17 +478,21 @@ static const pt_json *path(const pt_json *j, ...)
 }
 
 /* The finding about worker w in category cat, or NULL. */
+/* The finding of category cat that names worker w: its only worker, or
+ * one of a cause grouped across workers (docs/diagnose.md "One finding per
+ * cause"). */
 static const pt_json *finding(const pt_json *root, const char *cat, const char *w)
 {
-	const pt_json *f = pt_json_get(root, "findings"), *x;
+	const pt_json *f = pt_json_get(root, "findings"), *x, *y;
 
 	for (x = f ? f->child : NULL; x; x = x->next) {
 		const pt_json *ws = pt_json_get(x, "workers");
 
-		if (strcmp(pt_json_strv(x, "category", ""), cat) || !ws || !ws->child)
+		if (strcmp(pt_json_strv(x, "category", ""), cat) || !ws)
 			continue;
-		if (!strcmp(ws->child->str, w))
-			return x;
+		for (y = ws->child; y; y = y->next)
+			if (!strcmp(y->str, w))
+				return x;
 	}
 	return NULL;
 }

@@ -292,6 +292,23 @@ test('report with the display key: class breakdown, step times, hang, call tree,
   await page.close();
 });
 
+test('a cause on several workers is one card listing them, worst first', async () => {
+  // the 4-worker CPU demo: c10d::allreduce_ slower on ranks 1 and 0 alike
+  const dir = path.join(TMP, 'demo4');
+  run(['diagnose', path.join(DATA, 'demo_cpu4'), '-o', dir, '-q']);
+  const rep = JSON.parse(fs.readFileSync(path.join(dir, 'PerfDisplay/report.json'), 'utf8'));
+  const f = rep.findings.find((x) => x.function === 'c10d::allreduce_');
+  assert.deepEqual(f.workers, ['vm_1_30070.json', 'vm_0_30069.json']);
+  const { page, problems } = await open(pageOf(dir));
+  const card = page.locator(`#findings .finding[data-rank="${f.rank}"]`);
+  assert.equal(await card.count(), 1, 'one card for the two workers');
+  assert.match(await card.locator('.title').textContent(), /^2 workers, worst first: rank 1, …: /);
+  assert.equal(await card.locator(':scope > .meta a.chip').count(), 2, 'both workers as chips');
+  assert.match(await card.locator('.expl').textContent(), /the same on 2 workers, worst first: vm_1_30070\.json and vm_0_30069\.json \(7\.74 ms per step on them all\)/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('1,000 workers: opens and renders every view', async () => {
   const dir = path.join(TMP, 'gen1000');
   genReport(dir, ['--workers', '1000', '--hang']);

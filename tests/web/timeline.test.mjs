@@ -121,7 +121,7 @@ test('8 ranks: a finding highlights its ranks and shows its first step', async (
   assert.equal(await f.count(), 1);
   assert.match(await f.textContent(), /rank 7/);
   assert.match(await f.textContent(), /Lockstep/);
-  assert.match(await f.textContent(), /strong/);
+  assert.match(await f.textContent(), /moderate/);
   assert.match(await f.textContent(), /the worker the others waited for/);
   await f.click();
   assert.match(await f.getAttribute('class'), /\bon\b/);

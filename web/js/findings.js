@@ -39,20 +39,30 @@
     var l = f[K.LABELS];
     return Array.isArray(l) && l.length === ids.length ? l.map(String) : null;
   }
-  function whoText(ids, labels) {
+  function whoText(ids, labels, grouped) {
     if (!ids.length) return 'All workers';
     if (ids.length === 1) {
       var w = PT.M.byId[ids[0]], host = w && w.host ? ' on ' + w.host : '';
       if (labels) return 'Worker ' + labels[0] + host;
       return w && w.rank != null ? 'Worker rank ' + w.rank + host : 'Worker ' + ids[0];
     }
+    /* a cause grouped across workers: worst first (docs/diagnose.md) */
+    if (grouped) return ids.length + ' workers, worst first: ' + (labels ? labels[0] : ids[0]) + (ids.length > 1 ? ', …' : '');
     return ids.length + ' workers';
   }
 
-  /* "impact (ms)" is per profiled window; the sentences say per step */
+  /* "impact (ms)" is per profiled window (of its first worker: the worst
+     of a grouped cause); the sentences say per step */
   function impactPerStep(f, ids) {
-    var w = ids.length === 1 ? PT.M.byId[ids[0]] : null, n = w && w.steps > 0 ? w.steps : 0;
+    var w = ids.length === 1 || isGrouped(f, ids) ? PT.M.byId[ids[0]] : null, n = w && w.steps > 0 ? w.steps : 0;
     return n ? ms(f[K.IMPACT_MS] / n) + ' per step' : ms(f[K.IMPACT_MS]);
+  }
+  /* One cause on several workers (docs/diagnose.md "One finding per cause"):
+     the evidence names the others as "same cause on another worker". */
+  function isGrouped(f, ids) {
+    return ids.length > 1 && (Array.isArray(f[K.EVIDENCE]) ? f[K.EVIDENCE] : []).some(function (e) {
+      return obj(e) && e[K.KIND] === 'same cause on another worker';
+    });
   }
   function findingCard(f, i) {
     var ids = (Array.isArray(f[K.WORKERS]) ? f[K.WORKERS] : []).map(String), labels = labelsOf(f, ids);
@@ -73,7 +83,7 @@
     return h('div', { class: 'finding' + (lvl ? ' conf-' + lvl : ''), 'data-rank': f[K.RANK], 'data-confidence': lvl || null,
       'data-view': tgt },
       h('div', { class: 'rank', text: '#' + (isNum(f[K.RANK]) ? f[K.RANK] : i + 1) }),
-      h('div', { class: 'title' }, whoText(ids, labels), fn ? [': ', fnName(fn)] : null),
+      h('div', { class: 'title' }, whoText(ids, labels, isGrouped(f, ids)), fn ? [': ', fnName(fn)] : null),
       ev.length ? h('div', { class: 'evidence', text: ev.join('') }) : null,
       f[K.EXPLANATION] ? h('div', { class: 'expl', text: String(f[K.EXPLANATION]) }) : null,
       cf && cf[K.EVIDENCE] ? h('div', { class: 'confidence-note', text: (lvl ? lvl + ': ' : '') + String(cf[K.EVIDENCE]) }) : null,
