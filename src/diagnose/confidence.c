@@ -97,6 +97,18 @@ static void others_on_key(dctx *c, grading *g)
 	}
 }
 
+/* A slow-step finding's distance from its worker's typical steps, in
+ * their robust deviations (steps.c's "robust deviations"); NAN none. */
+static double step_devs(const dfinding *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nm; i++)
+		if (f->m[i].name && !strcmp(f->m[i].name, "robust deviations"))
+			return f->m[i].value;
+	return NAN;
+}
+
 /* How far apart the worker is (x), NAN when nothing says. */
 static double apart_of(const grading *g)
 {
@@ -180,6 +192,12 @@ static const char *level_of(const dctx *c, grading *g)
 			cue_apart = g->apart >= 1.5 ? GOOD : g->apart >= 1.1 ? FAIR : POOR;
 		else
 			cue_apart = FAIR;
+		/* slow steps: how far above the typical steps' own spread
+		 * (a step far slower than them is named however they spread;
+		 * their spread says how sure that is) */
+		if (f->cat == DC_STEPS && isfinite(step_devs(f)))
+			cue_steady = step_devs(f) >= c->o->z ? GOOD :
+				     step_devs(f) >= c->o->z / 2 ? FAIR : POOR;
 	}
 	good = (cue_lost == GOOD) + (cue_apart == GOOD) + (cue_steady == GOOD);
 	poor = (cue_lost == POOR) + (cue_apart == POOR) + (cue_steady == POOR);
@@ -204,8 +222,11 @@ static void evidence(const grading *g, char *ev, size_t cap)
 		return;
 	}
 	if (g->within) {
-		if (f->cat == DC_STEPS && isfinite(g->apart))
-			snprintf(ev + n, cap - (size_t)n, "; %.2gx its median step", g->apart);
+		if (f->cat == DC_STEPS && isfinite(g->apart) && !isnan(step_devs(f)))
+			snprintf(ev + n, cap - (size_t)n, "; %.3gx its typical step, %.3g robust "
+				 "deviations of the typical steps above it", g->apart, step_devs(f));
+		else if (f->cat == DC_STEPS && isfinite(g->apart))
+			snprintf(ev + n, cap - (size_t)n, "; %.3gx its typical step", g->apart);
 		return;
 	}
 	if (g->same)
