@@ -32,6 +32,9 @@
 /* A GPU event is the cause when its path time grew by half the step's
  * extra time and its own duration by half of that. */
 #define GPU_SHARE 0.5
+/* An annotation around the one that waits is named instead when it adds
+ * at most this share of the growth to the other steps' path. */
+#define OUTER_SHARE 0.25
 /* Growth that is mostly unexplained GPU gaps is not the path's to name. */
 #define GAP_SHARE 0.5
 
@@ -109,27 +112,49 @@ static const pt_cp_wait *wait_named(const pt_summary *s, const unsigned char *sl
 }
 
 /* Where the growth is and what the GPU does meanwhile (dcp_cause's span,
- * gpu, gpu_idle): the span is the outermost annotation (the largest path
- * time over the steps) that holds EXPLAIN_SHARE of the step's extra time
- * and whose path time in the slow steps is mostly that growth (an
- * annotation around the whole step holds it too, but is no answer); the
- * GPU works through the growth when the path's GPU kinds (compute,
- * communication, memory) grew by GPU_SHARE of it, and then the GPU
- * function that grew most is what the span waits for. */
+ * gpu, gpu_idle).  The span is where the step's thread waited: the frame
+ * of the wait that holds EXPLAIN_SHARE of the step's extra time (the
+ * innermost annotation around the blocking call), widened to the
+ * outermost annotation around it that holds the growth too and adds at
+ * most OUTER_SHARE of it to the path of the other steps (`##
+ * wait_sparse_data_dist ##` around `## all2all_tw_data:wait ##`, not `##
+ * backward ##` around everything).  Without such a wait, the outermost
+ * annotation holding the growth whose path time in the slow steps is
+ * mostly that growth.  The GPU works through the growth when the path's
+ * GPU kinds (compute, communication, memory) grew by GPU_SHARE of it, and
+ * then the GPU function that grew most is what the span waits for; a wait
+ * with the path's GPU time unchanged waits with the GPU idle. */
 static void where(const pt_summary *s, const unsigned char *slow, double step_exc,
 		  const dexcess *ex, size_t best_gpu, double *tmp, dcp_cause *out)
 {
 	const pt_cpath *cp = s->cpath;
-	size_t ns = s->nsteps, i, k;
+	size_t ns = s->nsteps, i, k, base = (size_t)-1;
 	double *g = x_malloc((ns + 1) * sizeof(*g)), best = -1;
 	dexcess gx;
 
 	if (!g)
 		return;
+	for (i = 0; i < ns && !out->wait; i++) {
+		const pt_cp_step *st = &cp->steps[i];
+		for (k = 0; slow[i] && k < st->nwaits; k++)
+			if (st->waits[k].ms >= EXPLAIN_SHARE * step_exc &&
+			    (!out->wait || st->waits[k].ms > out->wait->ms)) {
+				out->wait = &st->waits[k];
+				out->wait_step = i;
+			}
+	}
+	for (i = 0; i < cp->nfuncs && out->wait && base == (size_t)-1; i++)
+		if (!strcmp(cp->funcs[i].key, out->wait->span) && ex[i].exc >= EXPLAIN_SHARE * step_exc &&
+		    (cp->funcs[i].kind == PT_K_ANNOTATION || cp->funcs[i].kind == PT_K_PYTHON ||
+		     cp->funcs[i].kind == PT_K_CPU_OP))
+			base = i;
 	for (i = 0; i < cp->nfuncs; i++) {
 		double tot = 0;
-		if (cp->funcs[i].kind != PT_K_ANNOTATION || ex[i].exc < EXPLAIN_SHARE * step_exc ||
-		    ex[i].exc < 0.5 * ex[i].lo)
+		if (cp->funcs[i].kind != PT_K_ANNOTATION || ex[i].exc < EXPLAIN_SHARE * step_exc)
+			continue;
+		if (base != (size_t)-1 ? ex[i].omed < ex[base].omed ||
+					 ex[i].omed - ex[base].omed > OUTER_SHARE * step_exc :
+					 ex[i].exc < 0.5 * ex[i].lo)
 			continue;
 		for (k = 0; k < ns; k++)
 			tot += cp->funcs[i].ms[k];
@@ -139,29 +164,20 @@ static void where(const pt_summary *s, const unsigned char *slow, double step_ex
 			out->sx = ex[i];
 		}
 	}
-	/* the wait that holds the growth, when the cause found none (a GPU
-	 * event that grew: the thread that waited for it) */
-	for (i = 0; i < ns && !out->wait && out->span; i++) {
-		const pt_cp_step *st = &cp->steps[i];
-		for (k = 0; slow[i] && k < st->nwaits; k++)
-			if (st->waits[k].ms >= EXPLAIN_SHARE * step_exc && st->waits[k].behind &&
-			    (!out->wait || st->waits[k].ms > out->wait->ms)) {
-				out->wait = &st->waits[k];
-				out->wait_step = i;
-			}
+	if (!out->span && base != (size_t)-1) {
+		out->span = &cp->funcs[base];
+		out->sx = ex[base];
 	}
 	for (i = 0; i < ns; i++)
 		g[i] = cp->steps[i].split[PT_CP_COMPUTE] + cp->steps[i].split[PT_CP_COMM] +
 		       cp->steps[i].split[PT_CP_MEMORY];
 	dx_excess(g, slow, ns, tmp, &gx);
-	if (gx.exc >= GPU_SHARE * step_exc && best_gpu != (size_t)-1 && ex[best_gpu].exc > 0) {
+	if (gx.exc >= GPU_SHARE * step_exc && best_gpu != (size_t)-1 && ex[best_gpu].exc > 0)
 		out->gpu = &cp->funcs[best_gpu];
+	else if (gx.exc < (1 - GPU_SHARE) * step_exc && out->wait)
+		out->gpu_idle = 1;
+	if (out->gpu)
 		out->gx = ex[best_gpu];
-	} else if (gx.exc < (1 - GPU_SHARE) * step_exc && out->func && is_call_kind(out->func->kind)) {
-		out->gpu_idle = 1;
-	} else if (gx.exc < (1 - GPU_SHARE) * step_exc && out->wait) {
-		out->gpu_idle = 1;
-	}
 	x_free(g);
 }
 

@@ -1,11 +1,14 @@
 /*
  * steps.c - the step-to-step differential: a worker's steps compared with
  * its other steps, per function, with the robust statistics of the
- * worker-to-worker comparison.  Names the slow steps by number and the
- * functions that make them slow, with ms ("step 12 takes 166.0 ms against
- * a median of 115.0 ms; the extra time is in `wait_sparse_data_dist`, 51.0
- * ms there against at most 3.0 ms in the other steps").  A trace of one
- * worker needs nothing else.
+ * worker-to-worker comparison.  A step is slow against the worker's
+ * typical steps (stats.c pt_robust_typical: the slow ones cannot hide each
+ * other); the slow steps of a worker are one finding, named by number with
+ * what grew on their critical path ("steps 1011 and 1014 (2 of 6) take
+ * 1.45x the others (166.3 vs 115.0 ms); both wait in `##
+ * wait_sparse_data_dist ##` (... queued behind `ncclKernel_AllReduce...`)
+ * (+47.4-50.4 ms on their critical paths, ...)").  Fewer than 3 steps are
+ * no baseline: nothing is said.  A trace of one worker needs nothing else.
  *
  * When the summary carries the critical path (version 3) the extra time is
  * what grew on the slow steps' paths (critpath.c: the waiting annotation

@@ -7,8 +7,8 @@ usage: plant_slow_steps.py --steps N[,N...] --ms D[,D...] --annotation NAME
                            --gpu busy|idle IN OUT
 
 In each step N (ProfilerStep#N), the first CPU event named NAME that starts
-in it (a user annotation, e.g. `## wait_sparse_data_dist ##`) holds a
-blocking runtime call R (cudaMemcpy*, cudaStreamSynchronize, ...: a call
+in it (a user annotation, e.g. `## wait_sparse_data_dist ##`, or any CPU
+frame, e.g. `aten::to`) and holds a blocking runtime call R (cudaMemcpy*, cudaStreamSynchronize, ...: a call
 whose GPU work g ends inside it; the longest such call in the annotation).
 R, the annotation, the step and every CPU frame around them get D ms longer
 and every later event (CPU and GPU, flows, the later ProfilerStep spans)
@@ -61,14 +61,15 @@ def find_call(T, n, ann):
                 key=lambda e: (pc.thread_of(e) != pc.thread_of(s), e["ts"]))
     if not As:
         die("no CPU event '%s' starts in ProfilerStep#%d" % (ann, n))
-    A = As[0]
-    calls = [(r, g) for r, g in T.blocking_calls(n)
-             if A["ts"] <= r["ts"] and pc.end(r) <= pc.end(A) and pc.thread_of(r) == pc.thread_of(A)]
-    if not calls:
-        die("'%s' in step %d holds no blocking call (copy or synchronisation) whose GPU work "
-            "ends inside it" % (ann, n))
-    R, g = max(calls, key=lambda c: (c[0]["dur"], -c[0]["ts"]))
-    return A, R, g
+    blocking = T.blocking_calls(n)
+    for A in As:
+        calls = [(r, g) for r, g in blocking
+                 if A["ts"] <= r["ts"] and pc.end(r) <= pc.end(A) and pc.thread_of(r) == pc.thread_of(A)]
+        if calls:
+            R, g = max(calls, key=lambda c: (c[0]["dur"], -c[0]["ts"]))
+            return A, R, g
+    die("no '%s' in step %d holds a blocking call (copy or synchronisation) whose GPU work "
+        "ends inside it" % (ann, n))
 
 
 def busy_kernel(T, R, g):
