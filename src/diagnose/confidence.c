@@ -199,6 +199,10 @@ static const char *level_of(const dctx *c, grading *g)
 			cue_steady = step_devs(f) >= c->o->z ? GOOD :
 				     step_devs(f) >= c->o->z / 2 ? FAIR : POOR;
 	}
+	/* a slowest step under the slow-step threshold is within the
+	 * worker's own step-to-step spread, whatever it costs */
+	if (f->cat == DC_STEPS && !strcmp(f->metric, "slowest step"))
+		return "weak";
 	good = (cue_lost == GOOD) + (cue_apart == GOOD) + (cue_steady == GOOD);
 	poor = (cue_lost == POOR) + (cue_apart == POOR) + (cue_steady == POOR);
 	/* One poor cue with nothing good (some calls slower and another worker
@@ -225,6 +229,9 @@ static void evidence(const grading *g, char *ev, size_t cap)
 		if (f->cat == DC_STEPS && isfinite(g->apart) && !isnan(step_devs(f)))
 			snprintf(ev + n, cap - (size_t)n, "; %.3gx its typical step, %.3g robust "
 				 "deviations of the typical steps above it", g->apart, step_devs(f));
+		else if (f->cat == DC_STEPS && isfinite(g->apart) && !strcmp(f->metric, "slowest step"))
+			snprintf(ev + n, cap - (size_t)n, "; %.3gx its typical step, under the "
+				 "slow-step threshold", g->apart);
 		else if (f->cat == DC_STEPS && isfinite(g->apart))
 			snprintf(ev + n, cap - (size_t)n, "; %.3gx its typical step", g->apart);
 		return;

@@ -366,8 +366,9 @@ static void step_fields(dctx *c, dfinding *f, const pt_summary *s, const unsigne
 	df_metric(f, "slow step, mean (ms)", slow_ms, PT_UNIT_MS);
 	df_metric(f, "slower (x)", ty->med > 0 ? slow_ms / ty->med : NAN, PT_UNIT_X);
 	df_metric(f, "threshold (ms)", ty->limit, PT_UNIT_MS);
-	df_metric(f, "robust deviations", ty->sigma > 0 ? (slow_ms - ty->med) / ty->sigma : INFINITY,
-		  PT_UNIT_NONE);
+	if (nslow)
+		df_metric(f, "robust deviations", ty->sigma > 0 ? (slow_ms - ty->med) / ty->sigma :
+				  INFINITY, PT_UNIT_NONE);
 	if (isfinite(grow))
 		df_metric(f, "on the critical path (ms)", grow, PT_UNIT_MS);
 	for (i = 0; no && s->step_numbers && i < s->nsteps; i++)
@@ -471,10 +472,11 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		slow_ms = s->step_ms[imax];
 	}
 	/* The finding's function is the one the sentence names.  A slowest
-	 * step under the threshold loses nothing to explain (impact 0). */
+	 * step under the threshold is within the worker's own spread: weak
+	 * (confidence.c), its impact its ms over the typical step. */
 	f = df_add(c, DC_STEPS, w->id, fkey,
 		   nslow ? PT_KEY_SLOW_STEPS : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
-		   med, nslow ? extra : 0);
+		   med, nslow ? extra : s->step_ms[imax] - med);
 	if (f)
 		f->fkind = fkind;
 	if (f && !sb.oom)

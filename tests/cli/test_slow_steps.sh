@@ -144,6 +144,17 @@ for t in "$CONTROL" "$NQ" "$RESNET"; do
 	check "$n unplanted: no slow step" noslow "$TMP/$n.out/PerfDisplay/report.json"
 done
 
+# The slowest of steps none of which is slow: said with its threshold, which
+# it stays under, and weak (no sentence denies what its numbers say).
+check "control unplanted: the slowest step under the stated threshold, weak" "$PYTHON" -c '
+import json, sys
+f = [f for f in json.load(open(sys.argv[1]))["findings"] if f.get("cause") == "slowest step"][0]
+m = {x["name"]: x["value"] for x in f["metrics"]}
+assert f["confidence"]["level"] == "weak", f["confidence"]
+assert f["value"] < m["threshold (ms)"], (f["value"], m)
+assert "none is above the slow-step threshold of 84.5 ms" in f["explanation"], f["explanation"]
+assert f["confidence"]["evidence"] == "loses 0.9% of its time; 1.06x its typical step, under the slow-step threshold", f["confidence"]' "$TMP/control.json.gz.out/PerfDisplay/report.json"
+
 # --- TorchRec control (rank 3 of 8, A100, steps 1009-1014 of 75-81 ms): the
 # copy in `## all2all_tw_data:wait ##` inside `## wait_sparse_data_dist ##`
 # waits 47 and 51 ms longer in steps 1011 and 1014.
