@@ -236,6 +236,11 @@ static int steps_member(dctx *c, pt_rv *sec, const dworker *w, const pt_typical 
 			one[i] = 1;
 			if (diag_cpath_usable(s) &&
 			    diag_cpath_cause(s, one, s->step_ms[i] - med, &pc)) {
+				/* what the finding names: the frame that waits */
+				if (pc.span && (pc.gpu || pc.gpu_idle)) {
+					pc.func = pc.span;
+					pc.x = pc.sx;
+				}
 				pt_rv_str(c->rep, e, PT_KEY_FUNCTION, pc.func->key);
 				pt_rv_str(c->rep, e, PT_KEY_CLASS,
 					  pt_class_name(pt_kind_class(pc.func->kind)));
