@@ -97,16 +97,22 @@ static void others_on_key(dctx *c, grading *g)
 	}
 }
 
-/* A slow-step finding's distance from its worker's typical steps, in
- * their robust deviations (steps.c's "robust deviations"); NAN none. */
-static double step_devs(const dfinding *f)
+/* A finding's metric by name; NAN none. */
+static double metric_of(const dfinding *f, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < f->nm; i++)
-		if (f->m[i].name && !strcmp(f->m[i].name, "robust deviations"))
+		if (f->m[i].name && !strcmp(f->m[i].name, name))
 			return f->m[i].value;
 	return NAN;
+}
+
+/* A slow-step finding's distance from its worker's typical steps, in
+ * their robust deviations (steps.c's "robust deviations"); NAN none. */
+static double step_devs(const dfinding *f)
+{
+	return metric_of(f, "robust deviations");
 }
 
 /* How far apart the worker is (x), NAN when nothing says. */
@@ -114,6 +120,10 @@ static double apart_of(const grading *g)
 {
 	const dfinding *f = g->f;
 
+	if (f->cat == DC_STEPS && !strcmp(f->metric, "slow steps (job)") &&
+	    metric_of(f, "slow step, median (ms)") > 0 && f->others > 0)
+		/* the job's: the numbers its sentence states */
+		return metric_of(f, "slow step, median (ms)") / f->others;
 	if (f->cat == DC_STEPS)
 		/* its slow steps against its median step: "slow steps" and
 		 * "slow steps (job)" count them (impact: their extra ms),
@@ -227,13 +237,13 @@ static void evidence(const grading *g, char *ev, size_t cap)
 	}
 	if (g->within) {
 		if (f->cat == DC_STEPS && isfinite(g->apart) && !isnan(step_devs(f)))
-			snprintf(ev + n, cap - (size_t)n, "; %.3gx its typical step, %.3g robust "
+			snprintf(ev + n, cap - (size_t)n, "; %.2fx its typical step, %.3g robust "
 				 "deviations of the typical steps above it", g->apart, step_devs(f));
 		else if (f->cat == DC_STEPS && isfinite(g->apart) && !strcmp(f->metric, "slowest step"))
-			snprintf(ev + n, cap - (size_t)n, "; %.3gx its typical step, under the "
+			snprintf(ev + n, cap - (size_t)n, "; %.2fx its typical step, under the "
 				 "slow-step threshold", g->apart);
 		else if (f->cat == DC_STEPS && isfinite(g->apart))
-			snprintf(ev + n, cap - (size_t)n, "; %.3gx its typical step", g->apart);
+			snprintf(ev + n, cap - (size_t)n, "; %.2fx its typical step", g->apart);
 		return;
 	}
 	if (g->same)

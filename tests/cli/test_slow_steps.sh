@@ -210,6 +210,29 @@ case_ nq_idle "$NQ" "## sparse_data_dist ##" - idle strong \
 case_ resnet_idle "$RESNET" "aten::to" - idle moderate \
 	--steps 6,9 --ms 50 --annotation aten::to --gpu idle
 
+# --- numbers that agree: every Steps finding's "Nx its typical step" is the
+# ratio its sentence states (the worker's: "take 1.46x the others"; the
+# job's: its slow steps' median over the median step), on the planted
+# reports above and on a real 3-worker gloo job whose last step is slow on
+# every worker (torch2_gloo_fr_2pg: 243.4 against 191.8 ms, 1.27x).
+"$PT_BIN" analyze "$PT_DATA/torch2_gloo_fr_2pg" -o "$TMP/2pg.out" >/dev/null 2>&1
+check "Steps findings: the evidence's ratio is the sentence's" "$PYTHON" -c '
+import json, re, sys
+n = 0
+for p in sys.argv[1:]:
+    for f in json.load(open(p))["findings"]:
+        if f["category"] != "Steps" or f.get("cause") == "slowest step":
+            continue
+        ev = re.search(r"; ([0-9.]+)x its typical step", f["confidence"]["evidence"])
+        m = {x["name"]: x["value"] for x in f["metrics"]}
+        if f.get("cause") == "slow steps":
+            said = re.search(r"take?s? ([0-9.]+)x the others", f["explanation"]).group(1)
+        else:
+            said = "%.2f" % (m["slow step, median (ms)"] / m["median step (ms)"])
+        assert ev and float(ev.group(1)) == float(said), (f["explanation"], f["confidence"]["evidence"])
+        n += 1
+assert n >= 4, n' "$TMP"/control_*.out/PerfDisplay/report.json "$TMP"/nq_*.out/PerfDisplay/report.json "$TMP/2pg.out/PerfDisplay/report.json"
+
 # --- one or two steps: no baseline, nothing said about steps -------------------
 # MI250 (steps 1 and 2: 9.3 ms and 0.05 ms) and the H100 BERT trace (one step).
 for t in "$MI250" "$BERT"; do
