@@ -404,3 +404,48 @@ double pt_robust_limit(double med, double mad, double z, double rel, double mad_
 
 	return med + (rel * med > z * sig ? rel * med : z * sig);
 }
+
+void pt_robust_typical(const double *v, size_t n, const pt_typical_rule *r, unsigned char *high,
+		       double *tmp, pt_typical *out)
+{
+	size_t i, k, nt, max_out = n ? (n - 1) / 2 : 0;
+	pt_robust st;
+	double lim, sig;
+
+	memset(out, 0, sizeof(*out));
+	memset(high, 0, n);
+	if (!n)
+		return;
+	for (;;) {
+		/* the median of the values still typical, and their spread
+		 * below it: the median deviation of those at or under the
+		 * median, which values far above it cannot widen */
+		for (i = 0, nt = 0; i < n; i++)
+			if (!high[i])
+				tmp[nt++] = v[i];
+		st.med = pt_robust_median(tmp, nt, 0);
+		for (i = 0, k = 0; i < n; i++)
+			if (!high[i] && v[i] <= st.med)
+				tmp[k++] = st.med - v[i];
+		st.mad = pt_robust_median(tmp, k, 0);
+		out->med = st.med;
+		out->mad = st.mad;
+		sig = (st.mad > r->mad_floor * st.med ? st.mad : r->mad_floor * st.med) / PT_ROBUST_K;
+		out->sigma = sig;
+		lim = r->z * sig > r->rel * st.med ? r->z * sig : r->rel * st.med;
+		if (lim > r->clear * st.med)
+			lim = r->clear * st.med;
+		out->limit = st.med + lim;
+		if (out->nhigh >= max_out)
+			break;
+		/* the largest typical value above the limit goes out; the
+		 * rest are judged again against the values left */
+		for (i = 0, k = n; i < n; i++)
+			if (!high[i] && v[i] > out->limit && (k == n || v[i] > v[k]))
+				k = i;
+		if (k == n)
+			break;
+		high[k] = 1;
+		out->nhigh++;
+	}
+}

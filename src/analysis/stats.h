@@ -162,6 +162,29 @@ double pt_robust_rel(double dev, double med);
  * (a worker's own steps, steps.c; the workers' steps, display.c) use it. */
 double pt_robust_limit(double med, double mad, double z, double rel, double mad_floor);
 
+/* The typical values of a small sample (a worker's step times) and the
+ * limit above which a value is not typical.  The limit is med + the larger
+ * of rel med and z sigma (sigma = max(MAD, mad_floor med) / PT_ROBUST_K),
+ * at most clear med: a value that far above the typical ones is high
+ * however they spread.  Iterative, so that high values cannot hide each
+ * other: the median is that of the values not yet high, the MAD their
+ * median deviation below it (of the values at or under the median: high
+ * values cannot widen it); the largest value above the limit becomes high and the
+ * rest are judged again, until none is above it or (n - 1) / 2 are high
+ * (high values stay a minority).  high[i] is set for the high values;
+ * tmp holds 2 n doubles.  The slow-step rule (src/diagnose/steps.c). */
+typedef struct pt_typical_rule {
+	double z, rel, clear, mad_floor;
+} pt_typical_rule;
+typedef struct pt_typical {
+	double med, mad;   /* of the typical values */
+	double sigma;      /* their robust deviation: max(mad, mad_floor med) / PT_ROBUST_K */
+	double limit;      /* above it a value is high */
+	size_t nhigh;
+} pt_typical;
+void pt_robust_typical(const double *v, size_t n, const pt_typical_rule *r, unsigned char *high,
+		       double *tmp, pt_typical *out);
+
 /* The statistical part of the rule (z, rel, mad_floor: the diagnosis's
  * options): robust z > z and relative deviation > rel.  The caller
  * then checks the impact floor with the exact median of the others. */

@@ -103,11 +103,33 @@ static void others_on_key(dctx *c, grading *g)
 	}
 }
 
+/* A finding's metric by name; NAN none. */
+static double metric_of(const dfinding *f, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < f->nm; i++)
+		if (f->m[i].name && !strcmp(f->m[i].name, name))
+			return f->m[i].value;
+	return NAN;
+}
+
+/* A slow-step finding's distance from its worker's typical steps, in
+ * their robust deviations (steps.c's "robust deviations"); NAN none. */
+static double step_devs(const dfinding *f)
+{
+	return metric_of(f, "robust deviations");
+}
+
 /* How far apart the worker is (x), NAN when nothing says. */
 static double apart_of(const grading *g)
 {
 	const dfinding *f = g->f;
 
+	if (f->cat == DC_STEPS && !strcmp(f->metric, "slow steps (job)") &&
+	    metric_of(f, "slow step, median (ms)") > 0 && f->others > 0)
+		/* the job's: the numbers its sentence states */
+		return metric_of(f, "slow step, median (ms)") / f->others;
 	if (f->cat == DC_STEPS)
 		/* its slow steps against its median step: "slow steps" and
 		 * "slow steps (job)" count them (impact: their extra ms),
@@ -186,7 +208,17 @@ static const char *level_of(const dctx *c, grading *g)
 			cue_apart = g->apart >= 1.5 ? GOOD : g->apart >= 1.1 ? FAIR : POOR;
 		else
 			cue_apart = FAIR;
+		/* slow steps: how far above the typical steps' own spread
+		 * (a step far slower than them is named however they spread;
+		 * their spread says how sure that is) */
+		if (f->cat == DC_STEPS && isfinite(step_devs(f)))
+			cue_steady = step_devs(f) >= c->o->z ? GOOD :
+				     step_devs(f) >= c->o->z / 2 ? FAIR : POOR;
 	}
+	/* a slowest step under the slow-step threshold is within the
+	 * worker's own step-to-step spread, whatever it costs */
+	if (f->cat == DC_STEPS && !strcmp(f->metric, "slowest step"))
+		return "weak";
 	good = (cue_lost == GOOD) + (cue_apart == GOOD) + (cue_steady == GOOD);
 	poor = (cue_lost == POOR) + (cue_apart == POOR) + (cue_steady == POOR);
 	/* One poor cue with nothing good (some calls slower and another worker
@@ -210,8 +242,14 @@ static void evidence(const dctx *c, const grading *g, char *ev, size_t cap)
 		return;
 	}
 	if (g->within) {
-		if (f->cat == DC_STEPS && isfinite(g->apart))
-			snprintf(ev + n, cap - (size_t)n, "; %.2gx its median step", g->apart);
+		if (f->cat == DC_STEPS && isfinite(g->apart) && !isnan(step_devs(f)))
+			snprintf(ev + n, cap - (size_t)n, "; %.2fx its typical step, %.3g robust "
+				 "deviations of the typical steps above it", g->apart, step_devs(f));
+		else if (f->cat == DC_STEPS && isfinite(g->apart) && !strcmp(f->metric, "slowest step"))
+			snprintf(ev + n, cap - (size_t)n, "; %.2fx its typical step, under the "
+				 "slow-step threshold", g->apart);
+		else if (f->cat == DC_STEPS && isfinite(g->apart))
+			snprintf(ev + n, cap - (size_t)n, "; %.2fx its typical step", g->apart);
 		return;
 	}
 	if (f->ngroup > 1)

@@ -32,6 +32,9 @@
 /* A GPU event is the cause when its path time grew by half the step's
  * extra time and its own duration by half of that. */
 #define GPU_SHARE 0.5
+/* An annotation around the one that waits is named instead when it adds
+ * at most this share of the growth to the other steps' path. */
+#define OUTER_SHARE 0.25
 /* Growth that is mostly unexplained GPU gaps is not the path's to name. */
 #define GAP_SHARE 0.5
 
@@ -108,6 +111,76 @@ static const pt_cp_wait *wait_named(const pt_summary *s, const unsigned char *sl
 	return best;
 }
 
+/* Where the growth is and what the GPU does meanwhile (dcp_cause's span,
+ * gpu, gpu_idle).  The span is where the step's thread waited: the frame
+ * of the wait that holds EXPLAIN_SHARE of the step's extra time (the
+ * innermost annotation around the blocking call), widened to the
+ * outermost annotation around it that holds the growth too and adds at
+ * most OUTER_SHARE of it to the path of the other steps (`##
+ * wait_sparse_data_dist ##` around `## all2all_tw_data:wait ##`, not `##
+ * backward ##` around everything).  Without such a wait, the outermost
+ * annotation holding the growth whose path time in the slow steps is
+ * mostly that growth.  The GPU works through the growth when the path's
+ * GPU kinds (compute, communication, memory) grew by GPU_SHARE of it, and
+ * then the GPU function that grew most is what the span waits for; a wait
+ * with the path's GPU time unchanged waits with the GPU idle. */
+static void where(const pt_summary *s, const unsigned char *slow, double step_exc,
+		  const dexcess *ex, size_t best_gpu, double *tmp, dcp_cause *out)
+{
+	const pt_cpath *cp = s->cpath;
+	size_t ns = s->nsteps, i, k, base = (size_t)-1;
+	double *g = x_malloc((ns + 1) * sizeof(*g)), best = -1;
+	dexcess gx;
+
+	if (!g)
+		return;
+	for (i = 0; i < ns && !out->wait; i++) {
+		const pt_cp_step *st = &cp->steps[i];
+		for (k = 0; slow[i] && k < st->nwaits; k++)
+			if (st->waits[k].ms >= EXPLAIN_SHARE * step_exc &&
+			    (!out->wait || st->waits[k].ms > out->wait->ms)) {
+				out->wait = &st->waits[k];
+				out->wait_step = i;
+			}
+	}
+	for (i = 0; i < cp->nfuncs && out->wait && base == (size_t)-1; i++)
+		if (!strcmp(cp->funcs[i].key, out->wait->span) && ex[i].exc >= EXPLAIN_SHARE * step_exc &&
+		    (cp->funcs[i].kind == PT_K_ANNOTATION || cp->funcs[i].kind == PT_K_PYTHON ||
+		     cp->funcs[i].kind == PT_K_CPU_OP))
+			base = i;
+	for (i = 0; i < cp->nfuncs; i++) {
+		double tot = 0;
+		if (cp->funcs[i].kind != PT_K_ANNOTATION || ex[i].exc < EXPLAIN_SHARE * step_exc)
+			continue;
+		if (base != (size_t)-1 ? ex[i].omed < ex[base].omed ||
+					 ex[i].omed - ex[base].omed > OUTER_SHARE * step_exc :
+					 ex[i].exc < 0.5 * ex[i].lo)
+			continue;
+		for (k = 0; k < ns; k++)
+			tot += cp->funcs[i].ms[k];
+		if (tot > best) {
+			best = tot;
+			out->span = &cp->funcs[i];
+			out->sx = ex[i];
+		}
+	}
+	if (!out->span && base != (size_t)-1) {
+		out->span = &cp->funcs[base];
+		out->sx = ex[base];
+	}
+	for (i = 0; i < ns; i++)
+		g[i] = cp->steps[i].split[PT_CP_COMPUTE] + cp->steps[i].split[PT_CP_COMM] +
+		       cp->steps[i].split[PT_CP_MEMORY];
+	dx_excess(g, slow, ns, tmp, &gx);
+	if (gx.exc >= GPU_SHARE * step_exc && best_gpu != (size_t)-1 && ex[best_gpu].exc > 0)
+		out->gpu = &cp->funcs[best_gpu];
+	else if (gx.exc < (1 - GPU_SHARE) * step_exc && out->wait)
+		out->gpu_idle = 1;
+	if (out->gpu)
+		out->gx = ex[best_gpu];
+	x_free(g);
+}
+
 int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step_exc,
 		     dcp_cause *out)
 {
@@ -177,6 +250,7 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 				out->x = ex[best_gpu];
 				out->func = f;
 				out->grew_itself = 1;
+				where(s, slow, step_exc, ex, best_gpu, tmp, out);
 				rc = 1;
 				goto out;
 			}
@@ -234,6 +308,7 @@ int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step
 		out->wait = wait_named(s, slow, out->func->key, 1, &st);
 		out->wait_step = st;
 	}
+	where(s, slow, step_exc, ex, best_gpu, tmp, out);
 	rc = 1;
 out:
 	x_free(ex);
@@ -250,6 +325,22 @@ static const char *gpu_name(const char *key, char *buf, size_t cap)
 		return buf;
 	}
 	return pt_name_sentence(key, PT_C_COMPUTE, buf, cap);
+}
+
+int diag_cpath_same_gpu(const char *a, const char *b)
+{
+	size_t la = pt_key_strip_shape(a, strlen(a)), lb = pt_key_strip_shape(b, strlen(b));
+
+	return la == lb && !memcmp(a, b, la);
+}
+
+void diag_cpath_gpu_text(pt_sb *sb, const char *key, int64_t stream, const char *lead)
+{
+	char b[160];
+
+	pt_sb_addf(sb, "%s`%s`", lead, gpu_name(key, b, sizeof(b)));
+	if (stream >= 0)
+		pt_sb_addf(sb, " on stream %lld", (long long)stream);
 }
 
 void diag_cpath_wait_text(pt_sb *sb, const pt_summary *s, const dcp_cause *cz)

@@ -178,6 +178,16 @@ typedef struct dcp_cause {
 	int grew_itself;          /* a GPU event whose own duration grew */
 	const pt_cp_wait *wait;   /* the wait it names, NULL */
 	size_t wait_step;         /* the step of that wait (index) */
+	/* Where the step's thread spends the growth and what the GPU does
+	 * meanwhile (the Steps finding's words): the outermost annotation
+	 * that holds most of it, NULL none; the GPU function that grew most
+	 * when the path's GPU time grew by half the step's extra time, NULL
+	 * when it did not (gpu_idle: a blocking call grew with the GPU idle). */
+	const pt_cp_func *span;
+	dexcess sx;
+	const pt_cp_func *gpu;
+	dexcess gx;
+	int gpu_idle;
 } dcp_cause;
 
 typedef struct dctx {

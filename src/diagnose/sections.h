@@ -80,6 +80,11 @@ int diag_cpath_usable(const pt_summary *s);
 int diag_cpath_cause(const pt_summary *s, const unsigned char *slow, double step_exc,
 		     dcp_cause *out);
 void diag_cpath_wait_text(pt_sb *sb, const pt_summary *s, const dcp_cause *cz);
+/* Are GPU function keys a and b the same function (launch shapes aside)?
+ * And a GPU event's words: lead, then "`name`" and " on stream N" (stream
+ * >= 0). */
+int diag_cpath_same_gpu(const char *a, const char *b);
+void diag_cpath_gpu_text(pt_sb *sb, const char *key, int64_t stream, const char *lead);
 void diag_cpath(dctx *c);
 /* Grade every finding about a worker (confidence.c): its conf member,
  * level strong/moderate/weak from three cues and the job's noise (after

@@ -1,11 +1,14 @@
 /*
  * steps.c - the step-to-step differential: a worker's steps compared with
  * its other steps, per function, with the robust statistics of the
- * worker-to-worker comparison.  Names the slow steps by number and the
- * functions that make them slow, with ms ("step 12 takes 166.0 ms against
- * a median of 115.0 ms; the extra time is in `wait_sparse_data_dist`, 51.0
- * ms there against at most 3.0 ms in the other steps").  A trace of one
- * worker needs nothing else.
+ * worker-to-worker comparison.  A step is slow against the worker's
+ * typical steps (stats.c pt_robust_typical: the slow ones cannot hide each
+ * other); the slow steps of a worker are one finding, named by number with
+ * what grew on their critical path ("steps 1011 and 1014 (2 of 6) take
+ * 1.45x the others (166.3 vs 115.0 ms); both wait in `##
+ * wait_sparse_data_dist ##` (... queued behind `ncclKernel_AllReduce...`)
+ * (+47.4-50.4 ms on their critical paths, ...)").  Fewer than 3 steps are
+ * no baseline: nothing is said.  A trace of one worker needs nothing else.
  *
  * When the summary carries the critical path (version 3) the extra time is
  * what grew on the slow steps' paths (critpath.c: the waiting annotation
@@ -31,10 +34,15 @@
 
 #define SEC PT_KEY_STEPS
 
-/* A step is slow when it exceeds the median step by more than this share
- * of it and by more than z robust deviations (the worker comparison's z,
- * MAD floored at mad_floor of the median). */
+/* A step is slow when it exceeds the typical steps' median by more than
+ * this share of it and by more than z robust deviations of theirs (the
+ * worker comparison's z, MAD floored at mad_floor of the median), or by
+ * more than STEP_CLEAR of it however the typical steps spread (which then
+ * sets the finding's confidence, not whether the step is named). */
 #define STEP_REL 0.10
+#define STEP_CLEAR 0.25
+/* Fewer steps are no baseline: no step is slow, nothing is said. */
+#define STEP_MIN 3
 /* Findings for every worker up to this many workers; above, for the
  * worker whose slow steps cost most. */
 #define PER_WORKER_MAX 8
@@ -172,28 +180,6 @@ static int find_cause(const pt_summary *s, const unsigned char *slow, double ste
 	return 0;
 }
 
-/* "steps 3 and 7" / "steps 3, 7 and 9" / "step 3". */
-static void step_list(pt_sb *sb, const pt_summary *s, const unsigned char *slow)
-{
-	size_t i, n = 0, k = 0;
-
-	for (i = 0; i < s->nsteps; i++)
-		n += slow[i] != 0;
-	pt_sb_adds(sb, n == 1 ? "step " : "steps ");
-	for (i = 0; i < s->nsteps; i++) {
-		if (!slow[i])
-			continue;
-		if (k)
-			pt_sb_adds(sb, k + 1 == n ? " and " : ", ");
-		if (k == 9 && n > 10) {
-			pt_sb_addf(sb, "%zu more", n - k);
-			break;
-		}
-		pt_sb_addf(sb, "%lld", (long long)s->step_numbers[i]);
-		k++;
-	}
-}
-
 static void cause_text(pt_sb *sb, const cause *cz, size_t nslow)
 {
 	char fb[160];
@@ -215,9 +201,10 @@ typedef struct wres {
  * threshold, the slow steps, and per step its time and, for a step above
  * the median (up to CAUSE_STEPS_MAX steps), the function its extra time
  * is in.  tmp: scratch for find_cause.  -1 when out of memory (c->oom). */
-static int steps_member(dctx *c, pt_rv *sec, const dworker *w, double med, double mad,
-			double thr, const unsigned char *slow, double *tmp)
+static int steps_member(dctx *c, pt_rv *sec, const dworker *w, const pt_typical *ty,
+			const unsigned char *slow, double *tmp)
 {
+	double med = ty->med;
 	const pt_summary *s = w->s;
 	size_t ns = s->nsteps, i;
 	pt_rv *o, *arr, *sl;
@@ -225,9 +212,10 @@ static int steps_member(dctx *c, pt_rv *sec, const dworker *w, double med, doubl
 	dcp_cause pc;
 
 	o = pt_rv_obj(c->rep, sec, w->id);
-	pt_rv_num(c->rep, o, PT_KEY_MEDIAN_MS, med);
-	pt_rv_num(c->rep, o, "MAD (ms)", mad);
-	pt_rv_num(c->rep, o, "threshold (ms)", thr);
+	pt_rv_num(c->rep, o, PT_KEY_MEDIAN_MS, median_of(s->step_ms, ns, tmp));
+	pt_rv_num(c->rep, o, PT_KEY_TYPICAL_STEP_MS, med);
+	pt_rv_num(c->rep, o, "MAD (ms)", ty->mad);
+	pt_rv_num(c->rep, o, "threshold (ms)", ty->limit);
 	sl = pt_rv_arr(c->rep, o, PT_KEY_SLOW_STEPS);
 	for (i = 0; i < ns; i++)
 		if (slow[i])
@@ -248,6 +236,11 @@ static int steps_member(dctx *c, pt_rv *sec, const dworker *w, double med, doubl
 			one[i] = 1;
 			if (diag_cpath_usable(s) &&
 			    diag_cpath_cause(s, one, s->step_ms[i] - med, &pc)) {
+				/* what the finding names: the frame that waits */
+				if (pc.span && (pc.gpu || pc.gpu_idle)) {
+					pc.func = pc.span;
+					pc.x = pc.sx;
+				}
 				pt_rv_str(c->rep, e, PT_KEY_FUNCTION, pc.func->key);
 				pt_rv_str(c->rep, e, PT_KEY_CLASS,
 					  pt_class_name(pt_kind_class(pc.func->kind)));
@@ -267,17 +260,122 @@ static int steps_member(dctx *c, pt_rv *sec, const dworker *w, double med, doubl
 	return 0;
 }
 
-/* A worker's step finding's typed fields (phrase.c): its cause, the median
- * step, the steps it names (slow[i] set) and its sentence after the id. */
+/* The slow steps' clause (the finding's last arg), from what grew on their
+ * critical path: where the step's thread waits and what for ("; both wait
+ * in `A` (`call` for `copy`, queued behind `K` on stream 21) (+47.4-50.5
+ * ms on their critical paths)"), or the function the extra time is in.
+ * *fkey, *fkind: the function the finding is about; *grow: the growth on
+ * the path (mean per slow step), NAN when no path says. */
+static void cause_clause(pt_sb *sb, const pt_summary *s, const unsigned char *slow, size_t nslow,
+			 double exc, double *tmp, const char **fkey, int *fkind, double *grow)
+{
+	const char *who = nslow == 1 ? "it waits" : nslow == 2 ? "both wait" : "all wait";
+	char fb[160], gb[160];
+	dcp_cause pc;
+	cause cz;
+
+	*grow = NAN;
+	if (diag_cpath_usable(s) && diag_cpath_cause(s, slow, exc, &pc)) {
+		const pt_cp_wait *w = pc.wait;
+		*fkey = pc.func->key;
+		*fkind = pc.func->kind;
+		if (pc.span && (pc.gpu || pc.gpu_idle)) {
+			/* the annotation that waits, and what for */
+			*fkey = pc.span->key;
+			*fkind = pc.span->kind;
+			*grow = pc.sx.exc;
+			pt_sb_addf(sb, "; %s in `%s`", nslow == 1 ? "it waits" : who,
+				   pt_name_sentence(pc.span->key, PT_C_PYTHON, fb, sizeof(fb)));
+			/* the annotation it blocked in, when it is inside */
+			if (w && strcmp(w->span, pc.span->key) && strcmp(w->span, w->call))
+				pt_sb_addf(sb, ", in `%s`", pt_name_sentence(w->span, PT_C_PYTHON, fb,
+									      sizeof(fb)));
+			if (w && pc.gpu_idle) {
+				pt_sb_addf(sb, " (`%s`) with the GPU idle: nothing on the GPU to wait "
+					   "for", pt_name_sentence(w->call, PT_C_RUNTIME, gb, sizeof(gb)));
+			} else if (pc.gpu_idle) {
+				pt_sb_adds(sb, " with the GPU idle: nothing on the GPU to wait for");
+			} else if (w && w->behind && diag_cpath_same_gpu(w->behind, pc.gpu->key)) {
+				pt_sb_addf(sb, " (`%s`", pt_name_sentence(w->call, PT_C_RUNTIME, gb, sizeof(gb)));
+				diag_cpath_gpu_text(sb, w->target, w->target_stream, " for ");
+				diag_cpath_gpu_text(sb, w->behind, w->behind_stream, ", queued behind ");
+				pt_sb_adds(sb, ")");
+			} else {
+				diag_cpath_gpu_text(sb, pc.gpu->key, -1, " for ");
+				if (w)
+					pt_sb_addf(sb, " (`%s`)", pt_name_sentence(w->call, PT_C_RUNTIME, gb,
+										    sizeof(gb)));
+			}
+			if (nslow > 1 && pc.sx.hi - pc.sx.lo >= 0.05)
+				pt_sb_addf(sb, " (+%.1f-%.1f ms on their critical paths",
+					   pc.sx.lo - pc.sx.omed, pc.sx.hi - pc.sx.omed);
+			else
+				pt_sb_addf(sb, " (+%.1f ms on %s critical path%s", pc.sx.hi - pc.sx.omed,
+					   nslow > 1 ? "their" : "its", nslow > 1 ? "s" : "");
+			pt_sb_addf(sb, ", against a median of %.1f ms in the other steps)", pc.sx.omed);
+			return;
+		}
+		*grow = pc.x.exc;
+		pt_sb_addf(sb, "; on %s critical path%s the extra time is in ",
+			   nslow > 1 ? "their" : "its", nslow > 1 ? "s" : "");
+		dx_text(sb, pt_name_sentence(pc.func->key, pt_kind_class(pc.func->kind), fb, sizeof(fb)),
+			&pc.x, nslow);
+		if (pc.grew_itself)
+			pt_sb_adds(sb, ": the kernel itself ran longer");
+		diag_cpath_wait_text(sb, s, &pc);
+	} else if (find_cause(s, slow, exc, tmp, &cz)) {
+		*fkey = cz.p->key;
+		pt_sb_adds(sb, "; the extra time is in ");
+		cause_text(sb, &cz, nslow);
+	} else {
+		pt_sb_adds(sb, "; no function's time explains the difference");
+	}
+}
+
+/* "1011 and 1014", "3, 7 and 9" (at most 10 numbers). */
+static void numbers(pt_sb *sb, const pt_summary *s, const unsigned char *slow)
+{
+	size_t i, n = 0, k = 0;
+
+	for (i = 0; i < s->nsteps; i++)
+		n += slow[i] != 0;
+	for (i = 0; i < s->nsteps; i++) {
+		if (!slow[i])
+			continue;
+		if (k)
+			pt_sb_adds(sb, k + 1 == n ? " and " : ", ");
+		if (k == 9 && n > 10) {
+			pt_sb_addf(sb, "%zu more", n - k);
+			break;
+		}
+		pt_sb_addf(sb, "%lld", (long long)s->step_numbers[i]);
+		k++;
+	}
+}
+
+/* A worker's step finding: its cause, numbers and the steps it names
+ * (slow[i] set), its words (phrase.c): the steps' numbers, the verb and
+ * the clause. */
 static void step_fields(dctx *c, dfinding *f, const pt_summary *s, const unsigned char *slow,
-			size_t nslow, double med, const char *text)
+			size_t nslow, const pt_typical *ty, double slow_ms, double grow,
+			const char *clause)
 {
 	int64_t *no = x_malloc((s->nsteps ? s->nsteps : 1) * sizeof(*no));
 	size_t i, nn = 0;
+	pt_sb sb = { 0 };
 
 	df_cause(f, nslow ? PT_CAUSE_SLOW_STEPS : PT_CAUSE_SLOWEST_STEP,
 		 nslow ? PT_UNIT_COUNT : PT_UNIT_MS);
-	df_metric(f, "median step (ms)", med, PT_UNIT_MS);
+	df_metric(f, PT_KEY_TYPICAL_STEP_MS, ty->med, PT_UNIT_MS);
+	df_metric(f, "steps", (double)s->nsteps, PT_UNIT_COUNT);
+	df_metric(f, "slow step, mean (ms)", slow_ms, PT_UNIT_MS);
+	df_metric(f, "slower (x)", ty->med > 0 ? slow_ms / ty->med : NAN, PT_UNIT_X);
+	df_metric(f, "threshold (ms)", ty->limit, PT_UNIT_MS);
+	if (nslow)
+		df_metric(f, "robust deviations", ty->sigma > 0 ? (slow_ms - ty->med) / ty->sigma :
+				  INFINITY, PT_UNIT_NONE);
+	if (isfinite(grow))
+		df_metric(f, "on the critical path (ms)", grow, PT_UNIT_MS);
 	for (i = 0; no && s->step_numbers && i < s->nsteps; i++)
 		if (slow[i])
 			no[nn++] = s->step_numbers[i];
@@ -285,19 +383,39 @@ static void step_fields(dctx *c, dfinding *f, const pt_summary *s, const unsigne
 		c->oom = 1;
 	df_steps(c, f, no, nn);
 	x_free(no);
-	df_arg(c, f, "%s", text ? text : "");
+	numbers(&sb, s, slow);
+	if (sb.oom)
+		c->oom = 1;
+	df_arg(c, f, "%s", sb.buf ? sb.buf : "");
+	df_arg(c, f, "%s", nslow == 1 ? "takes" : "take");
+	df_arg(c, f, "%s", clause ? clause : "");
+	pt_sb_free(&sb);
+}
+
+/* The slow steps of s: those far above its typical steps (the rule and its
+ * numbers in *ty, docs/diagnose.md "Steps"); none under STEP_MIN steps.
+ * tmp holds 2 ns doubles. */
+static void slow_steps(const dctx *c, const pt_summary *s, unsigned char *slow, double *tmp,
+		       pt_typical *ty)
+{
+	pt_typical_rule r = { c->o->z, STEP_REL, STEP_CLEAR, c->o->mad_floor };
+
+	pt_robust_typical(s->step_ms, s->nsteps, &r, slow, tmp, ty);
+	if (s->nsteps < STEP_MIN) {
+		memset(slow, 0, s->nsteps);
+		ty->nhigh = 0;
+	}
 }
 
 static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, int single,
 			 wres *res)
 {
 	const pt_summary *s = w->s;
-	size_t ns = s->nsteps, i, j, nslow = 0, imax = 0;
-	double *tmp = NULL, med, mad, lo = INFINITY, hi = -INFINITY, extra = 0;
+	size_t ns = s->nsteps, i, nslow = 0, imax = 0;
+	double *tmp = NULL, med, lo = INFINITY, hi = -INFINITY, extra = 0, slow_ms = 0, grow = NAN;
 	unsigned char *slow = NULL;
 	pt_sb sb = { 0 };
-	cause cz;
-	dcp_cause pc;
+	pt_typical ty;
 	dfinding *f;
 	const char *fkey = "";
 	int fkind = -1;
@@ -309,34 +427,26 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 		c->oom = 1;
 		goto out;
 	}
-	med = median_of(s->step_ms, ns, tmp);
-	/* The spread of the ordinary steps: the MAD of the steps within 10% of
-	 * the median (all steps when fewer than 3 are), so that two slow steps
-	 * out of six do not hide each other by widening it. */
-	for (i = 0, j = 0; i < ns; i++)
-		if (s->step_ms[i] - med <= STEP_REL * med)
-			tmp[ns + j++] = fabs(s->step_ms[i] - med);
-	if (j < 3)
-		for (i = 0, j = 0; i < ns; i++)
-			tmp[ns + j++] = fabs(s->step_ms[i] - med);
-	mad = median_of(tmp + ns, j, tmp);
-	/* One threshold, stated as a number in every sentence that uses it
-	 * (docs/diagnose.md "Steps"). */
-	res->thr = pt_robust_limit(med, mad, c->o->z, STEP_REL, c->o->mad_floor);
+	/* One threshold, from the typical steps, stated as a number in every
+	 * sentence that uses it (docs/diagnose.md "Steps"). */
+	slow_steps(c, s, slow, tmp, &ty);
+	med = ty.med;
+	res->thr = ty.limit;
 	for (i = 0; i < ns; i++) {
-		double d = s->step_ms[i] - med;
 		if (s->step_ms[i] > s->step_ms[imax])
 			imax = i;
-		if (s->step_ms[i] > res->thr && d > 0) {
-			slow[i] = 1;
+		if (slow[i]) {
 			nslow++;
-			extra += d;
+			extra += s->step_ms[i] - med;
+			slow_ms += s->step_ms[i];
 		}
 		if (s->step_ms[i] < lo)
 			lo = s->step_ms[i];
 		if (s->step_ms[i] > hi)
 			hi = s->step_ms[i];
 	}
+	if (nslow)
+		slow_ms /= (double)nslow;
 	res->extra = extra;
 	res->has_slow = nslow > 0;
 	if ((res->slow = x_malloc(ns + 1)))
@@ -348,80 +458,34 @@ static void worker_steps(dctx *c, pt_rv *sec, const dworker *w, int findings, in
 				res->slow_no[res->nslow++] = s->step_numbers[i];
 	}
 
-	if (sec && steps_member(c, sec, w, med, mad, res->thr, slow, tmp))
+	if (sec && steps_member(c, sec, w, &ty, slow, tmp))
 		goto out;
-	if (!findings)
+	/* one or two steps are no baseline: nothing to say about them */
+	if (!findings || ns < STEP_MIN || (!nslow && !single))
 		goto out;
-
-	/* No step beyond the thresholds: say so, and what the slowest one
-	 * spends its extra time on. */
-	if (!nslow) {
-		if (!single)
-			goto out;
-		slow[imax] = 1;
-	}
 	if (nslow) {
-		step_list(&sb, s, slow);
-		if (nslow > 1)
-			pt_sb_addf(&sb, " take ");
-		else
-			pt_sb_addf(&sb, " takes ");
-		{
-			double a = INFINITY, b = -INFINITY;
-			for (i = 0; i < ns; i++) {
-				if (!slow[i])
-					continue;
-				if (s->step_ms[i] < a)
-					a = s->step_ms[i];
-				if (s->step_ms[i] > b)
-					b = s->step_ms[i];
-			}
-			if (b - a >= 0.05)
-				pt_sb_addf(&sb, "%.1f-%.1f ms", a, b);
-			else
-				pt_sb_addf(&sb, "%.1f ms", b);
-		}
-		pt_sb_addf(&sb, " against a median of %.1f ms over %zu steps", med, ns);
+		cause_clause(&sb, s, slow, nslow, extra / (double)nslow, tmp, &fkey, &fkind, &grow);
+		pt_sb_addc(&sb, '.');
 	} else {
-		pt_sb_addf(&sb, "the %zu steps take %.1f-%.1f ms (median %.1f ms); none is above the "
-			   "slow-step threshold of %.1f ms (the median plus the larger of %.0f%% and "
-			   "%.1f robust deviations); the slowest, step %lld, takes %.1f ms",
-			   ns, lo, hi, med, res->thr, STEP_REL * 100, c->o->z,
-			   (long long)s->step_numbers[imax], s->step_ms[imax]);
+		/* No step beyond the threshold: say so, and which is the
+		 * slowest; it has no extra time to explain. */
+		pt_sb_addf(&sb, "the %zu steps take %.1f-%.1f ms (typical %.1f ms); none is above the "
+			   "slow-step threshold of %.1f ms (the typical steps' median plus the larger "
+			   "of %.0f%% and %.1f robust deviations, at most %.0f%%); the slowest, step "
+			   "%lld, takes %.1f ms.", ns, lo, hi, med, res->thr, STEP_REL * 100, c->o->z,
+			   STEP_CLEAR * 100, (long long)s->step_numbers[imax], s->step_ms[imax]);
+		slow_ms = s->step_ms[imax];
 	}
-	{
-		double exc = nslow ? extra / (double)nslow : s->step_ms[imax] - med;
-		/* A step within the noise has no extra time to explain. */
-		if (!nslow) {
-			;
-		} else if (diag_cpath_usable(s) && diag_cpath_cause(s, slow, exc, &pc)) {
-			char fb[160];
-			fkey = pc.func->key;
-			fkind = pc.func->kind;
-			pt_sb_addf(&sb, "; on %s critical path%s the extra time is in ",
-				   nslow > 1 ? "their" : "its", nslow > 1 ? "s" : "");
-			dx_text(&sb, pt_name_sentence(pc.func->key, pt_kind_class(pc.func->kind), fb, sizeof(fb)),
-				&pc.x, nslow);
-			if (pc.grew_itself)
-				pt_sb_adds(&sb, ": the kernel itself ran longer");
-			diag_cpath_wait_text(&sb, s, &pc);
-		} else if (find_cause(s, slow, exc, tmp, &cz)) {
-			fkey = cz.p->key;
-			pt_sb_adds(&sb, "; the extra time is in ");
-			cause_text(&sb, &cz, nslow);
-		} else {
-			pt_sb_adds(&sb, "; no function's time explains the difference");
-		}
-	}
-	pt_sb_addc(&sb, '.');
-	/* The finding's function is the one the sentence names. */
+	/* The finding's function is the one the sentence names.  A slowest
+	 * step under the threshold is within the worker's own spread: weak
+	 * (confidence.c), its impact its ms over the typical step. */
 	f = df_add(c, DC_STEPS, w->id, fkey,
 		   nslow ? PT_KEY_SLOW_STEPS : "slowest step", nslow ? (double)nslow : s->step_ms[imax],
-		   med, nslow ? extra : (single ? s->step_ms[imax] - med : 0));
+		   med, nslow ? extra : s->step_ms[imax] - med);
 	if (f)
 		f->fkind = fkind;
 	if (f && !sb.oom)
-		step_fields(c, f, s, slow, nslow, med, sb.buf);
+		step_fields(c, f, s, slow, nslow, &ty, slow_ms, grow, sb.buf);
 	if (sb.oom)
 		c->oom = 1;
 out:

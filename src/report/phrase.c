@@ -85,8 +85,9 @@ static const char *const phrases[PT_CAUSE_N] = {
 	[PT_CAUSE_GPU_IDLE] = "{I}: the GPU is idle {m0%} of the {a0} ({m1.1f} of {m2.1f} ms; "
 		"compute {m3%}, communication not overlapped with compute {m4%}, memory operations "
 		"{m5%}). {a1}",
-	[PT_CAUSE_SLOW_STEPS] = "{I}: {a0}",
-	[PT_CAUSE_SLOWEST_STEP] = "{I}: {a0}",
+	[PT_CAUSE_SLOW_STEPS] = "{I}: step{p0} {a0} ({m0d} of {m2d}) {a1} {m4.2f}x the others "
+		"({m3.1f} vs {m1.1f} ms){a2}",
+	[PT_CAUSE_SLOWEST_STEP] = "{I}: {a2}",
 	[PT_CAUSE_JOB_SLOW_STEPS] = "{a0} slow on {m2d} of the {m3d} workers with several steps: "
 		"{m4.1f} ms (median over workers and steps) against a median step of {m1.1f} ms; a "
 		"step slow everywhere is the job's, not one worker's (in lockstep every worker waits "

@@ -258,6 +258,42 @@ static void test_z_rel(void **state)
 	assert_false(pt_robust_outlier(1.5, &st, PT_DIR_HIGH, o.z, o.rel, o.mad_floor));
 }
 
+/* The typical values and the slow-step limit (pt_robust_typical): two
+ * high values of six cannot hide each other by widening the spread.
+ * {100, 110, 120, 130, 166, 166}: all six have median 125 and, below it,
+ * a MAD of 15 (of 25, 15, 5: the 166s cannot widen it), so 3.5 deviations
+ * (77.8) are capped at 25% (156.25) and the first 166 goes; of five,
+ * median 120, MAD 10, limit 150: the other 166 goes; the four left have
+ * median 115 and MAD 10, limit 115 + 25% = 143.75, and two of six is as
+ * many as may be high.  Tight steps: none high; a majority
+ * is never high; two values have no baseline. */
+static void test_typical(void **state)
+{
+	const pt_typical_rule r = { 3.5, 0.10, 0.25, 0.01 };
+	const double v[6] = { 100, 110, 120, 130, 166, 166 };
+	const double tight[6] = { 75.5, 76.9, 76.2, 76.7, 78.5, 81.1 };
+	const double maj[3] = { 100, 200, 200 }, two[2] = { 100, 300 };
+	unsigned char high[6];
+	double tmp[12];
+	pt_typical t;
+
+	(void)state;
+	pt_robust_typical(v, 6, &r, high, tmp, &t);
+	assert_int_equal(t.nhigh, 2);
+	assert_true(high[4] && high[5] && !high[0] && !high[1] && !high[2] && !high[3]);
+	assert_true(t.med == 115 && t.mad == 10);
+	assert_true(fabs(t.limit - 143.75) < 1e-9);
+	assert_true(fabs(t.sigma - 10 / PT_ROBUST_K) < 1e-9);
+	pt_robust_typical(tight, 6, &r, high, tmp, &t);
+	assert_int_equal(t.nhigh, 0);
+	assert_true(fabs(t.med - 76.8) < 1e-9 && fabs(t.limit - 76.8 * 1.1) < 1e-9);
+	pt_robust_typical(maj, 3, &r, high, tmp, &t);
+	assert_int_equal(t.nhigh, 0);
+	pt_robust_typical(two, 2, &r, high, tmp, &t);
+	assert_int_equal(t.nhigh, 0);
+	assert_true(!high[0] && !high[1]);
+}
+
 /* The limit form of the same rule: med + max(rel med, z max(mad, floor med)
  * / 0.6745), and x above it is exactly what pt_robust_outlier flags. */
 static void test_limit(void **state)
@@ -1286,6 +1322,7 @@ int main(void)
 		cmocka_unit_test(test_sorted_median_loo),
 		cmocka_unit_test(test_z_rel),
 		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_typical),
 		cmocka_unit_test(test_display_slow_steps),
 		cmocka_unit_test(test_two_workers),
 		cmocka_unit_test(test_three_workers_memcpy),

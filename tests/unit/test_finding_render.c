@@ -233,21 +233,26 @@ static void test_steps_kinds(void **state)
 {
 	const char *ws[] = { "w0.json" };
 	const pt_metric m[] = { { "slow steps", 2, PT_UNIT_COUNT },
-				{ "median step (ms)", 126.548, PT_UNIT_MS } };
+				{ "typical step (ms)", 115.02, PT_UNIT_MS },
+				{ "steps", 6, PT_UNIT_COUNT },
+				{ "slow step, mean (ms)", 166.3, PT_UNIT_MS },
+				{ "slower (x)", 166.3 / 115.02, PT_UNIT_X } };
 	const pt_metric mj[] = { { "slow steps (job)", 1, PT_UNIT_COUNT },
 				 { "median step (ms)", 70.25, PT_UNIT_MS },
 				 { "workers slow there", 3, PT_UNIT_COUNT },
 				 { "workers with several steps", 4, PT_UNIT_COUNT },
 				 { "slow step, median (ms)", 99.96, PT_UNIT_MS } };
-	const char *a[] = { "steps 5 and 9 take 163.5-181.6 ms against a median of 126.5 ms." };
+	const char *a[] = { "1011 and 1014", "take", "; both wait in `## wait_sparse_data_dist ##`." };
 	const char *aj[] = { "step 7 is" };
 	pt_finding f = one(PT_CAUSE_SLOW_STEPS, ws, m, NM(m), a, NM(a));
 
 	(void)state;
 	assert_string_equal(render(&f, 0),
-		"w0.json: steps 5 and 9 take 163.5-181.6 ms against a median of 126.5 ms.");
+		"w0.json: steps 1011 and 1014 (2 of 6) take 1.45x the others (166.3 vs 115.0 ms); "
+		"both wait in `## wait_sparse_data_dist ##`.");
 	assert_string_equal(render(&f, 1),
-		"rank 0: steps 5 and 9 take 163.5-181.6 ms against a median of 126.5 ms.");
+		"rank 0: steps 1011 and 1014 (2 of 6) take 1.45x the others (166.3 vs 115.0 ms); "
+		"both wait in `## wait_sparse_data_dist ##`.");
 	f = one(PT_CAUSE_JOB_SLOW_STEPS, ws, mj, NM(mj), aj, NM(aj));
 	assert_string_equal(render(&f, 0),
 		"step 7 is slow on 3 of the 4 workers with several steps: 100.0 ms (median over "

@@ -68,7 +68,7 @@
     var ids = keys(st);
     add(root, h('h1', { text: 'Step by step' }));
     add(root, howto('Steps', [
-      ['slow step', 'A step longer than the worker\'s median step by more than 10% and by more than 3.5 robust deviations (MAD).'],
+      ['slow step', 'A step longer than the worker\'s typical step (the median of its steps that are not slow) by more than 10% and by more than 3.5 of their robust deviations, or by more than 25%.'],
       ['function', 'For each step longer than the median: the function whose time in that step exceeds its median in the other steps by the most (a GPU kernel when one explains half of the extra time, else the most specific CPU stack).']]));
     var rows = [];
     ids.forEach(function (id) {
