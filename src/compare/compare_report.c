@@ -631,7 +631,12 @@ static void model_finding(cctx *c, pt_rv *o, const cfind *x, double share, const
 	f.args = &text;
 	f.nargs = 1;
 	f.conf.level = isfinite(apart) && apart >= 2 ? "strong" : "moderate";
-	f.conf.lost = c->mean[0] > 0 ? fabs(x->d) / c->mean[0] : 0;
+	/* a share of the longer of the two steps: a function of a slower run
+	 * can change by more than the baseline's whole step (the HTA
+	 * control/filter pair: 2.61), and summed running time across
+	 * streams by more than either step, hence the bound */
+	f.conf.lost = fmax(c->mean[0], c->mean[1]) > 0 ?
+		      fmin(fabs(x->d) / fmax(c->mean[0], c->mean[1]), 1.0) : 0;
 	f.conf.apart = apart;
 	f.conf.noise_ms = NAN;
 	snprintf(ev, sizeof(ev), "changed %.3f ms per step against its threshold of %.3f ms",

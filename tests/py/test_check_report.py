@@ -115,6 +115,19 @@ class CheckReport(unittest.TestCase):
         f = planted(**{"what if": {"step (ms)": 17.0, "instead of (ms)": 16.126}})
         self.assertFlags(f, "longer than the step it replaces")
 
+    def test_what_if_of_a_gain_undoes_it(self):
+        # compare's "got faster" (the demo's gloo allreduce, a -> c): undoing
+        # the gain makes the step longer, by the share its time lost states
+        f = planted(**{"cause": "got faster", "what if": {"step (ms)": 60.69275,
+                                                          "instead of (ms)": 40.3275},
+                       "confidence.time lost (share of window)": 20.36525 / 40.3275,
+                       "confidence.evidence": "its time on the critical path changed",
+                       "explanation": "a step would take 60.7 ms instead of 40.3 ms"})
+        self.assertEqual(self.problems(f), [])
+        f = planted(**{"cause": "got faster", "what if": {"step (ms)": 14.0,
+                                                          "instead of (ms)": 16.126}})
+        self.assertFlags(f, "shorter than the step it replaces")
+
     def test_none_above_beside_a_step_above(self):
         f = planted(**{"explanation": "the 6 steps take 115.0-166.0 ms; none is above the "
                                       "slow-step threshold of 171.4 ms. Step 1014 takes 172.0 "
