@@ -170,6 +170,22 @@ static int say_inside(dctx *c, dfinding *f)
 	return 0;
 }
 
+/* Free the findings marked dead (dead[i] for c->f[i]) and close the gaps,
+ * keeping the others' order. */
+static void drop_dead(dctx *c, const unsigned char *dead)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < c->nf; i++) {
+		if (dead[i]) {
+			df_free(&c->f[i]);
+			continue;
+		}
+		c->f[j++] = c->f[i];
+	}
+	c->nf = j;
+}
+
 void diag_merge(dctx *c)
 {
 	dfinding *F = c->f;
@@ -299,14 +315,7 @@ void diag_merge(dctx *c)
 			goto oom;
 		dead[i] = 1;
 	}
-	for (i = j = 0; i < n; i++) {
-		if (dead[i]) {
-			df_free(&F[i]);
-			continue;
-		}
-		F[j++] = F[i];
-	}
-	c->nf = j;
+	drop_dead(c, dead);
 	/* a finding that took in the frames inside it says so, with the time
 	 * it now stands for: its own sentence gave its own frame's */
 	for (i = 0; i < c->nf; i++)
@@ -437,7 +446,7 @@ static int make_group(dctx *c, const size_t *ix, size_t a, size_t b, unsigned ch
 void diag_group(dctx *c)
 {
 	dfinding *F = c->f;
-	size_t n = c->nf, *ix = NULL, ng = 0, i, j, a, b;
+	size_t n = c->nf, *ix = NULL, ng = 0, i, a, b;
 	unsigned char *dead = NULL;
 
 	if (!c->nw)
@@ -459,14 +468,7 @@ void diag_group(dctx *c)
 		if (make_group(c, ix, a, b, dead))
 			goto oom;
 	}
-	for (i = j = 0; i < n; i++) {
-		if (dead[i]) {
-			df_free(&F[i]);
-			continue;
-		}
-		F[j++] = F[i];
-	}
-	c->nf = j;
+	drop_dead(c, dead);
 	goto out;
 oom:
 	c->oom = 1;

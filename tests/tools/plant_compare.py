@@ -294,6 +294,34 @@ def rank_of(doc):
     return None
 
 
+def drive(args, plant_fn):
+    """Plant with plant_fn(doc, args, info) into args.src (a trace, or a
+    folder whose traces of rank args.rank, all when None, are planted and
+    the rest copied) and write args.dst with what was planted beside it
+    (DST.info, or DST/planted.info for a folder)."""
+    info = {}
+    if os.path.isdir(args.src):
+        os.makedirs(args.dst, exist_ok=True)
+        for name in sorted(os.listdir(args.src)):
+            if not (name.endswith(".json") or name.endswith(".json.gz")):
+                continue
+            doc = load(os.path.join(args.src, name))
+            if args.rank is None or rank_of(doc) == args.rank:
+                one = {}
+                plant_fn(doc, args, one)
+                info[name] = one
+            save(doc, os.path.join(args.dst, name))
+        with open(os.path.join(args.dst, "planted.info"), "w") as f:
+            json.dump(info, f, indent=1)
+    else:
+        doc = load(args.src)
+        plant_fn(doc, args, info)
+        save(doc, args.dst)
+        with open(args.dst + ".info", "w") as f:
+            json.dump(info, f, indent=1)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("src")
@@ -313,27 +341,7 @@ def main():
     ap.add_argument("--grow-annotation")
     ap.add_argument("--grow-ms", type=float, default=10.0)
     args = ap.parse_args()
-    info = {}
-    if os.path.isdir(args.src):
-        os.makedirs(args.dst, exist_ok=True)
-        for name in sorted(os.listdir(args.src)):
-            if not (name.endswith(".json") or name.endswith(".json.gz")):
-                continue
-            doc = load(os.path.join(args.src, name))
-            if args.rank is None or rank_of(doc) == args.rank:
-                one = {}
-                plant(doc, args, one)
-                info[name] = one
-            save(doc, os.path.join(args.dst, name))
-        with open(os.path.join(args.dst, "planted.info"), "w") as f:
-            json.dump(info, f, indent=1)
-    else:
-        doc = load(args.src)
-        plant(doc, args, info)
-        save(doc, args.dst)
-        with open(args.dst + ".info", "w") as f:
-            json.dump(info, f, indent=1)
-    return 0
+    return drive(args, plant)
 
 
 if __name__ == "__main__":

@@ -38,49 +38,20 @@ time added per call and the delays inserted.
 """
 import argparse
 import bisect
-import gzip
-import json
 import math
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plant_compare as pc  # noqa: E402
+from plant_compare import events_of, is_x, num, step_spans  # noqa: E402
 
 GPU_CATS = ("kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset")
 RUNTIME_CATS = ("cuda_runtime", "Runtime", "cuda_driver")
 
 
-def load(path):
-    op = gzip.open if path.endswith(".gz") else open
-    with op(path, "rt", encoding="utf-8") as f:
-        return json.load(f)
-
-
-def save(doc, path):
-    op = gzip.open if path.endswith(".gz") else open
-    with op(path, "wt", encoding="utf-8") as f:
-        json.dump(doc, f, separators=(",", ":"))
-
-
-def events_of(doc):
-    return doc["traceEvents"] if isinstance(doc, dict) else doc
-
-
-def is_x(e):
-    return e.get("ph") == "X" and isinstance(e.get("ts"), (int, float)) and \
-        isinstance(e.get("dur"), (int, float))
-
-
 def is_gpu(e):
     return is_x(e) and e.get("cat") in GPU_CATS
-
-
-def num(v, like):
-    # Keep integer timestamps integers, as the profiler wrote them.
-    return int(round(v)) if isinstance(like, int) and not isinstance(like, bool) else round(v, 3)
-
-
-def step_spans(ev):
-    return sorted((e["ts"], e["ts"] + e["dur"]) for e in ev
-                  if is_x(e) and str(e.get("name", "")).startswith("ProfilerStep#"))
 
 
 def step_of(spans, t):
@@ -252,14 +223,6 @@ def plant(doc, args, info):
         info["renamed"] = sorted(set(e["name"] for e in hit))
 
 
-def rank_of(doc):
-    if isinstance(doc, dict):
-        r = (doc.get("distributedInfo") or {}).get("rank")
-        if isinstance(r, int):
-            return r
-    return None
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("src")
@@ -272,27 +235,7 @@ def main():
     ap.add_argument("--rank", type=int)
     args = ap.parse_args()
     args.renames = [tuple(x.split("=", 1)) for x in args.rename.split(",") if "=" in x]
-    info = {}
-    if os.path.isdir(args.src):
-        os.makedirs(args.dst, exist_ok=True)
-        for name in sorted(os.listdir(args.src)):
-            if not (name.endswith(".json") or name.endswith(".json.gz")):
-                continue
-            doc = load(os.path.join(args.src, name))
-            if args.rank is None or rank_of(doc) == args.rank:
-                one = {}
-                plant(doc, args, one)
-                info[name] = one
-            save(doc, os.path.join(args.dst, name))
-        with open(os.path.join(args.dst, "planted.info"), "w") as f:
-            json.dump(info, f, indent=1)
-    else:
-        doc = load(args.src)
-        plant(doc, args, info)
-        save(doc, args.dst)
-        with open(args.dst + ".info", "w") as f:
-            json.dump(info, f, indent=1)
-    return 0
+    return pc.drive(args, plant)
 
 
 if __name__ == "__main__":

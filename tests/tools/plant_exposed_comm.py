@@ -15,26 +15,13 @@ stretched kernels another name (an RCCL spelling, say).  IN and OUT are JSON,
 gzip when the name ends in .gz.  Stdlib only; deterministic.
 """
 import argparse
-import gzip
-import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plant_compare import load, save  # noqa: E402
 
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
-
-
-def load(path):
-    op = gzip.open if path.endswith(".gz") else open
-    with op(path, "rt") as f:
-        return json.load(f)
-
-
-def save(path, d):
-    data = json.dumps(d, separators=(",", ":")).encode()
-    with open(path, "wb") as f:
-        if path.endswith(".gz"):
-            with gzip.GzipFile(fileobj=f, mode="wb", mtime=0) as g:
-                g.write(data)
-        else:
-            f.write(data)
 
 
 def plant(d, name, add_us, rename):
@@ -76,7 +63,7 @@ def main():
     n = plant(d, a.name, a.add_ms * 1000.0, a.rename)
     if not n:
         raise SystemExit("plant_exposed_comm: no GPU kernel named *%s* in %s" % (a.name, a.inp))
-    save(a.out, d)
+    save(d, a.out)
     print("%s: %d kernels %+g ms each" % (a.out, n, a.add_ms))
 
 
