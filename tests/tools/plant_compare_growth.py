@@ -44,9 +44,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plant_compare as pc  # noqa: E402
-from plant_compare import events_of, is_x, num, step_spans  # noqa: E402
+from plant_compare import GPU_CATS, events_of, is_x, num, step_spans  # noqa: E402
 
-GPU_CATS = ("kernel", "Kernel", "gpu_memcpy", "gpu_memset", "Memcpy", "Memset")
 RUNTIME_CATS = ("cuda_runtime", "Runtime", "cuda_driver")
 
 
@@ -114,35 +113,6 @@ class Lanes:
             self.at[lane], self.last[lane] = i, end
 
 
-def insert_time(ev, points):
-    """Insert time at the old-timeline instants of points [(t, extra)]: an
-    event starting at or after t moves by extra, a CPU span over t grows,
-    GPU work over t keeps its length (it was queued before)."""
-    points.sort()
-    ts_sorted = [p[0] for p in points]
-    cum = [0.0]
-    for _, x in points:
-        cum.append(cum[-1] + x)
-
-    def at_or_before(t):
-        return cum[bisect.bisect_right(ts_sorted, t)]
-
-    def before(t):
-        return cum[bisect.bisect_left(ts_sorted, t)]
-
-    for e in ev:
-        ts = e.get("ts")
-        if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-            continue
-        if not is_x(e):
-            e["ts"] = num(ts + at_or_before(ts), ts)
-            continue
-        nts = ts + at_or_before(ts)
-        nend = nts + e["dur"] if is_gpu(e) else ts + e["dur"] + before(ts + e["dur"])
-        e["ts"] = num(nts, ts)
-        e["dur"] = num(nend - nts, e["dur"])
-
-
 def plant(doc, args, info):
     ev = events_of(doc)
     hit = [e for e in ev if is_gpu(e) and args.name in str(e.get("name", "")) and
@@ -200,13 +170,14 @@ def plant(doc, args, info):
     info["added_us"] = sum(e["dur"] * (args.factor - 1.0) for e in hit)
     info["waits_us"] = [round(x, 3) for _, x in sorted(points)]
     info["wait_steps"] = len(points)
-    insert_time(ev, points)
+    # GPU work over an inserted instant keeps its length (it was queued before)
+    pc.insert_time(ev, points, {}, keep_gpu=True)
     for e in hit:
         e["dur"] = num(grown[id(e)], e["dur"])
     byid = dict((id(e), e) for e in ev if is_gpu(e) and (e["pid"], e["tid"]) in lanes)
     for i, (ts, d) in cascade(ev, lanes, {}).items():
         byid[i]["ts"] = num(ts, byid[i]["ts"])
-    ts_sorted = [p[0] for p in points]  # sorted by insert_time
+    ts_sorted = [p[0] for p in points]  # sorted by pc.insert_time
     cum = [0.0]
     for _, x in points:
         cum.append(cum[-1] + x)
