@@ -219,6 +219,11 @@ uint32_t df_worker(const dctx *c, const dfinding *f)
 	return UINT32_MAX;
 }
 
+int df_comm_own_cause(const dfinding *f)
+{
+	return f->cause == PT_CAUSE_SLOW_P2P || f->cause == PT_CAUSE_COMM_BOUND;
+}
+
 double df_impact_per_step(const dctx *c, const dfinding *f)
 {
 	uint32_t wi = df_worker(c, f);

@@ -318,6 +318,11 @@ void df_explain_share(dctx *c, dfinding *f, const char *name, const char *group,
 void df_who(pt_sb *sb, const dctx *c, uint32_t w, char style);
 /* The index in c->w of the worker f names, UINT32_MAX for none. */
 uint32_t df_worker(const dctx *c, const dfinding *f);
+/* A Communication finding that waiting for a peer cannot make, so neither
+ * a victim's symptom nor a straggler's own longer collectives: a slow p2p
+ * link (its time is the end that waited less, p2p.c) and a
+ * communication-bound worker (its waits taken out, comm_bound.c). */
+int df_comm_own_cause(const dfinding *f);
 /* f's impact per profiled step of its worker (f->impact_ms is per window). */
 double df_impact_per_step(const dctx *c, const dfinding *f);
 /* "12.3%" (two decimals below 0.1%). */

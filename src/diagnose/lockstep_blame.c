@@ -243,11 +243,8 @@ static int blocking_leaf(const char *key)
  * (src/diagnose/p2p.c: its time is the end that waited less). */
 static int wait_symptom(const dfinding *f)
 {
-	/* a slow p2p link's time is the end that waited less; a
-	 * communication-bound worker's exposed time has its waits taken out
-	 * (comm_bound.c) */
 	if (f->cat == DC_COMM)
-		return f->cause != PT_CAUSE_SLOW_P2P && f->cause != PT_CAUSE_COMM_BOUND;
+		return !df_comm_own_cause(f);
 	if (f->cat == DC_COMPUTE)
 		return !strcmp(f->metric, PT_KEY_GPU_UTILIZATION);
 	if (f->cat == DC_RUNTIME)

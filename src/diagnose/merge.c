@@ -279,10 +279,7 @@ void diag_merge(dctx *c)
 			pt_ev_kind kind = PT_EV_COUNT;
 			if (dead[ix[i]] || ix[i] == s)
 				continue;
-			/* a slow p2p link, a communication-bound worker: causes
-			 * of their own */
-			if (q->cat == DC_COMM && q->cause != PT_CAUSE_SLOW_P2P &&
-			    q->cause != PT_CAUSE_COMM_BOUND)
+			if (q->cat == DC_COMM && !df_comm_own_cause(q))
 				kind = PT_EV_OWN_COMM;
 			else if (q->cat == DC_COMPUTE && !strcmp(q->metric, PT_KEY_GPU_UTILIZATION) &&
 				 q->value < q->others)
