@@ -161,7 +161,7 @@ static void idle_finding(dctx *c, const dworker *w, int single)
 	if (idle < IDLE_MIN) {
 		/* busy with exposed communication: comm_bound.c's finding says
 		 * so, and the compute advice would be wrong */
-		if (diag_comm_bound_is(c, s))
+		if (diag_comm_bound_is(c, (size_t)(w - c->w)))
 			return;
 		/* the GPU is the bottleneck: still say where its time goes */
 		f = df_add(c, DC_GPU_IDLE, w->id, "", "gpu idle", idle, NAN, 0);

@@ -34,10 +34,10 @@ void diag_step_mismatch(dctx *c);
  * (after diag_display, so the seed's keys keep their places). */
 void diag_breakdown(dctx *c, int write);
 /* Communication-bound workers (comm_bound.c): diag_comm_bound_is says
- * whether s's exposed communication is at least --comm-bound of its GPU's
+ * whether worker wi's (index in c->w) exposed communication is at least --comm-bound of its GPU's
  * busy time and more than its compute and its idle time; diag_comm_bound adds a finding for
  * each (after diag_breakdown(c, 0), before diag_lockstep). */
-int diag_comm_bound_is(const dctx *c, const pt_summary *s);
+int diag_comm_bound_is(const dctx *c, size_t wi);
 void diag_comm_bound(dctx *c);
 /* GPU compute utilization and low-occupancy heavy kernels, added to the
  * "GPU Compute" object sec (efficiency.c). */
