@@ -23,7 +23,7 @@ BF := build-fuzz
 
 LIB_DIRS := util model trace analysis diagnose compare hang report
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
-PTCLI_DIRS := control agent display
+PTCLI_DIRS := control agent display watch
 PTCLI_SRC  := $(filter-out $(LIB_SRC),$(foreach d,$(PTCLI_DIRS),$(wildcard src/$(d)/*.c)))
 CLI_SRC  := $(wildcard src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

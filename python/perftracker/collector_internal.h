@@ -219,6 +219,30 @@ void ensure_agent(double now);
  * w->error set.  torch's export is removed either way. */
 int export_trace(window *w);
 
+/* ---- the watch (collector_watch.c; docs/watch.md) ------------------------- */
+
+/* The last collective instance this process entered in each process group,
+ * from the watch's latest Flight Recorder read: written by the watch thread
+ * only, read by the watchdog without locks (a seqlock: gen is odd while an
+ * update runs; a reader copies and retries while gen changed or is odd). */
+#define WATCH_PGS 16
+typedef struct watch_last {
+	char pg[48];          /* process group name (its process_group[0]) */
+	char desc[48];        /* its description, e.g. "default_pg" */
+	char name[48];        /* profiling_name, e.g. "gloo:all_reduce" */
+	int64_t seq;          /* collective_seq_id */
+	int64_t created_us, started_us, done_us;  /* CLOCK_REALTIME µs; -1 none */
+	char state[16];       /* "scheduled", "started", "completed" */
+} watch_last;
+
+extern struct watch_table {
+	uint32_t gen;         /* seqlock generation */
+	int n;                /* entries in pg[] */
+	watch_last pg[WATCH_PGS];
+	int64_t read_us;      /* when the read they come from ran; 0: none yet */
+	char fr[16];          /* the Flight Recorder state ("on", "none", ...) */
+} WT;
+
 /* ---- watchdog (collector_watchdog.c) -------------------------------------- */
 
 void wd_start(double hang_s);   /* GIL held (Collector()); PERFTRACKER_WATCHDOG=0: off */
