@@ -30,6 +30,9 @@ def parse_args():
     p.add_argument("--steps", type=int, default=0, help="or this many steps (0: by --seconds)")
     p.add_argument("--slow-rank", type=int, default=2, help="rank that runs slow_augment (-1: none)")
     p.add_argument("--slow-ms", type=float, default=30.0, help="extra time slow_augment costs")
+    p.add_argument("--slow-after", type=float, default=0.0,
+                   help="slow_augment starts this many seconds after training starts "
+                        "(0: from the first step): a job that runs balanced, then slows")
     p.add_argument("--load-ms", type=float, default=10.0, help="simulated data loading per step")
     p.add_argument("--slow-load-rank", type=int, default=-1,
                    help="rank whose load_batch (which every rank runs) takes --slow-load-factor "
@@ -133,6 +136,7 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.MSELoss()
     stop_at = time.time() + args.seconds
+    slow_from = time.time() + args.slow_after
     step = 0
     dim = 16 * 64 if args.model == "transformer" else 64
     times = [] if args.step_log else None
@@ -141,7 +145,7 @@ def main():
             args.slow_load_factor if rank == args.slow_load_rank else 1.0))
         if args.cpu_ms > 0:
             busy_python(args.cpu_ms)
-        if rank == args.slow_rank:
+        if rank == args.slow_rank and (not args.slow_after or time.time() >= slow_from):
             x = slow_augment(x, args.slow_ms)
         opt.zero_grad()
         loss = loss_fn(model(x), y)

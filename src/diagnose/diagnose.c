@@ -35,6 +35,8 @@ void pt_diag_options_default(pt_diag_options *o)
 	o->fixed_only = 0;
 	o->p2p_slow = 2.0;
 	o->comm_bound = 0.5;
+	o->watch = NULL;
+	o->nwatch = 0;
 }
 
 /* ---- workers ------------------------------------------------------------ */

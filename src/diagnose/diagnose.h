@@ -13,6 +13,7 @@
 #define PT_DIAGNOSE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../analysis/summary.h"
 #include "../report/report.h"
@@ -39,7 +40,26 @@ typedef struct pt_diag_options {
 	double comm_bound;        /* a worker is communication-bound when communication
 	                             not overlapped with compute is at least this share
 	                             of its GPU's busy time and more than compute (0.5) */
+	/* The always-on watch's persistent stragglers when the profile began
+	 * (src/watch, docs/watch.md): the first finding about each one's
+	 * worker cites them.  NULL/0: none.  Borrowed for the call. */
+	const struct pt_diag_watch *watch;
+	size_t nwatch;
 } pt_diag_options;
+
+/* One persistent straggler as the watch saw it (times in seconds; since
+ * is CLOCK_REALTIME seconds since the epoch, 0 unknown). */
+typedef struct pt_diag_watch {
+	int64_t rank;
+	double since;
+	int64_t since_step;       /* -1: unknown */
+	double late_s;            /* median lateness per step */
+	double late_max_s;        /* the largest, at the instance below */
+	const char *at_name, *at_pg;  /* NULL: unknown */
+	int64_t at_seq;           /* -1: unknown */
+	double score;             /* straggler score in [0, 1] */
+	double lost_gpu_s_per_min;
+} pt_diag_watch;
 
 void pt_diag_options_default(pt_diag_options *o);
 

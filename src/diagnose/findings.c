@@ -378,6 +378,7 @@ void diag_findings(dctx *c)
 	pt_report_findings_open(c->rep);
 	if (c->nf > 1)
 		qsort(c->f, c->nf, sizeof(*c->f), cmp_finding);
+	diag_watch(c);
 	for (i = 0; i < c->nf; i++)
 		if (ws_need(c, &c->f[i]) > need)
 			need = ws_need(c, &c->f[i]);

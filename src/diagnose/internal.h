@@ -216,6 +216,11 @@ typedef struct dctx {
 	int oom;
 } dctx;
 
+/* The watch's stragglers (watch.c): after ranking, the first finding about
+ * each one's worker gets its evidence (PT_EV_WATCH).  Out of memory sets
+ * c->oom. */
+void diag_watch(dctx *c);
+
 /* The key index (keyindex.c).  diag_index_build fills c->keys, c->kmap
  * and c->ent from c->w (pt_diagnose frees them); 0, or -1 when
  * out of memory. */

@@ -17,6 +17,7 @@
 const char *const pt_ev_kind_names[PT_EV_COUNT] = {
 	"same cause", "inside it", "its own collectives", "its own waiting for it",
 	"symptom on a worker that waited for it", "same cause on another worker",
+	"the always-on watch",
 };
 
 pt_rv *pt_report_findings_open(pt_report *r)

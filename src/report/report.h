@@ -99,6 +99,8 @@ typedef enum {
 	PT_EV_SYMPTOM,   /* "symptom on a worker that waited for it" */
 	PT_EV_WORKER,    /* "same cause on another worker": a grouped
 	                    finding's other workers, each one's own numbers */
+	PT_EV_WATCH,     /* "the always-on watch": its straggler, before the
+	                    profile (docs/watch.md); explanation says it all */
 	PT_EV_COUNT
 } pt_ev_kind;
 

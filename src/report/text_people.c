@@ -1183,7 +1183,7 @@ static void evidence_line(tctx *t, const pt_finding *c, pt_sb *sb)
 {
 	static const char *const lead[PT_EV_COUNT] = {
 		"seen as ", "the frames inside it ", "its own longer collectives ",
-		"its own waiting for it ", "", "",
+		"its own waiting for it ", "", "", "",
 	};
 	size_t k, i, j, n, parts = 0;
 
@@ -1197,6 +1197,10 @@ static void evidence_line(tctx *t, const pt_finding *c, pt_sb *sb)
 		/* a group's other workers: its sentence names them */
 		if (!n || k == PT_EV_WORKER)
 			continue;
+		if (k == PT_EV_WATCH) {
+			/* its sentence says it all, after the others */
+			continue;
+		}
 		pt_sb_adds(sb, parts++ ? "; " : "also: ");
 		if (k == PT_EV_SYMPTOM)
 			pt_sb_addf(sb, "%zu symptom%s on the workers that waited for it (", n,
@@ -1240,6 +1244,13 @@ static void evidence_line(tctx *t, const pt_finding *c, pt_sb *sb)
 	}
 	if (parts)
 		wrap_relabeled(t, sb, "     ", 7);
+	for (i = 0; i < c->nev; i++) {
+		if (c->ev[i].kind != PT_EV_WATCH || !c->ev[i].explanation)
+			continue;
+		pt_sb_reset(sb);
+		pt_sb_addf(sb, "before the profile, %s", c->ev[i].explanation);
+		wrap_relabeled(t, sb, "     ", 7);
+	}
 }
 
 /* The findings that may be noise, in one line: who, what, how much. */

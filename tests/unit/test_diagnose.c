@@ -1313,6 +1313,77 @@ static void test_victim_link(void **state)
 	free_all(s, 4);
 }
 
+/* The watch's straggler (issue 32): the first finding about its worker
+ * cites it, once, as typed evidence and in the text report; a straggler
+ * the profile found nothing on is cited nowhere. */
+static void test_watch_cites_straggler(void **state)
+{
+	const char *d = getenv("PT_DATA");
+	pt_summary *s[4];
+	pt_diag_options o;
+	pt_diag_watch w[2];
+	pt_report *r;
+	const pt_finding *f;
+	pt_sb sb = { 0 };
+	size_t i, j, n, nwatch = 0;
+	char path[1024];
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		pt_error err;
+		pt_error_clear(&err);
+		snprintf(path, sizeof(path), "%s/demo_runs/a/vm_%zu_%zu.summary.json",
+			 d && *d ? d : "tests/data", i, 26732 + i);
+		s[i] = pt_summary_read_file(path, &err);
+		if (!s[i])
+			fail_msg("%s: %s", path, err.msg);
+	}
+	memset(w, 0, sizeof(w));
+	w[0].rank = 2;
+	w[0].since = 1796484456.0;  /* 2026-12-05 15:27:36 UTC */
+	w[0].since_step = 1234;
+	w[0].late_s = 0.0301;
+	w[0].late_max_s = 0.0352;
+	w[0].at_name = "gloo:all_reduce";
+	w[0].at_pg = "0";
+	w[0].at_seq = 5321;
+	w[0].score = 0.93;
+	w[0].lost_gpu_s_per_min = 4.5;
+	w[1] = w[0];
+	w[1].rank = 7;  /* no such worker */
+	pt_diag_options_default(&o);
+	o.watch = w;
+	o.nwatch = 2;
+	r = diag(s, 4, &o);
+	f = pt_report_findings(r, &n);
+	assert_true(n >= 1);
+	assert_string_equal(f[0].workers[0], "vm_2_26734.json");
+	for (i = 0; i < n; i++)
+		for (j = 0; j < f[i].nev; j++) {
+			const pt_finding_ev *e = &f[i].ev[j];
+			if (e->kind != PT_EV_WATCH)
+				continue;
+			nwatch++;
+			assert_int_equal(i, 0);
+			assert_string_equal(e->worker, "vm_2_26734.json");
+			assert_string_equal(e->function, "gloo:all_reduce");
+			assert_true(e->value == 0.0301 * 1e3);
+			assert_true(e->others == 0.93);
+			assert_string_equal(e->explanation,
+				"the always-on watch saw rank 2 arrive last at the collectives since "
+				"15:27:36 UTC (step 1234): 30.1 ms after the median rank per step "
+				"(median), at most 35.2 ms at gloo:all_reduce (process group 0, "
+				"sequence 5321); straggler score 0.93, the others waited 4.5 "
+				"GPU-seconds a minute for it");
+		}
+	assert_int_equal(nwatch, 1);
+	pt_report_text(r, 0, &sb);
+	assert_non_null(strstr(sb.buf, "before the profile, the always-on watch saw rank 2"));
+	pt_sb_free(&sb);
+	pt_report_free(r);
+	free_all(s, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1333,6 +1404,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_stall),
 		cmocka_unit_test(test_merge_fold),
 		cmocka_unit_test(test_victim_link),
+		cmocka_unit_test(test_watch_cites_straggler),
 		cmocka_unit_test(test_noise_rule),
 		cmocka_unit_test(test_ties),
 		cmocka_unit_test(test_missing_keys),
