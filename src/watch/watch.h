@@ -97,7 +97,7 @@ int pt_watch_node_parse(const char *buf, size_t len, pt_watch_rank **out, size_t
 /* Write it atomically (temporary name + rename) under <dir>/watch/. */
 int pt_watch_node_write(const char *dir, const char *host, double now, const pt_watch_rank *r,
 			size_t n, pt_error *err);
-/* Every node's ranks (<dir>/watch/*.json), sorted by rank; unreadable
+/* Every node's ranks (the .json files in <dir>/watch/), sorted by rank; unreadable
  * files skipped.  *out a new array (x_free). */
 int pt_watch_all(const char *dir, pt_watch_rank **out, size_t *n, pt_error *err);
 
