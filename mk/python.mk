@@ -21,7 +21,7 @@ PY_EXT_SRC    := python/perftracker/_collector.c $(shell cat python/ext_sources.
 PY_EXT_HDR    := src/control/control.h src/control/nodechan.h src/util/json.h src/util/strbuf.h src/util/error.h \
 		 src/util/xalloc.h src/util/utf8.h src/util/file.h src/util/jsonnum.h src/util/jsontok.h src/util/spawn.h \
 		 src/util/clock.h src/util/hash.h \
-		 src/model/stacks.h \
+		 src/model/stacks.h src/model/frpickle.h \
 		 python/perftracker/collector_internal.h
 
 .PHONY: python python-install

@@ -30,6 +30,16 @@ def _log(msg):
 
 
 try:
+    # Torch reads its Flight Recorder setting when the first process group
+    # is made: ask for it at import, so that a script that imports us before
+    # init_process_group has it even when it makes PerfTracker() after
+    # (the watch and the profile's collectives read it; docs/watch.md).
+    from . import _window as _w
+    _w.enable_flight_recorder()
+except Exception as _e:
+    _log("flight recorder: %s" % _e)
+
+try:
     from . import _collector
     _Base = _collector.Collector
 except Exception as _e:  # extension not built: stay inert
@@ -103,6 +113,7 @@ def _agent_argv(control_dir, local_rank):
         for env, opt in (("PERFTRACKER_AUTO_WINDOW", "--auto-window"),
                          ("PERFTRACKER_AUTO_SLOWDOWN", "--auto-slowdown"),
                          ("PERFTRACKER_AUTO_COOLDOWN", "--auto-cooldown"),
+                         ("PERFTRACKER_AUTO_WATCH_DEFER", "--auto-watch-defer"),
                          ("PERFTRACKER_AUTO_OUTPUT_DIR", "--auto-output-dir")):
             v = os.environ.get(env)
             if v:

@@ -32,6 +32,7 @@ static void atfork_child(void)
 	pthread_mutex_init(&G.mu, NULL);
 	/* No watchdog thread in the child; it must not dump as the parent. */
 	wd_atfork_child();
+	watch_atfork_child();
 }
 
 /* Collector(...) (arguments: collector_env.c).  Never raises: problems are
@@ -62,6 +63,7 @@ static int Collector_init(PyObject *self, PyObject *args, PyObject *kw)
 	pthread_atfork(NULL, NULL, atfork_child);
 	G.started = 1;
 	wd_start(a.hang_s);
+	watch_start();
 	dlog("worker %s, control %s, spool %s", G.info.id, G.dir, G.spool);
 	return 0;
 }
@@ -96,6 +98,8 @@ static PyObject *mod_shutdown(PyObject *m, PyObject *args)
 		Py_RETURN_NONE;
 	Py_BEGIN_ALLOW_THREADS
 	wd_stop();
+	/* The GIL released: the watch thread may be waiting for it. */
+	watch_stop();
 	Py_END_ALLOW_THREADS
 	if (tracer_active())
 		tracer_stop();

@@ -27,7 +27,7 @@ _main_tid = 0         # native id of the thread that runs the window
 
 
 def enable_flight_recorder():
-    """Called by PerfTracker() (not on the step path): ask torch to keep its
+    """Called at `import perftracker` and by PerfTracker() (not on the step path): ask torch to keep its
     Flight Recorder (every collective's process group, sequence number and
     times; gloo too since torch 2.8) unless the user chose a size or
     PERFTRACKER_FLIGHT_RECORDER=0.  Returns a word for the log: "on",
@@ -35,6 +35,8 @@ def enable_flight_recorder():
     exists already: torch has read its setting); kept in fr_state."""
     global fr_state
     import sys
+    if fr_state == "on" and os.environ.get("TORCH_FR_BUFFER_SIZE") == FR_BUFFER_DEFAULT:
+        return fr_state  # set at import (__init__.py), before any process group
     dist = sys.modules.get("torch.distributed")
     if os.environ.get("PERFTRACKER_FLIGHT_RECORDER", "1") == "0":
         fr_state = "off"

@@ -132,6 +132,11 @@ extern struct collector {
 	int quiet;
 	pid_t pid;
 
+	/* The watch (collector_watch.c): step() stamps each step's end
+	 * (CLOCK_REALTIME µs) at step_us[count & (WATCH_STEPS - 1)]. */
+	int watch_on;
+	int64_t step_us[1024];
+
 	/* Configuration (set once before the thread starts). */
 	char dir[PT_CONTROL_PATH_MAX];
 	char spool[PT_CONTROL_PATH_MAX];
@@ -226,6 +231,7 @@ int export_trace(window *w);
  * only, read by the watchdog without locks (a seqlock: gen is odd while an
  * update runs; a reader copies and retries while gen changed or is odd). */
 #define WATCH_PGS 16
+#define WATCH_STEPS 1024      /* G.step_us's size, a power of two */
 typedef struct watch_last {
 	char pg[48];          /* process group name (its process_group[0]) */
 	char desc[48];        /* its description, e.g. "default_pg" */
@@ -242,6 +248,12 @@ extern struct watch_table {
 	int64_t read_us;      /* when the read they come from ran; 0: none yet */
 	char fr[16];          /* the Flight Recorder state ("on", "none", ...) */
 } WT;
+
+/* GIL held (Collector()): start the watch thread unless PERFTRACKER_WATCH=0. */
+void watch_start(void);
+/* GIL released: stop it (waits up to 2 s) and remove the watch file. */
+void watch_stop(void);
+void watch_atfork_child(void);
 
 /* ---- watchdog (collector_watchdog.c) -------------------------------------- */
 

@@ -261,7 +261,15 @@ PyObject *Collector_step(PyObject *self, PyObject *unused)
 {
 	int64_t c = G.count + 1;
 
-	__atomic_store_n(&G.count, c, __ATOMIC_RELAXED);
+	/* The watch's stamp (collector_watch.c), before the count that
+	 * publishes it: one vDSO clock read (bench/bench_step.py). */
+	if (G.watch_on) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		__atomic_store_n(&G.step_us[c & (WATCH_STEPS - 1)],
+				 (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&G.count, c, __ATOMIC_RELEASE);
 	if (__builtin_expect(c >= __atomic_load_n(&G.next_action, __ATOMIC_ACQUIRE), 0))
 		on_action(c);
 	Py_RETURN_NONE;
