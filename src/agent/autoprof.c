@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../control/control.h"
 #include "../control/nodechan.h"
+#include "../watch/watch.h"
 #include "../util/xalloc.h"
 
 /* Observations kept per worker: heartbeats come at most once a second
@@ -42,6 +44,7 @@ struct pt_autoprof {
 	wrec *w;
 	size_t n, cap;
 	double last_trigger;  /* created time of the last trigger seen */
+	double slow_since;    /* a step-time slowdown waiting for the watch, 0 none */
 };
 
 void pt_autoprof_options_default(pt_autoprof_options *o)
@@ -50,6 +53,7 @@ void pt_autoprof_options_default(pt_autoprof_options *o)
 	o->slowdown = 0.3;
 	o->cooldown = 600;
 	o->min_span = 2.5;
+	o->watch_defer = 30;
 }
 
 pt_autoprof *pt_autoprof_new(const pt_autoprof_options *o)
@@ -192,6 +196,86 @@ int pt_autoprof_due(pt_autoprof *ap, double now, char *reason, size_t cap)
 	return 1;
 }
 
+int pt_autoprof_watch_due(pt_autoprof *ap, const pt_watch_rank *r, size_t n, double now,
+			  int *collectives, char *reason, size_t cap)
+{
+	const pt_watch_rank *worst = NULL;
+	char since[64] = "";
+	struct tm tm;
+	time_t t;
+
+	*collectives = 0;
+	for (size_t i = 0; i < n; i++) {
+		*collectives |= !strcmp(r[i].fr, "on");
+		if (r[i].flagged && (!worst || r[i].score > worst->score))
+			worst = &r[i];
+	}
+	if (!worst || (ap->last_trigger > 0 && now - ap->last_trigger < ap->o.cooldown))
+		return 0;
+	t = (time_t)worst->since;
+	if (worst->since > 0 && gmtime_r(&t, &tm))
+		strftime(since, sizeof(since), " since %H:%M:%S UTC", &tm);
+	snprintf(reason, cap,
+		 "auto-profile: the always-on watch names rank %lld (worker %s) a persistent "
+		 "straggler%s (step %lld): %.1f ms late per step (median), at most %.1f ms at %s "
+		 "(process group %s, sequence %lld); straggler score %.2f", (long long)worst->rank,
+		 worst->id, since, (long long)worst->since_step, worst->late_s * 1e3,
+		 worst->late_max_s * 1e3, worst->at_name[0] ? worst->at_name : "?",
+		 worst->at_pg[0] ? worst->at_pg : "?", (long long)worst->at_seq, worst->score);
+	return 1;
+}
+
+/* This node's watch file (<dir>/watch/<host>.json): 1 with reason when it
+ * names a straggler; *collectives as pt_autoprof_watch_due's.  A file
+ * older than 30 s is no verdict (the agent that wrote it is gone). */
+static int watch_check(pt_autoprof *ap, const char *dir, const char *host, double now,
+		       int *collectives, char *reason, size_t cap)
+{
+	char path[PT_CONTROL_PATH_MAX + PT_CONTROL_HOST_MAX + 16];
+	char *buf = NULL;
+	size_t len = 0;
+	pt_watch_rank *r = NULL;
+	size_t n = 0;
+	double t = 0;
+	int due = 0;
+
+	*collectives = 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/watch/%s.json", dir, host) >= sizeof(path) ||
+	    pt_control_read_file(path, 1 << 24, &buf, &len, NULL) ||
+	    pt_watch_node_parse(buf, len, &r, &n, &t, NULL) || now - t > 30)
+		goto out;
+	due = pt_autoprof_watch_due(ap, r, n, now, collectives, reason, cap);
+out:
+	x_free(r);
+	x_free(buf);
+	return due;
+}
+
+/* The watch first; a step-time slowdown defers to it where it reads
+ * collectives (autoprof.h). */
+static int due_now(pt_autoprof *ap, const char *dir, const char *host, double now,
+		   char *reason, size_t cap)
+{
+	int collectives = 0;
+
+	if (watch_check(ap, dir, host, now, &collectives, reason, cap)) {
+		ap->slow_since = 0;
+		return 1;
+	}
+	if (!pt_autoprof_due(ap, now, reason, cap)) {
+		ap->slow_since = 0;
+		return 0;
+	}
+	if (!collectives || ap->o.watch_defer <= 0)
+		return 1;
+	if (!ap->slow_since)
+		ap->slow_since = now;
+	if (now - ap->slow_since < ap->o.watch_defer)
+		return 0;
+	ap->slow_since = 0;
+	return 1;
+}
+
 int pt_autoprof_check(pt_autoprof *ap, const char *dir, const char *host, double now,
 		      char *reason, size_t cap)
 {
@@ -241,5 +325,7 @@ int pt_autoprof_check(pt_autoprof *ap, const char *dir, const char *host, double
 			r->seen = 1;
 	}
 	x_free(w);
-	return !active && pt_autoprof_due(ap, now, reason, cap);
+	if (active)
+		return 0;
+	return due_now(ap, dir, host, now, reason, cap);
 }

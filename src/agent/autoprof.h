@@ -22,11 +22,17 @@ typedef struct pt_autoprof_options {
 			       than N iterations when steps are short), so that
 			       the heartbeat's timing resolution (the collector's
 			       250 ms poll) stays below 10% (2.5) */
+	double watch_defer; /* where the watch reads this node's collectives,
+			       a step-time slowdown with no straggler named
+			       waits this long for the watch to name one
+			       (a lockstep job slows on every rank alike; the
+			       watch tells which rank) before it profiles (30) */
 } pt_autoprof_options;
 
 void pt_autoprof_options_default(pt_autoprof_options *o);
 
 typedef struct pt_autoprof pt_autoprof;
+struct pt_watch_rank;  /* src/watch/watch.h */
 
 /* NULL on allocation failure. */
 pt_autoprof *pt_autoprof_new(const pt_autoprof_options *o);
@@ -50,11 +56,23 @@ void pt_autoprof_trigger_seen(pt_autoprof *ap, double created);
  * and the cool-down has passed at time now; 0 otherwise. */
 int pt_autoprof_due(pt_autoprof *ap, double now, char *reason, size_t cap);
 
+/* The watch's verdict on this node (docs/watch.md): 1 with reason filled
+ * when one of the n ranks is a persistent straggler and the cool-down has
+ * passed at time now (the most blamed one is named: since when, how late,
+ * at which collective, its score); 0 otherwise.  *collectives is set to
+ * whether some rank's arrivals at collectives are read (the watch can
+ * name a straggler at all). */
+int pt_autoprof_watch_due(pt_autoprof *ap, const struct pt_watch_rank *r, size_t n, double now,
+			  int *collectives, char *reason, size_t cap);
+
 /* One pass over the control directory: feed the heartbeats of host's live
- * workers, note the last trigger (trigger.json), then pt_autoprof_due.
- * An active trigger is never doubled.  Returns 1 with reason filled when
- * profiling should start, 0 otherwise (also when the directory cannot be
- * read). */
+ * workers, note the last trigger (trigger.json), read this node's watch
+ * file (<dir>/watch/<host>.json): a persistent straggler there is due at
+ * once; a slowdown of the step times (pt_autoprof_due) is due too, but
+ * where the watch reads collectives, only after watch_defer seconds
+ * without a straggler named.  An active trigger is never doubled.
+ * Returns 1 with reason filled when profiling should start, 0 otherwise
+ * (also when the directory cannot be read). */
 int pt_autoprof_check(pt_autoprof *ap, const char *dir, const char *host, double now,
 		      char *reason, size_t cap);
 

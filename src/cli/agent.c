@@ -378,6 +378,9 @@ int cmd_agent(int argc, char **argv)
 			      "profile when the last window is slower than the best by F (0.3)"),
 		PT_OPT_DOUBLE(0, "auto-cooldown", PT_TO(&apo.cooldown), "SEC",
 			      "at most one trigger per SEC, any trigger counts (600)"),
+		PT_OPT_DOUBLE(0, "auto-watch-defer", PT_TO(&apo.watch_defer), "SEC",
+			      "where the watch reads collectives, a slowdown with no\n"
+			      "straggler named waits SEC for one before profiling (30)"),
 		PT_OPT_STRING(0, "auto-output-dir", PT_TO(&auto_out), "DIR",
 			      "where its reports go ($PERFTRACKER_OUTPUT_DIR, /tmp/perftracker/output)"),
 		PT_OPT_CALLBACK(0, "hw-check", PT_TO(&check), "SEC", opt_check, PT_OPT_OPTARG,

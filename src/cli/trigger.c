@@ -22,6 +22,7 @@
 #include "control/trigger.h"
 #include "trace/nsys.h"
 #include "util/xalloc.h"
+#include "watch/watch.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -67,6 +68,51 @@ static void on_note(void *ctx, int is_error, const char *msg)
 static void add_trigger_key(pt_report *r, const void *t)
 {
 	cli_trigger_key(r, t);
+}
+
+/* The watch's persistent stragglers when the profile begins (docs/watch.md):
+ * the report's first finding about each one cites them.  ranks (x_free)
+ * owns the strings *out points into; nothing on any error (the watch is
+ * evidence, never a reason to fail). */
+static void watch_snapshot(const char *dir, pt_watch_rank **ranks, pt_diag_watch **out,
+			   size_t *n)
+{
+	pt_watch_rank *r = NULL;
+	pt_diag_watch *w = NULL;
+	size_t nr = 0, k = 0;
+
+	*ranks = NULL;
+	*out = NULL;
+	*n = 0;
+	if (pt_watch_all(dir, &r, &nr, NULL) || !nr)
+		goto out;
+	w = x_calloc(nr, sizeof(*w));
+	if (!w)
+		goto out;
+	for (size_t i = 0; i < nr; i++) {
+		if (!r[i].flagged)
+			continue;
+		w[k].rank = r[i].rank;
+		w[k].since = r[i].since;
+		w[k].since_step = r[i].since_step;
+		w[k].late_s = r[i].late_s;
+		w[k].late_max_s = r[i].late_max_s;
+		w[k].at_name = r[i].at_name;
+		w[k].at_pg = r[i].at_pg;
+		w[k].at_seq = r[i].at_seq;
+		w[k].score = r[i].score;
+		w[k].lost_gpu_s_per_min = r[i].lost_gpu_s_per_min;
+		k++;
+	}
+out:
+	if (!k) {
+		x_free(w);
+		x_free(r);
+		return;
+	}
+	*ranks = r;
+	*out = w;
+	*n = k;
 }
 
 /* --hang-timeout by default: from the expected workers' step rates. */
@@ -381,6 +427,8 @@ int cmd_trigger(int argc, char **argv)
 	pt_error e;
 	int rc = -1, hung;
 	struct sigaction sa;
+	pt_watch_rank *wranks = NULL;
+	pt_diag_watch *wsnap = NULL;
 
 	const pt_opt opts[] = {
 		PT_OPT_FLAG(0, "trigger-on", PT_TO(&trigger_on),
@@ -459,6 +507,8 @@ int cmd_trigger(int argc, char **argv)
 	}
 	if (hang_timeout < 0)
 		hang_timeout = auto_hang_timeout(&r);
+	watch_snapshot(dir, &wranks, &wsnap, &d.opt.nwatch);
+	d.opt.watch = wsnap;
 	if (progress)
 		fprintf(stderr, "perftracker: trigger %s: %zu worker%s at step %lld; profiling steps "
 			"%lld-%lld; output %s (timeout %.0f s)\n", r.t.id, r.n, r.n == 1 ? "" : "s",
@@ -478,6 +528,8 @@ int cmd_trigger(int argc, char **argv)
 		goto out;
 	rc = report(&r, &d, auto_analyze, save_raw);
 out:
+	x_free(wsnap);
+	x_free(wranks);
 	pt_trigger_end(&r);
 	return rc;
 }

@@ -644,7 +644,7 @@ static void test_request_parse(void **state)
  * slow window is at j = 7 (1.35x). */
 static void test_autoprof(void **state)
 {
-	pt_autoprof_options o = { 20, 0.32, 60, 2.5 };
+	pt_autoprof_options o = { 20, 0.32, 60, 2.5, 0 };
 	pt_autoprof *ap = pt_autoprof_new(&o);
 	char why[512];
 	double t = 1000, due_at = 0;
