@@ -9,6 +9,8 @@
 #include "cli.h"
 #include "agent/agent.h"
 #include "agent/autoprof.h"
+#include "agent/watch.h"
+#include "control/nodechan.h"
 #include "util/spawn.h"
 
 #include <fcntl.h>
@@ -287,9 +289,38 @@ static int daemonize(void)
 /* The agent proper, once its folders exist: take the host's lock, then
  * handle what is there (--once) or run until a stop signal, profiling by
  * itself when apo is not NULL.  Frees a.  The command's exit value. */
-static int serve(pt_agent *a, int detach, int once, const pt_autoprof_options *apo,
-		 const char *auto_out, const char *argv0)
+/* The watch and /metrics (src/agent/watch.h): the port from
+ * --metrics-port, else $PERFTRACKER_METRICS_PORT, else the default. */
+static pt_agent_watch *watch_begin(const pt_agent *a, int port, const char *addr)
 {
+	pt_agent_watch_options o;
+	const char *env = getenv("PERFTRACKER_METRICS_PORT");
+	const char *slash = strrchr(a->dir, '/');
+	pt_error e;
+	pt_agent_watch *w;
+
+	memset(&o, 0, sizeof(o));
+	o.dir = a->dir;
+	o.ndir = a->ndir;
+	o.host = a->host;
+	/* the job's name: its control directory's (jobs/<job id>) */
+	o.job = slash && slash[1] ? slash + 1 : a->dir;
+	o.addr = addr ? addr : getenv("PERFTRACKER_METRICS_ADDR");
+	o.port = port >= 0 ? port : env && *env ? atoi(env) : -1;
+	o.interval_s = 1;
+	o.log = log_line;
+	o.log_ctx = (void *)a->host;
+	pt_error_clear(&e);
+	w = pt_agent_watch_start(&o, &e);
+	if (!w)
+		log_line((void *)a->host, e.msg);
+	return w;
+}
+
+static int serve(pt_agent *a, int detach, int once, const pt_autoprof_options *apo,
+		 const char *auto_out, const char *argv0, int mport, const char *maddr)
+{
+	pt_agent_watch *watch = NULL;
 	autoctx ac;
 	pt_error e;
 	int rc;
@@ -318,10 +349,13 @@ static int serve(pt_agent *a, int detach, int once, const pt_autoprof_options *a
 			error_pt(&e);
 		rc = rc < 0 ? -1 : 0;
 	} else {
+		if (a->ndir[0])
+			watch = watch_begin(a, mport, maddr);
 		if (apo)
 			auto_begin(&ac, apo, a, auto_out, argv0);
 		rc = pt_agent_run(a, &stop_flag, &e) ? -1 : 0;
 		auto_stop(&ac);
+		pt_agent_watch_stop(watch);
 		pt_autoprof_free(ac.ap);
 		log_line(a->host, "stopped");
 	}
@@ -338,7 +372,8 @@ int cmd_agent(int argc, char **argv)
 	double hw_budget = -1;
 	long jobs = 0;
 	int auto_on = 0, nsys_hz = 0;
-	const char *auto_out = NULL;
+	long mport = -1;
+	const char *auto_out = NULL, *maddr = NULL;
 	pt_autoprof_options apo;
 	pt_agent a;
 	pt_error e;
@@ -383,6 +418,12 @@ int cmd_agent(int argc, char **argv)
 			      "straggler named waits SEC for one before profiling (30)"),
 		PT_OPT_STRING(0, "auto-output-dir", PT_TO(&auto_out), "DIR",
 			      "where its reports go ($PERFTRACKER_OUTPUT_DIR, /tmp/perftracker/output)"),
+		PT_OPT_INT(0, "metrics-port", PT_TO(&mport), "PORT",
+			   "serve the watch's OpenMetrics on PORT, 0: not at all\n"
+			   "($PERFTRACKER_METRICS_PORT, 9464 or the next free one)"),
+		PT_OPT_STRING(0, "metrics-addr", PT_TO(&maddr), "ADDR",
+			      "address /metrics listens on ($PERFTRACKER_METRICS_ADDR,\n"
+			      "127.0.0.1; a cluster's Prometheus needs the node's)"),
 		PT_OPT_CALLBACK(0, "hw-check", PT_TO(&check), "SEC", opt_check, PT_OPT_OPTARG,
 				"sample this node for SEC seconds (1), print what was\n"
 				"found, the note and the cost per sample, and exit"),
@@ -438,5 +479,5 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (detach && (rc = daemonize()) != 0)
 		return rc < 0 ? rc : 0;
-	return serve(&a, detach, once, auto_on ? &apo : NULL, auto_out, argv[0]);
+	return serve(&a, detach, once, auto_on ? &apo : NULL, auto_out, argv[0], mport, maddr);
 }

@@ -415,7 +415,7 @@ static int is_loopback(const struct sockaddr *sa)
 }
 
 /* Create, bind and listen; -1 with err filled. */
-static int open_listener(const char *host, int port, pt_display_server *s, pt_error *err)
+int pt_display_listen(const char *host, int port, pt_display_listener *s, pt_error *err)
 {
 	struct addrinfo hints, *ai = NULL;
 	struct sockaddr_storage ss;
@@ -447,7 +447,7 @@ static int open_listener(const char *host, int port, pt_display_server *s, pt_er
 		int e = errno;
 		if (e == EADDRINUSE)
 			pt_error_set(err, PT_EIO, -1, "port %d on %s is already in use "
-				     "(another server is running there; choose a free one with --port)", port, host);
+				     "(another server is running there; choose a free one)", port, host);
 		else if (e == EACCES)
 			pt_error_set(err, PT_EIO, -1, "no permission to listen on port %d of %s "
 				     "(ports below 1024 need root)", port, host);
@@ -500,6 +500,7 @@ pt_display_server *pt_display_start(const char *root, const pt_display_options *
 	int port = opt ? opt->port : PT_DISPLAY_DEFAULT_PORT;
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
 	struct stat st;
+	pt_display_listener l;
 	int fd = -1;
 
 	if (!root) {
@@ -538,9 +539,12 @@ pt_display_server *pt_display_start(const char *root, const pt_display_options *
 		pthread_cond_init(&s->cv, &ca);
 		pthread_condattr_destroy(&ca);
 	}
-	fd = open_listener(host, port, s, err);
+	fd = pt_display_listen(host, port, &l, err);
 	if (fd < 0)
 		goto fail;
+	s->port = l.port;
+	s->loopback = l.loopback;
+	snprintf(s->url, sizeof(s->url), "%s", l.url);
 	if (strchr(s->url, '['))
 		flags |= MHD_USE_IPv6;
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,

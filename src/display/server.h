@@ -36,6 +36,19 @@ typedef struct pt_display_options {
 
 typedef struct pt_display_server pt_display_server;
 
+/* A listening socket (the page server's and the node agent's /metrics):
+ * host resolved numerically or by name, port 0 for any free one. */
+typedef struct pt_display_listener {
+	int port;          /* the port it got */
+	int loopback;      /* bound to a loopback address */
+	char url[128];     /* "http://ADDR:PORT/" */
+} pt_display_listener;
+
+/* Create, bind (SO_REUSEADDR, O_CLOEXEC) and listen; the descriptor, or
+ * -1 with err filled by a one-line reason (port in use, no permission,
+ * not an address of this machine). */
+int pt_display_listen(const char *host, int port, pt_display_listener *out, pt_error *err);
+
 /* Serve the files under root (a directory).  Returns the running server or
  * NULL with err filled: PT_EIO for a root that is not a readable directory
  * or an address/port that cannot be bound (the message says "in use" for

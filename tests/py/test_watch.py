@@ -1,0 +1,117 @@
+"""The always-on watch end to end (issue 32, docs/watch.md): a real 4-rank
+gloo job (examples/train_gloo.py, DDP, CPU) runs balanced, then rank 2
+slows by about 1.5x in one Python function (slow_augment, --slow-after).
+The collectors read torch's Flight Recorder, the node agent scores the
+ranks and serves /metrics; with PERFTRACKER_AUTO_PROFILE=1 the persistent
+straggler starts the profile by itself, and its report's first finding
+names rank 2 and slow_augment and cites the watch.  Nothing is timed: the
+time from the slowdown to the score is printed as a measurement.
+"""
+import glob
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import read_json, wait_for  # noqa: E402
+import test_end_to_end as e2e  # noqa: E402
+
+METRIC_RE = re.compile(r'^(perftracker_[a-z_]+)\{([^}]*)\} (\S+)$')
+LABEL_RE = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+MEASURED = []
+
+
+def scrape(port):
+    """{(family, rank): value} from the agent's /metrics, None while it
+    does not answer."""
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    out = {}
+    for line in text.splitlines():
+        m = METRIC_RE.match(line)
+        if not m:
+            continue
+        labels = dict(LABEL_RE.findall(m.group(2)))
+        if "rank" in labels:
+            out[(m.group(1), int(labels["rank"]))] = float(m.group(3))
+    return out
+
+
+def family(metrics, name):
+    return {r: v for (f, r), v in metrics.items() if f == name}
+
+
+class BalancedThenSlow(unittest.TestCase):
+    def test_watch_names_the_straggler_and_profiles_it(self):
+        tmp = tempfile.mkdtemp(prefix="pt_watch_")
+        out = os.path.join(tmp, "auto-out")
+        port = harness.free_port()
+        slow_after = 30.0
+        env = {"PERFTRACKER_AUTO_PROFILE": "1", "PERFTRACKER_AUTO_OUTPUT_DIR": out,
+               "PERFTRACKER_METRICS_PORT": str(port)}
+        # The balanced steps take about 25-30 ms here (10 ms of loading, a
+        # small MLP, an all-reduce); 15 ms more in slow_augment is ~1.5x.
+        t0 = time.time()
+        job = e2e.Job(tmp, extra=["--slow-after", str(slow_after), "--slow-ms", "15"],
+                      env=env, seconds=240)
+        try:
+            job.wait_running()
+            # Balanced: no rank flagged, no profile started.
+            seen = 0
+            while time.time() < t0 + slow_after - 2:
+                m = scrape(port)
+                if m:
+                    seen += 1
+                    flagged = family(m, "perftracker_straggler")
+                    self.assertFalse(any(flagged.values()), m)
+                self.assertFalse(os.path.isdir(out) and os.listdir(out), os.listdir(out)
+                                 if os.path.isdir(out) else "")
+                time.sleep(1)
+            self.assertGreater(seen, 0, "no /metrics answer while balanced\n" + job.log_text())
+
+            def straggler():
+                m = scrape(port) or {}
+                s = family(m, "perftracker_straggler_score")
+                if len(s) == 4 and s[2] >= 0.5 and s[2] == max(s.values()):
+                    return s
+                return None
+            scores = wait_for(straggler, 120, "rank 2's straggler score\n" + job.log_text(), 0.5)
+            MEASURED.append("score %s %.1f s after the slowdown began" %
+                            (scores, time.time() - (t0 + slow_after)))
+
+            def report():
+                r = glob.glob(os.path.join(out, "*", "PerfDisplay", "report.json"))
+                return r and read_json(r[0])
+            rep = wait_for(report, 180, "the automatic report\n" + job.log_text(), 0.5)
+            ids = {r: "node0_%d_%d.json" % (r, w["pid"]) for r, w in job.workers().items()}
+            reason = rep["trigger"]["reason"]
+            self.assertTrue(reason.startswith("auto-profile: the always-on watch names rank 2 "),
+                            reason)
+            first = rep["findings"][0]
+            self.assertEqual(first["workers"][0], ids[2], first)
+            self.assertIn("slow_augment", first.get("function", ""), first)
+            kinds = [e.get("kind") for e in first.get("evidence", [])]
+            self.assertIn("the always-on watch", kinds, first)
+            MEASURED.append("reason: " + reason)
+        finally:
+            job.finish()
+            job.kill_all()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def tearDownModule():
+    for m in MEASURED:
+        sys.stderr.write("measured: %s\n" % m)
+
+
+if __name__ == "__main__":
+    unittest.main()
