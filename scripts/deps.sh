@@ -5,7 +5,7 @@ set -e
 need=""
 for p in build-essential clang libclang-rt-14-dev zlib1g-dev libsqlite3-dev libcmocka-dev \
 	 libmicrohttpd-dev pkg-config python3 python3-dev python3-torch python3-venv python3-pip \
-	 python3-setuptools chromium; do
+	 python3-setuptools chromium prometheus; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
 done
 # npm may come with a nodejs from elsewhere; only ask Debian for it when absent.

@@ -15,12 +15,14 @@
 #include "util/json.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "watch/watch.h"
 
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const cli_usage usage = {
@@ -131,6 +133,52 @@ static void list_agents(const char *dir, double now, pt_sb *js, int json)
 	else if (!shown)
 		printf("\nagents: none running\n");
 	pt_control_names_free(names, n);
+}
+
+/* What the node agents' watch says about each rank (docs/watch.md): its
+ * lateness at collectives, time waited, straggler score, and why it is
+ * step times only where the Flight Recorder cannot be read. */
+static void list_watch(const char *dir, pt_sb *js, int json)
+{
+	pt_watch_rank *r = NULL;
+	size_t n = 0;
+
+	pt_watch_all(dir, &r, &n, NULL);
+	if (json)
+		pt_sb_adds(js, ",\"watch\":[");
+	else if (n)
+		printf("\nwatch (arrivals at collectives over the last 30 s; docs/watch.md):\n"
+		       "  %5s %-16s %9s %8s %8s %8s %6s  %s\n", "RANK", "HOST", "STEP", "STEP MS",
+		       "WAIT MS", "LATE MS", "SCORE", "STATE");
+	for (size_t i = 0; i < n; i++) {
+		char state[512] = "", since[64] = "";
+		struct tm tm;
+		time_t t = (time_t)r[i].since;
+
+		if (json) {
+			if (i)
+				pt_sb_addc(js, ',');
+			pt_watch_node_json_rank(js, &r[i]);
+			continue;
+		}
+		if (r[i].flagged && r[i].since > 0 && gmtime_r(&t, &tm))
+			strftime(since, sizeof(since), " since %H:%M:%S UTC", &tm);
+		if (r[i].flagged)
+			snprintf(state, sizeof(state), "straggler%s (step %lld), most late at %s "
+				 "(process group %s, sequence %lld)", since, (long long)r[i].since_step,
+				 r[i].at_name, r[i].at_pg, (long long)r[i].at_seq);
+		else if (strcmp(r[i].fr, "on"))
+			snprintf(state, sizeof(state), "%s", r[i].why[0] ? r[i].why
+				 : "step times only");
+		printf("  %5lld %-16s %9lld %8.1f %8.1f %8.1f %6.2f  %s\n", (long long)r[i].rank,
+		       r[i].host, (long long)r[i].step, r[i].step_s * 1e3, r[i].wait_s * 1e3,
+		       r[i].late_s * 1e3, r[i].score, state);
+	}
+	if (json)
+		pt_sb_addc(js, ']');
+	else if (!n)
+		printf("\nwatch: nothing yet (no node agent has written %s/watch/)\n", dir);
+	x_free(r);
 }
 
 /* One worker of `status --json`. */
@@ -281,6 +329,7 @@ int cmd_status(int argc, char **argv)
 		       "'perftracker hang-check' shows where they are:\n%s", nsilent, silent, nlag,
 		       nlag == 1 ? "" : "s", flagged.oom ? "" : flagged.buf);
 	list_agents(dir, now, &js, json);
+	list_watch(dir, &js, json);
 	if (pt_control_trigger_read(dir, &t, NULL) == PT_OK && t.id[0]) {
 		if (json) {
 			pt_sb_adds(&js, ",\"trigger\":{\"id\":");

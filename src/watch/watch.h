@@ -90,6 +90,9 @@ const pt_watch_rank *pt_watch_ranks(const pt_watch *w, size_t *n);
  * "time":now,"ranks":[{...}]} for n ranks. */
 void pt_watch_node_json(pt_sb *sb, const char *host, double now, const pt_watch_rank *r,
 			size_t n);
+/* One rank's object of it ({"id":...,"since_step":N}), appended (also
+ * `perftracker status --json`'s "watch" entries). */
+void pt_watch_node_json_rank(pt_sb *sb, const pt_watch_rank *r);
 /* Parse one: *out a new array (x_free; NULL and 0 when none), *time its
  * "time".  PT_EPARSE / PT_EFORMAT with err filled; never reads past len. */
 int pt_watch_node_parse(const char *buf, size_t len, pt_watch_rank **out, size_t *n,

@@ -27,7 +27,7 @@ static void key_num(pt_sb *sb, const char *k, double v)
 	pt_sb_add_json_dbl(sb, k, isfinite(v) ? round(v * 1e6) / 1e6 : 0);
 }
 
-static void rank_json(pt_sb *sb, const pt_watch_rank *r)
+void pt_watch_node_json_rank(pt_sb *sb, const pt_watch_rank *r)
 {
 	pt_sb_adds(sb, "{");
 	pt_sb_add_json_key(sb, "id", 1);
@@ -72,7 +72,7 @@ void pt_watch_node_json(pt_sb *sb, const char *host, double now, const pt_watch_
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			pt_sb_adds(sb, ",");
-		rank_json(sb, &r[i]);
+		pt_watch_node_json_rank(sb, &r[i]);
 	}
 	pt_sb_adds(sb, "]}\n");
 }
