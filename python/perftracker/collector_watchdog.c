@@ -69,6 +69,44 @@ int64_t wd_dumps(void)
 	return __atomic_load_n(&WD.dumps, __ATOMIC_RELAXED);
 }
 
+/* The watch's last collective instance per process group (WT, a seqlock
+ * the watch thread writes: copied, retried while it changes, at most 100
+ * times) as header lines (src/model/stacks.h): what hang-check needs to
+ * name the rank that never entered the collective the others wait in.
+ * No allocation: a copy on this thread's stack and snprintf into a line. */
+static int wd_collectives(int fd)
+{
+	struct watch_table t;
+	char line[320];
+	int n, ok = 0;
+
+	for (int tries = 0; tries < 100 && !ok; tries++) {
+		uint32_t g = __atomic_load_n(&WT.gen, __ATOMIC_ACQUIRE);
+		if (g & 1)
+			continue;
+		memcpy(&t, &WT, sizeof(t));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		ok = __atomic_load_n(&WT.gen, __ATOMIC_RELAXED) == g;
+	}
+	if (!ok || (!t.fr[0] && !t.n))
+		return 0;
+	n = snprintf(line, sizeof(line), "watch: fr=%s read_us=%lld\n", t.fr[0] ? t.fr : "none",
+		     (long long)t.read_us);
+	if (pt_file_write_all(fd, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1)))
+		return -1;
+	for (int i = 0; i < t.n && i < WATCH_PGS; i++) {
+		const watch_last *c = &t.pg[i];
+		n = snprintf(line, sizeof(line), "collective: pg=%.47s seq=%lld state=%.15s "
+			     "created_us=%lld desc=%.47s name=%.47s\n", c->pg, (long long)c->seq,
+			     c->state[0] ? c->state : "-", (long long)c->created_us,
+			     c->desc[0] ? c->desc : "-", c->name);
+		if (pt_file_write_all(fd, line, (size_t)(n < (int)sizeof(line) ? n
+						  : (int)sizeof(line) - 1)))
+			return -1;
+	}
+	return 0;
+}
+
 /* Write stacks/<wid>.txt: header, faulthandler's dump, then rename into
  * place.  No GIL, no Python call, no allocation: openat/write/close/renameat
  * relative to the control directory's descriptor opened at start.  stacks/
@@ -111,10 +149,11 @@ static void wd_dump(const char *reason, const char *req, double now, int64_t ste
 		goto out;
 	}
 	n = snprintf(hdr, sizeof(hdr), "%sreason: %s\nrequest: %s\ntime: %.3f\nstep: %lld\n"
-		     "step_time: %.3f\n\n", WD.head, reason, req, now, (long long)step, step_time);
+		     "step_time: %.3f\n", WD.head, reason, req, now, (long long)step, step_time);
 	if (n > (int)sizeof(hdr) - 1)
 		n = (int)sizeof(hdr) - 1;
-	if (pt_file_write_all(fd, hdr, (size_t)n) == 0) {
+	if (pt_file_write_all(fd, hdr, (size_t)n) == 0 && wd_collectives(fd) == 0 &&
+	    pt_file_write_all(fd, "\n", 1) == 0) {
 		msg = _Py_DumpTracebackThreads(fd, WD.interp, NULL);
 		if (msg) {
 			pt_file_write_all(fd, "error: ", 7);

@@ -185,6 +185,7 @@ void pt_hang_result_free(pt_hang_result *res)
 	}
 	x_free(res->groups);
 	x_free(res->suspects);
+	x_free(res->missing);
 	x_free(res->explanation);
 	for (size_t i = 0; res->function && i < res->nworkers; i++)
 		x_free(res->function[i]);
@@ -299,6 +300,18 @@ static void explain(pt_sb *sb, const pt_hang_worker *w, size_t n, const pt_hang_
 				   "debugger) or blocked outside Python.",
 				   s->step < maxstep ? " and" : "");
 	}
+	for (size_t k = 0; k < res->nmissing && k < 5; k++) {
+		const pt_hang_missing *m = &res->missing[k];
+		pt_sb_addf(sb, " Worker %s.json never entered %s (process group %s%s%s%s, sequence "
+			   "%lld) that %zu other%s entered", w[m->worker].id, m->name, m->pg,
+			   m->desc[0] && strcmp(m->desc, "-") ? " '" : "",
+			   m->desc[0] && strcmp(m->desc, "-") ? m->desc : "",
+			   m->desc[0] && strcmp(m->desc, "-") ? "'" : "", (long long)m->seq,
+			   m->nwaiting, m->nwaiting == 1 ? "" : "s");
+		if (m->site[0])
+			pt_sb_addf(sb, " at %s", m->site);
+		pt_sb_addf(sb, "; its last was sequence %lld (Flight Recorder).", (long long)m->last);
+	}
 	if (major && res->nsuspects && nrest) {
 		pt_sb_addf(sb, " The other %zu wait%s in %s", nrest, nrest == 1 ? "s" : "",
 			   major->where[0] ? major->where : "(no Python frame)");
@@ -398,6 +411,13 @@ int pt_hang_analyze(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
 	for (size_t i = 0; i < n; i++)
 		if (w[i].state == PT_HANG_DEAD || w[i].state == PT_HANG_LOST)
 			res->suspects[res->nsuspects++] = i;
+	/* ...then, where the Flight Recorder says so, the workers that never
+	 * entered the collective the others wait in (hang_coll.c)... */
+	if (res->hung && pt_hang_collectives(w, n, res))
+		goto oom;
+	for (size_t k = 0; k < res->nmissing; k++)
+		if (!has(res->suspects, res->nsuspects, res->missing[k].worker))
+			res->suspects[res->nsuspects++] = res->missing[k].worker;
 	/* ...then, when the job is hung, the silent workers behind: alive,
 	 * hung, no stacks while others gave theirs, and a step behind the
 	 * others' (a process stopped with SIGSTOP, or blocked where even the
@@ -405,7 +425,8 @@ int pt_hang_analyze(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
 	 * (The C watchdog answers whatever Python does, so silence is the
 	 * strongest sign there is short of death.) */
 	for (size_t i = 0; i < n; i++)
-		if (res->hung && silent(&w[i], nanswered) && w[i].step < maxstep)
+		if (res->hung && silent(&w[i], nanswered) && w[i].step < maxstep &&
+		    !has(res->suspects, res->nsuspects, i))
 			res->suspects[res->nsuspects++] = i;
 	/* ...then the members of groups smaller than the largest... */
 	for (size_t g = 0; g < res->ngroups; g++)
@@ -415,7 +436,8 @@ int pt_hang_analyze(const pt_hang_worker *w, size_t n, const pt_hang_options *o,
 	for (size_t g = 0; g < res->ngroups; g++)
 		if (res->groups[g].suspect)
 			for (size_t k = 0; k < res->groups[g].n; k++)
-				res->suspects[res->nsuspects++] = res->groups[g].members[k];
+				if (!has(res->suspects, res->nsuspects, res->groups[g].members[k]))
+					res->suspects[res->nsuspects++] = res->groups[g].members[k];
 	/* ...then the other silent workers... */
 	for (size_t i = 0; i < n; i++)
 		if (res->hung && silent(&w[i], nanswered) && !has(res->suspects, res->nsuspects, i))
@@ -576,6 +598,21 @@ void pt_hang_add_section(pt_report *r, pt_rv *parent, const pt_hang_worker *w, s
 		}
 		pt_rv_str(r, x, PT_KEY_STACKS, w[i].stacks ? w[i].stacks : (w[i].dump ? "yes" : "none"));
 	}
+	/* the Flight Recorder's word (hang_coll.c) */
+	gs = pt_rv_arr(r, h, "never entered");
+	for (size_t k = 0; k < res->nmissing; k++) {
+		const pt_hang_missing *m = &res->missing[k];
+		pt_rv *o2 = pt_rv_obj(r, gs, NULL);
+
+		wname(r, o2, "worker", w[m->worker].id);
+		pt_rv_str(r, o2, "process group", m->pg);
+		pt_rv_str(r, o2, "description", strcmp(m->desc, "-") ? m->desc : "");
+		pt_rv_str(r, o2, "collective", m->name);
+		pt_rv_int(r, o2, "sequence", m->seq);
+		pt_rv_int(r, o2, "its last sequence", m->last);
+		pt_rv_int(r, o2, "workers in it", (int64_t)m->nwaiting);
+		pt_rv_str(r, o2, "call site", m->site);
+	}
 	pt_rv_num(r, h, "hang timeout (s)", o->hang_timeout);
 	pt_rv_str(r, h, "detected by", o->detected_by ? o->detected_by : "");
 	pt_rv_num(r, h, PT_KEY_TIME, round3(o->now));
@@ -597,6 +634,14 @@ static const char *hang_grade(const pt_hang_result *res, const pt_hang_worker *w
 			 w[si].state == PT_HANG_DEAD ? "gone" : "lost (no heartbeat)");
 		return "strong";
 	}
+	for (g = 0; g < res->nmissing; g++)
+		if (res->missing[g].worker == si) {
+			snprintf(ev, cap, "it never entered %s (process group %s, sequence %lld) "
+				 "that %zu other%s entered (Flight Recorder)", res->missing[g].name,
+				 res->missing[g].pg, (long long)res->missing[g].seq,
+				 res->missing[g].nwaiting, res->missing[g].nwaiting == 1 ? "" : "s");
+			return "strong";
+		}
 	for (g = 0; g < res->ngroups; g++) {
 		int has = 0;
 
@@ -668,7 +713,7 @@ pt_report *pt_hang_report(const pt_hang_worker *w, size_t n, const pt_hang_optio
 		pt_finding f = { 0 };
 		pt_metric m[5];
 		const char *args[2];
-		char ev[200];
+		char ev[320];
 
 		for (size_t i = 0; i < n; i++)
 			if (i != res->suspects[k] && alive(&w[i]) && w[i].since_step >= 0)

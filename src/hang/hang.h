@@ -90,6 +90,17 @@ typedef struct pt_hang_group {
 	int suspect;
 } pt_hang_group;
 
+/* A rank that never entered the collective the others wait in, from the
+ * Flight Recorder's last instances in the workers' dumps (issue 32). */
+typedef struct pt_hang_missing {
+	size_t worker;            /* index into the worker array */
+	char pg[48], desc[48], name[48];
+	int64_t seq;              /* the instance the others entered */
+	int64_t last;             /* the last this worker entered in that group */
+	size_t nwaiting;          /* the workers that entered it */
+	char site[512];           /* their call site, "file:line in func" ("" none) */
+} pt_hang_missing;
+
 typedef struct pt_hang_result {
 	int hung;                 /* some live worker is hung */
 	pt_hang_group *groups;    /* suspects first, then larger groups, then by key */
@@ -101,7 +112,16 @@ typedef struct pt_hang_result {
 	char *explanation;        /* one or two plain sentences */
 	char **function;          /* per worker: innermost user frame name or NULL */
 	size_t nworkers;          /* length of function */
+	pt_hang_missing *missing; /* ranks that never entered the others' collective */
+	size_t nmissing;
 } pt_hang_result;
+
+/* Per process group in the live workers' dumps, the highest sequence
+ * number entered; a live worker whose Flight Recorder was read and whose
+ * last instance there is lower never entered it (one entry per worker,
+ * the first group found).  Fills res->missing; 0, or -1 out of memory.
+ * Called by pt_hang_analyze (hang_coll.c). */
+int pt_hang_collectives(const pt_hang_worker *w, size_t n, pt_hang_result *res);
 
 /* What the master saw of one worker (src/cli/hangcheck.c reads it from the
  * control directory): its registration, heartbeat and liveness, and the

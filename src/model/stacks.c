@@ -170,6 +170,56 @@ static void finish_thread(pt_hang_thread *t)
 	}
 }
 
+/* The value of "key=" in v[0..vl) up to the next space (the last key,
+ * "name", to the end); 0 when absent. */
+static size_t kv(const char *v, size_t vl, const char *key, const char **out, int last)
+{
+	size_t kl = strlen(key);
+
+	for (size_t i = 0; i + kl < vl; i++) {
+		if ((i && v[i - 1] != ' ') || memcmp(v + i, key, kl) || v[i + kl] != '=')
+			continue;
+		*out = v + i + kl + 1;
+		if (last)
+			return vl - (i + kl + 1);
+		for (size_t j = i + kl + 1; j <= vl; j++)
+			if (j == vl || v[j] == ' ')
+				return j - (i + kl + 1);
+	}
+	return 0;
+}
+
+static void watch_line(pt_hang_dump *d, const char *v, size_t vl)
+{
+	const char *x;
+	size_t n;
+
+	if ((n = kv(v, vl, "fr", &x, 0)))
+		copy_field(d->fr, sizeof(d->fr), x, n);
+	if ((n = kv(v, vl, "read_us", &x, 0)))
+		d->fr_read_us = to_i64(x, n, 0);
+}
+
+static int coll_line(pt_hang_coll *c, const char *v, size_t vl)
+{
+	const char *x;
+	size_t n;
+
+	memset(c, 0, sizeof(*c));
+	if (!(n = kv(v, vl, "pg", &x, 0)))
+		return -1;
+	copy_field(c->pg, sizeof(c->pg), x, n);
+	c->seq = (n = kv(v, vl, "seq", &x, 0)) ? to_i64(x, n, -1) : -1;
+	c->created_us = (n = kv(v, vl, "created_us", &x, 0)) ? to_i64(x, n, -1) : -1;
+	if ((n = kv(v, vl, "state", &x, 0)))
+		copy_field(c->state, sizeof(c->state), x, n);
+	if ((n = kv(v, vl, "desc", &x, 0)))
+		copy_field(c->desc, sizeof(c->desc), x, n);
+	if ((n = kv(v, vl, "name", &x, 1)))
+		copy_field(c->name, sizeof(c->name), x, n);
+	return c->seq >= 0 ? 0 : -1;
+}
+
 int pt_hang_parse_dump(const char *text, size_t len, pt_hang_dump *d, pt_error *err)
 {
 	const char *p = text, *end = text + len;
@@ -237,6 +287,11 @@ int pt_hang_parse_dump(const char *text, size_t len, pt_hang_dump *d, pt_error *
 				d->step_time = to_dbl(v, vl, 0);
 			else if (KEY("training_thread"))
 				d->training_thread = (uint64_t)to_i64(v, vl, 0);
+			else if (KEY("watch"))
+				watch_line(d, v, vl);
+			else if (KEY("collective") && d->ncolls < PT_HANG_COLLS &&
+				 coll_line(&d->colls[d->ncolls], v, vl) == 0)
+				d->ncolls++;
 #undef KEY
 			p = next;
 			continue;

@@ -48,6 +48,16 @@ typedef struct pt_hang_thread {
 	size_t nframes;
 } pt_hang_thread;
 
+/* The last collective instance the process entered in one process group,
+ * from the watch's latest Flight Recorder read (issue 32): header lines
+ * "collective: pg=P seq=N state=S created_us=T desc=D name=NAME" (name
+ * last: it may hold spaces), after one "watch: fr=STATE read_us=T". */
+#define PT_HANG_COLLS 16
+typedef struct pt_hang_coll {
+	char pg[48], desc[48], name[48], state[16];
+	int64_t seq, created_us;
+} pt_hang_coll;
+
 typedef struct pt_hang_dump {
 	char worker[320];       /* "<host>_<rank>_<pid>" */
 	char host[256];
@@ -59,6 +69,10 @@ typedef struct pt_hang_dump {
 	double step_time;       /* epoch seconds of the last step seen, 0 none */
 	uint64_t training_thread;
 	char error[256];        /* faulthandler's error line, "" none */
+	char fr[16];            /* the watch's Flight Recorder state, "" none */
+	int64_t fr_read_us;     /* when the watch last read it (µs), 0 never */
+	pt_hang_coll colls[PT_HANG_COLLS];
+	size_t ncolls;
 	pt_hang_thread *threads;  /* in the order written (newest thread first) */
 	size_t nthreads;
 } pt_hang_dump;

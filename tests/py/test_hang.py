@@ -103,6 +103,8 @@ JOB = textwrap.dedent('''
 ''')
 
 
+# The line of the job's dist.all_reduce (the call site hang-check names).
+ALL_REDUCE_LINE = JOB.splitlines().index("            dist.all_reduce(t)") + 1
 # Measured numbers, printed after all tests (printing inside a test would
 # split unittest's "name ... ok" line, which tests/run counts).
 MEASURED = []
@@ -199,6 +201,9 @@ class HungDDP(unittest.TestCase):
             self.assertGreaterEqual(w["seconds since last step"], 3)
         self.assertIn(stuck, h["explanation"])
         self.assertIn("stuck_in_python", h["explanation"])
+        # ...and, from the Flight Recorder, the collective it never entered.
+        self.assertEqual([x["worker"] for x in h["never entered"]], [stuck])
+        self.assertIn("%s never entered gloo:all_reduce" % stuck, h["explanation"])
         self.assertEqual(h["hang timeout (s)"], 3)
         # One finding naming the worker and the function; the report says
         # which trigger found it; the page and the raw stacks are there.
@@ -233,6 +238,21 @@ class HungDDP(unittest.TestCase):
         self.assertTrue(h["hung"])
         self.assertEqual(h["suspect_workers"], [ids[1] + ".json"])
         self.assertEqual(h["detected by"], "hang-check")
+        # The Flight Recorder (the collectors' watch, docs/hang.md): rank 1
+        # never entered the all-reduce of step 10 that ranks 0 and 2 wait
+        # in; one all-reduce a step, so the others' is its last + 1.
+        ne = h["never entered"]
+        self.assertEqual(len(ne), 1, ne)
+        ne = ne[0]
+        self.assertEqual((ne["worker"], ne["process group"], ne["description"],
+                          ne["collective"], ne["workers in it"]),
+                         (ids[1] + ".json", "0", "default_pg", "gloo:all_reduce", 2), ne)
+        self.assertEqual(ne["sequence"], ne["its last sequence"] + 1, ne)
+        self.assertEqual(ne["call site"], "%s:%d in main" % (self.job.script, ALL_REDUCE_LINE),
+                         ne)
+        self.assertIn("Worker %s.json never entered gloo:all_reduce (process group 0 "
+                      "'default_pg', sequence %d) that 2 others entered at %s" %
+                      (ids[1], ne["sequence"], ne["call site"]), h["explanation"])
         MEASURED.append("hang-check: %.2f s" % took)
         res = run("hang-check", "--control-dir", self.job.control, "--hang-timeout", "3")
         self.assertEqual(res.returncode, 0, res.stderr)

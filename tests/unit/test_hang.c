@@ -336,6 +336,79 @@ static void test_minority(void **state)
 	free3();
 }
 
+/* Four workers, all in all_reduce (one stack: the stacks alone single
+ * nobody out); the Flight Recorder lines of their dumps say rank 3's last
+ * all-reduce on the default group was sequence 41, the others' 42: rank
+ * 3 never entered the one they wait in, and is the (strong) suspect. */
+static void test_never_entered(void **state)
+{
+	static const char tmpl[] =
+		"format: perftracker-stacks 1\n"
+		"worker: node0_%d_10%d\nhost: node0\nrank: %d\npid: 10%d\n"
+		"training_thread: 0x0000000000000abc\nreason: request\nrequest: r1\n"
+		"time: 1741068600.200\nstep: 10\nstep_time: 1741068590.100\n"
+		"watch: fr=on read_us=1741068599000000\n"
+		"collective: pg=1 seq=7 state=scheduled created_us=1741068500000000 desc=undefined "
+		"name=gloo:broadcast\n"
+		"collective: pg=0 seq=%d state=scheduled created_us=1741068590000000 desc=default_pg "
+		"name=gloo:all_reduce\n"
+		"\n"
+		"Current thread 0x0000000000000abc (most recent call first):\n"
+		"  File \"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py\", "
+		"line 1536 in all_reduce\n"
+		"  File \"/job/train.py\", line 83 in main\n"
+		"  File \"/job/train.py\", line 99 in <module>\n";
+	char text[4][2048], ids[4][32];
+	pt_hang_dump d[4];
+	pt_hang_worker w[4];
+	pt_hang_options o = { 5, "hang-check", 1741068600.5 };
+	pt_hang_result r;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		snprintf(text[i], sizeof(text[i]), tmpl, i, i, i, i, i == 3 ? 41 : 42);
+		snprintf(ids[i], sizeof(ids[i]), "node0_%d_10%d", i, i);
+		parse_ok(text[i], &d[i]);
+		w[i] = (pt_hang_worker){ ids[i], "node0", i, 100 + i, PT_HANG_HUNG, 10, 10.2, &d[i],
+					 "on request" };
+	}
+	assert_string_equal(d[3].fr, "on");
+	assert_true(d[3].fr_read_us == 1741068599000000LL);
+	assert_int_equal(d[3].ncolls, 2);
+	assert_string_equal(d[3].colls[1].pg, "0");
+	assert_string_equal(d[3].colls[1].desc, "default_pg");
+	assert_string_equal(d[3].colls[1].name, "gloo:all_reduce");
+	assert_string_equal(d[3].colls[1].state, "scheduled");
+	assert_int_equal(d[3].colls[1].seq, 41);
+	assert_true(d[3].colls[1].created_us == 1741068590000000LL);
+	assert_int_equal(pt_hang_analyze(w, 4, &o, &r, NULL), PT_OK);
+	assert_int_equal(r.ngroups, 1);
+	assert_int_equal(r.nmissing, 1);
+	assert_int_equal(r.missing[0].worker, 3);
+	assert_string_equal(r.missing[0].pg, "0");
+	assert_string_equal(r.missing[0].name, "gloo:all_reduce");
+	assert_int_equal(r.missing[0].seq, 42);
+	assert_int_equal(r.missing[0].last, 41);
+	assert_int_equal(r.missing[0].nwaiting, 3);
+	assert_string_equal(r.missing[0].site, "/job/train.py:83 in main");
+	assert_int_equal(r.nsuspects, 1);
+	assert_int_equal(r.suspects[0], 3);
+	assert_non_null(strstr(r.explanation,
+		"Worker node0_3_103.json never entered gloo:all_reduce (process group 0 "
+		"'default_pg', sequence 42) that 3 others entered at /job/train.py:83 in main; "
+		"its last was sequence 41 (Flight Recorder)."));
+	pt_hang_result_free(&r);
+	/* Without the Flight Recorder lines: nobody stands out. */
+	for (int i = 0; i < 4; i++)
+		d[i].fr[0] = 0;
+	assert_int_equal(pt_hang_analyze(w, 4, &o, &r, NULL), PT_OK);
+	assert_int_equal(r.nmissing, 0);
+	assert_int_equal(r.nsuspects, 0);
+	pt_hang_result_free(&r);
+	for (int i = 0; i < 4; i++)
+		pt_hang_dump_free(&d[i]);
+}
+
 static void test_dead_and_behind(void **state)
 {
 	pt_hang_worker w[3];
@@ -798,6 +871,7 @@ int main(void)
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_minority),
+		cmocka_unit_test(test_never_entered),
 		cmocka_unit_test(test_dead_and_behind),
 		cmocka_unit_test(test_stopped_worker),
 		cmocka_unit_test(test_behind_in_two),
