@@ -9,6 +9,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 
 #include "../util/json.h"
 #include "../util/xalloc.h"
+
+#define MAX_EXACT 9007199254740992.0  /* 2^53 */
 
 void pt_watch_options_default(pt_watch_options *o)
 {
@@ -116,6 +119,10 @@ static int inst_of(const pt_json *a, winst *c)
 	    v[1]->type != PT_JSON_NUM || v[2]->type != PT_JSON_STR || v[3]->type != PT_JSON_NUM ||
 	    v[4]->type != PT_JSON_NUM || v[5]->type != PT_JSON_NUM)
 		return -1;
+	/* integers a double holds exactly, so that no conversion overflows */
+	for (int i = 1; i < 6; i++)
+		if (i != 2 && !(fabs(v[i]->num) <= MAX_EXACT))
+			return -1;
 	snprintf(c->pg, sizeof(c->pg), "%s", v[0]->str);
 	snprintf(c->name, sizeof(c->name), "%s", v[2]->str);
 	c->seq = (int64_t)v[1]->num;
@@ -136,7 +143,7 @@ static int step_of(pt_watch *w, wworker *k, const pt_json *o)
 	s.s = pt_json_i64(o, "s", -1);
 	s.t0 = pt_json_i64(o, "t0", -1);
 	s.t1 = pt_json_i64(o, "t1", -1);
-	if (s.s < 0 || s.t0 <= 0 || s.t1 < s.t0)
+	if (s.s < 0 || s.t0 <= 0 || s.t1 < s.t0 || (double)s.t1 > MAX_EXACT)
 		return -1;
 	if (k->n && s.s <= k->st[k->n - 1].s)
 		return 0;
