@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "watch.h"
+#include "../util/hash.h"
 
 /* Steps kept per worker: the window, the persistence and a margin; at
  * most STEPS_MAX of them (a worker stepping 100 times a second keeps 80 s). */
@@ -56,6 +57,7 @@ struct pt_watch {
 	pt_watch_options o;
 	wworker *w;
 	size_t n, cap;
+	pt_hmap byid;               /* hash of a worker id -> its index in w */
 	pt_watch_rank *out;         /* pt_watch_ranks' array */
 	size_t nout;
 };

@@ -8,6 +8,7 @@ names rank 2 and slow_augment and cites the watch.  Nothing is timed: the
 time from the slowdown to the score is printed as a measurement.
 """
 import glob
+import json
 import os
 import re
 import shutil
@@ -106,6 +107,79 @@ class BalancedThenSlow(unittest.TestCase):
             job.finish()
             job.kill_all()
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+class WatchFiles(unittest.TestCase):
+    """What the collector's watch thread writes (docs/watch.md "The watch
+    file"), read while a real 2-rank job trains."""
+
+    def run_job(self, env, extra=()):
+        tmp = tempfile.mkdtemp(prefix="pt_watchf_")
+        nd = os.path.join(tmp, "node")
+        os.makedirs(nd)
+        e = {"PERFTRACKER_AUTO_AGENT": "0", "PERFTRACKER_NODE_DIR": nd,
+             "PERFTRACKER_WATCH_MS": "200"}
+        e.update(env)
+        job = e2e.Job(tmp, n=2, extra=["--slow-rank", "-1"] + list(extra), env=e, seconds=120)
+        self.addCleanup(shutil.rmtree, tmp, True)
+        self.addCleanup(job.kill_all)
+        return job, nd
+
+    def lines(self, nd, rank, want_steps):
+        """rank's watch lines once it has want_steps step lines."""
+        def ready():
+            f = glob.glob(os.path.join(nd, "*", "*", "watch", "node0_%d_*.jsonl" % rank))
+            if not f:
+                return None
+            with open(f[0]) as fh:
+                ls = [json.loads(x) for x in fh.read().splitlines()[:-1]]
+            return ls if sum("s" in x for x in ls) >= want_steps else None
+        return wait_for(ready, 120, "%d watch steps of rank %d" % (want_steps, rank), 0.3)
+
+    def test_steps_and_collectives_match_across_ranks(self):
+        job, nd = self.run_job({})
+        a, b = self.lines(nd, 0, 40), self.lines(nd, 1, 40)
+        self.assertEqual(a[0]["format"], "perftracker-watch")
+        self.assertEqual((a[0]["rank"], a[0]["world"], b[0]["rank"]), (0, 2, 1))
+        self.assertIn({"fr": "on", "why": ""}, a)
+        steps = [x for x in a if "s" in x]
+        nums = [x["s"] for x in steps]
+        self.assertEqual(nums, list(range(nums[0], nums[0] + len(nums))))
+        for x in steps:
+            self.assertLessEqual(x["t0"], x["t1"])
+        # Once the process group is there, every step has its DDP
+        # all-reduce and the stop flag's, numbered on in the default group,
+        # the same numbers for the same step on both ranks.
+        with_c = [x for x in steps if x.get("c")]
+        self.assertGreater(len(with_c), 20)
+        seqs = [c[1] for x in with_c for c in x["c"]]
+        self.assertEqual(seqs, list(range(seqs[0], seqs[0] + len(seqs))))
+        for x in with_c:
+            for c in x["c"]:
+                self.assertEqual((c[0], c[2], c[4], c[5]), ("0", "gloo:all_reduce", -1, -1))
+                self.assertTrue(x["t0"] <= c[3] < x["t1"], (x, c))
+        bs = {x["s"]: [c[1] for c in x["c"]] for x in b if x.get("c")}
+        common = [x for x in with_c if x["s"] in bs]
+        self.assertGreater(len(common), 10)
+        for x in common:
+            self.assertEqual([c[1] for c in x["c"]], bs[x["s"]], x["s"])
+
+    def test_flight_recorder_off_or_absent(self):
+        job, nd = self.run_job({"PERFTRACKER_FLIGHT_RECORDER": "0"})
+        a = self.lines(nd, 0, 10)
+        self.assertIn({"fr": "off", "why": "PERFTRACKER_FLIGHT_RECORDER=0: step times only"}, a)
+        self.assertFalse(any("c" in x for x in a))
+        job.kill_all()
+        job, nd = self.run_job({}, ["--no-ddp"])
+        a = self.lines(nd, 0, 10)
+        self.assertIn({"fr": "none", "why": "no process group yet (init_process_group not "
+                                            "called): step times only"}, a)
+        self.assertFalse(any("c" in x for x in a))
+
+    def test_watch_off_writes_nothing(self):
+        job, nd = self.run_job({"PERFTRACKER_WATCH": "0"})
+        job.wait_running(min_step=30)
+        self.assertEqual(glob.glob(os.path.join(nd, "*", "*", "watch", "*.jsonl")), [])
 
 
 def tearDownModule():
