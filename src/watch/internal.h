@@ -51,6 +51,7 @@ typedef struct wworker {
 	int64_t cond_step;
 	double off_since;           /* flagged: data time it stopped holding, 0 */
 	double blamed, waited, step_sum;
+	double late_frac;           /* share of its recent steps it was late in */
 } wworker;
 
 struct pt_watch {

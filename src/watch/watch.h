@@ -26,6 +26,11 @@ typedef struct pt_watch_options {
 	double score_min;     /* a straggler's score at least this (0.5) */
 	double lost_min;      /* ... and waiting blamed on it >= this share of the
 				 other ranks' step time (0.05) */
+	double late_share;    /* ... and it reached its collectives later than
+				 the median rank in at least this share of its
+				 steps of the last persist_s seconds (0.75): a
+				 rank's one long stall fills the window with
+				 blame, but it is not late step after step */
 	double persist_s;     /* ... for this long (10) */
 	int64_t persist_steps;/* ... and this many steps in a row (10) */
 } pt_watch_options;

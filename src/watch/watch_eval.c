@@ -33,6 +33,7 @@ typedef struct grp {
 typedef struct ectx {
 	pt_watch *w;
 	int64_t lo;           /* the window's first end time (µs) */
+	int64_t recent;       /* the persistence span's first end time (µs) */
 	ref *r;
 	size_t nr, rcap;
 	grp *g;
@@ -156,6 +157,8 @@ static void rank_numbers(ectx *e, wworker *k, double *late_v, double span_s)
 	size_t nl = 0;
 	double sum_t = 0, sum_w = 0, max_late = -INFINITY;
 
+	size_t nrecent = 0, nlate = 0;
+
 	r->steps = 0;
 	r->at_name[0] = r->at_pg[0] = 0;
 	r->at_seq = r->at_step = -1;
@@ -168,6 +171,10 @@ static void rank_numbers(ectx *e, wworker *k, double *late_v, double span_s)
 		sum_w += s->wait;
 		if (!s->has_late)
 			continue;
+		if (s->t1 >= e->recent) {
+			nrecent++;
+			nlate += s->late > 0;
+		}
 		late_v[nl++] = s->late;
 		if (s->late > max_late) {
 			max_late = s->late;
@@ -178,6 +185,7 @@ static void rank_numbers(ectx *e, wworker *k, double *late_v, double span_s)
 		}
 	}
 	k->step_sum = sum_t;
+	k->late_frac = nrecent ? (double)nlate / (double)nrecent : 0;
 	r->step_s = r->steps ? sum_t / (double)r->steps / 1e6 : 0;
 	r->wait_s = r->steps ? sum_w / (double)r->steps / 1e6 : 0;
 	if (nl) {
@@ -208,7 +216,8 @@ static void since_of(const ectx *e, wworker *k)
 static void persist(ectx *e, wworker *k, double others, double now)
 {
 	const pt_watch_options *o = &e->w->o;
-	int cond = k->r.score >= o->score_min && others > 0 && k->blamed >= o->lost_min * others;
+	int cond = k->r.score >= o->score_min && others > 0 && k->blamed >= o->lost_min * others &&
+		   k->late_frac >= o->late_share;
 
 	if (cond) {
 		k->off_since = 0;
@@ -286,6 +295,7 @@ int pt_watch_eval(pt_watch *w, double now)
 		}
 	}
 	e.lo = newest - (int64_t)(w->o.window_s * 1e6);
+	e.recent = newest - (int64_t)(w->o.persist_s * 1e6);
 	if (group(&e))
 		goto out;
 	for (size_t g = 0; g < e.ng; g++)

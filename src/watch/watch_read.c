@@ -26,6 +26,7 @@ void pt_watch_options_default(pt_watch_options *o)
 	o->window_s = 30;
 	o->score_min = 0.5;
 	o->lost_min = 0.05;
+	o->late_share = 0.75;
 	o->persist_s = 10;
 	o->persist_steps = 10;
 }

@@ -159,6 +159,31 @@ static void test_blip_and_hysteresis(void **state)
 	pt_watch_free(w);
 }
 
+/* One long stall: rank 1 reaches the all-reduce of step 75 nine seconds
+ * late (a checkpoint written by one rank).  The others' waiting fills the
+ * window with blame on rank 1 (score near 1 for 30 s), but it is late in
+ * one step, not step after step: never a straggler. */
+static void test_one_long_stall_is_a_blip(void **state)
+{
+	pt_watch *w = pt_watch_new(NULL);
+	double maxscore = 0;
+
+	(void)state;
+	for (int k = 0; k < 4; k++)
+		header(w, k);
+	for (int64_t s = 1; s <= 500; s++) {
+		for (int k = 0; k < 4; k++)
+			step(w, k, s, k == 1 && s == 75 ? 9000000 : 50000 + k * 100);
+		assert_int_equal(pt_watch_eval(w, 0), PT_OK);
+		for (int k = 0; k < 4; k++)
+			assert_int_equal(rank_of(w, k)->flagged, 0);
+		if (rank_of(w, 1)->score > maxscore)
+			maxscore = rank_of(w, 1)->score;
+	}
+	assert_true(maxscore > 0.99);  /* the blame was there */
+	pt_watch_free(w);
+}
+
 /* A balanced job on a loaded host: every rank's arrival jitters by up to
  * 20 ms each step (a fixed pseudo-random sequence): scores near 1/4,
  * nobody flagged in 3000 steps (5 minutes). */
@@ -321,6 +346,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_late_rank_exact),
 		cmocka_unit_test(test_blip_and_hysteresis),
+		cmocka_unit_test(test_one_long_stall_is_a_blip),
 		cmocka_unit_test(test_balanced_jitter_never_flags),
 		cmocka_unit_test(test_nccl_start_done),
 		cmocka_unit_test(test_read_file_incremental),
