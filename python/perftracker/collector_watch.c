@@ -33,9 +33,10 @@ _Static_assert(sizeof(G.step_us) / sizeof(G.step_us[0]) == WATCH_STEPS, "WATCH_S
 #define MAX_COLLS 64          /* instances per step line (the rest counted) */
 /* The share of wall time the watch may hold the GIL: the interval grows so
  * that (GIL time of the last read) / interval stays below it.  A dump of
- * 2000 entries held it 13.5 ms here (torch 2.15, 2-core VM), so with the
- * default ring the watch reads about every 7 s, and every second when the
- * ring is small or empty. */
+ * 2000 entries held it 13.5 ms here (torch 2.15, 2-core VM, idle; 40 ms
+ * at load 3), so with the default ring the watch reads every 8 s (the
+ * interval doubles from 1 s: next_wait), and every second when the ring is
+ * small or empty (docs/bench.md "Always-on watch"). */
 #define GIL_SHARE 0.002
 /* ... but at least every 10 s, or the watch could not name a straggler
  * within its persistence window (docs/watch.md). */
