@@ -34,8 +34,8 @@ declare -A OPTS=(
 	[agent]="--control-dir=c --spool-dir=s --host=h --detach --exit-when-idle=1 --once
 		--jobs=2 --poll=0.5 --hw-interval-ms=2 --hw-slow-interval-ms=50 --no-hw
 		--hw-cpu-budget=0.1 --nsys-gpu-metrics=100 --auto-profile --auto-window=10
-		--auto-slowdown=0.2 --auto-cooldown=60 --auto-output-dir=o --hw-check=1
-		--print-spool-dir"
+		--auto-slowdown=0.2 --auto-cooldown=60 --auto-watch-defer=5 --auto-output-dir=o
+		--hw-check=1 --print-spool-dir --metrics-port=0 --metrics-addr=127.0.0.1"
 	[status]="--control-dir=c --job=j --json --stale=3 --prune --silent=5 --lag=2"
 	[hang-check]="--control-dir=c --job=j --hang-timeout=9 --stale=3 --stack-wait=1 --output=d --json"
 )
