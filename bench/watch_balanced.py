@@ -13,24 +13,16 @@ import glob
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PY = os.environ.get("PYTHON") or os.path.join(ROOT, ".venv", "bin", "python")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from watch_cost import PY, ROOT, free_port  # noqa: E402
+
 LINE = re.compile(r'^(perftracker_[a-z_]+)\{[^}]*rank="(\d+)"\} (\S+)$')
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def scrape(port):

@@ -1271,17 +1271,14 @@ static void test_deterministic(void **state)
  * it): the stalled rank's finding holds rank 3's waiting as symptoms, each
  * caused by rank 2, and no finding of its own names rank 3; read from the
  * report's finding model. */
-static void test_victim_link(void **state)
+/* The real 4-rank demo run's summaries (tests/data/demo_runs/a: rank 2
+ * slowed in one Python function). */
+static void load_demo_a(pt_summary *s[4])
 {
 	const char *d = getenv("PT_DATA");
-	pt_summary *s[4];
-	pt_report *r;
-	const pt_finding *f;
-	size_t i, n, nsym = 0;
 	char path[1024];
 
-	(void)state;
-	for (i = 0; i < 4; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		pt_error err;
 		pt_error_clear(&err);
 		snprintf(path, sizeof(path), "%s/demo_runs/a/vm_%zu_%zu.summary.json",
@@ -1290,6 +1287,17 @@ static void test_victim_link(void **state)
 		if (!s[i])
 			fail_msg("%s: %s", path, err.msg);
 	}
+}
+
+static void test_victim_link(void **state)
+{
+	pt_summary *s[4];
+	pt_report *r;
+	const pt_finding *f;
+	size_t i, n, nsym = 0;
+
+	(void)state;
+	load_demo_a(s);
 	r = diag(s, 4, NULL);
 	f = pt_report_findings(r, &n);
 	assert_true(n >= 1);
@@ -1318,7 +1326,6 @@ static void test_victim_link(void **state)
  * the profile found nothing on is cited nowhere. */
 static void test_watch_cites_straggler(void **state)
 {
-	const char *d = getenv("PT_DATA");
 	pt_summary *s[4];
 	pt_diag_options o;
 	pt_diag_watch w[2];
@@ -1326,18 +1333,9 @@ static void test_watch_cites_straggler(void **state)
 	const pt_finding *f;
 	pt_sb sb = { 0 };
 	size_t i, j, n, nwatch = 0;
-	char path[1024];
 
 	(void)state;
-	for (i = 0; i < 4; i++) {
-		pt_error err;
-		pt_error_clear(&err);
-		snprintf(path, sizeof(path), "%s/demo_runs/a/vm_%zu_%zu.summary.json",
-			 d && *d ? d : "tests/data", i, 26732 + i);
-		s[i] = pt_summary_read_file(path, &err);
-		if (!s[i])
-			fail_msg("%s: %s", path, err.msg);
-	}
+	load_demo_a(s);
 	memset(w, 0, sizeof(w));
 	w[0].rank = 2;
 	w[0].since = 1796484456.0;  /* 2026-12-05 15:27:36 UTC */
