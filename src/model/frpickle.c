@@ -306,7 +306,8 @@ static uint32_t get(const pk *k, uint32_t d, const char *key)
 {
 	size_t kl = strlen(key);
 
-	if (d == NIL || k->v[d].kind != K_DICT)
+	/* d may be a mark left on the stack (a malformed dump): not a node */
+	if (d >= k->nv || k->v[d].kind != K_DICT)
 		return NIL;
 	for (uint32_t c = k->v[d].child; c != NIL && k->v[c].next != NIL; c = k->v[k->v[c].next].next) {
 		const node *kn = &k->v[c];
@@ -321,7 +322,7 @@ static void copy_str(const pk *k, uint32_t i, char *out, size_t cap)
 	size_t n;
 
 	out[0] = 0;
-	if (i == NIL || k->v[i].kind != K_STR)
+	if (i >= k->nv || k->v[i].kind != K_STR)
 		return;
 	n = k->v[i].len < cap - 1 ? k->v[i].len : cap - 1;
 	memcpy(out, k->p + k->v[i].off, n);
@@ -330,7 +331,7 @@ static void copy_str(const pk *k, uint32_t i, char *out, size_t cap)
 
 static int64_t int_of(const pk *k, uint32_t i, int64_t def)
 {
-	return i != NIL && (k->v[i].kind == K_INT || k->v[i].kind == K_BOOL ||
+	return i < k->nv && (k->v[i].kind == K_INT || k->v[i].kind == K_BOOL ||
 			    k->v[i].kind == K_FLOAT) ? k->v[i].i : def;
 }
 
@@ -363,7 +364,7 @@ static int collect(pk *k, uint32_t root, pt_fr_entry **out, size_t *n)
 	size_t cnt = 0;
 	pt_fr_entry *v;
 
-	if (root == NIL || k->v[root].kind != K_DICT || list == NIL || k->v[list].kind != K_LIST)
+	if (root >= k->nv || k->v[root].kind != K_DICT || list >= k->nv || k->v[list].kind != K_LIST)
 		return fail(k, PT_EFORMAT, "no dict with \"entries\" at the top");
 	for (c = k->v[list].child; c != NIL; c = k->v[c].next)
 		cnt++;

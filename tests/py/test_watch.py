@@ -4,7 +4,9 @@ slows by about 1.5x in one Python function (slow_augment, --slow-after).
 The collectors read torch's Flight Recorder, the node agent scores the
 ranks and serves /metrics; with PERFTRACKER_AUTO_PROFILE=1 the persistent
 straggler starts the profile by itself, and its report's first finding
-names rank 2 and slow_augment and cites the watch.  Nothing is timed: the
+names rank 2 and slow_augment and cites the watch; a Prometheus server
+(Debian's package) scraping the agent answers topk(1,
+perftracker_straggler_score) with rank 2.  Nothing is timed: the
 time from the slowdown to the score is printed as a measurement.
 """
 import glob
@@ -12,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +54,36 @@ def family(metrics, name):
     return {r: v for (f, r), v in metrics.items() if f == name}
 
 
+def start_prometheus(tmp, port):
+    """Debian's Prometheus scraping the agent at port every second (keeping
+    our job label), or None without the package."""
+    exe = shutil.which("prometheus")
+    if not exe:
+        return None, None
+    pport = harness.free_port()
+    cfg = os.path.join(tmp, "prom.yml")
+    with open(cfg, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: perftracker\n"
+                "    honor_labels: true\n    static_configs:\n"
+                "      - targets: ['127.0.0.1:%d']\n" % port)
+    log = open(os.path.join(tmp, "prom.log"), "w")
+    p = subprocess.Popen([exe, "--config.file=" + cfg, "--storage.tsdb.path=" +
+                          os.path.join(tmp, "tsdb"), "--web.listen-address=127.0.0.1:%d" % pport],
+                         stdout=log, stderr=subprocess.STDOUT)
+    return p, pport
+
+
+def prometheus_top(pport):
+    """The rank label of topk(1, perftracker_straggler_score), "" when none."""
+    q = "http://127.0.0.1:%d/api/v1/query?query=topk(1,perftracker_straggler_score)" % pport
+    try:
+        with urllib.request.urlopen(q, timeout=5) as r:
+            res = json.load(r)["data"]["result"]
+    except (OSError, ValueError, KeyError):
+        return ""
+    return res[0]["metric"].get("rank", "") if res else ""
+
+
 class BalancedThenSlow(unittest.TestCase):
     def test_watch_names_the_straggler_and_profiles_it(self):
         tmp = tempfile.mkdtemp(prefix="pt_watch_")
@@ -64,6 +97,7 @@ class BalancedThenSlow(unittest.TestCase):
         t0 = time.time()
         job = e2e.Job(tmp, extra=["--slow-after", str(slow_after), "--slow-ms", "15"],
                       env=env, seconds=240)
+        prom, pport = start_prometheus(tmp, port)
         try:
             job.wait_running()
             # Balanced: no rank flagged, no profile started.
@@ -88,6 +122,12 @@ class BalancedThenSlow(unittest.TestCase):
             scores = wait_for(straggler, 120, "rank 2's straggler score\n" + job.log_text(), 0.5)
             MEASURED.append("score %s %.1f s after the slowdown began" %
                             (scores, time.time() - (t0 + slow_after)))
+            if prom is None:
+                MEASURED.append("no prometheus binary: its query not checked")
+            else:
+                # A Prometheus server scraping the agent names the same rank.
+                wait_for(lambda: prometheus_top(pport) == "2", 60,
+                         "Prometheus's topk(1, perftracker_straggler_score) = rank 2", 0.5)
 
             def report():
                 r = glob.glob(os.path.join(out, "*", "PerfDisplay", "report.json"))
@@ -104,6 +144,9 @@ class BalancedThenSlow(unittest.TestCase):
             self.assertIn("the always-on watch", kinds, first)
             MEASURED.append("reason: " + reason)
         finally:
+            if prom is not None:
+                prom.kill()
+                prom.wait()
             job.finish()
             job.kill_all()
             shutil.rmtree(tmp, ignore_errors=True)

@@ -97,6 +97,8 @@ static void test_bad_pickles(void **state)
 	/* a list at the top; an opcode torch does not emit (GLOBAL) */
 	static const char list_top[] = "\x80\x02]q\x00.";
 	static const char global[] = "\x80\x02" "cos\nsystem\n.";
+	/* a mark alone at STOP (fuzz_frpickle found it): no value, not a node */
+	static const char mark_only[] = "\x80\x02(.";
 
 	(void)state;
 	for (cut = 0; cut < len; cut++) {
@@ -112,6 +114,8 @@ static void test_bad_pickles(void **state)
 	assert_int_equal(pt_frpickle_entries(global, sizeof(global) - 1, &e, &n, &err), PT_EPARSE);
 	assert_int_equal(err.offset, 2);
 	assert_non_null(strstr(err.msg, "unsupported opcode"));
+	assert_int_equal(pt_frpickle_entries(mark_only, sizeof(mark_only) - 1, &e, &n, &err),
+			 PT_EFORMAT);
 	free(buf);
 }
 
