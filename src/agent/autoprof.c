@@ -16,6 +16,7 @@
 #include "../control/control.h"
 #include "../control/nodechan.h"
 #include "../watch/watch.h"
+#include "../util/clock.h"
 #include "../util/xalloc.h"
 
 /* Observations kept per worker: heartbeats come at most once a second
@@ -200,9 +201,7 @@ int pt_autoprof_watch_due(pt_autoprof *ap, const pt_watch_rank *r, size_t n, dou
 			  int *collectives, char *reason, size_t cap)
 {
 	const pt_watch_rank *worst = NULL;
-	char since[64] = "";
-	struct tm tm;
-	time_t t;
+	char since[64] = "", hms[32];
 
 	*collectives = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -212,9 +211,8 @@ int pt_autoprof_watch_due(pt_autoprof *ap, const pt_watch_rank *r, size_t n, dou
 	}
 	if (!worst || (ap->last_trigger > 0 && now - ap->last_trigger < ap->o.cooldown))
 		return 0;
-	t = (time_t)worst->since;
-	if (worst->since > 0 && gmtime_r(&t, &tm))
-		strftime(since, sizeof(since), " since %H:%M:%S UTC", &tm);
+	if (pt_clock_utc_hms(worst->since, hms, sizeof(hms))[0])
+		snprintf(since, sizeof(since), " since %s", hms);
 	snprintf(reason, cap,
 		 "auto-profile: the always-on watch names rank %lld (worker %s) a persistent "
 		 "straggler%s (step %lld): %.1f ms late per step (median), at most %.1f ms at %s "

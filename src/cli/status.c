@@ -14,6 +14,7 @@
 #include "analysis/stats.h"
 #include "util/json.h"
 #include "util/strbuf.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 #include "watch/watch.h"
 
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static const cli_usage usage = {
@@ -151,9 +151,7 @@ static void list_watch(const char *dir, pt_sb *js, int json)
 		       "  %5s %-16s %9s %8s %8s %8s %6s  %s\n", "RANK", "HOST", "STEP", "STEP MS",
 		       "WAIT MS", "LATE MS", "SCORE", "STATE");
 	for (size_t i = 0; i < n; i++) {
-		char state[512] = "", since[64] = "";
-		struct tm tm;
-		time_t t = (time_t)r[i].since;
+		char state[512] = "", since[64] = "", hms[32];
 
 		if (json) {
 			if (i)
@@ -161,8 +159,8 @@ static void list_watch(const char *dir, pt_sb *js, int json)
 			pt_watch_node_json_rank(js, &r[i]);
 			continue;
 		}
-		if (r[i].flagged && r[i].since > 0 && gmtime_r(&t, &tm))
-			strftime(since, sizeof(since), " since %H:%M:%S UTC", &tm);
+		if (r[i].flagged && pt_clock_utc_hms(r[i].since, hms, sizeof(hms))[0])
+			snprintf(since, sizeof(since), " since %s", hms);
 		if (r[i].flagged)
 			snprintf(state, sizeof(state), "straggler%s (step %lld), most late at %s "
 				 "(process group %s, sequence %lld)", since, (long long)r[i].since_step,

@@ -12,8 +12,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "../util/clock.h"
 #include "../util/xalloc.h"
 
 /* The index of the worker of rank r, -1 when no summary has it. */
@@ -39,16 +39,11 @@ static int about(const dctx *c, const dfinding *f, size_t wi)
 /* The evidence's sentence (malloc'd; NULL out of memory). */
 static char *sentence(const pt_diag_watch *w)
 {
-	char since[96] = "", at[256] = "", buf[640];
-	struct tm tm;
-	time_t t = (time_t)w->since;
+	char since[96] = "", hms[32], at[256] = "", buf[640];
 
-	if (w->since > 0 && gmtime_r(&t, &tm)) {
-		int n = (int)strftime(since, sizeof(since), "since %H:%M:%S UTC", &tm);
-		if (n > 0 && w->since_step >= 0)
-			snprintf(since + n, sizeof(since) - (size_t)n, " (step %lld)",
-				 (long long)w->since_step);
-	}
+	if (pt_clock_utc_hms(w->since, hms, sizeof(hms))[0])
+		snprintf(since, sizeof(since), w->since_step >= 0 ? "since %s (step %lld)" : "since %s",
+			 hms, (long long)w->since_step);
 	if (w->at_name && w->at_name[0])
 		snprintf(at, sizeof(at), ", at most %.1f ms at %s (process group %s, sequence %lld)",
 			 w->late_max_s * 1e3, w->at_name, w->at_pg && w->at_pg[0] ? w->at_pg : "?",

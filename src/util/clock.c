@@ -71,3 +71,15 @@ void pt_clock_mono_deadline(struct timespec *ts, double after_s)
 		ts->tv_nsec -= 1000000000L;
 	}
 }
+
+char *pt_clock_utc_hms(double t, char *out, size_t cap)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+
+	if (cap)
+		out[0] = 0;
+	if (t > 0 && cap && gmtime_r(&s, &tm))
+		strftime(out, cap, "%H:%M:%S UTC", &tm);
+	return out;
+}

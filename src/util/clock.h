@@ -11,6 +11,7 @@
 #ifndef PT_CLOCK_H
 #define PT_CLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -41,5 +42,10 @@ double pt_clock_process_cpu(void);
  * a pthread_cond_timedwait on a condition variable whose clock attribute
  * is CLOCK_MONOTONIC. */
 void pt_clock_mono_deadline(struct timespec *ts, double after_s);
+
+/* "HH:MM:SS UTC" of t (seconds since the epoch) into out (cap bytes), the
+ * time of day the watch's "since" is given in (report, status, the
+ * auto-profile's reason); "" when t <= 0.  Returns out. */
+char *pt_clock_utc_hms(double t, char *out, size_t cap);
 
 #endif

@@ -63,6 +63,10 @@ struct pt_watch {
 	size_t nout;
 };
 
+/* qsort order of ranks: by rank, then worker id (the evaluation's and the
+ * merged node files' order). */
+int pt_watch_by_rank(const void *a, const void *b);
+
 /* The worker of wid, created when create (NULL when absent or out of memory). */
 wworker *pt_watch_worker(pt_watch *w, const char *wid, int create);
 void pt_watch_worker_free(wworker *k);

@@ -245,15 +245,6 @@ static void persist(ectx *e, wworker *k, double others, double now)
 	}
 }
 
-static int by_rank(const void *a, const void *b)
-{
-	const pt_watch_rank *x = a, *y = b;
-
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return strcmp(x->id, y->id);
-}
-
 static int publish(pt_watch *w)
 {
 	if (w->n > w->nout || !w->out) {
@@ -266,7 +257,7 @@ static int publish(pt_watch *w)
 		w->out[i] = w->w[i].r;
 	w->nout = w->n;
 	if (w->nout > 1)
-		qsort(w->out, w->nout, sizeof(*w->out), by_rank);
+		qsort(w->out, w->nout, sizeof(*w->out), pt_watch_by_rank);
 	return 0;
 }
 

@@ -5,7 +5,7 @@
  * and the trigger (whose report cites a straggler).  One set of keys,
  * written and read here only.
  */
-#include "watch.h"
+#include "internal.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -165,7 +165,7 @@ int pt_watch_node_write(const char *dir, const char *host, double now, const pt_
 	return rc;
 }
 
-static int by_rank(const void *a, const void *b)
+int pt_watch_by_rank(const void *a, const void *b)
 {
 	const pt_watch_rank *x = a, *y = b;
 
@@ -213,7 +213,7 @@ int pt_watch_all(const char *dir, pt_watch_rank **out, size_t *n, pt_error *err)
 	}
 	closedir(dh);
 	if (nall > 1)
-		qsort(all, nall, sizeof(*all), by_rank);
+		qsort(all, nall, sizeof(*all), pt_watch_by_rank);
 	*out = all;
 	*n = nall;
 	return PT_OK;
