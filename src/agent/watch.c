@@ -41,7 +41,6 @@ struct pt_agent_watch {
 	pthread_cond_t cv;
 	int stop, running;
 	struct MHD_Daemon *mhd;
-	int port;
 	char *text;               /* the exposition (mu) */
 	size_t ntext;
 	char last_flags[4096];    /* flagged ranks at the last node file */
@@ -214,7 +213,6 @@ static int serve(pt_agent_watch *a)
 		logf_(a, "metrics: not served: cannot start the http server (libmicrohttpd)");
 		return 0;
 	}
-	a->port = l.port;
 	logf_(a, "metrics: %smetrics", l.url);
 	return l.port;
 }
@@ -360,11 +358,6 @@ pt_agent_watch *pt_agent_watch_start(const pt_agent_watch_options *o, pt_error *
 	a->running = 1;
 	serve(a);
 	return a;
-}
-
-int pt_agent_watch_port(const pt_agent_watch *a)
-{
-	return a ? a->port : 0;
 }
 
 void pt_agent_watch_stop(pt_agent_watch *a)

@@ -37,8 +37,6 @@ typedef struct pt_agent_watch pt_agent_watch;
  * the watch goes on without /metrics).  NULL with err filled only when
  * the thread cannot start. */
 pt_agent_watch *pt_agent_watch_start(const pt_agent_watch_options *o, pt_error *err);
-/* The port /metrics listens on, 0 when none. */
-int pt_agent_watch_port(const pt_agent_watch *w);
 /* Stop and free; NULL is a no-op. */
 void pt_agent_watch_stop(pt_agent_watch *w);
 

@@ -50,7 +50,7 @@ typedef struct wworker {
 	double cond_since;          /* data time the condition began, 0 none */
 	int64_t cond_step;
 	double off_since;           /* flagged: data time it stopped holding, 0 */
-	double blamed, waited, step_sum;
+	double blamed, step_sum;    /* evaluation: blame on it, its step time (µs) */
 	double late_frac;           /* share of its recent steps it was late in */
 } wworker;
 
