@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../analysis/digest.h"
 #include "../control/job.h"
 #include "../control/nodechan.h"
 #include "../control/trigger.h"
@@ -1210,7 +1211,17 @@ int pt_agent_process(pt_agent *a, const pt_trigger *t, const char *wid, const ch
 	} else if (sb.oom) {
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 	} else {
-		/* A result, maybe the only trace of it left: durable. */
+		/* A result, maybe the only trace of it left: durable.  Its digest
+		 * first (docs/summary.md "Digests"): the trigger that sees the
+		 * summary finds the digest beside it. */
+		char dpath[PT_CONTROL_PATH_MAX + 16];
+		pt_sb dg = { 0 };
+
+		if (!pt_digest_path(spath, dpath, sizeof(dpath)) &&
+		    pt_digest_write(s, sb.len, &dg) == PT_OK &&
+		    pt_control_write_durable(dpath, dg.buf, dg.len, NULL))
+			alog(a, "%s: cannot write the digest of %s", t->id, wid);
+		pt_sb_free(&dg);
 		rc = pt_control_write_durable(spath, sb.buf, sb.len, err);
 	}
 	if (rc == PT_OK)

@@ -268,6 +268,12 @@ typedef struct pt_summary {
 	char **files;
 	size_t nfiles;
 	char *grouped_by;
+	/* A digest (src/analysis/digest.h, docs/summary.md "Digests"): the
+	 * byte size of the full summary it was made from; 0 for a full
+	 * summary.  A digest's pattern keys are "~" + 16 hex digits (the
+	 * hash of the full key) and it has no critical path, timeline,
+	 * collective causes, per-step function times or hardware series. */
+	uint64_t digest_of;
 } pt_summary;
 
 /* pt_summary has hw_series (src/agent and src/diagnose/display.c test this). */

@@ -37,6 +37,7 @@ static const pt_sf_member top[] = {
 	{ N("warning"), PT_SF_STR_NULL, PT_SF_ALWAYS, 0, 0, 1, S(warning), 0, 0 },
 	{ N("nwarnings"), PT_SF_U64, PT_SF_ALWAYS, 0, 0, 1, S(nwarnings), 0, 0 },
 	{ N("truncated"), PT_SF_BOOL, PT_SF_ALWAYS, 0, 0, 1, S(truncated), 0, 0 },
+	{ N("digest_of"), PT_SF_U64, PT_SF_IF_POSITIVE, 0, 0, 5, S(digest_of), 0, 0 },
 	{ N("window"), PT_SF_WINDOW, PT_SF_ALWAYS, 0, 8, 1, 0, 0, 0 },
 	{ N("steps"), PT_SF_STEPS, PT_SF_ALWAYS, 0, 10, 1, 0, 0, 0 },
 	{ N("gpu_util"), PT_SF_DBL_IN, PT_SF_ALWAYS, 0, 6, 1, S(gpu_util), 0, 1 + 1e-6 },
@@ -68,12 +69,16 @@ static const pt_sf_member step[] = {
 
 #define P(f) offsetof(pt_pattern, f)
 #define MS(f, r) { N(#f), PT_SF_DBL_IN, PT_SF_ALWAYS, 0, r, 1, P(f), 0, PT_SF_MAX_MS }
+/* The spread of one worker's calls: read from the suspects' full summaries
+ * only (docs/summary.md "Digests"). */
+#define MSF(f, r) { N(#f), PT_SF_DBL_IN, PT_SF_ALWAYS, PT_SF_FULL_ONLY, r, 1, P(f), 0, PT_SF_MAX_MS }
+#define FO PT_SF_FULL_ONLY
 static const pt_sf_member pattern[] = {
 	{ N("key"), PT_SF_KEY, PT_SF_ALWAYS, 0, 1, 1, P(key), 0, 0 },
 	{ N("class"), PT_SF_CLASS, PT_SF_ALWAYS, 0, 2, 1, P(cls), 0, 0 },
 	{ N("kind"), PT_SF_KIND, PT_SF_ALWAYS, 0, 3, 1, P(kind), 0, 0 },
 	{ N("count"), PT_SF_U64, PT_SF_ALWAYS, 0, 4, 1, P(count), 0, 0 },
-	MS(total_ms, 5), MS(median_ms, 6), MS(p10_ms, 7), MS(p90_ms, 8), MS(mad_ms, 9),
+	MS(total_ms, 5), MS(median_ms, 6), MSF(p10_ms, 7), MSF(p90_ms, 8), MSF(mad_ms, 9),
 	{ N("bottleneck"), PT_SF_DBL_IN, PT_SF_ALWAYS, 0, 10, 1, P(bottleneck), 0, 1 + 1e-6 },
 	{ N("exec_ratio"), PT_SF_DBL, PT_SF_ALWAYS, 0, 11, 1, P(exec_ratio), 0, 0 },
 	/* communication extras only when known, to keep files small */
@@ -83,13 +88,13 @@ static const pt_sf_member pattern[] = {
 	{ N("group"), PT_SF_U32, PT_SF_IF_POSITIVE, 0, 0, 1, P(group), 0, 0 },
 	{ N("role"), PT_SF_ROLE, PT_SF_ALWAYS, 0, 0, 1, P(role), 0, 0 },
 	/* launch efficiency: the medians go with eff_n */
-	{ N("eff_n"), PT_SF_U64, PT_SF_IF_POSITIVE, 0, 0, 1, P(eff_n), 0, 0 },
-	{ N("occupancy_pct"), PT_SF_DBL, PT_SF_IF_PREV, 0, 0, 1, P(occupancy_pct), 0, 0 },
-	{ N("blocks_per_sm"), PT_SF_DBL, PT_SF_IF_PREV, 0, 0, 1, P(blocks_per_sm), 0, 0 },
-	{ N("registers"), PT_SF_DBL, PT_SF_IF_PREV, 0, 0, 1, P(registers), 0, 0 },
-	{ N("shared_mem"), PT_SF_DBL, PT_SF_IF_PREV, 0, 0, 1, P(shared_mem), 0, 0 },
-	{ N(PT_KEY_STEP_MS), PT_SF_STEP_MS, PT_SF_IF_SET, 0, 0, 1, P(step_ms), 0, 0 },
-	{ N("hw"), PT_SF_HW, PT_SF_IF_SET, 0, 0, 1, P(hw), 0, 0 },
+	{ N("eff_n"), PT_SF_U64, PT_SF_IF_POSITIVE, FO, 0, 1, P(eff_n), 0, 0 },
+	{ N("occupancy_pct"), PT_SF_DBL, PT_SF_IF_PREV, FO, 0, 1, P(occupancy_pct), 0, 0 },
+	{ N("blocks_per_sm"), PT_SF_DBL, PT_SF_IF_PREV, FO, 0, 1, P(blocks_per_sm), 0, 0 },
+	{ N("registers"), PT_SF_DBL, PT_SF_IF_PREV, FO, 0, 1, P(registers), 0, 0 },
+	{ N("shared_mem"), PT_SF_DBL, PT_SF_IF_PREV, FO, 0, 1, P(shared_mem), 0, 0 },
+	{ N(PT_KEY_STEP_MS), PT_SF_STEP_MS, PT_SF_IF_SET, FO, 0, 1, P(step_ms), 0, 0 },
+	{ N("hw"), PT_SF_HW, PT_SF_IF_SET, FO, 0, 1, P(hw), 0, 0 },
 };
 
 #define L(f) offsetof(pt_hw_link, f)

@@ -56,6 +56,7 @@ typedef enum {
 
 /* Flags. */
 #define PT_SF_IDENTITY 1  /* also in a failed worker's summary (which has "error") */
+#define PT_SF_FULL_ONLY 2 /* left out of a digest (digest.h), and not required there */
 
 typedef struct pt_sf_member {
 	pt_jtok_name name;  /* first: the reader's name table (jsontok.h) */

@@ -106,6 +106,8 @@ static int row_written(const pt_summary *s, const void *base, const pt_sf_member
 {
 	const char *f = (const char *)base + m->off;
 
+	if ((m->flags & PT_SF_FULL_ONLY) && s->digest_of)
+		return 0;
 	switch (m->when) {
 	case PT_SF_IF_PREV:
 		return prev;

@@ -490,7 +490,8 @@ static int rd_table(sp *p, void *base, const pt_sf_table *tb)
 			;
 		if (i == tb->n)
 			break;
-		if (!(it.seen & ((uint64_t)1 << i)))
+		if (!(it.seen & ((uint64_t)1 << i)) &&
+		    !((tb->m[i].flags & PT_SF_FULL_ONLY) && p->sm->digest_of))
 			rc = semerr(p, it.open, "'%s%s' is missing", tb->prefix, tb->m[i].name.name);
 	}
 	return rc;

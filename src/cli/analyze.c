@@ -16,6 +16,7 @@
 #include "diagnose.h"
 #include "diagnose/wfiles.h"
 #include "report/report.h"
+#include "analysis/digest.h"
 #include "trace/any.h"
 #include "util/file.h"
 #include "util/pool.h"
@@ -272,7 +273,7 @@ static int keep_summaries(const char *dir, pt_summary *const *s, size_t n)
 		else
 			snprintf(path, sizeof(path), "%s/%s-%zu.summary.json", dir, w[i].name, dup);
 		pt_error_clear(&err);
-		if (pt_summary_write_file(s[w[i].idx], path, &err)) {
+		if (pt_digest_write_pair(s[w[i].idx], path, &err)) {
 			error_pt(&err);
 			goto out;
 		}

@@ -99,6 +99,7 @@ int cli_control_workers(const char **dir, struct pt_worker_entry **w, size_t *n)
 
 int cmd_summarize(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_digest(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

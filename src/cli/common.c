@@ -170,6 +170,8 @@ void cli_pipeline_options(const cli_diag *d, pt_pipeline_options *o)
 	o->max_raw_bytes = d->max_raw_mb < 0 ? 0 : d->max_raw_mb == 0 ? UINT64_MAX
 			   : (uint64_t)d->max_raw_mb * 1000000;
 	o->generator = "perftracker " PT_VERSION;
+	o->digest_min = d->digests == CLI_DIGESTS_ALWAYS ? 0 : d->digests == CLI_DIGESTS_NEVER
+			? SIZE_MAX : PT_PIPELINE_DIGEST_MIN;
 }
 
 void cli_raw_note(const pt_pipeline_result *res, const char *run_dir)

@@ -48,6 +48,18 @@ const pt_opt cli_diag_run_opts[] = {
 	PT_OPT_END(),
 };
 
+/* --digests stores the index of the word: CLI_DIGESTS_*. */
+static const char *const digest_words[] = { "auto", "always", "never", NULL };
+
+/* Shared by diagnose and the trigger: the commands that read summaries. */
+const pt_opt cli_diag_digest_opts[] = {
+	PT_OPT_CHOICE(0, "digests", PT_AT(cli_diag, digests), "WHEN", digest_words,
+		      "read each summary's digest first, then the full summaries of the\n"
+		      "workers the digests single out: auto (from 1000 workers),\n"
+		      "always, never"),
+	PT_OPT_END(),
+};
+
 /* --format stores the index of the word: CLI_FMT_*. */
 static const char *const formats[] = { "text", "json", NULL };
 _Static_assert(CLI_FMT_TEXT == 0 && CLI_FMT_JSON == 1, "formats[] follows CLI_FMT_*");
@@ -130,6 +142,7 @@ int cmd_diagnose(int argc, char **argv)
 		PT_OPT_INCLUDE(cli_diag_output_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_timeline_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_run_opts, &d, NULL),
+		PT_OPT_INCLUDE(cli_diag_digest_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_text_opts, &d, NULL),
 		PT_OPT_END(),
@@ -148,8 +161,12 @@ int cmd_diagnose(int argc, char **argv)
 	pt_error_clear(&e);
 	k = pt_pipeline_read(l.v, l.n, &o, &set, &e);
 	if (d.time && set.n)
-		fprintf(stderr, "perftracker: time: read %.3f s (%zu summaries)\n", set.seconds,
-			set.n);
+		fprintf(stderr, "perftracker: time: read %.3f s (%zu summaries, %zu of them "
+			"digests)\n", set.seconds, set.n, set.ndigest + set.nfull_read);
+	if (d.time && set.nfull_read + set.ndigest)
+		fprintf(stderr, "perftracker: time: first phase and full summaries %.3f s "
+			"(%zu suspects, %zu full summaries read, %zu keys unnamed)\n",
+			set.focus_seconds, set.nsuspect, set.nfull_read, set.nkeys_open);
 	if (k) {
 		error_pt(&e);
 		goto out;

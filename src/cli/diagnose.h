@@ -32,7 +32,10 @@ typedef struct cli_diag {
 	int no_timeline;       /* --no-timeline: no PerfDisplay/timeline.json.gz */
 	long max_raw_mb;       /* --max-raw-mb: raw trace MB read for it (-1: the
 	                          default, 0: all) */
+	int digests;           /* --digests: CLI_DIGESTS_* */
 } cli_diag;
+
+enum { CLI_DIGESTS_AUTO, CLI_DIGESTS_ALWAYS, CLI_DIGESTS_NEVER };
 
 enum { CLI_FMT_TEXT, CLI_FMT_JSON };
 
@@ -52,6 +55,7 @@ extern const pt_opt cli_diag_output_opts[];
 extern const pt_opt cli_diag_timeline_opts[];
 extern const pt_opt cli_diag_raw_opts[];
 extern const pt_opt cli_diag_run_opts[];
+extern const pt_opt cli_diag_digest_opts[];
 extern const pt_opt cli_diag_opts[];
 extern const pt_opt cli_diag_text_opts[];
 

@@ -23,6 +23,7 @@
 
 static const struct pt_cmd commands[] = {
 	{ "summarize", cmd_summarize, "summarize TRACE -o SUMMARY.json: one worker's behaviour patterns" },
+	{ "digest", cmd_digest, "digest SUMMARY|DIR...: write the digests diagnose reads first at scale" },
 	{ "diagnose", cmd_diagnose, "diagnose SUMMARY... -o DIR: compare workers, write the report" },
 	{ "analyze", cmd_analyze, "analyze PATH... -o DIR: summarize every trace, then diagnose" },
 	{ "compare", cmd_compare, "compare BASELINE NEW -o DIR: why one run is slower than another" },

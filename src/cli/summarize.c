@@ -9,6 +9,7 @@
  */
 #include "cli.h"
 #include "analysis/summary.h"
+#include "analysis/digest.h"
 #include "trace/any.h"
 #include "util/clock.h"
 #include "util/strbuf.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 static const cli_usage usage = {
 	"summarize",
@@ -131,12 +133,20 @@ static int hw_gather(hwlist *hw, const char *trace, const char *hwdir, int nohw,
 static int write_out(const pt_summary *s, const char *out)
 {
 	pt_error err;
+	struct stat st;
 
 	pt_error_clear(&err);
 	if (!strcmp(out, "-"))
 		return write_stdout(s) ? -1 : 0;
-	if (pt_summary_write_file(s, out, &err))
+	/* The digest beside it is what the master reads first at scale
+	 * (docs/summary.md "Digests"); not beside a pipe or a device
+	 * (-o /dev/null must not make /dev/null.digest). */
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (pt_summary_write_file(s, out, &err))
+			return error_pt(&err);
+	} else if (pt_digest_write_pair(s, out, &err)) {
 		return error_pt(&err);
+	}
 	return 0;
 }
 

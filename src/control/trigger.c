@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../analysis/digest.h"
 #include "../analysis/summary.h"
 #include "../util/file.h"
 #include "../util/strbuf.h"
@@ -736,6 +737,18 @@ static int copy_summary(const char *from, const char *to)
 	return rc ? -1 : 0;
 }
 
+/* The agent's digest of a summary goes with it (docs/summary.md
+ * "Digests"), so that `diagnose RUN/summaries` reads in two phases; none
+ * (an older agent) is fine. */
+static void copy_digest(const char *from, const char *to)
+{
+	char df[PT_CONTROL_PATH_MAX + 16], dt[PT_CONTROL_PATH_MAX + 416];
+
+	if (!pt_digest_path(from, df, sizeof(df)) && !pt_digest_path(to, dt, sizeof(dt)) &&
+	    !access(df, R_OK))
+		copy_summary(df, dt);
+}
+
 /* Why a worker delivered nothing, from the state it was last seen in. */
 static void say_why(const pt_trigger_run *r, pt_trigger_worker *w)
 {
@@ -790,6 +803,8 @@ int pt_trigger_collect(pt_trigger_run *r, pt_summary ***sums_out, size_t *ndeliv
 			snprintf(to, sizeof(to), "%s/summaries/%s", r->t.run_dir, name);
 			if (copy_summary(from, to))
 				note(r, 0, "cannot copy '%s' to '%s'", from, to);
+			else
+				copy_digest(from, to);
 			pt_error_clear(&e);
 			s = pt_summary_read_file(from, &e);
 			if (!s) {

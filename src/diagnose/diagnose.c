@@ -37,6 +37,7 @@ void pt_diag_options_default(pt_diag_options *o)
 	o->comm_bound = 0.5;
 	o->watch = NULL;
 	o->nwatch = 0;
+	o->suspect = NULL;
 }
 
 /* ---- workers ------------------------------------------------------------ */
@@ -148,6 +149,72 @@ static void write_workers(dctx *c, pt_summary *const *s, const char **ids, size_
 	x_free(r);
 }
 
+/* The worker with id (a findings' worker, NULL none): its index in c->w,
+ * UINT32_MAX none. */
+static uint32_t worker_of(const dctx *c, const pt_hmap *ids, const char *id)
+{
+	size_t it = 0;
+	uint32_t v;
+
+	if (!id)
+		return UINT32_MAX;
+	while ((v = pt_hmap_next(ids, pt_hash_words(id, strlen(id), 0), &it)) != PT_HMAP_NONE)
+		if (!strcmp(c->w[v].id, id))
+			return v;
+	return UINT32_MAX;
+}
+
+/* Peers of the stragglers read in full (the medians of their spans' causes
+ * come from them). */
+#define PEERS 256
+
+/* pt_diag_options.suspect: whom the findings, the lockstep analysis and
+ * the step check single out (pipeline.c reads their full summaries). */
+static void mark_suspects(dctx *c, unsigned char *sus)
+{
+	pt_hmap ids = { 0 };
+	size_t i, k;
+	uint32_t v;
+
+	if (pt_hmap_reserve(&ids, c->nw)) {
+		c->oom = 1;
+		return;
+	}
+	for (i = 0; i < c->nw; i++)
+		if (pt_hmap_put(&ids, pt_hash_words(c->w[i].id, strlen(c->w[i].id), 0), (uint32_t)i))
+			c->oom = 1;
+	for (i = 0; i < c->nf; i++) {
+		const dfinding *f = &c->f[i];
+
+		if ((v = worker_of(c, &ids, f->worker)) != UINT32_MAX)
+			sus[c->w[v].in] = 1;
+		if ((v = worker_of(c, &ids, f->caused_by)) != UINT32_MAX)
+			sus[c->w[v].in] = 1;
+		for (k = 0; k < f->ngroup; k++)
+			if (f->group[k] < c->nw)
+				sus[c->w[f->group[k]].in] = 1;
+	}
+	if (c->lk && c->lk->L.nm) {
+		const lk *L = &c->lk->L;
+
+		size_t step = L->nm / PEERS ? L->nm / PEERS : 1;
+		int any = 0;
+
+		sus[c->w[L->w[L->m[0]].w].in] = 1;  /* the reference */
+		for (k = 0; k < L->nm; k++)
+			if (L->w[L->m[k]].straggler)
+				any = sus[c->w[L->w[L->m[k]].w].in] = 1;
+		/* A straggler's late span is compared with the same span on its
+		 * peers, which only full summaries have: every step-th member. */
+		for (k = 0; any && k < L->nm; k += step)
+			sus[c->w[L->w[L->m[k]].w].in] = 1;
+	}
+	for (i = 0; c->slow && i < c->nw; i++)
+		if (c->slow[i])
+			sus[c->w[i].in] = 1;
+	pt_hmap_free(&ids);
+}
+
 /* One line naming the failed traces, first in the findings. */
 static void failed_finding(dctx *c, size_t ntotal)
 {
@@ -217,6 +284,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 		c.w[c.nw].id = ids[i];
 		c.w[c.nw].window_ms = s[i]->window_ms;
 		c.w[c.nw].pat = s[i]->patterns;
+		c.w[c.nw].in = (uint32_t)i;
 		c.nw++;
 	}
 	if (diag_index_build(&c))
@@ -249,6 +317,8 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_breakdown(&c, 1);
 	diag_steps(&c, 1);
 	diag_timeline(&c);
+	if (opt->suspect)
+		mark_suspects(&c, opt->suspect);
 	if (c.oom || pt_report_oom(rep))
 		goto oom;
 	goto out;

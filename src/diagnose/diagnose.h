@@ -45,6 +45,11 @@ typedef struct pt_diag_options {
 	 * worker cites them.  NULL/0: none.  Borrowed for the call. */
 	const struct pt_diag_watch *watch;
 	size_t nwatch;
+	/* Out, NULL: not asked.  n flags (s[] order) the diagnosis sets for
+	 * the workers a closer look needs (docs/diagnose.md "Two phases"):
+	 * every worker a finding names or groups, the lockstep stragglers and
+	 * the reference worker, the workers with slow steps.  Never cleared. */
+	unsigned char *suspect;
 } pt_diag_options;
 
 /* One persistent straggler as the watch saw it (times in seconds; since

@@ -41,6 +41,7 @@ typedef struct dworker {
 	const pt_pattern *pat;  /* s->patterns, one load less per value */
 	const char *id;      /* unique worker id (report arena) */
 	double window_ms;
+	uint32_t in;         /* its index in pt_diagnose's s[] */
 } dworker;
 
 /* What a finding is about: the report section that writes it (its

@@ -164,9 +164,12 @@ static int causes_of(lk *L, size_t q, sresult *r)
 			key = diag_key_find(c, p->cls, p->key);
 			if (key == NONE)
 				continue;
+			/* A digest has no causes (docs/diagnose.md "Two phases"):
+			 * the others are the workers read in full, the suspects
+			 * and a sample of peers. */
 			for (k = n2 = 0; k < nm; k++) {
 				const lkw *X = &L->w[L->m[k]];
-				if (k == q)
+				if (k == q || c->w[X->w].s->digest_of)
 					continue;
 				v[n2++] = cause_ms(c, c->w[X->w].s, lk_own(X, L->main_ch, pos), key);
 			}

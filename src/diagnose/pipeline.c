@@ -12,10 +12,13 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "../analysis/digest.h"
 #include "../report/timeline.h"
 #include "../trace/any.h"
 #include "../util/file.h"
+#include "../util/hash.h"
 #include "../util/pool.h"
 #include "../util/clock.h"
 #include "../util/xalloc.h"
@@ -27,13 +30,40 @@ void pt_pipeline_options_default(pt_pipeline_options *o)
 	o->text = PT_PIPELINE_TEXT;
 	o->max_findings = SIZE_MAX;
 	o->timeline = 1;
+	o->digest_min = PT_PIPELINE_DIGEST_MIN;
 }
 
 typedef struct readjob {
 	char *const *paths;
 	pt_pipeline_summaries *set;
+	int digests;      /* look for a digest beside each summary */
 	int oom;
 } readjob;
+
+/* s[i]'s digest when one lies beside paths[i] and reads as one; NULL
+ * otherwise (no digest, or one that cannot be used: the full summary is
+ * read instead, whatever is wrong with the digest). */
+static pt_summary *read_digest(readjob *j, size_t i)
+{
+	char dpath[4096];
+	pt_summary *d;
+	pt_error err;
+
+	if (pt_digest_path(j->paths[i], dpath, sizeof(dpath)) || access(dpath, R_OK))
+		return NULL;
+	pt_error_clear(&err);
+	d = pt_summary_read_file_shared(dpath, j->set->keys, &err);
+	if (d && (!d->digest_of || d->error)) {
+		pt_summary_free_shared(d);
+		d = NULL;
+	}
+	if (d && !(j->set->full[i] = x_strndup(j->paths[i], strlen(j->paths[i])))) {
+		pt_summary_free_shared(d);
+		d = NULL;
+		j->oom = 1;
+	}
+	return d;
+}
 
 static void read_one(void *ctx, size_t i)
 {
@@ -43,6 +73,8 @@ static void read_one(void *ctx, size_t i)
 	char buf[1024];
 
 	pt_error_clear(&err);
+	if (j->digests && (set->s[i] = read_digest(j, i)))
+		return;
 	set->s[i] = pt_summary_read_file_shared(j->paths[i], set->keys, &err);
 	if (set->s[i])
 		return;
@@ -58,16 +90,18 @@ static void read_one(void *ctx, size_t i)
 int pt_pipeline_read(char *const *paths, size_t n, const pt_pipeline_options *o,
 		     pt_pipeline_summaries *out, pt_error *err)
 {
-	readjob j = { paths, out, 0 };
+	readjob j = { paths, out, 0, 0 };
 	double t0;
 
 	memset(out, 0, sizeof(*out));
 	out->s = x_calloc(n ? n : 1, sizeof(*out->s));
 	out->msg = x_calloc(n ? n : 1, sizeof(*out->msg));
+	out->full = x_calloc(n ? n : 1, sizeof(*out->full));
 	out->keys = pt_summary_keys_new();
-	if (!out->s || !out->msg || !out->keys)
+	if (!out->s || !out->msg || !out->full || !out->keys)
 		return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 	out->n = n;
+	j.digests = o->digest_min != SIZE_MAX && n >= o->digest_min;
 	t0 = pt_clock_mono();
 	if (o->parallel)
 		o->parallel(n, o->jobs, read_one, &j);
@@ -77,7 +111,9 @@ int pt_pipeline_read(char *const *paths, size_t n, const pt_pipeline_options *o,
 	out->seconds = pt_clock_mono() - t0;
 	if (j.oom)
 		return pt_error_set(err, PT_ENOMEM, -1, "out of memory reading summaries");
-	return PT_OK;
+	for (size_t i = 0; i < n; i++)
+		out->ndigest += out->full[i] != NULL;
+	return pt_pipeline_focus(o, out, err);
 }
 
 void pt_pipeline_summaries_free(pt_pipeline_summaries *set)
@@ -87,11 +123,182 @@ void pt_pipeline_summaries_free(pt_pipeline_summaries *set)
 			pt_summary_free_shared(set->s[i]);
 		if (set->msg)
 			x_free(set->msg[i]);
+		if (set->full)
+			x_free(set->full[i]);
 	}
 	pt_summary_keys_free(set->keys);
+	x_free(set->full);
 	x_free(set->msg);
 	x_free(set->s);
 	memset(set, 0, sizeof(*set));
+}
+
+/* ---- the second phase ------------------------------------------------------ */
+
+typedef struct fulljob {
+	pt_pipeline_summaries *set;
+	const size_t *sel;
+	pt_summary **got;
+	char **why;
+} fulljob;
+
+static void read_full(void *ctx, size_t k)
+{
+	fulljob *j = ctx;
+	size_t i = j->sel[k];
+	pt_error err;
+	char buf[1024];
+
+	pt_error_clear(&err);
+	j->got[k] = pt_summary_read_file_shared(j->set->full[i], j->set->keys, &err);
+	if (!j->got[k]) {
+		err.subject[0] = 0;
+		pt_error_format(&err, buf, sizeof(buf));
+		j->why[k] = x_strndup(buf, strlen(buf));
+	}
+}
+
+/* Give the digests' hashed keys the text of the full summaries' keys:
+ * every key of a full summary is hashed once.  Returns the keys left
+ * hashed (a function on no full summary read), or -1 out of memory. */
+static long name_keys(pt_pipeline_summaries *set)
+{
+	pt_hmap map = { 0 };
+	const char **text = NULL;
+	size_t ntext = 0, cap = 0, i, p;
+	long open = 0;
+	char dk[PT_DIGEST_KEY_LEN + 1];
+
+	for (i = 0; i < set->n; i++) {
+		const pt_summary *s = set->s[i];
+
+		if (set->full[i] || s->error)
+			continue;
+		for (p = 0; p < s->npatterns; p++) {
+			uint64_t h;
+			size_t it = 0;
+			uint32_t v;
+
+			pt_digest_key(s->patterns[p].key, dk);
+			h = pt_hash_words(dk, PT_DIGEST_KEY_LEN, 0);
+			while ((v = pt_hmap_next(&map, h, &it)) != PT_HMAP_NONE &&
+			       strcmp(text[v], s->patterns[p].key))
+				;
+			if (v != PT_HMAP_NONE)
+				continue;
+			if (X_GROW(text, cap, ntext + 1) || pt_hmap_put(&map, h, (uint32_t)ntext)) {
+				open = -1;
+				goto out;
+			}
+			text[ntext++] = s->patterns[p].key;
+		}
+	}
+	for (i = 0; i < set->n; i++) {
+		pt_summary *s = set->s[i];
+
+		if (!set->full[i])
+			continue;
+		for (p = 0; p < s->npatterns; p++) {
+			const char *k = s->patterns[p].key;
+			size_t it = 0;
+			uint32_t v;
+
+			if (!pt_digest_is_key(k))
+				continue;
+			/* The same hash of two full keys would be a collision of
+			 * the 64-bit hash: the first one wins. */
+			while ((v = pt_hmap_next(&map, pt_hash_words(k, PT_DIGEST_KEY_LEN, 0), &it)) !=
+			       PT_HMAP_NONE) {
+				pt_digest_key(text[v], dk);
+				if (!strcmp(dk, k))
+					break;
+			}
+			if (v != PT_HMAP_NONE)
+				s->patterns[p].key = (char *)text[v];
+			else
+				open++;
+		}
+	}
+out:
+	pt_hmap_free(&map);
+	x_free(text);
+	return open;
+}
+
+int pt_pipeline_focus(const pt_pipeline_options *o, pt_pipeline_summaries *set, pt_error *err)
+{
+	pt_diag_options d = o->diag;
+	unsigned char *sus = NULL;
+	size_t *sel = NULL, nsel = 0, i, k;
+	fulljob j = { set, NULL, NULL, NULL };
+	pt_report *rep = NULL;
+	double t0 = pt_clock_mono();
+	long open;
+	int rc = PT_OK;
+
+	if (!set->ndigest)
+		return PT_OK;
+	sus = x_calloc(set->n, 1);
+	sel = x_malloc(set->n * sizeof(*sel));
+	if (!sus || !sel) {
+		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	d.suspect = sus;
+	if (!(rep = pt_diagnose(set->s, set->n, &d, err))) {
+		rc = err ? err->code : PT_ENOMEM;
+		goto out;
+	}
+	pt_report_free(rep);
+	for (i = 0; i < set->n; i++) {
+		set->nsuspect += sus[i];
+		if (sus[i] && set->full[i])
+			sel[nsel++] = i;
+	}
+	j.sel = sel;
+	j.got = x_calloc(nsel ? nsel : 1, sizeof(*j.got));
+	j.why = x_calloc(nsel ? nsel : 1, sizeof(*j.why));
+	if (!j.got || !j.why) {
+		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	if (o->parallel && nsel > 1)
+		o->parallel(nsel, o->jobs, read_full, &j);
+	else
+		for (k = 0; k < nsel; k++)
+			read_full(&j, k);
+	for (k = 0; k < nsel; k++) {
+		i = sel[k];
+		if (!j.got[k]) {
+			/* The digest stands in; the warning says why. */
+			set->msg[i] = j.why[k];
+			j.why[k] = NULL;
+			continue;
+		}
+		pt_summary_free_shared(set->s[i]);
+		set->s[i] = j.got[k];
+		j.got[k] = NULL;
+		x_free(set->full[i]);
+		set->full[i] = NULL;
+		set->ndigest--;
+		set->nfull_read++;
+	}
+	if ((open = name_keys(set)) < 0) {
+		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	set->nkeys_open = (size_t)open;
+out:
+	for (k = 0; j.got && k < nsel; k++) {
+		pt_summary_free_shared(j.got[k]);
+		x_free(j.why[k]);
+	}
+	x_free(j.why);
+	x_free(j.got);
+	x_free(sel);
+	x_free(sus);
+	set->focus_seconds = pt_clock_mono() - t0;
+	return rc;
 }
 
 static void render(const pt_pipeline_options *o, const pt_report *rep, pt_sb *sb)

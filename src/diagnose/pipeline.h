@@ -69,7 +69,15 @@ typedef struct pt_pipeline_options {
 	 * 200 MB would be minutes. */
 	uint64_t max_raw_bytes;
 	const char *generator;         /* "perftracker X.Y" for the file, NULL none */
+	/* Two phases (docs/diagnose.md "Two phases"): with at least this many
+	 * inputs, pt_pipeline_read reads each summary's digest where one lies
+	 * beside it, and pt_pipeline_focus the full summaries of the workers
+	 * the digests single out.  0: always; SIZE_MAX: never (every summary
+	 * in full).  Default PT_PIPELINE_DIGEST_MIN. */
+	size_t digest_min;
 } pt_pipeline_options;
+
+#define PT_PIPELINE_DIGEST_MIN 1000
 
 #define PT_PIPELINE_RAW_BYTES 2000000000ULL
 
@@ -88,6 +96,15 @@ typedef struct pt_pipeline_summaries {
 	                              in memory they take 430 MB instead of
 	                              1,040 MB */
 	double seconds;            /* wall time of the read */
+	/* Two phases: full[i] the summary path when s[i] is its digest
+	 * (owned), NULL otherwise; how many are digests; what
+	 * pt_pipeline_focus did. */
+	char **full;
+	size_t ndigest;
+	size_t nsuspect;           /* workers the first phase singled out */
+	size_t nfull_read;         /* their full summaries read in the second */
+	size_t nkeys_open;         /* digest keys no full summary named */
+	double focus_seconds;      /* first-phase diagnosis + second-phase read */
 } pt_pipeline_summaries;
 
 /* Read paths[0..n).  PT_ENOMEM (what was read is still in *out, to free);
@@ -95,6 +112,14 @@ typedef struct pt_pipeline_summaries {
 int pt_pipeline_read(char *const *paths, size_t n, const pt_pipeline_options *o,
 		     pt_pipeline_summaries *out, pt_error *err);
 void pt_pipeline_summaries_free(pt_pipeline_summaries *set);  /* zeroed is fine */
+
+/* The second phase, when set holds digests: diagnose the set as it is
+ * (pt_diag_options.suspect), read the full summaries of the workers it
+ * singles out in their place (in parallel), and give the digests' hashed
+ * pattern keys the text the full summaries name.  A full summary that
+ * cannot be read leaves its digest (msg[i] says why).  PT_ENOMEM, the
+ * errors of pt_diagnose; nothing to do is PT_OK. */
+int pt_pipeline_focus(const pt_pipeline_options *o, pt_pipeline_summaries *set, pt_error *err);
 
 /* What pt_pipeline_report made: the text report (free with pt_sb_free),
  * and its times. */

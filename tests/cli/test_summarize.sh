@@ -104,7 +104,13 @@ check_fails "-o without a value" "needs a value" "$PT_BIN" summarize "$T0" -o
 # Output replaced atomically: nothing but the summaries in the directory.
 mkdir "$TMP/out"
 "$PT_BIN" summarize "$T0" -o "$TMP/out/a.json" && "$PT_BIN" summarize "$T3" -o "$TMP/out/a.json"
-[ "$(ls -A "$TMP/out")" = "a.json" ] && ok "no temporary files left" || not_ok "no temporary files left" "$(ls -A "$TMP/out")"
+# (and the digest beside it, docs/summary.md "Digests", of the second one)
+[ "$(ls -A "$TMP/out" | tr '\n' ' ')" = "a.digest a.json " ] && ok "no temporary files left" ||
+	not_ok "no temporary files left" "$(ls -A "$TMP/out")"
+check "the digest is of the summary beside it" "$PYTHON" -c '
+import json, os, sys
+d = json.load(open(sys.argv[1] + "/a.digest")); s = json.load(open(sys.argv[1] + "/a.json"))
+assert d["digest_of"] == os.path.getsize(sys.argv[1] + "/a.json") and d["worker"] == s["worker"]' "$TMP/out"
 check "  replaced by the second" json_check "$TMP/out/a.json" 'd["rank"] == 3'
 
 # The reference numbers the C tests assert are still the script's output.

@@ -20,7 +20,8 @@ DIAG="$THR --max-findings=3 --format=json --json --width=80"
 # --help must list, no more, no fewer).
 declare -A OPTS=(
 	[analyze]="--output=d --keep-summaries=k --hw-dir=h --no-hw --no-timeline --max-raw-mb=10 --timeline-raw $DIAG"
-	[diagnose]="--output=d --no-timeline $DIAG"
+	[diagnose]="--output=d --no-timeline --digests=never $DIAG"
+	[digest]="--jobs=2"
 	[trigger]="--trigger-on --auto-analyze --wait=1 --steps=2 --output-dir=o
 		--save-raw-trace=master --control-dir=c --timeout=5 --stale=3 --no-progress
 		--hang-timeout=9 --stack-wait=1 --reason=r --nsys-gpu-metrics=100 --job=j
@@ -45,7 +46,7 @@ help_names() {
 	grep -oE '^  (-[a-zA-Z], )?--[a-z][a-z0-9-]*' | sed 's/.*--/--/' | sort -u
 }
 
-for cmd in analyze diagnose trigger compare summarize timeline display agent status hang-check; do
+for cmd in analyze diagnose digest trigger compare summarize timeline display agent status hang-check; do
 	"$PT_BIN" "$cmd" --help >"$TMP/help" 2>"$TMP/help.err"
 	rc=$?
 	if [ $rc -eq 0 ] && [ ! -s "$TMP/help.err" ] && head -1 "$TMP/help" | grep -q '^usage: '; then
