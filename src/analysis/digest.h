@@ -22,8 +22,8 @@
 /* Python stacks below this share of the window, both as owned time
  * (bottleneck) and as time run (exec_ratio), are left out: a fifth of the
  * smallest time lost any finding reports (pt_diag_options.min_impact,
- * 0.005), and the master compares them by share only, counting a function
- * a worker lacks as 0.  Every other pattern is kept. */
+ * 0.005), and the master compares stacks by share, counting a stack a
+ * worker lacks as 0.  Every other pattern is kept (digest.c says why). */
 #define PT_DIGEST_FLOOR 0.001
 /* Significant digits of a digest's pattern numbers (relative error 5e-8). */
 #define PT_DIGEST_DIGITS 7

@@ -165,8 +165,9 @@ int cmd_diagnose(int argc, char **argv)
 			"digests)\n", set.seconds, set.n, set.ndigest + set.nfull_read);
 	if (d.time && set.nfull_read + set.ndigest)
 		fprintf(stderr, "perftracker: time: first phase and full summaries %.3f s "
-			"(%zu suspects, %zu full summaries read, %zu keys unnamed)\n",
-			set.focus_seconds, set.nsuspect, set.nfull_read, set.nkeys_open);
+			"(%zu full summaries: a sample of %zu, then %zu of the %zu suspects; %zu "
+			"patterns' keys unnamed)\n", set.focus_seconds, set.nfull_read, set.nsample,
+			set.nfull_read - set.nsample, set.nsuspect, set.nkeys_open);
 	if (k) {
 		error_pt(&e);
 		goto out;

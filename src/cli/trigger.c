@@ -354,32 +354,84 @@ static int wait_workers(pt_trigger_run *r, double hang_timeout, double stack_wai
 	}
 }
 
+/* The summaries that came (two phases at scale: their digests, then the
+ * full summaries of the workers they single out, src/diagnose/pipeline.h)
+ * into sums[] in place of the NULLs pt_trigger_gather left; set owns
+ * them.  ndelivered drops by those that cannot be read.  -1 after an
+ * error message. */
+static int read_delivered(const cli_diag *d, char **paths, pt_summary **sums, size_t n,
+			  pt_pipeline_summaries *set, size_t *ndelivered)
+{
+	pt_pipeline_options o;
+	char **v = x_malloc((n ? n : 1) * sizeof(*v));
+	size_t i, k = 0;
+	pt_error e;
+	int rc = -1;
+
+	if (!v)
+		return error("out of memory");
+	for (i = 0; i < n; i++)
+		if (paths[i])
+			v[k++] = paths[i];
+	cli_pipeline_options(d, &o);
+	pt_error_clear(&e);
+	if (pt_pipeline_read(v, k, &o, set, &e)) {
+		error_pt(&e);
+		goto out;
+	}
+	for (i = k = 0; i < n; i++) {
+		if (!paths[i])
+			continue;
+		sums[i] = set->s[k];
+		if (sums[i]->error)
+			--*ndelivered;
+		k++;
+	}
+	if (d->time)
+		fprintf(stderr, "perftracker: time: read %.3f s (%zu summaries, %zu of them digests), "
+			"first phase and full summaries %.3f s (%zu)\n", set->seconds, set->n,
+			set->ndigest + set->nfull_read, set->focus_seconds, set->nfull_read);
+	rc = 0;
+out:
+	x_free(v);
+	return rc;
+}
+
 /* The summaries that came, the workers that sent none named, then the
  * diagnosis (--auto-analyze) or where the summaries are. */
 static int report(pt_trigger_run *r, cli_diag *d, int auto_analyze, int save_raw)
 {
 	pt_summary **sums = NULL;
-	size_t ndelivered = 0;
+	char **paths = NULL;
+	pt_pipeline_summaries set = {0};
+	size_t ndelivered = 0, i;
 	pt_inputs rawl = {0};
 	pt_error e;
 	int rc = -1;
 
 	pt_error_clear(&e);
 	/* Collect: summaries into <run>/summaries/, the rest named. */
-	if (pt_trigger_collect(r, &sums, &ndelivered, &e) && !sums) {
+	if (pt_trigger_gather(r, &paths, &sums, &ndelivered, &e) && !sums) {
 		error_pt(&e);
 		goto out;
 	}
+	/* Only a report reads them: without --auto-analyze they are counted. */
+	if (auto_analyze && ndelivered &&
+	    read_delivered(d, paths, sums, r->n, &set, &ndelivered))
+		goto out;
 	if (ndelivered < r->n) {
 		warning("%zu of %zu worker%s never delivered:", r->n - ndelivered, r->n,
 			r->n == 1 ? "" : "s");
-		for (size_t i = 0; i < r->n; i++)
-			if (sums[i]->error)
+		for (i = 0; i < r->n; i++)
+			if (sums[i] && sums[i]->error)
 				fprintf(stderr, "  %s (rank %lld on %s): %s\n", r->w[i].e.info.id,
 					(long long)r->w[i].e.info.rank, r->w[i].e.info.host,
 					sums[i]->error);
 	}
 	if (!ndelivered) {
+		if (!e.msg[0])
+			pt_error_set(&e, PT_EINVAL, -1, "no worker delivered a readable summary for "
+				     "trigger %s", r->t.id);
 		error_pt(&e);
 		goto out;
 	}
@@ -407,8 +459,13 @@ out:
 	d->raw = NULL;
 	d->nraw = 0;
 	pt_inputs_free(&rawl);
-	for (size_t i = 0; sums && i < r->n; i++)
-		pt_summary_free(sums[i]);
+	for (i = 0; sums && i < r->n; i++)
+		if (!paths || !paths[i])  /* the others are set's */
+			pt_summary_free(sums[i]);
+	for (i = 0; paths && i < r->n; i++)
+		x_free(paths[i]);
+	pt_pipeline_summaries_free(&set);
+	x_free(paths);
 	x_free(sums);
 	return rc;
 }
@@ -462,6 +519,7 @@ int cmd_trigger(int argc, char **argv)
 				"(10000) during the window, where nsys is on the PATH"),
 		/* The diagnosis options, less -o: the run directory is the output. */
 		PT_OPT_INCLUDE(cli_diag_run_opts, &d, "diagnosis options (--auto-analyze):"),
+		PT_OPT_INCLUDE(cli_diag_digest_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_timeline_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_raw_opts, &d, NULL),
 		PT_OPT_INCLUDE(cli_diag_opts, &d, NULL),

@@ -779,54 +779,98 @@ static void say_why(const pt_trigger_run *r, pt_trigger_worker *w)
 	}
 }
 
-int pt_trigger_collect(pt_trigger_run *r, pt_summary ***sums_out, size_t *ndelivered,
-		       pt_error *err)
+int pt_trigger_gather(pt_trigger_run *r, char ***paths_out, pt_summary ***sums_out,
+		      size_t *ndelivered, pt_error *err)
 {
 	pt_summary **sums = x_calloc(r->n ? r->n : 1, sizeof(*sums));
-	size_t nd = 0;
-	pt_error e;
+	char **paths = x_calloc(r->n ? r->n : 1, sizeof(*paths));
+	size_t nd = 0, i;
 
 	*sums_out = NULL;
+	*paths_out = NULL;
 	*ndelivered = 0;
-	if (!sums)
-		return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-	for (size_t i = 0; i < r->n; i++) {
+	if (!sums || !paths)
+		goto oom;
+	for (i = 0; i < r->n; i++) {
 		pt_trigger_worker *w = &r->w[i];
 		char from[PT_CONTROL_PATH_MAX], to[PT_CONTROL_PATH_MAX + 400];
 		char name[PT_CONTROL_ID_MAX + 8];
-		pt_summary *s = NULL;
 
 		snprintf(name, sizeof(name), "%s.json", w->e.info.id);
 		if (w->state == PT_TW_SUMMARIZED &&
 		    pt_control_record_path(from, sizeof(from), r->dir, "summaries", r->t.id,
 					   w->e.info.id) == 0) {
 			snprintf(to, sizeof(to), "%s/summaries/%s", r->t.run_dir, name);
-			if (copy_summary(from, to))
+			if (copy_summary(from, to)) {
 				note(r, 0, "cannot copy '%s' to '%s'", from, to);
-			else
-				copy_digest(from, to);
-			pt_error_clear(&e);
-			s = pt_summary_read_file(from, &e);
-			if (!s) {
-				char m[1024];
-
-				note(r, 1, "%s", pt_error_format(&e, m, sizeof(m)));
-				snprintf(w->why, sizeof(w->why), "unreadable summary");
+				snprintf(w->why, sizeof(w->why), "summary not copied to the run");
 			} else {
+				copy_digest(from, to);
+				if (!(paths[i] = x_strndup(to, strlen(to))))
+					goto oom;
 				nd++;
+				continue;
 			}
 		}
-		if (!s) {
-			say_why(r, w);
-			s = pt_summary_failed(name, w->why);
-			if (!s) {
-				for (size_t k = 0; k < i; k++)
-					pt_summary_free(sums[k]);
-				x_free(sums);
-				return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
-			}
-		}
-		sums[i] = s;
+		say_why(r, w);
+		if (!(sums[i] = pt_summary_failed(name, w->why)))
+			goto oom;
+	}
+	*sums_out = sums;
+	*paths_out = paths;
+	*ndelivered = nd;
+	if (!nd)
+		return pt_error_set(err, PT_EINVAL, -1, "no worker delivered a trace for trigger %s",
+				    r->t.id);
+	return PT_OK;
+oom:
+	for (i = 0; i < r->n; i++) {
+		if (sums)
+			pt_summary_free(sums[i]);
+		if (paths)
+			x_free(paths[i]);
+	}
+	x_free(paths);
+	x_free(sums);
+	return pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+}
+
+int pt_trigger_collect(pt_trigger_run *r, pt_summary ***sums_out, size_t *ndelivered,
+		       pt_error *err)
+{
+	pt_summary **sums = NULL;
+	char **paths = NULL;
+	size_t nd = 0, i;
+	pt_error e;
+	int rc = pt_trigger_gather(r, &paths, &sums, &nd, err);
+
+	*sums_out = NULL;
+	*ndelivered = 0;
+	if (!sums)
+		return rc;
+	for (i = 0; i < r->n; i++) {
+		char m[1024], name[PT_CONTROL_ID_MAX + 8];
+
+		if (!paths[i])
+			continue;
+		pt_error_clear(&e);
+		if ((sums[i] = pt_summary_read_file(paths[i], &e)))
+			continue;
+		note(r, 1, "%s", pt_error_format(&e, m, sizeof(m)));
+		snprintf(name, sizeof(name), "%s.json", r->w[i].e.info.id);
+		sums[i] = pt_summary_failed(name, "unreadable summary");
+		nd--;
+		if (!sums[i] && rc != PT_ENOMEM)
+			rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	}
+	for (i = 0; i < r->n; i++)
+		x_free(paths[i]);
+	x_free(paths);
+	if (rc == PT_ENOMEM) {
+		for (i = 0; i < r->n; i++)
+			pt_summary_free(sums[i]);
+		x_free(sums);
+		return rc;
 	}
 	*sums_out = sums;
 	*ndelivered = nd;

@@ -171,6 +171,17 @@ struct pt_summary;
 int pt_trigger_collect(pt_trigger_run *r, struct pt_summary ***sums, size_t *ndelivered,
 		       pt_error *err);
 
+/* pt_trigger_collect without reading: every summarized worker's summary
+ * (and its digest, docs/summary.md "Digests") copied to
+ * <run_dir>/summaries/, its path in (*paths)[i] and (*sums)[i] NULL; every
+ * other worker's (*sums)[i] a failed summary saying why, (*paths)[i] NULL.
+ * *ndelivered the copied ones.  The caller reads them (the master's two
+ * phases, src/diagnose/pipeline.h) and frees both arrays and what they
+ * hold.  PT_ENOMEM (nothing returned); PT_EINVAL "no worker delivered a
+ * trace for trigger <id>" (both arrays filled) when none did. */
+int pt_trigger_gather(pt_trigger_run *r, char ***paths, struct pt_summary ***sums,
+		      size_t *ndelivered, pt_error *err);
+
 /* Clean up whatever the run did: trigger.json marked done when it was
  * written, this trigger's status/ and summaries/ records removed, the lock
  * released; frees the run.  A zeroed run (or NULL) is fine. */

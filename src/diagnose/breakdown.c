@@ -237,7 +237,7 @@ void diag_breakdown(dctx *c, int write)
 
 	for (i = 0; i < c->nw; i++) {
 		const pt_summary *s = c->w[i].s;
-		if (!s->breakdown || !write)
+		if (!s->breakdown || !write || !diag_row(c, i))
 			continue;
 		/* the section only when a summary has the data (older ones do not) */
 		if (!sec)

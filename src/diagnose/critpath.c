@@ -596,6 +596,8 @@ static void job_section(dctx *c, pt_rv *sec)
 		} else {
 			const pt_summary *s = c->w[best].s;
 			size_t who;
+			if (!s->cpath)  /* a digest (the first of two phases) */
+				continue;
 			for (bi = 0; bi < s->cpath->nsteps && s->cpath->steps[bi].number != no; bi++)
 				;
 			if (bi == s->cpath->nsteps)

@@ -164,18 +164,17 @@ static uint32_t worker_of(const dctx *c, const pt_hmap *ids, const char *id)
 	return UINT32_MAX;
 }
 
-/* Peers of the stragglers read in full (the medians of their spans' causes
- * come from them). */
-#define PEERS 256
-
-/* pt_diag_options.suspect: whom the findings, the lockstep analysis and
- * the step check single out (pipeline.c reads their full summaries). */
-static void mark_suspects(dctx *c, unsigned char *sus)
+/* Set mark[] for the workers the findings name or group, the straggler a
+ * symptom waited for, the lockstep stragglers and the reference, the
+ * workers with slow steps.  mark is indexed like s[] (by_input) or like
+ * c->w. */
+static void mark_named(dctx *c, unsigned char *mark, int by_input)
 {
 	pt_hmap ids = { 0 };
 	size_t i, k;
 	uint32_t v;
 
+#define MARK(wi) (mark[by_input ? c->w[wi].in : (wi)] = 1)
 	if (pt_hmap_reserve(&ids, c->nw)) {
 		c->oom = 1;
 		return;
@@ -187,32 +186,57 @@ static void mark_suspects(dctx *c, unsigned char *sus)
 		const dfinding *f = &c->f[i];
 
 		if ((v = worker_of(c, &ids, f->worker)) != UINT32_MAX)
-			sus[c->w[v].in] = 1;
+			MARK(v);
 		if ((v = worker_of(c, &ids, f->caused_by)) != UINT32_MAX)
-			sus[c->w[v].in] = 1;
+			MARK(v);
 		for (k = 0; k < f->ngroup; k++)
 			if (f->group[k] < c->nw)
-				sus[c->w[f->group[k]].in] = 1;
+				MARK(f->group[k]);
 	}
 	if (c->lk && c->lk->L.nm) {
 		const lk *L = &c->lk->L;
 
-		size_t step = L->nm / PEERS ? L->nm / PEERS : 1;
-		int any = 0;
-
-		sus[c->w[L->w[L->m[0]].w].in] = 1;  /* the reference */
+		MARK(L->w[L->m[0]].w);  /* the reference */
 		for (k = 0; k < L->nm; k++)
 			if (L->w[L->m[k]].straggler)
-				any = sus[c->w[L->w[L->m[k]].w].in] = 1;
-		/* A straggler's late span is compared with the same span on its
-		 * peers, which only full summaries have: every step-th member. */
-		for (k = 0; any && k < L->nm; k += step)
-			sus[c->w[L->w[L->m[k]].w].in] = 1;
+				MARK(L->w[L->m[k]].w);
 	}
 	for (i = 0; c->slow && i < c->nw; i++)
 		if (c->slow[i])
-			sus[c->w[i].in] = 1;
+			MARK(i);
+#undef MARK
 	pt_hmap_free(&ids);
+}
+
+/* c->detail at scale: the named workers, those read in full, then workers
+ * spread over the job up to DIAG_ROWS_MAX. */
+static void mark_detail(dctx *c)
+{
+	size_t i, n = 0, step, digests = 0;
+
+	if (c->nw <= DIAG_ROWS_MAX)
+		return;
+	if (!(c->detail = x_calloc(c->nw, 1))) {
+		c->oom = 1;
+		return;
+	}
+	mark_named(c, c->detail, 0);
+	for (i = 0; i < c->nw; i++) {
+		n += c->detail[i];
+		digests += c->w[i].s->digest_of != 0;
+	}
+	/* Of two phases, the workers read in full (the sample, the suspects). */
+	for (i = 0; digests && i < c->nw && n < DIAG_ROWS_MAX; i++)
+		if (!c->detail[i] && !c->w[i].s->digest_of) {
+			c->detail[i] = 1;
+			n++;
+		}
+	step = c->nw / DIAG_ROWS_MAX;
+	for (i = 0; i < c->nw && n < DIAG_ROWS_MAX; i += step)
+		if (!c->detail[i]) {
+			c->detail[i] = 1;
+			n++;
+		}
 }
 
 /* One line naming the failed traces, first in the findings. */
@@ -307,18 +331,24 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 	diag_steps(&c, 0);
 	diag_lockstep(&c);
 	diag_cpath(&c);
-	write_workers(&c, s, ids, n);
+	/* The first of two phases (pt_diag_options.suspect) needs the findings,
+	 * not the rows the report draws them with. */
+	if (!opt->suspect)
+		write_workers(&c, s, ids, n);
 	diag_merge(&c);
 	diag_group(&c);
 	diag_noise(&c);
 	diag_grade(&c);
 	diag_findings(&c);
-	diag_display(&c);
-	diag_breakdown(&c, 1);
-	diag_steps(&c, 1);
-	diag_timeline(&c);
-	if (opt->suspect)
-		mark_suspects(&c, opt->suspect);
+	if (opt->suspect) {
+		mark_named(&c, opt->suspect, 1);
+	} else {
+		mark_detail(&c);
+		diag_display(&c);
+		diag_breakdown(&c, 1);
+		diag_steps(&c, 1);
+		diag_timeline(&c);
+	}
 	if (c.oom || pt_report_oom(rep))
 		goto oom;
 	goto out;
@@ -340,6 +370,7 @@ out:
 	for (i = 0; c.slow && i < c.nw; i++)
 		x_free(c.slow[i]);
 	x_free(c.slow);
+	x_free(c.detail);
 	x_free(c.gmark);
 	x_free(c.f);
 	for (i = 0; i < 3; i++)

@@ -211,10 +211,14 @@ void diag_display(dctx *c)
 	if (!rows || !pos || !med || !prow || !step || !tmp)
 		goto oom;
 	lim = step_limit(c, step, tmp);
-	for (i = 0; i < nrow; i++) {
+	/* At scale, the rows of the workers diag_row keeps (the step limit
+	 * above is still every worker's). */
+	for (i = 0, nrow = 0; i < c->nw; i++) {
 		int64_t rk = c->w[i].s->rank;
 
-		rows[i] = (row){ rk < 0 ? INT64_MAX : rk, c->w[i].id, (uint32_t)i };
+		pos[i] = UINT32_MAX;
+		if (diag_row(c, i))
+			rows[nrow++] = (row){ rk < 0 ? INT64_MAX : rk, c->w[i].id, (uint32_t)i };
 	}
 	if (nrow > 1)
 		qsort(rows, nrow, sizeof(*rows), row_cmp);
@@ -245,7 +249,8 @@ void diag_display(dctx *c)
 			const dent *en = &c->ent[kk->off + e];
 			const dworker *w = &c->w[en->w];
 
-			cell[pos[en->w] * ncol + j] = per_step(w->s, &w->pat[en->p]);
+			if (pos[en->w] != UINT32_MAX)
+				cell[pos[en->w] * ncol + j] = per_step(w->s, &w->pat[en->p]);
 		}
 	}
 	/* Hardware timelines, when workers carry them (src/report/display_hw.c). */

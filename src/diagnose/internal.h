@@ -44,6 +44,13 @@ typedef struct dworker {
 	uint32_t in;         /* its index in pt_diagnose's s[] */
 } dworker;
 
+/* At scale the report keeps per-worker rows (Time breakdown, display,
+ * the timeline, a Python function's workers, Lockstep's workers) for at
+ * most this many workers: those the findings name, the stragglers, the
+ * reference, the ones read in full, then workers spread over the job
+ * (docs/diagnose.md "At scale").  "workers" keeps every one. */
+#define DIAG_ROWS_MAX 1000
+
 /* What a finding is about: the report section that writes it (its
  * "category" in report.json is dcat_names[cat]). */
 typedef enum {
@@ -212,6 +219,8 @@ typedef struct dctx {
 	                             (diag_lockstep_match); NULL without lockstep */
 	size_t comm_waiting;      /* Communication entries left out for it (comm.c) */
 	unsigned char **slow;     /* per worker: its slow steps (steps.c), NULL */
+	unsigned char *detail;    /* per worker: given rows in the sections written
+	                             after the findings (diag_row), NULL: all */
 	unsigned char *gmark;     /* per worker: in the group being graded
 	                             (df_group_mark), NULL before diag_group */
 	int oom;
@@ -341,5 +350,12 @@ typedef struct dpair {
 	size_t idx;
 } dpair;
 int dpair_cmp(const void *a, const void *b);
+
+/* Does worker w (index in c->w) get rows in the sections written after
+ * the findings?  Every one below DIAG_ROWS_MAX workers. */
+static inline int diag_row(const dctx *c, size_t w)
+{
+	return !c->detail || c->detail[w];
+}
 
 #endif

@@ -166,7 +166,7 @@ static int causes_of(lk *L, size_t q, sresult *r)
 				continue;
 			/* A digest has no causes (docs/diagnose.md "Two phases"):
 			 * the others are the workers read in full, the suspects
-			 * and a sample of peers. */
+			 * and a sample of the job (pipeline.c). */
 			for (k = n2 = 0; k < nm; k++) {
 				const lkw *X = &L->w[L->m[k]];
 				if (k == q || c->w[X->w].s->digest_of)
@@ -597,14 +597,63 @@ static int report_stragglers(lk *L, pt_rv *sec, const dpair *lost, const double 
 
 /* The "workers" object: per worker with collectives, its waiting, the
  * waiting it caused, its clock fit and its own step (or its mismatch). */
+static int u32_cmp(const void *a, const void *b, void *ctx)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	(void)ctx;
+	return x < y ? -1 : x > y;
+}
+
+/* Stragglers first, then most waiting caused, most waited, id order. */
+static int row_cmp(const void *a, const void *b, void *ctx)
+{
+	const lk *L = ctx;
+	const lkw *x = &L->w[*(const uint32_t *)a], *y = &L->w[*(const uint32_t *)b];
+
+	if (x->straggler != y->straggler)
+		return y->straggler - x->straggler;
+	if (x->blamed_us != y->blamed_us)
+		return x->blamed_us > y->blamed_us ? -1 : 1;
+	if (x->waited_us != y->waited_us)
+		return x->waited_us > y->waited_us ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The participants to list: all, or at scale the stragglers and those that
+ * caused (then waited) most, DIAG_ROWS_MAX in all, back in id order; NULL
+ * out of memory.  *n is their number. */
+static uint32_t *rows_to_list(lk *L, size_t *n)
+{
+	uint32_t *r = x_malloc((L->nw ? L->nw : 1) * sizeof(*r));
+	size_t q;
+
+	if (!r)
+		return NULL;
+	for (q = 0; q < L->nw; q++)
+		r[q] = (uint32_t)q;
+	*n = L->nw;
+	if (L->nw > DIAG_ROWS_MAX) {
+		qsort_r(r, L->nw, sizeof(*r), row_cmp, L);
+		*n = DIAG_ROWS_MAX;
+		qsort_r(r, *n, sizeof(*r), u32_cmp, NULL);
+	}
+	return r;
+}
+
 static void report_workers(lk *L, pt_rv *sec, double nsteps)
 {
 	dctx *c = L->c;
 	pt_rv *ws = pt_rv_obj(c->rep, sec, PT_KEY_WORKERS);
-	size_t q;
+	size_t q, n;
+	uint32_t *r = rows_to_list(L, &n);
 
-	for (q = 0; q < L->nw; q++) {
-		const lkw *W = &L->w[q];
+	if (!r) {
+		c->oom = 1;
+		return;
+	}
+	for (q = 0; q < n; q++) {
+		const lkw *W = &L->w[r[q]];
 		pt_rv *o = pt_rv_obj(c->rep, ws, c->w[W->w].id);
 		pt_rv_int(c->rep, o, PT_KEY_RANK, c->w[W->w].s->rank);
 		if (W->mismatch) {
@@ -620,6 +669,7 @@ static void report_workers(lk *L, pt_rv *sec, double nsteps)
 			  round3((c->w[W->w].window_ms - W->waited_us / 1e3) / nsteps));
 		pt_rv_bool(c->rep, o, PT_KEY_STRAGGLER, W->straggler);
 	}
+	x_free(r);
 }
 
 void diag_lockstep(dctx *c)

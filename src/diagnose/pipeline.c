@@ -158,6 +158,54 @@ static void read_full(void *ctx, size_t k)
 	}
 }
 
+/* Read the full summaries of set->full[sel[0..nsel)] in place of their
+ * digests, in parallel.  One that cannot be read leaves its digest, and
+ * msg[] says why.  PT_ENOMEM. */
+static int read_selected(const pt_pipeline_options *o, pt_pipeline_summaries *set,
+			 const size_t *sel, size_t nsel, pt_error *err)
+{
+	fulljob j = { set, sel, NULL, NULL };
+	size_t i, k;
+	int rc = PT_OK;
+
+	j.got = x_calloc(nsel ? nsel : 1, sizeof(*j.got));
+	j.why = x_calloc(nsel ? nsel : 1, sizeof(*j.why));
+	if (!j.got || !j.why) {
+		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+		goto out;
+	}
+	if (o->parallel && nsel > 1)
+		o->parallel(nsel, o->jobs, read_full, &j);
+	else
+		for (k = 0; k < nsel; k++)
+			read_full(&j, k);
+	for (k = 0; k < nsel; k++) {
+		i = sel[k];
+		if (!j.got[k]) {
+			/* The digest stands in; the warning says why. */
+			x_free(set->msg[i]);
+			set->msg[i] = j.why[k];
+			j.why[k] = NULL;
+			continue;
+		}
+		pt_summary_free_shared(set->s[i]);
+		set->s[i] = j.got[k];
+		j.got[k] = NULL;
+		x_free(set->full[i]);
+		set->full[i] = NULL;
+		set->ndigest--;
+		set->nfull_read++;
+	}
+out:
+	for (k = 0; j.got && k < nsel; k++) {
+		pt_summary_free_shared(j.got[k]);
+		x_free(j.why[k]);
+	}
+	x_free(j.why);
+	x_free(j.got);
+	return rc;
+}
+
 /* Give the digests' hashed keys the text of the full summaries' keys:
  * every key of a full summary is hashed once.  Returns the keys left
  * hashed (a function on no full summary read), or -1 out of memory. */
@@ -229,8 +277,7 @@ int pt_pipeline_focus(const pt_pipeline_options *o, pt_pipeline_summaries *set, 
 {
 	pt_diag_options d = o->diag;
 	unsigned char *sus = NULL;
-	size_t *sel = NULL, nsel = 0, i, k;
-	fulljob j = { set, NULL, NULL, NULL };
+	size_t *sel = NULL, nsel = 0, i, k, step;
 	pt_report *rep = NULL;
 	double t0 = pt_clock_mono();
 	long open;
@@ -244,57 +291,35 @@ int pt_pipeline_focus(const pt_pipeline_options *o, pt_pipeline_summaries *set, 
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 		goto out;
 	}
+	/* A sample of the job in full first: the per-call times of the
+	 * kernels the digests leave out are compared over it, and a
+	 * straggler's late span with it (docs/diagnose.md "Two phases"). */
+	step = set->ndigest / PT_PIPELINE_SAMPLE ? set->ndigest / PT_PIPELINE_SAMPLE : 1;
+	for (i = k = 0; i < set->n; i++)
+		if (set->full[i] && k++ % step == 0)
+			sel[nsel++] = i;
+	if ((rc = read_selected(o, set, sel, nsel, err)))
+		goto out;
+	set->nsample = set->nfull_read;
 	d.suspect = sus;
 	if (!(rep = pt_diagnose(set->s, set->n, &d, err))) {
 		rc = err ? err->code : PT_ENOMEM;
 		goto out;
 	}
 	pt_report_free(rep);
-	for (i = 0; i < set->n; i++) {
+	for (i = nsel = 0; i < set->n; i++) {
 		set->nsuspect += sus[i];
 		if (sus[i] && set->full[i])
 			sel[nsel++] = i;
 	}
-	j.sel = sel;
-	j.got = x_calloc(nsel ? nsel : 1, sizeof(*j.got));
-	j.why = x_calloc(nsel ? nsel : 1, sizeof(*j.why));
-	if (!j.got || !j.why) {
-		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
+	if ((rc = read_selected(o, set, sel, nsel, err)))
 		goto out;
-	}
-	if (o->parallel && nsel > 1)
-		o->parallel(nsel, o->jobs, read_full, &j);
-	else
-		for (k = 0; k < nsel; k++)
-			read_full(&j, k);
-	for (k = 0; k < nsel; k++) {
-		i = sel[k];
-		if (!j.got[k]) {
-			/* The digest stands in; the warning says why. */
-			set->msg[i] = j.why[k];
-			j.why[k] = NULL;
-			continue;
-		}
-		pt_summary_free_shared(set->s[i]);
-		set->s[i] = j.got[k];
-		j.got[k] = NULL;
-		x_free(set->full[i]);
-		set->full[i] = NULL;
-		set->ndigest--;
-		set->nfull_read++;
-	}
 	if ((open = name_keys(set)) < 0) {
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 		goto out;
 	}
 	set->nkeys_open = (size_t)open;
 out:
-	for (k = 0; j.got && k < nsel; k++) {
-		pt_summary_free_shared(j.got[k]);
-		x_free(j.why[k]);
-	}
-	x_free(j.why);
-	x_free(j.got);
 	x_free(sel);
 	x_free(sus);
 	set->focus_seconds = pt_clock_mono() - t0;

@@ -78,6 +78,9 @@ typedef struct pt_pipeline_options {
 } pt_pipeline_options;
 
 #define PT_PIPELINE_DIGEST_MIN 1000
+/* Full summaries read before the first phase: every (digests / this)-th
+ * worker (docs/diagnose.md "Two phases"). */
+#define PT_PIPELINE_SAMPLE 256
 
 #define PT_PIPELINE_RAW_BYTES 2000000000ULL
 
@@ -101,6 +104,7 @@ typedef struct pt_pipeline_summaries {
 	 * pt_pipeline_focus did. */
 	char **full;
 	size_t ndigest;
+	size_t nsample;            /* full summaries read before the first phase */
 	size_t nsuspect;           /* workers the first phase singled out */
 	size_t nfull_read;         /* their full summaries read in the second */
 	size_t nkeys_open;         /* digest keys no full summary named */
@@ -113,8 +117,9 @@ int pt_pipeline_read(char *const *paths, size_t n, const pt_pipeline_options *o,
 		     pt_pipeline_summaries *out, pt_error *err);
 void pt_pipeline_summaries_free(pt_pipeline_summaries *set);  /* zeroed is fine */
 
-/* The second phase, when set holds digests: diagnose the set as it is
- * (pt_diag_options.suspect), read the full summaries of the workers it
+/* The second phase, when set holds digests: read a sample of the full
+ * summaries (PT_PIPELINE_SAMPLE), diagnose the set (pt_diag_options.suspect),
+ * read the full summaries of the workers it
  * singles out in their place (in parallel), and give the digests' hashed
  * pattern keys the text the full summaries name.  A full summary that
  * cannot be read leaves its digest (msg[i] says why).  PT_ENOMEM, the

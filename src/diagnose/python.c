@@ -111,7 +111,9 @@ void diag_python(dctx *c)
 	for (i = 0; i < nent; i++) {
 		pt_rv *o = pt_rv_obj(c->rep, sec, c->keys[ent[i].k].key);
 
-		for (j = 0; j < ent[i].n; j++)
+		/* the workers over the threshold, largest first: at scale the
+		 * first DIAG_ROWS_MAX (docs/diagnose.md "At scale") */
+		for (j = 0; j < ent[i].n && j < DIAG_ROWS_MAX; j++)
 			pt_rv_num(c->rep, o, rec[ent[i].off + j].name, rec[ent[i].off + j].v);
 	}
 	goto out;

@@ -51,7 +51,11 @@ static int add_instances(dctx *c, pt_timeline *t, const uint32_t *inv)
 	t->ref = inv[R->w];
 	for (q = 0; q < nm; q++) {
 		const lkw *W = &L->w[L->m[q]];
-		pt_tl_worker *tw = &t->w[inv[W->w]];
+		pt_tl_worker *tw;
+
+		if (inv[W->w] == UINT32_MAX)  /* not drawn (diag_row) */
+			continue;
+		tw = &t->w[inv[W->w]];
 		tw->shift_us = c->w[W->w].s->window_start_us - rs->window_start_us - W->offset_us;
 		tw->aligned = 1;
 		tw->straggler = W->straggler;
@@ -70,11 +74,13 @@ static int add_instances(dctx *c, pt_timeline *t, const uint32_t *inv)
 		x->chan = L->chans[ch];
 		x->name = j < rs->ncoll && rs->coll[j].name < rs->ncoll_names ?
 			rs->coll_names[rs->coll[j].name] : "";
-		x->last = L->ilast[i] == NONE ? PT_TL_NONE : inv[L->w[L->m[L->ilast[i]]].w];
+		x->last = L->ilast[i] == NONE || inv[L->w[L->m[L->ilast[i]]].w] == UINT32_MAX
+			  ? PT_TL_NONE : inv[L->w[L->m[L->ilast[i]]].w];
 		x->saved_us = L->isaved[i];
 		for (q = 0; q < nm; q++) {
 			const lkw *W = &L->w[L->m[q]];
-			t->own[i * t->nw + inv[W->w]] = lk_own(W, ch, L->ipos[i]);
+			if (inv[W->w] != UINT32_MAX)
+				t->own[i * t->nw + inv[W->w]] = lk_own(W, ch, L->ipos[i]);
 		}
 	}
 	return 0;
@@ -136,17 +142,21 @@ void diag_timeline(dctx *c)
 	pt_timeline *t = pt_timeline_new(c->nw);
 	wref *ord = x_malloc((c->nw ? c->nw : 1) * sizeof(*ord));
 	uint32_t *inv = x_malloc((c->nw ? c->nw : 1) * sizeof(*inv));
-	size_t i;
+	size_t i, nt;
 
 	if (!t || !ord || !inv)
 		goto oom;
-	for (i = 0; i < c->nw; i++) {
-		ord[i].id = c->w[i].id;
-		ord[i].rank = c->w[i].s->rank;
-		ord[i].w = (uint32_t)i;
+	/* At scale, the workers diag_row keeps (the reference among them). */
+	for (i = 0, nt = 0; i < c->nw; i++) {
+		inv[i] = UINT32_MAX;
+		if (!diag_row(c, i))
+			continue;
+		ord[nt].id = c->w[i].id;
+		ord[nt].rank = c->w[i].s->rank;
+		ord[nt++].w = (uint32_t)i;
 	}
-	qsort(ord, c->nw, sizeof(*ord), wref_cmp);
-	for (i = 0; i < c->nw; i++) {
+	qsort(ord, nt, sizeof(*ord), wref_cmp);
+	for (i = 0; i < nt; i++) {
 		const dworker *dw = &c->w[ord[i].w];
 		pt_tl_worker *tw = &t->w[i];
 		inv[ord[i].w] = (uint32_t)i;
@@ -159,16 +169,16 @@ void diag_timeline(dctx *c)
 			memcpy(tw->slow, c->slow[ord[i].w], dw->s->nsteps);
 		}
 	}
-	t->nw = c->nw;
+	t->nw = nt;
 	if (pt_timeline_index(t))
 		goto oom;
 	if (c->lk && c->lk->matched && c->lk->L.nm >= 2 && c->lk->L.ich &&
 	    add_instances(c, t, inv))
 		goto oom;
 	/* byid: the model's indices, sorted by id for the findings' lookup. */
-	for (i = 0; i < c->nw; i++)
+	for (i = 0; i < nt; i++)
 		ord[i].w = (uint32_t)i, ord[i].id = t->w[i].id;
-	qsort(ord, c->nw, sizeof(*ord), id_cmp);
+	qsort(ord, nt, sizeof(*ord), id_cmp);
 	if (add_findings(c, t, ord))
 		goto oom;
 	pt_report_set_timeline(c->rep, t);

@@ -25,7 +25,7 @@ declare -A OPTS=(
 	[trigger]="--trigger-on --auto-analyze --wait=1 --steps=2 --output-dir=o
 		--save-raw-trace=master --control-dir=c --timeout=5 --stale=3 --no-progress
 		--hang-timeout=9 --stack-wait=1 --reason=r --nsys-gpu-metrics=100 --job=j
-		--start-wait=3 --no-timeline --max-raw-mb=10 $DIAG"
+		--start-wait=3 --no-timeline --max-raw-mb=10 --digests=auto $DIAG"
 	[compare]="--output=d --jobs=2 --min-share=0.1 --noise-k=2 --min-rel=0.1 --unrelated=0.5
 		--max-findings=4 --quiet --time"
 	[summarize]="--output=o --min-python-ratio=0.1 --max-python=5 --hw=f --hw-dir=h

@@ -173,8 +173,9 @@ class OneNode(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(run, "raw_trace")))
         self.assertEqual(glob.glob(os.path.join(self.tmp, "spool-*", "*", "*.json")), [])
         self.assertEqual(os.listdir(os.path.join(self.job.control, "summaries")), [])
+        # each summary with its digest (docs/summary.md "Digests")
         self.assertEqual(sorted(os.listdir(os.path.join(run, "summaries"))),
-                         sorted(i + ".json" for i in ids.values()))
+                         sorted(i + e for i in ids.values() for e in (".json", ".digest")))
         # Progress was shown and the trigger is marked done.
         self.assertIn("summarized 4", res.stderr)
         trig = read_json(os.path.join(self.job.control, "trigger.json"))
