@@ -122,5 +122,9 @@ const pt_sf_table pt_sf_top = { top, ROWS(top), 1, "" };
 const pt_sf_table pt_sf_window = { window, ROWS(window), 2, "" };
 const pt_sf_table pt_sf_step_tab = { step, ROWS(step), 3, "" };
 const pt_sf_table pt_sf_pattern = { pattern, ROWS(pattern), 3, "" };
+/* A digest's pattern as an array (docs/summary.md "Digests"): these rows'
+ * values in this order; the members are the pattern's, one level deeper. */
+const pt_sf_table pt_sf_pattern_row = { pattern, ROWS(pattern), 4, "" };
+const uint8_t pt_sf_digest_row[PT_SF_DIGEST_ROW_N] = { 0, 1, 2, 3, 4, 5, 9, 10 };
 const pt_sf_table pt_sf_hw_link = { hw_link, ROWS(hw_link), 5, "hw " };
 const pt_sf_table pt_sf_hw_gpu = { hw_gpu, ROWS(hw_gpu), 2, "hw_gpu " };

@@ -86,6 +86,14 @@ typedef struct pt_sf_step {
  * "hw" links, and "hw_gpu" ("class_ms" has a number per class name, compute first). */
 extern const pt_sf_table pt_sf_top, pt_sf_window, pt_sf_step_tab, pt_sf_pattern, pt_sf_hw_link,
 	pt_sf_hw_gpu;
+/* A digest writes a pattern that is no collective and has no hardware
+ * links as an array of values, not an object: those of the pattern rows
+ * pt_sf_digest_row[] names (key, class, kind, count, total_ms, median_ms,
+ * bottleneck, exec_ratio), read with pt_sf_pattern_row (depth 4).  Half
+ * the bytes of the object (docs/summary.md "Digests"). */
+#define PT_SF_DIGEST_ROW_N 8
+extern const pt_sf_table pt_sf_pattern_row;
+extern const uint8_t pt_sf_digest_row[PT_SF_DIGEST_ROW_N];
 
 /* Durations above this (about 11.6 days) are not from a profiled window of
  * a few steps: a value like 1e308 would overflow every sum into inf. */

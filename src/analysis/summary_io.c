@@ -132,17 +132,46 @@ static void write_obj(pt_sb *sb, const pt_summary *s, const void *base, const pt
 
 /* Row m of the struct at base (s: the summary being written) as a member
  * of the object being written. */
+static void write_value(pt_sb *sb, const pt_summary *s, const void *base, const pt_sf_member *m);
+
 static void write_row(pt_sb *sb, const pt_summary *s, const void *base, const pt_sf_member *m,
 		      int *first)
 {
-	const char *f = (const char *)base + m->off, *k = m->name.name;
+	const pt_pattern *pt = base;
+
+	if (m->type == PT_SF_ROLE && !(pt->cls == PT_C_COMM && pt->role))
+		return;
+	key(sb, m->name.name, first);
+	write_value(sb, s, base, m);
+}
+
+/* A digest's pattern (summary_format.h): the array form when nothing it
+ * has is left out of it. */
+static void write_pattern(pt_sb *sb, const pt_summary *s, const pt_pattern *pt)
+{
+	int j;
+
+	if (!s->digest_of || pt->cls == PT_C_COMM || pt->nhw) {
+		write_obj(sb, s, pt, &pt_sf_pattern);
+		return;
+	}
+	pt_sb_addc(sb, '[');
+	for (j = 0; j < PT_SF_DIGEST_ROW_N; j++) {
+		if (j)
+			pt_sb_addc(sb, ',');
+		write_value(sb, s, pt, &pt_sf_pattern.m[pt_sf_digest_row[j]]);
+	}
+	pt_sb_addc(sb, ']');
+}
+
+/* The value of row m of the struct at base. */
+static void write_value(pt_sb *sb, const pt_summary *s, const void *base, const pt_sf_member *m)
+{
+	const char *f = (const char *)base + m->off;
 	const pt_pattern *pt = base;
 	size_t i;
 	int c, f2;
 
-	if (m->type == PT_SF_ROLE && !(pt->cls == PT_C_COMM && pt->role))
-		return;
-	key(sb, k, first);
 	switch (m->type) {
 	case PT_SF_STR:
 	case PT_SF_KEY:
@@ -196,7 +225,7 @@ static void write_row(pt_sb *sb, const pt_summary *s, const void *base, const pt
 		for (i = 0; i < s->npatterns; i++) {
 			if (i)
 				pt_sb_addc(sb, ',');
-			write_obj(sb, s, &s->patterns[i], &pt_sf_pattern);
+			write_pattern(sb, s, &s->patterns[i]);
 		}
 		pt_sb_addc(sb, ']');
 		break;

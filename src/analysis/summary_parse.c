@@ -608,8 +608,11 @@ next:
 	}
 }
 
-/* An array of objects ("steps", "patterns"); el reads one element into
- * slot i after making room. */
+static int el_pattern_row(sp *p, size_t i);
+
+/* An array of objects ("steps", "patterns"; a digest's patterns may be
+ * arrays, el_pattern_row); el reads one element into slot i after making
+ * room. */
 static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size_t i))
 {
 	size_t open = p->t.pos, i = 0;
@@ -627,7 +630,10 @@ static int rd_array(sp *p, const char *name, ctx_kind ctx, int (*el)(sp *p, size
 			return -1;
 		p->ctx = ctx;
 		p->idx = i;
-		if (p->t.s[p->t.pos] != '{') {
+		if (p->t.s[p->t.pos] == '[' && ctx == CTX_PATTERN && p->sm->digest_of) {
+			if (el_pattern_row(p, i))
+				return -1;
+		} else if (p->t.s[p->t.pos] != '{') {
 			size_t off = p->t.pos;
 
 			if (skip_value(p, 2) || semerr(p, off, "is not an object"))
@@ -672,6 +678,41 @@ static int el_pattern(sp *p, size_t i)
 	memset(&s->patterns[s->npatterns], 0, (i + 1 - s->npatterns) * sizeof(s->patterns[0]));
 	s->npatterns = i + 1;
 	return rd_table(p, &s->patterns[i], &pt_sf_pattern);
+}
+
+/* A digest's pattern as an array of the values of pt_sf_digest_row's
+ * members, in that order (summary_format.h). */
+static int el_pattern_row(sp *p, size_t i)
+{
+	pt_summary *s = p->sm;
+	size_t open = p->t.pos, j = 0;
+	int rc;
+
+	if (X_GROW(s->patterns, p->patcap, i + 1))
+		return oom(p);
+	memset(&s->patterns[s->npatterns], 0, (i + 1 - s->npatterns) * sizeof(s->patterns[0]));
+	s->npatterns = i + 1;
+	if (pt_jtok_open(&p->t, ']')) {
+		for (;;) {
+			if (at_value(p))
+				return -1;
+			if (j < PT_SF_DIGEST_ROW_N) {
+				if (rd_row(p, &s->patterns[i], &pt_sf_pattern_row,
+					   &pt_sf_pattern.m[pt_sf_digest_row[j]]))
+					return -1;
+			} else if (skip_value(p, 4)) {
+				return -1;
+			}
+			j++;
+			if ((rc = pt_jtok_next(&p->t, open, ']')) < 0)
+				return -1;
+			if (!rc)
+				break;
+		}
+	}
+	if (j != PT_SF_DIGEST_ROW_N)
+		return semerr(p, open, "%zu values, %d expected", j, PT_SF_DIGEST_ROW_N);
+	return 0;
 }
 
 /* "gpu_breakdown": parsed by breakdown.c (a few hundred bytes). */
