@@ -724,12 +724,17 @@ int pt_trigger_finish(pt_trigger_run *r, pt_error *err)
 	return pt_control_trigger_write(r->dir, &r->t, err);
 }
 
+/* Move a record of this trigger into the run: a rename where both are on
+ * one file system (one metadata operation: 100,000 summaries are 16 GB to
+ * copy), else a copy.  The trigger's records go at its end anyway. */
 static int copy_summary(const char *from, const char *to)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	int rc;
 
+	if (!rename(from, to))
+		return 0;
 	if (pt_control_read_file(from, (size_t)1 << 30, &buf, &len, NULL))
 		return -1;
 	rc = pt_control_write_atomic(to, buf, len, NULL);

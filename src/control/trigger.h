@@ -172,7 +172,8 @@ int pt_trigger_collect(pt_trigger_run *r, struct pt_summary ***sums, size_t *nde
 		       pt_error *err);
 
 /* pt_trigger_collect without reading: every summarized worker's summary
- * (and its digest, docs/summary.md "Digests") copied to
+ * (and its digest, docs/summary.md "Digests") moved (renamed; copied
+ * across file systems) to
  * <run_dir>/summaries/, its path in (*paths)[i] and (*sums)[i] NULL; every
  * other worker's (*sums)[i] a failed summary saying why, (*paths)[i] NULL.
  * *ndelivered the copied ones.  The caller reads them (the master's two
