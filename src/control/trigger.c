@@ -784,18 +784,44 @@ static void say_why(const pt_trigger_run *r, pt_trigger_worker *w)
 	}
 }
 
+/* The trigger's summaries folder moved into the run as <run>/summaries
+ * with one rename: its files are named as the run's are.  At 100,000
+ * workers a rename per file was 200,000 metadata operations (2.9 s on a
+ * local disk, minutes at a shared file system's latency).  0 when it
+ * cannot be (another file system, a folder already there, nothing
+ * summarized): the caller moves file by file. */
+static int move_folder(pt_trigger_run *r)
+{
+	char from[PT_CONTROL_PATH_MAX], to[PT_CONTROL_PATH_MAX + 400];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < r->n && r->w[i].state != PT_TW_SUMMARIZED; i++)
+		;
+	if (i == r->n ||
+	    pt_control_record_path(from, sizeof(from), r->dir, "summaries", r->t.id, NULL))
+		return 0;
+	/* never through a link planted in place of the folder */
+	if (lstat(from, &st) || !S_ISDIR(st.st_mode))
+		return 0;
+	snprintf(to, sizeof(to), "%s/summaries", r->t.run_dir);
+	return pt_control_mkdirs(r->t.run_dir, NULL) == PT_OK && rename(from, to) == 0;
+}
+
 int pt_trigger_gather(pt_trigger_run *r, char ***paths_out, pt_summary ***sums_out,
 		      size_t *ndelivered, pt_error *err)
 {
 	pt_summary **sums = x_calloc(r->n ? r->n : 1, sizeof(*sums));
 	char **paths = x_calloc(r->n ? r->n : 1, sizeof(*paths));
 	size_t nd = 0, i;
+	int moved;
 
 	*sums_out = NULL;
 	*paths_out = NULL;
 	*ndelivered = 0;
 	if (!sums || !paths)
 		goto oom;
+	moved = move_folder(r);
 	for (i = 0; i < r->n; i++) {
 		pt_trigger_worker *w = &r->w[i];
 		char from[PT_CONTROL_PATH_MAX], to[PT_CONTROL_PATH_MAX + 400];
@@ -806,11 +832,12 @@ int pt_trigger_gather(pt_trigger_run *r, char ***paths_out, pt_summary ***sums_o
 		    pt_control_record_path(from, sizeof(from), r->dir, "summaries", r->t.id,
 					   w->e.info.id) == 0) {
 			snprintf(to, sizeof(to), "%s/summaries/%s", r->t.run_dir, name);
-			if (copy_summary(from, to)) {
+			if (!moved && copy_summary(from, to)) {
 				note(r, 0, "cannot copy '%s' to '%s'", from, to);
 				snprintf(w->why, sizeof(w->why), "summary not copied to the run");
 			} else {
-				copy_digest(from, to);
+				if (!moved)
+					copy_digest(from, to);
 				if (!(paths[i] = x_strndup(to, strlen(to))))
 					goto oom;
 				nd++;

@@ -172,9 +172,10 @@ int pt_trigger_collect(pt_trigger_run *r, struct pt_summary ***sums, size_t *nde
 		       pt_error *err);
 
 /* pt_trigger_collect without reading: every summarized worker's summary
- * (and its digest, docs/summary.md "Digests") moved (renamed; copied
- * across file systems) to
- * <run_dir>/summaries/, its path in (*paths)[i] and (*sums)[i] NULL; every
+ * (and its digest, docs/summary.md "Digests") moved to
+ * <run_dir>/summaries/ (the trigger's folder renamed as a whole; else
+ * file by file, copied across file systems), its path in (*paths)[i] and
+ * (*sums)[i] NULL; every
  * other worker's (*sums)[i] a failed summary saying why, (*paths)[i] NULL.
  * *ndelivered the copied ones.  The caller reads them (the master's two
  * phases, src/diagnose/pipeline.h) and frees both arrays and what they
