@@ -183,10 +183,17 @@ class OneNode(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.job.control, "trigger.lock")))
 
     def test_2_master_keeps_rank0_only(self):
-        res = self.job.trigger("--save-raw-trace", "master")
+        # read in two phases, as from 1,000 workers (docs/diagnose.md "Two phases")
+        res = self.job.trigger("--save-raw-trace", "master", "--digests", "always", "--time")
         self.expect_ok(res)
         run = run_dir_of(res)
         ids = self.ids()
+        self.assertIn("(4 summaries, 4 of them digests)", res.stderr)
+        rep = report_of(run)
+        slow = ids[2] + ".json"
+        first = [f for f in rep["findings"] if "slow_augment" in json.dumps(f)][0]
+        self.assertEqual(first["workers"], [slow])
+        self.assertNotIn('"~', json.dumps(rep["findings"]))
         traces, hw = raw_listing(os.path.join(run, "raw_trace"))
         self.assertEqual(traces, [ids[0] + ".json"])
         # The node's hardware samples are kept beside the traces it keeps.
