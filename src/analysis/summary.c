@@ -305,9 +305,13 @@ void pt_summary_free(pt_summary *s)
 	pt_spans_free(s->tl);
 	pt_p2p_free(s);
 	for (i = 0; i < s->npatterns; i++) {
-		x_free(s->patterns[i].key);
-		x_free(s->patterns[i].hw);
-		x_free(s->patterns[i].step_ms);
+		pt_pattern *pt = pt_summary_pat(s, i);
+
+		x_free(pt->key);
+		if (pt_summary_whole(s)) {
+			x_free(pt->hw);
+			x_free(pt->step_ms);
+		}
 	}
 	if (s->breakdown) {
 		pt_breakdown_free(s->breakdown);

@@ -58,22 +58,28 @@ void pt_hw_gpu_init(pt_hw_gpu *g);
 
 /* The behaviour pattern of one function on one worker.  Times in ms. */
 typedef struct pt_pattern {
+	/* What the comparison of every worker reads comes first: a digest's
+	 * patterns, as the master holds them, end at PT_PATTERN_HOT
+	 * (pt_summary.pat_stride). */
 	char *key;          /* function key (docs/design.md): kernel name+grid|block,
 	                       op/runtime name, or Python stack "a|b|c" */
-	uint8_t cls;        /* pt_class */
-	uint8_t kind;       /* pt_kind of the events (most common one) */
 	uint64_t count;
 	double total_ms;    /* sum of durations, overlap included */
-	double median_ms, p10_ms, p90_ms, mad_ms;
+	double median_ms;
 	double bottleneck;  /* owned time / window (priority rule), in [0,1] */
 	double exec_ratio;  /* total_ms / window, overlap included (may exceed 1) */
+	double busbw_gbps;  /* communication: algbw times the nccl-tests factor for
+	                       the collective (0 unknown) */
+	uint32_t group;     /* communication: group size, 0 unknown */
+	uint8_t cls;        /* pt_class */
+	uint8_t kind;       /* pt_kind of the events (most common one) */
+	uint8_t role;       /* communication: pt_comm_role (src/model/commkind.h),
+	                       0 (PT_ROLE_NONE) for other classes */
+	/* ---- PT_PATTERN_HOT: below, what only a full summary has ---- */
+	double p10_ms, p90_ms, mad_ms;
 	/* Communication only (0 when unknown): */
 	double bytes;       /* median message bytes per call */
 	double algbw_gbps;  /* median bytes / duration */
-	double busbw_gbps;  /* algbw times the nccl-tests factor for the collective */
-	uint32_t group;     /* group size, 0 unknown */
-	uint8_t role;       /* communication: pt_comm_role (src/model/commkind.h),
-	                       0 (PT_ROLE_NONE) for other classes */
 	/* Compute kernels whose trace records launch efficiency (Kineto's
 	 * "est. achieved occupancy %", "blocks per SM", "registers per
 	 * thread", "shared memory"): medians over the calls that carry each;
@@ -90,6 +96,10 @@ typedef struct pt_pattern {
 	pt_hw_link *hw;
 	uint32_t nhw;
 } pt_pattern;
+
+/* The bytes of a pattern a digest read by pt_summary_read_file_slim holds
+ * (64): the fields before p10_ms. */
+#define PT_PATTERN_HOT offsetof(pt_pattern, p10_ms)
 
 /* One collective instance as this worker saw it (docs/summary.md
  * "collectives", docs/design.md "Lockstep"): what the master needs to match it
@@ -274,7 +284,25 @@ typedef struct pt_summary {
 	 * hash of the full key) and it has no critical path, timeline,
 	 * collective causes, per-step function times or hardware series. */
 	uint64_t digest_of;
+	/* Bytes from one pattern to the next: 0 or sizeof(pt_pattern) for
+	 * whole patterns, PT_PATTERN_HOT for a digest read slim (its patterns
+	 * end there).  Index with pt_summary_pat. */
+	size_t pat_stride;
 } pt_summary;
+
+/* Pattern i of s, whatever its stride. */
+static inline pt_pattern *pt_summary_pat(const pt_summary *s, size_t i)
+{
+	size_t st = s->pat_stride ? s->pat_stride : sizeof(pt_pattern);
+
+	return (pt_pattern *)((char *)s->patterns + i * st);
+}
+
+/* Do s's patterns have the fields after PT_PATTERN_HOT (p10_ms ... nhw)? */
+static inline int pt_summary_whole(const pt_summary *s)
+{
+	return !s->pat_stride || s->pat_stride == sizeof(pt_pattern);
+}
 
 /* pt_summary has hw_series (src/agent and src/diagnose/display.c test this). */
 #define PT_SUMMARY_HW_SERIES 1

@@ -302,14 +302,14 @@ out:
 #define SUMMARY_FILE_MAX ((size_t)1 << 30)
 
 /* The parser (summary_parse.c) does the checks; this is the file side. */
-static pt_summary *read_file(const char *path, pt_summary_keys *ks, pt_error *err)
+static pt_summary *read_file(const char *path, pt_summary_keys *ks, int slim, pt_error *err)
 {
 	pt_summary *s = NULL;
 	char *buf = NULL;
 	size_t len = 0;
 
 	if (pt_file_read(path, SUMMARY_FILE_MAX, &buf, &len, err) == PT_OK)
-		s = pt_summary_parse(buf, len, ks, err);
+		s = pt_summary_parse_opt(buf, len, ks, slim, err);
 	x_free(buf);
 	if (!s)
 		pt_error_subject(err, path);
@@ -323,10 +323,15 @@ pt_summary *pt_summary_read_mem(const char *buf, size_t len, pt_error *err)
 
 pt_summary *pt_summary_read_file(const char *path, pt_error *err)
 {
-	return read_file(path, NULL, err);
+	return read_file(path, NULL, 0, err);
 }
 
 pt_summary *pt_summary_read_file_shared(const char *path, pt_summary_keys *ks, pt_error *err)
 {
-	return read_file(path, ks, err);
+	return read_file(path, ks, 0, err);
+}
+
+pt_summary *pt_summary_read_file_slim(const char *path, pt_summary_keys *ks, pt_error *err)
+{
+	return read_file(path, ks, 1, err);
 }

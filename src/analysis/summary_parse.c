@@ -96,7 +96,7 @@ void pt_summary_free_shared(pt_summary *s)
 	if (!s)
 		return;
 	for (i = 0; i < s->npatterns; i++)
-		s->patterns[i].key = NULL; /* the set's */
+		pt_summary_pat(s, i)->key = NULL; /* the set's */
 	pt_summary_free(s);
 }
 
@@ -109,6 +109,7 @@ typedef struct sp {
 	pt_jtok t;          /* the cursor over the input (util/jsontok.h) */
 	pt_summary *sm;
 	pt_summary_keys *ks;
+	int slim;           /* a digest's patterns end at PT_PATTERN_HOT */
 	size_t patcap, stepcap, stepmscap;
 	/* Where we are, for messages ("pattern 3: "). */
 	ctx_kind ctx;
@@ -481,6 +482,10 @@ static int rd_table(sp *p, void *base, const pt_sf_table *tb)
 	while (!rc && (id = obj_next_row(p, &it, tb)) != MEMBER_END) {
 		if (id == -1)
 			return -1;
+		/* a slim digest's pattern has no room past PT_PATTERN_HOT */
+		if (id >= 0 && tb == &pt_sf_pattern && tb->m[id].off >= PT_PATTERN_HOT &&
+		    !pt_summary_whole(p->sm))
+			id = -2;
 		rc = id >= 0 ? rd_row(p, base, tb, &tb->m[id]) : skip_value(p, tb->depth);
 	}
 	/* (the loop below is a quarter of the reader's time when run for
@@ -666,38 +671,60 @@ static int el_step(sp *p, size_t i)
 	return rc;
 }
 
-static int el_pattern(sp *p, size_t i)
+/* Pattern slot i, made room for: a digest read slim takes PT_PATTERN_HOT
+ * bytes a pattern (a whole one 184: 100,000 digests of ~250 patterns held
+ * 4.6 GB, issue 33), fixed when the first pattern comes ("digest_of" is
+ * written before "patterns").  Elements that were not objects (skipped
+ * with an error pending) left slots between npatterns and i: they are
+ * zeroed too, or freeing the summary frees garbage (fuzz_summary:
+ * {"patterns":[null,true,{}).  NULL out of memory. */
+static pt_pattern *pattern_slot(sp *p, size_t i)
 {
 	pt_summary *s = p->sm;
+	size_t st;
 
-	if (X_GROW(s->patterns, p->patcap, i + 1))
-		return oom(p);
-	/* Elements that were not objects (skipped with an error pending) left
-	 * slots between npatterns and i: zero them too, or freeing the
-	 * summary frees garbage (fuzz_summary: {"patterns":[null,true,{}). */
-	memset(&s->patterns[s->npatterns], 0, (i + 1 - s->npatterns) * sizeof(s->patterns[0]));
+	if (!s->patterns)
+		s->pat_stride = p->slim && s->digest_of ? PT_PATTERN_HOT : sizeof(pt_pattern);
+	st = s->pat_stride;
+	if (i >= p->patcap) {
+		size_t cap = p->patcap ? p->patcap : 8;
+		void *q;
+
+		while (cap <= i)
+			cap *= 2;
+		if (!(q = x_reallocarray(s->patterns, cap, st)))
+			return NULL;
+		s->patterns = q;
+		p->patcap = cap;
+	}
+	memset((char *)s->patterns + s->npatterns * st, 0, (i + 1 - s->npatterns) * st);
 	s->npatterns = i + 1;
-	return rd_table(p, &s->patterns[i], &pt_sf_pattern);
+	return pt_summary_pat(s, i);
+}
+
+static int el_pattern(sp *p, size_t i)
+{
+	pt_pattern *pt = pattern_slot(p, i);
+
+	return pt ? rd_table(p, pt, &pt_sf_pattern) : oom(p);
 }
 
 /* A digest's pattern as an array of the values of pt_sf_digest_row's
  * members, in that order (summary_format.h). */
 static int el_pattern_row(sp *p, size_t i)
 {
-	pt_summary *s = p->sm;
+	pt_pattern *pt = pattern_slot(p, i);
 	size_t open = p->t.pos, j = 0;
 	int rc;
 
-	if (X_GROW(s->patterns, p->patcap, i + 1))
+	if (!pt)
 		return oom(p);
-	memset(&s->patterns[s->npatterns], 0, (i + 1 - s->npatterns) * sizeof(s->patterns[0]));
-	s->npatterns = i + 1;
 	if (pt_jtok_open(&p->t, ']')) {
 		for (;;) {
 			if (at_value(p))
 				return -1;
 			if (j < PT_SF_DIGEST_ROW_N) {
-				if (rd_row(p, &s->patterns[i], &pt_sf_pattern_row,
+				if (rd_row(p, pt, &pt_sf_pattern_row,
 					   &pt_sf_pattern.m[pt_sf_digest_row[j]]))
 					return -1;
 			} else if (skip_value(p, 4)) {
@@ -957,10 +984,14 @@ static void keep_identity(sp *p)
 	size_t i;
 
 	for (i = 0; i < s->npatterns; i++) {
+		pt_pattern *pt = pt_summary_pat(s, i);
+
 		if (!p->ks)
-			x_free(s->patterns[i].key);
-		x_free(s->patterns[i].hw);
-		x_free(s->patterns[i].step_ms);
+			x_free(pt->key);
+		if (pt_summary_whole(s)) {
+			x_free(pt->hw);
+			x_free(pt->step_ms);
+		}
 	}
 	if (s->breakdown) {
 		pt_breakdown_free(s->breakdown);
@@ -1008,7 +1039,8 @@ static void shrink(pt_summary *s)
 {
 	void *q;
 
-	if (s->npatterns && (q = x_reallocarray(s->patterns, s->npatterns, sizeof(*s->patterns))))
+	if (s->npatterns && (q = x_reallocarray(s->patterns, s->npatterns,
+					       s->pat_stride ? s->pat_stride : sizeof(pt_pattern))))
 		s->patterns = q;
 	if (s->nsteps && (q = x_reallocarray(s->step_numbers, s->nsteps, sizeof(int64_t))))
 		s->step_numbers = q;
@@ -1085,6 +1117,12 @@ static int parse_root(sp *p)
 
 pt_summary *pt_summary_parse(const char *buf, size_t len, pt_summary_keys *ks, pt_error *err)
 {
+	return pt_summary_parse_opt(buf, len, ks, 0, err);
+}
+
+pt_summary *pt_summary_parse_opt(const char *buf, size_t len, pt_summary_keys *ks, int slim,
+				 pt_error *err)
+{
 	sp p;
 	pt_summary *s = NULL;
 
@@ -1092,6 +1130,7 @@ pt_summary *pt_summary_parse(const char *buf, size_t len, pt_summary_keys *ks, p
 	memset(&p, 0, sizeof(p));
 	pt_jtok_init(&p.t, buf, len, err);
 	p.ks = ks;
+	p.slim = slim;
 	p.sm = x_calloc(1, sizeof(*p.sm));
 	if (!p.sm) {
 		pt_error_set(err, PT_ENOMEM, -1, "out of memory");

@@ -36,6 +36,17 @@ pt_summary *pt_summary_parse(const char *buf, size_t len, pt_summary_keys *ks, p
 /* pt_summary_read_file with pattern keys shared through ks (not NULL). */
 pt_summary *pt_summary_read_file_shared(const char *path, pt_summary_keys *ks, pt_error *err);
 
+/* pt_summary_parse, and with slim a digest's patterns held in
+ * PT_PATTERN_HOT bytes each (pt_summary.pat_stride; what a member past it
+ * says is skipped): index them with pt_summary_pat, and read nothing past
+ * PT_PATTERN_HOT where pt_summary_whole is 0.  For the master's first
+ * phase (src/diagnose/pipeline.c); code that reads whole patterns reads
+ * with slim 0. */
+pt_summary *pt_summary_parse_opt(const char *buf, size_t len, pt_summary_keys *ks, int slim,
+				 pt_error *err);
+/* pt_summary_read_file_shared with pt_summary_parse_opt's slim. */
+pt_summary *pt_summary_read_file_slim(const char *path, pt_summary_keys *ks, pt_error *err);
+
 /* Free a summary whose pattern keys belong to a pt_summary_keys set (the
  * keys are left to the set).  NULL is a no-op. */
 void pt_summary_free_shared(pt_summary *s);

@@ -88,10 +88,10 @@ static size_t top_collectives(const pt_summary *s, size_t *ix, size_t cap)
 
 	for (i = 0; i < s->npatterns; i++) {
 		size_t j;
-		if (s->patterns[i].cls != PT_C_COMM || s->patterns[i].bottleneck <= 0)
+		if (pt_summary_pat(s, i)->cls != PT_C_COMM || pt_summary_pat(s, i)->bottleneck <= 0)
 			continue;
-		for (j = n < cap ? n++ : cap; j > 0 && s->patterns[ix[j - 1]].bottleneck <
-							      s->patterns[i].bottleneck; j--)
+		for (j = n < cap ? n++ : cap; j > 0 && pt_summary_pat(s, ix[j - 1])->bottleneck <
+							      pt_summary_pat(s, i)->bottleneck; j--)
 			if (j < cap)
 				ix[j] = ix[j - 1];
 		if (j < cap)
@@ -113,7 +113,7 @@ static void add_coll(pt_sb *sb, const pt_summary *s, const pt_pattern *p, double
 		   pt_num_format(p->median_ms, PT_UNIT_MS, "ms", ms1, sizeof(ms1)),
 		   pt_num_format(p->bottleneck * s->window_ms / steps, PT_UNIT_MS, "ms", ms2,
 				 sizeof(ms2)));
-	if (p->bytes > 0 && p->busbw_gbps > 0)
+	if (pt_summary_whole(s) && p->bytes > 0 && p->busbw_gbps > 0)
 		pt_sb_addf(sb, ", %.3g MB a call at %.3g GB/s bus bandwidth", p->bytes / 1e6,
 			   p->busbw_gbps);
 	pt_sb_adds(sb, ")");
@@ -160,10 +160,10 @@ static void finding(dctx *c, const dworker *w, int single)
 	n = top_collectives(s, ix, TOP_COLL);
 	for (i = 0; i < n; i++) {
 		/* a second one only when it holds a tenth of the exposed time */
-		if (i && s->patterns[ix[i]].bottleneck * s->window_ms < 0.1 * b->comm_ms)
+		if (i && pt_summary_pat(s, ix[i])->bottleneck * s->window_ms < 0.1 * b->comm_ms)
 			break;
 		pt_sb_adds(&sb, i ? " and " : ", mostly in ");
-		add_coll(&sb, s, &s->patterns[ix[i]], steps);
+		add_coll(&sb, s, pt_summary_pat(s, ix[i]), steps);
 	}
 	f = df_add(c, DC_COMM, w->id, "", "exposed communication", b->comm_ms / b->window_ms,
 		   NAN, win > 0 ? win : 0);
@@ -182,7 +182,7 @@ static void finding(dctx *c, const dworker *w, int single)
 		  PT_UNIT_MS_STEP);
 	df_arg(c, f, "%s", s->nsteps > 1 ? "profiled steps" : s->nsteps == 1 ? "step" : "window");
 	df_arg(c, f, "%s", sb.buf ? sb.buf : "");
-	df_arg(c, f, "%s", advice(n ? s->patterns[ix[0]].role : PT_ROLE_COLLECTIVE));
+	df_arg(c, f, "%s", advice(n ? pt_summary_pat(s, ix[0])->role : PT_ROLE_COLLECTIVE));
 	df_arg(c, f, "%s",
 	       single ? "; with one rank's trace, waiting for a peer cannot be told from a slow "
 			"link: profile all ranks (perftracker --trigger-on profiles every worker)"

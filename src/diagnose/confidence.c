@@ -82,7 +82,7 @@ static void others_on_key(dctx *c, grading *g)
 	med = c->m[0].tmp; /* scratch of nw doubles, unused after the sections */
 	for (i = 0; i < c->keys[ki].n; i++) {
 		const dent *e = &c->ent[c->keys[ki].off + i];
-		const pt_pattern *p = &c->w[e->w].pat[e->p];
+		const pt_pattern *p = dw_pat(&c->w[e->w], e->p);
 
 		if (e->w == g->wi) {
 			g->mine = p;
@@ -163,7 +163,7 @@ static int steady_cue(const dctx *c, grading *g)
 		g->steady = g->f->ngroup > 1 ? "only these workers run it" : "only this worker runs it";
 		return mine->count >= (g->w->s->nsteps ? g->w->s->nsteps : 1) ? GOOD : FAIR;
 	}
-	if (mine->p10_ms > g->omed * (1 + c->o->rel)) {
+	if (pt_summary_whole(g->w->s) && mine->p10_ms > g->omed * (1 + c->o->rel)) {
 		g->steady = "every call is slower";
 		return GOOD;
 	}

@@ -73,10 +73,11 @@ static int patterns_of(const pt_summary *s, const char *key, int kind, double *o
 
 	memset(own, 0, s->nsteps * sizeof(*own));
 	for (i = 0; i < s->npatterns; i++) {
-		const pt_pattern *p = &s->patterns[i];
+		const pt_pattern *p = pt_summary_pat(s, i);
 		size_t pl = strlen(p->key);
 		if (p->cls != cls || pt_key_strip_shape(p->key, pl) != kl ||
-		    memcmp(p->key, key, kl) || !p->step_ms || p->nstep_ms != s->nsteps)
+		    memcmp(p->key, key, kl) || !pt_summary_whole(s) || !p->step_ms ||
+		    p->nstep_ms != s->nsteps)
 			continue;
 		for (k = 0; k < s->nsteps; k++)
 			own[k] += p->step_ms[k];

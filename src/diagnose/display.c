@@ -250,7 +250,7 @@ void diag_display(dctx *c)
 			const dworker *w = &c->w[en->w];
 
 			if (pos[en->w] != UINT32_MAX)
-				cell[pos[en->w] * ncol + j] = per_step(w->s, &w->pat[en->p]);
+				cell[pos[en->w] * ncol + j] = per_step(w->s, dw_pat(w, en->p));
 		}
 	}
 	/* Hardware timelines, when workers carry them (src/report/display_hw.c). */

@@ -99,18 +99,20 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 		if (k->cls != PT_C_COMPUTE ||
 		    pt_commkind_classify(k->key, strlen(k->key)) != PT_ROLE_NONE)
 			continue;
+		/* (a digest read slim has no launch efficiency: the workers
+		 * read in full give it, docs/diagnose.md "Two phases") */
 		for (j = 0; j < k->n && !ne; j++) {
 			const dent *e = &c->ent[k->off + j];
-			ne = c->w[e->w].pat[e->p].eff_n > 0;
+			ne = pt_summary_whole(c->w[e->w].s) && dw_pat(&c->w[e->w], e->p)->eff_n > 0;
 		}
 		if (!ne) /* no worker's trace has launch efficiency for it */
 			continue;
 		ne = 0;
 		for (j = 0; j < k->n; j++) {
 			const dent *e = &c->ent[k->off + j];
-			const pt_pattern *p = &c->w[e->w].pat[e->p];
+			const pt_pattern *p = dw_pat(&c->w[e->w], e->p);
 			tmp[0][n++] = p->bottleneck;
-			if (!p->eff_n)
+			if (!pt_summary_whole(c->w[e->w].s) || !p->eff_n)
 				continue;
 			if (p->occupancy_pct >= 0) /* -1: not estimated */
 				tmp[1][no++] = p->occupancy_pct;

@@ -42,7 +42,16 @@ typedef struct dworker {
 	const char *id;      /* unique worker id (report arena) */
 	double window_ms;
 	uint32_t in;         /* its index in pt_diagnose's s[] */
+	size_t stride;       /* bytes from one pattern to the next (pt_summary.pat_stride):
+	                        a digest's end at PT_PATTERN_HOT */
 } dworker;
+
+/* Pattern p of worker w.  Past PT_PATTERN_HOT only where
+ * pt_summary_whole(w->s). */
+static inline const pt_pattern *dw_pat(const dworker *w, size_t p)
+{
+	return (const pt_pattern *)((const char *)w->pat + p * w->stride);
+}
 
 /* At scale the report keeps per-worker rows (Time breakdown, display,
  * the timeline, a Python function's workers, Lockstep's workers) for at

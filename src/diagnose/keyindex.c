@@ -86,12 +86,12 @@ int diag_index_build(dctx *c)
 		for (p = 0; p < s->npatterns; p++, pos++) {
 			uint32_t k;
 
-			if (!s->patterns[p].key) {
+			if (!pt_summary_pat(s, p)->key) {
 				kid[pos] = UINT32_MAX;
 				continue;
 			}
 			{
-				const pt_pattern *pp = &s->patterns[p];
+				const pt_pattern *pp = pt_summary_pat(s, p);
 				kcache_ent *e = &kc[((uintptr_t)pp->key >> 4) & (KCACHE - 1)];
 
 				if (e->key == pp->key && e->cls == pp->cls) {

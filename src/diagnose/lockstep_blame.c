@@ -76,7 +76,7 @@ static double cause_ms(dctx *c, const pt_summary *s, uint32_t idx, uint32_t key)
 
 	PT_BSEARCH(lo, hi, mid, s->coll_cause[mid].inst < idx);
 	for (j = lo; j < s->ncoll_cause && s->coll_cause[j].inst == idx; j++) {
-		const pt_pattern *p = &s->patterns[s->coll_cause[j].pat];
+		const pt_pattern *p = pt_summary_pat(s, s->coll_cause[j].pat);
 		if (diag_key_find(c, p->cls, p->key) == key)
 			return s->coll_cause[j].ms;
 	}
@@ -154,7 +154,7 @@ static int causes_of(lk *L, size_t q, sresult *r)
 
 			if (cc->inst != lk_own(W, L->main_ch, pos))
 				continue;
-			p = &s->patterns[cc->pat];
+			p = pt_summary_pat(s, cc->pat);
 			/* waiting in the span (a sync, a wait on a collective, a
 			 * runtime call that blocks) is not what made it late */
 			if (p->cls == PT_C_COMM ||

@@ -46,7 +46,7 @@ void dm_load(dctx *c, dmetric *m, const dkey *k, dfield f)
 	m->sorted_ok = 0;
 	for (i = 0; i < k->n; i++) {
 		const dent *e = &c->ent[k->off + i];
-		const pt_pattern *p = &c->w[e->w].pat[e->p];
+		const pt_pattern *p = dw_pat(&c->w[e->w], e->p);
 		double v;
 
 		/* Each entry lives in another worker's summary: a cache miss per
@@ -56,7 +56,7 @@ void dm_load(dctx *c, dmetric *m, const dkey *k, dfield f)
 		if (i + PREFETCH < k->n) {
 			const dent *nx = &c->ent[k->off + i + PREFETCH];
 
-			__builtin_prefetch(&c->w[nx->w].pat[nx->p]);
+			__builtin_prefetch(dw_pat(&c->w[nx->w], nx->p));
 		}
 
 		switch (f) {

@@ -129,8 +129,8 @@ static double self_noise(const dctx *c, uint32_t k, uint32_t wi, double *tmp)
 		const pt_pattern *p;
 		if (e->w != wi)
 			continue;
-		p = &c->w[wi].pat[e->p];
-		if (!p->step_ms || p->nstep_ms < 2 || p->nstep_ms != c->w[wi].s->nsteps)
+		p = dw_pat(&c->w[wi], e->p);
+		if (!pt_summary_whole(c->w[wi].s) || !p->step_ms || p->nstep_ms < 2 || p->nstep_ms != c->w[wi].s->nsteps)
 			return 0;
 		for (j = 0; j < p->nstep_ms; j++)
 			tmp[j] = p->step_ms[j];
@@ -147,7 +147,7 @@ static double own_ms(const dctx *c, uint32_t k, uint32_t wi)
 	for (i = 0; k != UINT32_MAX && i < c->keys[k].n; i++) {
 		const dent *e = &c->ent[c->keys[k].off + i];
 		if (e->w == wi)
-			return c->w[wi].pat[e->p].total_ms / dw_steps(&c->w[wi]);
+			return dw_pat(&c->w[wi], e->p)->total_ms / dw_steps(&c->w[wi]);
 	}
 	return 0;
 }
@@ -164,7 +164,7 @@ static double peer_noise(const dctx *c, uint32_t k, uint32_t wi, double *tmp)
 		const dworker *w = &c->w[e->w];
 		if (e->w == wi || (c->gmark && c->gmark[e->w]))
 			continue;
-		tmp[n++] = w->pat[e->p].total_ms / dw_steps(w);
+		tmp[n++] = dw_pat(w, e->p)->total_ms / dw_steps(w);
 	}
 	return half_spread(tmp, n);
 }

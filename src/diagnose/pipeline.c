@@ -52,7 +52,8 @@ static pt_summary *read_digest(readjob *j, size_t i)
 	if (pt_digest_path(j->paths[i], dpath, sizeof(dpath)) || access(dpath, R_OK))
 		return NULL;
 	pt_error_clear(&err);
-	d = pt_summary_read_file_shared(dpath, j->set->keys, &err);
+	/* slim: a digest's patterns in PT_PATTERN_HOT bytes (issue 33) */
+	d = pt_summary_read_file_slim(dpath, j->set->keys, &err);
 	if (d && (!d->digest_of || d->error)) {
 		pt_summary_free_shared(d);
 		d = NULL;
@@ -227,10 +228,10 @@ static long name_keys(pt_pipeline_summaries *set)
 			size_t it = 0;
 			uint32_t v;
 
-			pt_digest_key(s->patterns[p].key, dk);
+			pt_digest_key(pt_summary_pat(s, p)->key, dk);
 			h = pt_hash_words(dk, PT_DIGEST_KEY_LEN, 0);
 			while ((v = pt_hmap_next(&map, h, &it)) != PT_HMAP_NONE &&
-			       strcmp(text[v], s->patterns[p].key))
+			       strcmp(text[v], pt_summary_pat(s, p)->key))
 				;
 			if (v != PT_HMAP_NONE)
 				continue;
@@ -238,7 +239,7 @@ static long name_keys(pt_pipeline_summaries *set)
 				open = -1;
 				goto out;
 			}
-			text[ntext++] = s->patterns[p].key;
+			text[ntext++] = pt_summary_pat(s, p)->key;
 		}
 	}
 	for (i = 0; i < set->n; i++) {
@@ -247,7 +248,7 @@ static long name_keys(pt_pipeline_summaries *set)
 		if (!set->full[i])
 			continue;
 		for (p = 0; p < s->npatterns; p++) {
-			const char *k = s->patterns[p].key;
+			const char *k = pt_summary_pat(s, p)->key;
 			size_t it = 0;
 			uint32_t v;
 
@@ -262,7 +263,7 @@ static long name_keys(pt_pipeline_summaries *set)
 					break;
 			}
 			if (v != PT_HMAP_NONE)
-				s->patterns[p].key = (char *)text[v];
+				pt_summary_pat(s, p)->key = (char *)text[v];
 			else
 				open++;
 		}

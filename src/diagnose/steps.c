@@ -135,8 +135,10 @@ static int find_cause(const pt_summary *s, const unsigned char *slow, double ste
 	cause g = { 0 }, py = { 0 }, rt = { 0 }, x;
 	size_t i;
 
+	if (!pt_summary_whole(s))  /* a digest: no per-step function times */
+		return 0;
 	for (i = 0; i < s->npatterns; i++) {
-		const pt_pattern *p = &s->patterns[i];
+		const pt_pattern *p = pt_summary_pat(s, i);
 		if (!p->step_ms || p->nstep_ms != s->nsteps)
 			continue;
 		excess_of(p, slow, s->nsteps, tmp, &x);
@@ -158,7 +160,7 @@ static int find_cause(const pt_summary *s, const unsigned char *slow, double ste
 		cause top = py;
 		/* the most specific stack under it holding 70% of its excess */
 		for (i = 0; i < s->npatterns; i++) {
-			const pt_pattern *p = &s->patterns[i];
+			const pt_pattern *p = pt_summary_pat(s, i);
 			if (p->cls != PT_C_PYTHON || !p->step_ms || p->nstep_ms != s->nsteps ||
 			    !under(p->key, py.p->key))
 				continue;
