@@ -266,7 +266,12 @@ class AgentCommand(unittest.TestCase):
         r = subprocess.run(self.agent("--once"), capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         sums = sorted(os.listdir(os.path.join(self.control, "summaries", "T1")))
-        self.assertEqual(sums, ["hostx_0_5.json", "hostx_1_6.json"])
+        # each with its digest (docs/summary.md "Digests")
+        self.assertEqual(sums, ["hostx_0_5.digest", "hostx_0_5.json", "hostx_1_6.digest",
+                                "hostx_1_6.json"])
+        d = read_json(os.path.join(self.control, "summaries", "T1", "hostx_0_5.digest"))
+        self.assertEqual(d["digest_of"], os.path.getsize(
+            os.path.join(self.control, "summaries", "T1", "hostx_0_5.json")))
         s = read_json(os.path.join(self.control, "summaries", "T1", "hostx_0_5.json"))
         self.assertEqual(s["host"], "hostx")
         self.assertEqual(s["rank"], 0)
