@@ -211,7 +211,7 @@ static void load_hw(dctx *c, dmetric *m, const dkey *k, const char *group, int w
 		const dent *e = &c->ent[k->off + i];
 		const pt_pattern *p = dw_pat(&c->w[e->w], e->p);
 		/* hardware links: whole patterns only (a digest has none) */
-		const pt_hw_link *h = pt_summary_whole(c->w[e->w].s) ? hw_of(p, group) : NULL;
+		const pt_hw_link *h = c->w[e->w].whole ? hw_of(p, group) : NULL;
 		double v;
 
 		if (!h || !h->samples)
@@ -250,7 +250,7 @@ static int hw_groups(dctx *c, const dkey *k, dmetric *mb, dmetric *ma, hwkey *hk
 		const pt_pattern *p = dw_pat(&c->w[en->w], en->p);
 		uint32_t h;
 
-		for (h = 0; pt_summary_whole(c->w[en->w].s) && h < p->nhw; h++) {
+		for (h = 0; c->w[en->w].whole && h < p->nhw; h++) {
 			for (g = 0; g < na && strcmp(all[g], p->hw[h].group); g++)
 				;
 			if (g == na && na < MAX_HW_GROUPS)
@@ -634,7 +634,7 @@ static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
 		if (e->ex_p) {
 			pt_rv_str(c->rep, ex, PT_KEY_WORKER, c->w[e->ex_w].id);
 			pt_rv_int(c->rep, ex, PT_KEY_DIFFERENT_FROM_OTHER_WORKERS, e->ex_diff);
-			features(c, ex, e->ex_p, pt_summary_whole(c->w[e->ex_w].s) ? hg : NULL);
+			features(c, ex, e->ex_p, c->w[e->ex_w].whole ? hg : NULL);
 		}
 		ab = pt_rv_arr(c->rep, kk, PT_KEY_ABNORMAL_WORKERS);
 		for (j = 0; j < e->n; j++) {
@@ -650,7 +650,7 @@ static void report_entries(dctx *c, pt_rv *sec, const cstate *cs)
 			o = pt_rv_obj(c->rep, ab, NULL);
 			pt_rv_str(c->rep, o, PT_KEY_WORKER, c->w[r->w].id);
 			pt_rv_int(c->rep, o, PT_KEY_DIFFERENT_FROM_OTHER_WORKERS, r->diff);
-			features(c, o, r->p, pt_summary_whole(c->w[r->w].s) ? hg : NULL);
+			features(c, o, r->p, c->w[r->w].whole ? hg : NULL);
 		}
 	}
 }

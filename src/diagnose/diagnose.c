@@ -309,6 +309,7 @@ pt_report *pt_diagnose(pt_summary *const *s, size_t n, const pt_diag_options *op
 		c.w[c.nw].window_ms = s[i]->window_ms;
 		c.w[c.nw].pat = s[i]->patterns;
 		c.w[c.nw].stride = s[i]->pat_stride ? s[i]->pat_stride : sizeof(pt_pattern);
+		c.w[c.nw].whole = pt_summary_whole(s[i]);
 		c.w[c.nw].in = (uint32_t)i;
 		c.nw++;
 	}

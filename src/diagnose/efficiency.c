@@ -103,7 +103,7 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 		 * read in full give it, docs/diagnose.md "Two phases") */
 		for (j = 0; j < k->n && !ne; j++) {
 			const dent *e = &c->ent[k->off + j];
-			ne = pt_summary_whole(c->w[e->w].s) && dw_pat(&c->w[e->w], e->p)->eff_n > 0;
+			ne = c->w[e->w].whole && dw_pat(&c->w[e->w], e->p)->eff_n > 0;
 		}
 		if (!ne) /* no worker's trace has launch efficiency for it */
 			continue;
@@ -112,7 +112,7 @@ void diag_efficiency(dctx *c, pt_rv *sec)
 			const dent *e = &c->ent[k->off + j];
 			const pt_pattern *p = dw_pat(&c->w[e->w], e->p);
 			tmp[0][n++] = p->bottleneck;
-			if (!pt_summary_whole(c->w[e->w].s) || !p->eff_n)
+			if (!c->w[e->w].whole || !p->eff_n)
 				continue;
 			if (p->occupancy_pct >= 0) /* -1: not estimated */
 				tmp[1][no++] = p->occupancy_pct;

@@ -44,6 +44,8 @@ typedef struct dworker {
 	uint32_t in;         /* its index in pt_diagnose's s[] */
 	size_t stride;       /* bytes from one pattern to the next (pt_summary.pat_stride):
 	                        a digest's end at PT_PATTERN_HOT */
+	int whole;           /* pt_summary_whole(s), here where the loops over the
+	                        index look (a miss less per entry) */
 } dworker;
 
 /* Pattern p of worker w.  Past PT_PATTERN_HOT only where

@@ -19,6 +19,7 @@ typedef struct lkw {
 	uint32_t *cs, *cn;     /* per job channel: first instance, count (NONE: absent) */
 	uint64_t *sig;         /* per job channel: signature of its op sequence */
 	int *sh;               /* per job channel: reference index - own index */
+	int *tok;              /* per name of its summary: the op (commkind role) */
 	double shift_us;       /* window_start_us - the reference's */
 	double offset_us, resid_us;
 	double waited_us, blamed_us, saved_us;

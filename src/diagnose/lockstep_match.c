@@ -83,6 +83,7 @@ void lk_free(lk *L)
 		x_free(L->w[i].cn);
 		x_free(L->w[i].sig);
 		x_free(L->w[i].sh);
+		x_free(L->w[i].tok);
 	}
 	x_free(L->lo);
 	x_free(L->hi);
@@ -164,7 +165,9 @@ int lk_index_channels(lk *L)
 		for (j = 0; j < L->nchan; j++)
 			W->sig[j] = (W->sig[j] ^ W->cn[j]) * 0x9e3779b97f4a7c15ull;
 		x_free(map);
-		x_free(tok);
+		/* kept: matching compares the ops instance by instance, and
+		 * naming an op each time was 5% of a 100,000-worker run */
+		W->tok = tok;
 	}
 	return 0;
 }
@@ -205,9 +208,9 @@ static const char *describe(lk *L, const lkw *W, const lkw *R, size_t ch)
  * other side of a collective (a straggler starts its steps late). */
 #define MAX_SHIFT 2
 
-static int tok_at(const pt_summary *s, uint32_t idx)
+static int tok_at(const lkw *W, const pt_summary *s, uint32_t idx)
 {
-	return op_token(s->coll_names[s->coll[idx].name]);
+	return W->tok ? W->tok[s->coll[idx].name] : op_token(s->coll_names[s->coll[idx].name]);
 }
 
 /* A fit on fewer instances than this cannot claim to be the steadier: the
@@ -239,7 +242,8 @@ static int find_shift(lk *L, const lkw *W, const lkw *R, size_t ch, int *ok, dou
 		if (n < 1 || n < need)
 			continue;
 		for (k = k0; k < k1; k++)
-			if (tok_at(ws, W->cs[ch] + (uint32_t)k) != tok_at(rs, R->cs[ch] + (uint32_t)(k + d)))
+			if (tok_at(W, ws, W->cs[ch] + (uint32_t)k) !=
+			    tok_at(R, rs, R->cs[ch] + (uint32_t)(k + d)))
 				break;
 		if (k < k1)
 			continue;
@@ -294,12 +298,14 @@ static int seq_range(const pt_summary *s, const lkw *W, size_t ch, int64_t *a, i
 
 /* Do own instance x of ws and y of rs name the same call: the same process
  * group, sequence number and op? */
-static int same_call(const pt_summary *ws, uint32_t x, const pt_summary *rs, uint32_t y)
+static int same_call(const lkw *W, const pt_summary *ws, uint32_t x, const lkw *R,
+		     const pt_summary *rs, uint32_t y)
 {
 	const pt_coll *p = &ws->coll[x], *q = &rs->coll[y];
 
 	return p->seq >= 0 && p->seq == q->seq && p->pg < ws->ncoll_pgs && q->pg < rs->ncoll_pgs &&
-	       !strcmp(ws->coll_pgs[p->pg], rs->coll_pgs[q->pg]) && tok_at(ws, x) == tok_at(rs, y);
+	       !strcmp(ws->coll_pgs[p->pg], rs->coll_pgs[q->pg]) &&
+	       tok_at(W, ws, x) == tok_at(R, rs, y);
 }
 
 /* W's shift against R on ch from the calls they share (the first of W's
@@ -315,10 +321,10 @@ static int seq_shift(lk *L, lkw *W, const lkw *R, size_t ch, int64_t *lo, int64_
 	if (!seq_range(ws, W, ch, &wa, &wb) || !seq_range(rs, R, ch, &ra, &rb))
 		return 0;
 	for (k = ra; k <= rb && d == INT64_MIN; k++)
-		if (same_call(ws, W->cs[ch] + (uint32_t)wa, rs, R->cs[ch] + (uint32_t)k))
+		if (same_call(W, ws, W->cs[ch] + (uint32_t)wa, R, rs, R->cs[ch] + (uint32_t)k))
 			d = k - wa;
 	for (k = wa; k <= wb && d == INT64_MIN; k++)
-		if (same_call(ws, W->cs[ch] + (uint32_t)k, rs, R->cs[ch] + (uint32_t)ra))
+		if (same_call(W, ws, W->cs[ch] + (uint32_t)k, R, rs, R->cs[ch] + (uint32_t)ra))
 			d = ra - k;
 	if (d == INT64_MIN)
 		return 0;
@@ -327,7 +333,7 @@ static int seq_shift(lk *L, lkw *W, const lkw *R, size_t ch, int64_t *lo, int64_
 	if (*hi <= *lo)
 		return 0;
 	for (k = *lo; k < *hi; k++)
-		if (!same_call(ws, W->cs[ch] + (uint32_t)(k - d), rs, R->cs[ch] + (uint32_t)k))
+		if (!same_call(W, ws, W->cs[ch] + (uint32_t)(k - d), R, rs, R->cs[ch] + (uint32_t)k))
 			return 0;
 	W->sh[ch] = (int)d;
 	return 1;

@@ -130,7 +130,7 @@ static double self_noise(const dctx *c, uint32_t k, uint32_t wi, double *tmp)
 		if (e->w != wi)
 			continue;
 		p = dw_pat(&c->w[wi], e->p);
-		if (!pt_summary_whole(c->w[wi].s) || !p->step_ms || p->nstep_ms < 2 || p->nstep_ms != c->w[wi].s->nsteps)
+		if (!c->w[wi].whole || !p->step_ms || p->nstep_ms < 2 || p->nstep_ms != c->w[wi].s->nsteps)
 			return 0;
 		for (j = 0; j < p->nstep_ms; j++)
 			tmp[j] = p->step_ms[j];
