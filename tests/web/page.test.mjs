@@ -309,6 +309,28 @@ test('a cause on several workers is one card listing them, worst first', async (
   await page.close();
 });
 
+test('3,000 workers whose display key keeps 1,000 (at scale): the charts draw those and the flagged ones', async () => {
+  const dir = path.join(TMP, 'gen3000');
+  genReport(dir, ['--workers', '3000']);
+  const file = path.join(dir, 'PerfDisplay/report.json');
+  const rep = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const named = new Set(rep.findings.flatMap((f) => f.workers || []));
+  const ids = Object.keys(rep.display.workers);
+  ids.slice(1000).forEach((id) => { delete rep.display.workers[id]; });
+  const kept = new Set(ids.slice(0, 1000));
+  const want = kept.size + [...named].filter((w) => !kept.has(w)).length;
+  fs.writeFileSync(file, JSON.stringify(rep));
+  rebuild(dir);
+  const { page, problems } = await open(pageOf(dir));
+  const notes = await page.$$eval('#view-overview .chart-card .note', (ns) => ns.map((n) => n.textContent));
+  const drawn = notes.filter((t) => /^Drawn: /.test(t));
+  assert.ok(drawn.length >= 1, notes.join(' | '));
+  for (const t of drawn) assert.match(t, new RegExp(`^Drawn: ${want} of 3000 workers`));
+  assert.equal(await page.textContent('#tabs button[data-tab="workers"] .count'), '3000');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('1,000 workers: opens and renders every view', async () => {
   const dir = path.join(TMP, 'gen1000');
   genReport(dir, ['--workers', '1000', '--hang']);

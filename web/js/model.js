@@ -8,6 +8,8 @@
   'use strict';
   var collator = PT.collator, drawMedian = PT.drawMedian, isNum = PT.isNum, keyUnit = PT.keyUnit,
     keys = PT.keys, obj = PT.obj;
+  /* above this many workers the per-worker charts draw PT.M.drawn */
+  var DRAW_ALL = 2000;
 
   function buildModel(rep) {
     var m = { rep: rep, workers: [], byId: Object.create(null), findings: [], hasDisplay: false };
@@ -87,6 +89,16 @@
         if (w && w.flags.indexOf(f) < 0) w.flags.push(f);
       });
     });
+    /* The workers the per-worker charts draw.  At scale the report keeps
+       per-worker rows for 1,000 of them (docs/diagnose.md "At scale": the
+       named ones, then workers spread over the job) and the charts draw
+       those and every worker a finding flags: 100,000 points took the
+       Overview 1 s. */
+    m.drawn = m.workers;
+    if (m.hasDisplay && m.workers.length > DRAW_ALL) {
+      var sub = m.workers.filter(function (w) { return w.classMs || w.stepMs || w.flags.length; });
+      if (sub.length && sub.length < m.workers.length) m.drawn = sub;
+    }
     m.hang = obj(rep[K.HANG]);
     m.errors = m.workers.filter(function (w) { return w.error; });
     m.heat = buildHeat(rep, m);

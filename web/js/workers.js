@@ -13,10 +13,19 @@
     xAxisFor = PT.xAxisFor, zoomFor = PT.zoomFor, findingCard = PT.findingCard, hasGpu = PT.hasGpu,
     commRows = PT.commRows;
 
+  /* At scale, a note: the chart draws the workers the report keeps rows
+     for (PT.M.drawn), its median line is every worker's. */
+  function drawnNote(card) {
+    var n = PT.M.drawn.length, all = PT.M.workers.length;
+    if (n < all) card.appendChild(h('div', { class: 'note', text: 'Drawn: ' + n + ' of ' + all +
+      ' workers, those the findings name and workers spread over the job (the report keeps rows for them); the median is all ' + all + '.' }));
+  }
+
   function utilChart() {
-    var ws = PT.M.workers.filter(function (w) { return isNum(w.util); });
+    var ws = PT.M.drawn.filter(function (w) { return isNum(w.util); });
     var card = h('div', { class: 'chart-card' }, h('div', { class: 'hd' }, h('h3', { text: 'GPU utilization per worker' })),
       legend([['#4e79a7', 'worker'], ['#cf222e', 'abnormal (GPU Compute section)'], ['#57606a', 'median', ';height:2px']]));
+    drawnNote(card);
     if (!ws.length) { card.appendChild(empty('No worker has a GPU utilization in this report.')); return card; }
     var el = h('div', { class: 'chart', id: 'chart-util' });
     card.appendChild(el);
@@ -53,7 +62,7 @@
   }
 
   function stepChart() {
-    var ws = PT.M.workers.filter(function (w) { return isNum(w.step); });
+    var ws = PT.M.drawn.filter(function (w) { return isNum(w.step); });
     var many = ws.length > 24;
     var card = h('div', { class: 'chart-card' }, h('div', { class: 'hd' }, h('h3', { text: PT.M.stepExact ? 'Step time per worker' : 'Mean step time per worker' })),
       legend([[many ? '#4e79a7' : '#9cc3e6', PT.M.stepExact ? 'median step' : 'window / steps'],
@@ -61,6 +70,7 @@
         PT.M.slowJudged ? ['#cf222e', 'slow outlier (step above the report\'s threshold' + (PT.M.stepLimit != null ? ', ' + ms(PT.M.stepLimit) : '') + ')'] : null,
         ['#57606a', 'median', ';height:2px']]));
     if (!PT.M.stepExact) card.appendChild(h('div', { class: 'note', text: 'This report has no per-step times: each bar is the worker\'s profiled window divided by its step count.' }));
+    drawnNote(card);
     if (!ws.length) { card.appendChild(empty('No worker has step times in this report.')); return card; }
     var el = h('div', { class: 'chart', id: 'chart-step' });
     card.appendChild(el);
