@@ -133,6 +133,14 @@ int cli_files_add(cli_files *f, const char *path, int what, const char *skip)
 	return pt_inputs_add(f, path, what, skip, &e) ? error_pt(&e) : 0;
 }
 
+int cli_files_args(cli_files *f, char **argv, int npos, const char *cmd, int what)
+{
+	for (int k = 1; k <= npos; k++)
+		if (cli_files_add(f, argv[k], what, NULL))
+			return -1;
+	return cli_files_done(f, cmd, what);
+}
+
 int cli_files_done(const cli_files *f, const char *cmd, int what)
 {
 	size_t i, shown = f->nempty < 4 ? f->nempty : 4;

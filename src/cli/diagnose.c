@@ -152,10 +152,7 @@ int cmd_diagnose(int argc, char **argv)
 	npos = cli_parse_options(&usage, opts, argc, argv);
 	if (npos < 0)
 		return npos == CLI_HELP ? 0 : -1;
-	for (k = 1; k <= npos; k++)
-		if (cli_files_add(&l, argv[k], CLI_SUMMARIES, NULL))
-			goto out;
-	if (cli_files_done(&l, "diagnose", CLI_SUMMARIES))
+	if (cli_files_args(&l, argv, npos, "diagnose", CLI_SUMMARIES))
 		goto out;
 	cli_pipeline_options(&d, &o);
 	pt_error_clear(&e);

@@ -71,6 +71,9 @@ int cli_files_add(cli_files *f, const char *path, int what, const char *skip);
  * the empty folders, or "no ... given") and -1; else a warning per empty
  * folder and 0.  cmd names the subcommand in the message. */
 int cli_files_done(const cli_files *f, const char *cmd, int what);
+/* argv[1..npos] (the positional arguments) added as files of kind what,
+ * then cli_files_done.  -1 after the error. */
+int cli_files_args(cli_files *f, char **argv, int npos, const char *cmd, int what);
 void cli_files_free(cli_files *f);
 
 /* The library's pipeline options for d: its diagnosis options, output

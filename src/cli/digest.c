@@ -82,7 +82,7 @@ int cmd_digest(int argc, char **argv)
 	long jobs = 0;
 	job j = { 0 };
 	size_t i, bad = 0;
-	int rc = -1, k, npos;
+	int rc = -1, npos;
 	const pt_opt opts[] = {
 		PT_OPT_INT('j', "jobs", PT_TO(&jobs), "N",
 			   "threads (default: online CPUs)"),
@@ -92,10 +92,7 @@ int cmd_digest(int argc, char **argv)
 	npos = cli_parse_options(&usage, opts, argc, argv);
 	if (npos < 0)
 		return npos == CLI_HELP ? 0 : -1;
-	for (k = 1; k <= npos; k++)
-		if (cli_files_add(&l, argv[k], CLI_SUMMARIES, NULL))
-			goto out;
-	if (cli_files_done(&l, "digest", CLI_SUMMARIES))
+	if (cli_files_args(&l, argv, npos, "digest", CLI_SUMMARIES))
 		goto out;
 	j.paths = l.v;
 	j.msg = x_calloc(l.n, sizeof(*j.msg));
