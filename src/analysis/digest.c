@@ -102,20 +102,12 @@ int pt_digest_write(const pt_summary *s, uint64_t full_bytes, pt_sb *out)
 		*q = *p;
 		pt_digest_key(p->key, keys[k]);
 		q->key = keys[k];
+		/* the numbers a digest writes (the rest are PT_SF_FULL_ONLY) */
 		q->total_ms = round_digits(p->total_ms);
 		q->median_ms = round_digits(p->median_ms);
-		q->p10_ms = round_digits(p->p10_ms);
-		q->p90_ms = round_digits(p->p90_ms);
-		q->mad_ms = round_digits(p->mad_ms);
 		q->bottleneck = round_digits(p->bottleneck);
 		q->exec_ratio = round_digits(p->exec_ratio);
-		q->bytes = round_digits(p->bytes);
-		q->algbw_gbps = round_digits(p->algbw_gbps);
 		q->busbw_gbps = round_digits(p->busbw_gbps);
-		q->occupancy_pct = round_digits(p->occupancy_pct);
-		q->blocks_per_sm = round_digits(p->blocks_per_sm);
-		q->step_ms = NULL;
-		q->nstep_ms = 0;
 		k++;
 	}
 	v.patterns = pat;
@@ -126,8 +118,6 @@ int pt_digest_write(const pt_summary *s, uint64_t full_bytes, pt_sb *out)
 	v.coll_cause = NULL;
 	v.ncoll_cause = 0;
 	v.hw_series = NULL;
-	v.files = NULL;
-	v.nfiles = 0;
 	pt_summary_write(&v, out);
 	if (out->oom)
 		rc = PT_ENOMEM;

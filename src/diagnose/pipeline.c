@@ -33,6 +33,18 @@ void pt_pipeline_options_default(pt_pipeline_options *o)
 	o->digest_min = PT_PIPELINE_DIGEST_MIN;
 }
 
+/* fn(ctx, i) for i in [0, n): on o->parallel's threads when it has one
+ * and there is more than one, else here. */
+static void run_all(const pt_pipeline_options *o, size_t n, void (*fn)(void *ctx, size_t i),
+		    void *ctx)
+{
+	if (o->parallel && n > 1)
+		o->parallel(n, o->jobs, fn, ctx);
+	else
+		for (size_t i = 0; i < n; i++)
+			fn(ctx, i);
+}
+
 typedef struct readjob {
 	char *const *paths;
 	pt_pipeline_summaries *set;
@@ -104,11 +116,7 @@ int pt_pipeline_read(char *const *paths, size_t n, const pt_pipeline_options *o,
 	out->n = n;
 	j.digests = o->digest_min != SIZE_MAX && n >= o->digest_min;
 	t0 = pt_clock_mono();
-	if (o->parallel)
-		o->parallel(n, o->jobs, read_one, &j);
-	else
-		for (size_t i = 0; i < n; i++)
-			read_one(&j, i);
+	run_all(o, n, read_one, &j);
 	out->seconds = pt_clock_mono() - t0;
 	if (j.oom)
 		return pt_error_set(err, PT_ENOMEM, -1, "out of memory reading summaries");
@@ -175,11 +183,7 @@ static int read_selected(const pt_pipeline_options *o, pt_pipeline_summaries *se
 		rc = pt_error_set(err, PT_ENOMEM, -1, "out of memory");
 		goto out;
 	}
-	if (o->parallel && nsel > 1)
-		o->parallel(nsel, o->jobs, read_full, &j);
-	else
-		for (k = 0; k < nsel; k++)
-			read_full(&j, k);
+	run_all(o, nsel, read_full, &j);
 	for (k = 0; k < nsel; k++) {
 		i = sel[k];
 		if (!j.got[k]) {
@@ -544,11 +548,7 @@ int pt_pipeline_timeline(const pt_pipeline_options *o, const pt_report *rep,
 	 * store lived until the file was written (docs/bench.md). */
 	for (j.base = 0; j.base < nsel; j.base += batch) {
 		size_t nb = nsel - j.base < batch ? nsel - j.base : batch;
-		if (o->parallel && nb > 1)
-			o->parallel(nb, o->jobs, read_raw, &j);
-		else
-			for (i = 0; i < nb; i++)
-				read_raw(&j, i);
+		run_all(o, nb, read_raw, &j);
 		for (i = 0; i < nb; i++) {
 			const char *p = o->raw[sel[j.base + i]];
 			if (!j.ok[i]) {
