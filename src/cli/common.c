@@ -182,6 +182,18 @@ void cli_pipeline_options(const cli_diag *d, pt_pipeline_options *o)
 			? SIZE_MAX : PT_PIPELINE_DIGEST_MIN;
 }
 
+void cli_read_times(const pt_pipeline_summaries *set)
+{
+	if (set->n)
+		fprintf(stderr, "perftracker: time: read %.3f s (%zu summaries, %zu of them "
+			"digests)\n", set->seconds, set->n, set->ndigest + set->nfull_read);
+	if (set->nfull_read + set->ndigest)
+		fprintf(stderr, "perftracker: time: first phase and full summaries %.3f s "
+			"(%zu full summaries: a sample of %zu, then %zu of the %zu suspects; %zu "
+			"patterns' keys unnamed)\n", set->focus_seconds, set->nfull_read, set->nsample,
+			set->nfull_read - set->nsample, set->nsuspect, set->nkeys_open);
+}
+
 void cli_raw_note(const pt_pipeline_result *res, const char *run_dir)
 {
 	if (res->raw_used >= res->raw_named)

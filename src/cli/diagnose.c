@@ -157,14 +157,8 @@ int cmd_diagnose(int argc, char **argv)
 	cli_pipeline_options(&d, &o);
 	pt_error_clear(&e);
 	k = pt_pipeline_read(l.v, l.n, &o, &set, &e);
-	if (d.time && set.n)
-		fprintf(stderr, "perftracker: time: read %.3f s (%zu summaries, %zu of them "
-			"digests)\n", set.seconds, set.n, set.ndigest + set.nfull_read);
-	if (d.time && set.nfull_read + set.ndigest)
-		fprintf(stderr, "perftracker: time: first phase and full summaries %.3f s "
-			"(%zu full summaries: a sample of %zu, then %zu of the %zu suspects; %zu "
-			"patterns' keys unnamed)\n", set.focus_seconds, set.nfull_read, set.nsample,
-			set.nfull_read - set.nsample, set.nsuspect, set.nkeys_open);
+	if (d.time)
+		cli_read_times(&set);
 	if (k) {
 		error_pt(&e);
 		goto out;

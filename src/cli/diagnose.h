@@ -74,6 +74,8 @@ int cli_files_done(const cli_files *f, const char *cmd, int what);
 /* argv[1..npos] (the positional arguments) added as files of kind what,
  * then cli_files_done.  -1 after the error. */
 int cli_files_args(cli_files *f, char **argv, int npos, const char *cmd, int what);
+/* --time: the read and the two phases of pt_pipeline_read, on stderr. */
+void cli_read_times(const pt_pipeline_summaries *set);
 void cli_files_free(cli_files *f);
 
 /* The library's pipeline options for d: its diagnosis options, output

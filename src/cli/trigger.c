@@ -388,9 +388,7 @@ static int read_delivered(const cli_diag *d, char **paths, pt_summary **sums, si
 		k++;
 	}
 	if (d->time)
-		fprintf(stderr, "perftracker: time: read %.3f s (%zu summaries, %zu of them digests), "
-			"first phase and full summaries %.3f s (%zu)\n", set->seconds, set->n,
-			set->ndigest + set->nfull_read, set->focus_seconds, set->nfull_read);
+		cli_read_times(set);
 	rc = 0;
 out:
 	x_free(v);
